@@ -1,0 +1,75 @@
+//! The core model of toolgate: what a tool is, what a call returns, and the
+//! registry that holds the tools.
+//!
+//! - [`Tool`] is the object-safe interface every tool implements: a name, a
+//!   description, a JSON Schema for the arguments, a [`Sensitivity`] per call,
+//!   MCP-style [`ToolAnnotations`] and an async `execute` that never fails
+//!   with an `Err`: it returns a [`ToolResult`].
+//! - [`TypedTool`] is the convenient way to write a built-in: the arguments are
+//!   a `serde` + `schemars` struct, and the schema and decoding come for free.
+//! - [`Registry`] holds tools by name, checks names and schemas at
+//!   registration, and exports schemas in OpenAI, Anthropic and MCP form
+//!   ([`SchemaFormat`]).
+//! - [`ArgsValidator`] validates arguments against the JSON Schema itself, so
+//!   dynamic and MCP tools get the same checks as built-ins, with messages a
+//!   model can act on.
+//!
+//! This crate makes no decisions about what may run: that is
+//! `toolgate-policy`, and the gate that applies the decisions is
+//! `toolgate-engine`.
+//!
+//! # Example
+//!
+//! ```
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use toolgate_core::{Registry, SchemaFormat, Sensitivity, ToolContext, ToolResult, TypedTool};
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! #[serde(deny_unknown_fields)]
+//! struct AddArgs {
+//!     a: i64,
+//!     b: i64,
+//! }
+//!
+//! struct Add;
+//!
+//! #[async_trait::async_trait]
+//! impl TypedTool for Add {
+//!     type Args = AddArgs;
+//!     const NAME: &'static str = "add";
+//!     const DESCRIPTION: &'static str = "Adds two integers.";
+//!     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
+//!
+//!     async fn run(&self, args: AddArgs, _ctx: &ToolContext) -> ToolResult {
+//!         ToolResult::success((args.a + args.b).to_string())
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), toolgate_core::Error> {
+//! let registry = Registry::new();
+//! registry.register(Add)?;
+//! let add = registry.get("add")?;
+//! assert!(add.validate(&serde_json::json!({"a": 1, "b": 2})).is_ok());
+//! assert!(add.validate(&serde_json::json!({"a": "1"})).is_err());
+//! let schemas = registry.schemas::<&str>(None, SchemaFormat::OpenAi);
+//! assert_eq!(schemas[0]["function"]["name"], "add");
+//! # Ok(())
+//! # }
+//! ```
+
+pub use error::Error;
+pub use name::{MAX_TOOL_NAME_LEN, check_tool_name};
+pub use registry::{RegisteredTool, Registry};
+pub use result::ToolResult;
+pub use schema::{
+    ArgsProblems, ArgsValidator, SchemaFormat, ToolSpec, empty_args, schema_for_args,
+};
+pub use tool::{CommandClass, Sensitivity, Tool, ToolAnnotations, ToolContext, TypedTool};
+
+mod error;
+mod name;
+mod registry;
+mod result;
+mod schema;
+mod tool;

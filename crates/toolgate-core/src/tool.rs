@@ -1,0 +1,251 @@
+//! The `Tool` trait and what the gate needs to know about a tool.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ToolResult;
+use crate::schema::schema_for_args;
+
+/// How a shell command was classified by the command policy.
+///
+/// The variants are ordered by danger, so the class of a whole command line is
+/// the maximum of its parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CommandClass {
+    /// Reads or queries only (`ls`, `git status`, `rg`).
+    Safe,
+    /// Development tooling that builds or tests (`cargo build`, `pytest`).
+    Dev,
+    /// Anything not known to be safe or dev.
+    Dangerous,
+}
+
+/// How much a call can change, which decides whether it needs confirmation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Sensitivity {
+    /// Reads only: never asks under `confirm-sensitive`.
+    ReadOnly,
+    /// Writes, deletes, runs or reaches the outside world: asks under
+    /// `confirm-sensitive`.
+    Sensitive,
+    /// A shell command; whether it asks depends on its class.
+    Command(CommandClass),
+}
+
+/// Hints about a tool's behaviour, as MCP defines them.
+///
+/// They are hints for clients and UIs, never a security boundary: the gate
+/// decides from [`Sensitivity`], not from these.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// A human-readable title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not modify its environment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling it twice with the same arguments has no further effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world (the web, other systems).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// The annotations that follow from a static sensitivity.
+    pub fn from_sensitivity(sensitivity: Sensitivity) -> Self {
+        let read_only = matches!(sensitivity, Sensitivity::ReadOnly);
+        Self {
+            read_only_hint: Some(read_only),
+            destructive_hint: Some(!read_only),
+            open_world_hint: Some(false),
+            ..Self::default()
+        }
+    }
+}
+
+/// Facts about the call in progress that a tool may use.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct ToolContext {
+    /// The id of the call (the model's tool-call id, or one made up by the caller).
+    pub call_id: String,
+    /// The agent session this call belongs to, if any.
+    pub session_id: Option<String>,
+}
+
+impl ToolContext {
+    /// A context for the call with this id.
+    pub fn new(call_id: impl Into<String>) -> Self {
+        Self {
+            call_id: call_id.into(),
+            session_id: None,
+        }
+    }
+
+    /// Sets the session id.
+    #[must_use]
+    pub fn with_session(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+}
+
+/// A tool the model can call: the object-safe interface the registry and the
+/// gate work with.
+///
+/// Built-in tools usually implement [`TypedTool`] instead, which derives the
+/// schema from a `serde` + `schemars` struct and decodes the arguments; MCP and
+/// other dynamic tools implement `Tool` directly with a raw JSON Schema.
+///
+/// # Contract
+///
+/// - [`execute`](Tool::execute) never panics and never returns an error: a
+///   failure is a [`ToolResult::failure`]. (The gate still catches a panic and
+///   turns it into a failure, but that is a bug in the tool.)
+/// - `execute` is only called with arguments that passed validation against
+///   [`args_schema`](Tool::args_schema).
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// The name models call it by; must match `^[a-zA-Z0-9_-]{1,64}$`.
+    fn name(&self) -> &str;
+
+    /// What the tool does, written for the model.
+    fn description(&self) -> &str;
+
+    /// The JSON Schema of the arguments (an object schema).
+    fn args_schema(&self) -> Value;
+
+    /// How sensitive this particular call is. Called after validation, with the
+    /// arguments that will be executed.
+    fn sensitivity(&self, args: &Value) -> Sensitivity;
+
+    /// MCP-style behaviour hints.
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::default()
+    }
+
+    /// How long one call may run before the gate stops it. `None` means the
+    /// gate's default.
+    fn timeout(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Runs the call.
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult;
+}
+
+/// A tool whose arguments are a Rust type: the usual way to write a built-in.
+///
+/// The schema is generated from `Args` by `schemars`, and the JSON arguments
+/// are decoded into `Args` after they pass schema validation. Put
+/// `#[serde(deny_unknown_fields)]` on `Args` so that an argument the tool does
+/// not know is refused rather than ignored.
+///
+/// ```
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+/// use toolgate_core::{Sensitivity, ToolContext, ToolResult, TypedTool};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(deny_unknown_fields)]
+/// struct ShoutArgs {
+///     /// The text to shout.
+///     text: String,
+/// }
+///
+/// struct Shout;
+///
+/// #[async_trait::async_trait]
+/// impl TypedTool for Shout {
+///     type Args = ShoutArgs;
+///     const NAME: &'static str = "shout";
+///     const DESCRIPTION: &'static str = "Upper-cases a text.";
+///     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
+///
+///     async fn run(&self, args: ShoutArgs, _ctx: &ToolContext) -> ToolResult {
+///         ToolResult::success(args.text.to_uppercase())
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait TypedTool: Send + Sync + 'static {
+    /// The decoded arguments.
+    type Args: DeserializeOwned + JsonSchema + Send;
+    /// See [`Tool::name`].
+    const NAME: &'static str;
+    /// See [`Tool::description`].
+    const DESCRIPTION: &'static str;
+    /// The sensitivity of every call, unless [`sensitivity`](TypedTool::sensitivity)
+    /// is overridden to decide per call.
+    const SENSITIVITY: Sensitivity;
+
+    /// Per-call sensitivity, from the raw (already validated) arguments.
+    /// By default, [`SENSITIVITY`](TypedTool::SENSITIVITY).
+    fn sensitivity(&self, _args: &Value) -> Sensitivity {
+        Self::SENSITIVITY
+    }
+
+    /// See [`Tool::annotations`]. By default, derived from
+    /// [`SENSITIVITY`](TypedTool::SENSITIVITY).
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::from_sensitivity(Self::SENSITIVITY)
+    }
+
+    /// See [`Tool::timeout`].
+    fn timeout(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Runs the call with decoded arguments.
+    async fn run(&self, args: Self::Args, ctx: &ToolContext) -> ToolResult;
+}
+
+#[async_trait]
+impl<T: TypedTool> Tool for T {
+    fn name(&self) -> &str {
+        T::NAME
+    }
+
+    fn description(&self) -> &str {
+        T::DESCRIPTION
+    }
+
+    fn args_schema(&self) -> Value {
+        schema_for_args::<T::Args>()
+    }
+
+    fn sensitivity(&self, args: &Value) -> Sensitivity {
+        TypedTool::sensitivity(self, args)
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        TypedTool::annotations(self)
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        TypedTool::timeout(self)
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        // The schema check already ran; this decode only fails where the schema
+        // is looser than the type (a number out of a type's range, say).
+        match serde_json::from_value::<T::Args>(args) {
+            Ok(args) => self.run(args, ctx).await,
+            Err(error) => ToolResult::failure(format!("invalid arguments: {error}")),
+        }
+    }
+}
