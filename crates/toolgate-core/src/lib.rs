@@ -58,6 +58,7 @@
 //! # }
 //! ```
 
+pub use call::ToolCall;
 pub use error::Error;
 pub use name::{MAX_TOOL_NAME_LEN, check_tool_name};
 pub use registry::{RegisteredTool, Registry};
@@ -67,6 +68,7 @@ pub use schema::{
 };
 pub use tool::{CommandClass, Sensitivity, Tool, ToolAnnotations, ToolContext, TypedTool};
 
+mod call;
 mod error;
 mod name;
 mod registry;

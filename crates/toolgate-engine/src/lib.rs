@@ -1,14 +1,62 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! The execution gate of toolgate.
+//!
+//! [`ExecutionEngine::execute`] is the one function every tool call goes
+//! through: lookup, schema validation, [`Guardrails`], [`PreToolUse`] hooks,
+//! confirmation through an [`Approver`], dry-run, execution with a timeout,
+//! [`PostToolUse`] hooks and the [`AuditLog`] — in that order, with a refusal
+//! at any step ending the call there. The [`ExecutionEngine`] docs hold the
+//! rules.
+//!
+//! Guardrails and hooks are traits here; their real implementations live in
+//! their own modules and plug in through [`EngineBuilder`].
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use serde_json::json;
+//! use toolgate_core::{Registry, Sensitivity, ToolCall, ToolContext, ToolResult, TypedTool};
+//! use toolgate_engine::{Decision, ExecutionEngine};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! #[serde(deny_unknown_fields)]
+//! struct NoArgs {}
+//!
+//! struct Wipe;
+//!
+//! #[async_trait::async_trait]
+//! impl TypedTool for Wipe {
+//!     type Args = NoArgs;
+//!     const NAME: &'static str = "wipe";
+//!     const DESCRIPTION: &'static str = "Wipes something.";
+//!     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+//!     async fn run(&self, _: NoArgs, _: &ToolContext) -> ToolResult {
+//!         ToolResult::success("wiped")
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = Arc::new(Registry::new());
+//! registry.register(Wipe)?;
+//! // The default approver is headless: a sensitive call fails with a hint.
+//! let engine = ExecutionEngine::builder(registry).build();
+//! let run = engine.execute(ToolCall::new("1", "wipe", json!({}))).await;
+//! assert_eq!(run.decision, Decision::NoApprover);
+//! assert!(run.result.error.unwrap().contains("--mode yolo"));
+//! # Ok(())
+//! # }
+//! ```
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub use approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
+pub use audit::{AuditLog, AuditRecord};
+pub use engine::{Decision, EngineBuilder, Execution, ExecutionEngine};
+pub use stages::{
+    CallView, GuardrailBlock, Guardrails, NoGuardrails, NoHooks, PostToolUse, PreToolOutcome,
+    PreToolUse,
+};
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+mod approval;
+mod audit;
+mod engine;
+mod stages;

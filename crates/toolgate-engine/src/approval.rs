@@ -1,0 +1,81 @@
+//! Step 5: asking a person.
+
+use async_trait::async_trait;
+use serde_json::Value;
+use toolgate_core::Sensitivity;
+
+/// A call waiting for approval.
+#[derive(Debug, Clone, Copy)]
+pub struct ApprovalRequest<'a> {
+    /// The tool's name.
+    pub tool: &'a str,
+    /// The arguments it will run with.
+    pub args: &'a Value,
+    /// Why it needs approval.
+    pub sensitivity: Sensitivity,
+    /// The call's id.
+    pub call_id: &'a str,
+}
+
+/// A person's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Approval {
+    /// Run this call.
+    Allow,
+    /// Run this call and, for the rest of the session, every call of the same
+    /// tool with the same sensitivity (so allowing a `dev` command never
+    /// allows a `dangerous` one).
+    AllowForSession,
+    /// Do not run this call; the run goes on.
+    Deny,
+    /// Stop the whole run (exit code 130).
+    Abort,
+    /// Nobody can be asked (no terminal, no UI). The string says how to allow
+    /// the call another way.
+    Unavailable(String),
+}
+
+/// Whoever approves calls: a terminal prompt, the web UI, an MCP client
+/// through elicitation, or nobody.
+///
+/// The gate calls approvers one at a time, so an implementation does not
+/// need to guard against two prompts at once.
+#[async_trait]
+pub trait Approver: Send + Sync {
+    /// Asks about one call.
+    async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval;
+}
+
+/// The approver for runs with nobody to ask: every call that needs
+/// confirmation fails with a message saying how to allow it.
+#[derive(Debug, Clone)]
+pub struct HeadlessApprover {
+    hint: String,
+}
+
+impl HeadlessApprover {
+    /// A headless approver whose refusals carry `hint` (how to allow the
+    /// call another way).
+    pub fn new(hint: impl Into<String>) -> Self {
+        Self { hint: hint.into() }
+    }
+}
+
+impl Default for HeadlessApprover {
+    /// Refusals that point at `--mode yolo` and `--dry-run`, the CLI's ways
+    /// out.
+    fn default() -> Self {
+        Self::new(
+            "nobody can be asked for confirmation here (stdin is not a terminal); \
+             rerun with `--mode yolo` to allow it, or with `--dry-run` to see what would run",
+        )
+    }
+}
+
+#[async_trait]
+impl Approver for HeadlessApprover {
+    async fn approve(&self, _request: &ApprovalRequest<'_>) -> Approval {
+        Approval::Unavailable(self.hint.clone())
+    }
+}

@@ -1,0 +1,123 @@
+//! Step 9: the audit trail.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// One line of the audit file.
+///
+/// # Wire format
+///
+/// One JSON object per line (JSONL), with the fields below in this order.
+/// `args_sha256` is the SHA-256 of the arguments' compact JSON, so the file
+/// shows which calls were identical without storing their content (which may
+/// hold secrets).
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditRecord<'a> {
+    /// RFC 3339 UTC time the call finished.
+    pub ts: String,
+    /// The call's id.
+    pub call_id: &'a str,
+    /// The agent session, if any.
+    pub session_id: Option<&'a str>,
+    /// The tool's name as asked for.
+    pub tool: &'a str,
+    /// Hex SHA-256 of the final arguments.
+    pub args_sha256: String,
+    /// What the gate decided (see [`Decision`](crate::Decision)).
+    pub decision: &'a str,
+    /// Whether the result was a success.
+    pub success: bool,
+    /// Wall time through the gate, in microseconds.
+    pub duration_us: u64,
+    /// The error, on failure.
+    pub error: Option<&'a str>,
+}
+
+/// Hex SHA-256 of a JSON value's compact serialization.
+pub(crate) fn digest(args: &serde_json::Value) -> String {
+    let mut hasher = Sha256::new();
+    // Writing JSON into a hasher cannot fail.
+    let _ = serde_json::to_writer(HashWriter(&mut hasher), args);
+    let bytes = hasher.finalize();
+    let mut hex = String::with_capacity(64);
+    for byte in bytes {
+        use std::fmt::Write as _;
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
+}
+
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// An append-only JSONL audit log.
+///
+/// Each record is written with one `write` call on a file opened with
+/// `O_APPEND` and flushed before the call returns, so a crash loses at most
+/// the call in flight, and two processes auditing to the same file do not
+/// interleave their lines (POSIX appends are atomic with respect to the file
+/// offset).
+pub struct AuditLog {
+    sink: Mutex<Box<dyn Write + Send>>,
+    path: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AuditLog {
+    /// Opens (creating it and its parent directory if needed) the audit file
+    /// at `path` for appending.
+    pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
+        let path = path.as_ref();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        let file: File = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Self {
+            sink: Mutex::new(Box::new(file)),
+            path: Some(path.to_owned()),
+        })
+    }
+
+    /// An audit log writing to any writer (a test buffer, `io::sink()`).
+    pub fn to_writer(writer: impl Write + Send + 'static) -> Self {
+        Self {
+            sink: Mutex::new(Box::new(writer)),
+            path: None,
+        }
+    }
+
+    /// The file being written, if it is a file.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Appends one record and flushes.
+    pub fn write(&self, record: &AuditRecord<'_>) -> io::Result<()> {
+        let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
+        line.push(b'\n');
+        let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
+        sink.write_all(&line)?;
+        sink.flush()
+    }
+}

@@ -1,0 +1,582 @@
+//! The gate: every tool call goes through [`ExecutionEngine::execute`].
+
+use std::any::Any;
+use std::collections::HashSet;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use serde::Serialize;
+use serde_json::Value;
+use toolgate_core::{RegisteredTool, Registry, Sensitivity, ToolCall, ToolContext, ToolResult};
+use toolgate_policy::ConfirmationPolicy;
+
+use crate::approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
+use crate::audit::{AuditLog, AuditRecord, digest};
+use crate::stages::{
+    CallView, Guardrails, NoGuardrails, NoHooks, PostToolUse, PreToolOutcome, PreToolUse,
+};
+
+/// What the gate decided about a call: the step it ended at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Decision {
+    /// Step 1: no such tool.
+    NotFound,
+    /// Step 2: the arguments do not fit the schema (or a hook's rewrite
+    /// does not).
+    InvalidArguments,
+    /// Step 3: a guardrail refused the call.
+    Guardrail,
+    /// Step 4: a `pre_tool_use` hook blocked the call.
+    HookBlocked,
+    /// Step 5: confirmation was needed and nobody could be asked.
+    NoApprover,
+    /// Step 5: the person said no.
+    Denied,
+    /// Step 5: the person aborted the whole run.
+    Aborted,
+    /// Step 6: dry-run; nothing was executed.
+    DryRun,
+    /// Step 7: the tool ran (its result may still be a failure).
+    Executed,
+    /// Step 7: the tool ran past its timeout and was stopped.
+    TimedOut,
+    /// The tool (or a stage) panicked; the gate turned it into a failure.
+    Panicked,
+}
+
+impl Decision {
+    /// The `snake_case` name used in audit records and JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NotFound => "not_found",
+            Self::InvalidArguments => "invalid_arguments",
+            Self::Guardrail => "guardrail",
+            Self::HookBlocked => "hook_blocked",
+            Self::NoApprover => "no_approver",
+            Self::Denied => "denied",
+            Self::Aborted => "aborted",
+            Self::DryRun => "dry_run",
+            Self::Executed => "executed",
+            Self::TimedOut => "timed_out",
+            Self::Panicked => "panicked",
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A call after it went through the gate.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    /// What the model sees.
+    pub result: ToolResult,
+    /// The step the call ended at.
+    pub decision: Decision,
+    /// Wall time through the gate.
+    pub duration: Duration,
+}
+
+impl Execution {
+    /// Whether the person aborted the run: the caller should stop (exit 130).
+    pub fn is_aborted(&self) -> bool {
+        self.decision == Decision::Aborted
+    }
+}
+
+/// Configures an [`ExecutionEngine`].
+pub struct EngineBuilder {
+    registry: Arc<Registry>,
+    guardrails: Arc<dyn Guardrails>,
+    pre_hooks: Arc<dyn PreToolUse>,
+    post_hooks: Arc<dyn PostToolUse>,
+    policy: ConfirmationPolicy,
+    approver: Arc<dyn Approver>,
+    dry_run: bool,
+    default_timeout: Duration,
+    audit: Option<AuditLog>,
+    session_id: Option<String>,
+}
+
+impl EngineBuilder {
+    /// Sets the guardrails (step 3). By default, none.
+    #[must_use]
+    pub fn guardrails(mut self, guardrails: Arc<dyn Guardrails>) -> Self {
+        self.guardrails = guardrails;
+        self
+    }
+
+    /// Sets the `pre_tool_use` hooks (step 4). By default, none.
+    #[must_use]
+    pub fn pre_hooks(mut self, hooks: Arc<dyn PreToolUse>) -> Self {
+        self.pre_hooks = hooks;
+        self
+    }
+
+    /// Sets the `post_tool_use` hooks (step 8). By default, none.
+    #[must_use]
+    pub fn post_hooks(mut self, hooks: Arc<dyn PostToolUse>) -> Self {
+        self.post_hooks = hooks;
+        self
+    }
+
+    /// Sets the confirmation policy (step 5). By default, `confirm-sensitive`.
+    #[must_use]
+    pub fn policy(mut self, policy: ConfirmationPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Sets who is asked when a call needs confirmation. By default, a
+    /// [`HeadlessApprover`]: nobody, so such calls fail with a hint.
+    #[must_use]
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// Sets dry-run (step 6): calls that pass steps 1–4 succeed with a
+    /// `[DRY-RUN]` description instead of running, and nobody is asked.
+    /// By default, off.
+    #[must_use]
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// Sets how long a tool may run when it does not say (step 7).
+    /// By default, 120 seconds.
+    #[must_use]
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Sets the audit log (step 9). By default, only the `tracing` event.
+    #[must_use]
+    pub fn audit(mut self, audit: AuditLog) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// Sets the session id passed to tools, stages and the audit log.
+    /// By default, none.
+    #[must_use]
+    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Builds the engine.
+    pub fn build(self) -> ExecutionEngine {
+        ExecutionEngine {
+            registry: self.registry,
+            guardrails: self.guardrails,
+            pre_hooks: self.pre_hooks,
+            post_hooks: self.post_hooks,
+            policy: self.policy,
+            approver: self.approver,
+            approval_lock: tokio::sync::Mutex::new(()),
+            session_allowed: Mutex::new(HashSet::new()),
+            dry_run: self.dry_run,
+            default_timeout: self.default_timeout,
+            audit: self.audit,
+            session_id: self.session_id,
+        }
+    }
+}
+
+/// The execution gate: the one function every tool call goes through, from
+/// the agent loop, the CLI, the MCP server and the web UI.
+///
+/// # Rules
+///
+/// The steps run in this order, and a call refused at one step never reaches
+/// the next:
+///
+/// 1. Look the tool up. Unknown → failure naming close names.
+/// 2. Validate the arguments against the tool's JSON Schema. Invalid →
+///    `invalid arguments for TOOL: …`, one sentence per problem.
+/// 3. Guardrails. Refused → `guardrail: REASON`; hooks do not run.
+/// 4. `pre_tool_use` hooks. Blocked → `blocked by hook NAME: REASON`. A hook's
+///    `updatedInput` replaces the arguments, which then go through steps 2
+///    and 3 again, so a hook cannot smuggle a forbidden call past them.
+/// 5. Confirmation, unless dry-run: the [`ConfirmationPolicy`] decides from
+///    the call's [`Sensitivity`] (per call: `run_command` classifies its
+///    command). Nobody to ask → failure with a hint; denied →
+///    `cancelled by user` (the run goes on); aborted → [`Decision::Aborted`]
+///    (the run ends, exit 130). A session-wide allow covers later calls of
+///    the same tool with the same sensitivity.
+/// 6. Dry-run → success `[DRY-RUN] would execute TOOL(ARGS)`.
+/// 7. Execute, stopped after the tool's timeout (or the default).
+/// 8. `post_tool_use` hooks; what they return is appended to the output the
+///    model sees.
+/// 9. Audit: one `tracing` event (target `toolgate::audit`) and, when
+///    configured, one JSONL line, flushed before the call returns.
+/// 10. Return the result.
+///
+/// A panic anywhere in steps 1–8 (a buggy tool, a buggy stage) is caught and
+/// becomes a failure result with [`Decision::Panicked`]; `execute` itself
+/// never panics. (This relies on the default `panic = "unwind"`.)
+pub struct ExecutionEngine {
+    registry: Arc<Registry>,
+    guardrails: Arc<dyn Guardrails>,
+    pre_hooks: Arc<dyn PreToolUse>,
+    post_hooks: Arc<dyn PostToolUse>,
+    policy: ConfirmationPolicy,
+    approver: Arc<dyn Approver>,
+    /// Held while a person is asked, so prompts never interleave when calls
+    /// run concurrently.
+    approval_lock: tokio::sync::Mutex<()>,
+    session_allowed: Mutex<HashSet<(String, Sensitivity)>>,
+    dry_run: bool,
+    default_timeout: Duration,
+    audit: Option<AuditLog>,
+    session_id: Option<String>,
+}
+
+impl fmt::Debug for ExecutionEngine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExecutionEngine")
+            .field("policy", &self.policy)
+            .field("dry_run", &self.dry_run)
+            .field("default_timeout", &self.default_timeout)
+            .field("audit", &self.audit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where a call ended inside the pipeline, before auditing.
+struct Ended {
+    result: ToolResult,
+    decision: Decision,
+    args: Value,
+}
+
+impl Ended {
+    fn fail(decision: Decision, args: Value, error: impl Into<String>) -> Self {
+        Self {
+            result: ToolResult::failure(error),
+            decision,
+            args,
+        }
+    }
+}
+
+impl ExecutionEngine {
+    /// A builder for an engine over `registry`.
+    pub fn builder(registry: Arc<Registry>) -> EngineBuilder {
+        EngineBuilder {
+            registry,
+            guardrails: Arc::new(NoGuardrails),
+            pre_hooks: Arc::new(NoHooks),
+            post_hooks: Arc::new(NoHooks),
+            policy: ConfirmationPolicy::default(),
+            approver: Arc::new(HeadlessApprover::default()),
+            dry_run: false,
+            default_timeout: Duration::from_secs(120),
+            audit: None,
+            session_id: None,
+        }
+    }
+
+    /// The registry the engine serves.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// Whether the engine is in dry-run mode.
+    pub fn is_dry_run(&self) -> bool {
+        self.dry_run
+    }
+
+    /// Runs one call through the gate. See the [type docs](ExecutionEngine)
+    /// for the steps.
+    pub async fn execute(&self, call: ToolCall) -> Execution {
+        let started = Instant::now();
+        let ToolCall {
+            id,
+            name,
+            arguments,
+        } = call;
+        let pipeline = AssertUnwindSafe(self.pipeline(&id, &name, arguments)).catch_unwind();
+        let ended = match pipeline.await {
+            Ok(ended) => ended,
+            Err(panic) => Ended::fail(
+                Decision::Panicked,
+                Value::Null,
+                format!(
+                    "internal error: the call of `{name}` panicked ({})",
+                    panic_message(&*panic)
+                ),
+            ),
+        };
+        let duration = started.elapsed();
+        self.audit(&id, &name, &ended, duration);
+        Execution {
+            result: ended.result,
+            decision: ended.decision,
+            duration,
+        }
+    }
+
+    async fn pipeline(&self, call_id: &str, name: &str, arguments: Value) -> Ended {
+        // A call without arguments is a call with none.
+        let mut args = if arguments.is_null() {
+            toolgate_core::empty_args()
+        } else {
+            arguments
+        };
+
+        // 1. Look up.
+        let entry = match self.registry.get(name) {
+            Ok(entry) => entry,
+            Err(error) => return Ended::fail(Decision::NotFound, args, error.to_string()),
+        };
+
+        // 2 + 3. Validate, then guardrails.
+        if let Err(ended) = self.validate_and_guard(&entry, call_id, &args, None).await {
+            return ended.with_args(args);
+        }
+
+        // 4. Pre hooks, and a second pass of 2 + 3 over a rewrite.
+        let view = self.view(&entry, &args, call_id);
+        let mut context = match self.pre_hooks.pre_tool_use(&view).await {
+            PreToolOutcome::Block { hook, reason } => {
+                return Ended::fail(
+                    Decision::HookBlocked,
+                    args,
+                    format!("blocked by hook {hook}: {reason}"),
+                );
+            }
+            PreToolOutcome::Continue {
+                updated_input,
+                additional_context,
+            } => {
+                if let Some(updated) = updated_input {
+                    args = updated;
+                    if let Err(ended) = self
+                        .validate_and_guard(
+                            &entry,
+                            call_id,
+                            &args,
+                            Some("after a hook rewrote them"),
+                        )
+                        .await
+                    {
+                        return ended.with_args(args);
+                    }
+                }
+                additional_context
+            }
+        };
+
+        // 5. Confirmation (never in dry-run).
+        if !self.dry_run {
+            let sensitivity = entry.tool().sensitivity(&args);
+            if let Err(ended) = self.confirm(name, &args, sensitivity, call_id).await {
+                return ended.with_args(args);
+            }
+        }
+
+        // 6. Dry-run.
+        if self.dry_run {
+            let result = ToolResult::success(format!("[DRY-RUN] would execute {name}({args})"))
+                .with_metadata("dry_run", true);
+            return Ended {
+                result,
+                decision: Decision::DryRun,
+                args,
+            };
+        }
+
+        // 7. Execute, with a timeout and a panic guard.
+        let timeout = entry.tool().timeout().unwrap_or(self.default_timeout);
+        let mut ctx = ToolContext::new(call_id);
+        if let Some(session) = &self.session_id {
+            ctx = ctx.with_session(session.clone());
+        }
+        let run = AssertUnwindSafe(entry.tool().execute(args.clone(), &ctx)).catch_unwind();
+        let (mut result, decision) = match tokio::time::timeout(timeout, run).await {
+            Ok(Ok(result)) => (result, Decision::Executed),
+            Ok(Err(panic)) => (
+                ToolResult::failure(format!(
+                    "internal error: tool `{name}` panicked ({}); this is a bug in the tool",
+                    panic_message(&*panic)
+                )),
+                Decision::Panicked,
+            ),
+            Err(_) => (
+                ToolResult::failure(format!(
+                    "tool `{name}` timed out after {}s and was stopped",
+                    timeout.as_secs_f64()
+                )),
+                Decision::TimedOut,
+            ),
+        };
+
+        // 8. Post hooks, and guardrail bookkeeping.
+        let view = self.view(&entry, &args, call_id);
+        self.guardrails.observe(&view, &result).await;
+        context.extend(self.post_hooks.post_tool_use(&view, &result).await);
+        for text in context.iter().filter(|text| !text.is_empty()) {
+            if !result.output.is_empty() && !result.output.ends_with('\n') {
+                result.output.push('\n');
+            }
+            result.output.push_str(text);
+        }
+        Ended {
+            result,
+            decision,
+            args,
+        }
+    }
+
+    fn view<'a>(
+        &'a self,
+        entry: &'a RegisteredTool,
+        args: &'a Value,
+        call_id: &'a str,
+    ) -> CallView<'a> {
+        CallView {
+            tool: entry,
+            args,
+            call_id,
+            session_id: self.session_id.as_deref(),
+        }
+    }
+
+    async fn validate_and_guard(
+        &self,
+        entry: &RegisteredTool,
+        call_id: &str,
+        args: &Value,
+        when: Option<&str>,
+    ) -> Result<(), PartialEnd> {
+        let when = when.map(|w| format!(" {w}")).unwrap_or_default();
+        if let Err(problems) = entry.validate(args) {
+            return Err(PartialEnd(
+                Decision::InvalidArguments,
+                format!("invalid arguments for `{}`{when}: {problems}", entry.name()),
+            ));
+        }
+        if let Err(block) = self
+            .guardrails
+            .check(&self.view(entry, args, call_id))
+            .await
+        {
+            return Err(PartialEnd(
+                Decision::Guardrail,
+                format!("guardrail: {}", block.reason),
+            ));
+        }
+        Ok(())
+    }
+
+    async fn confirm(
+        &self,
+        name: &str,
+        args: &Value,
+        sensitivity: Sensitivity,
+        call_id: &str,
+    ) -> Result<(), PartialEnd> {
+        if !self.policy.needs_confirmation(sensitivity) {
+            return Ok(());
+        }
+        let key = (name.to_owned(), sensitivity);
+        if self
+            .session_allowed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(&key)
+        {
+            return Ok(());
+        }
+        let _one_at_a_time = self.approval_lock.lock().await;
+        let request = ApprovalRequest {
+            tool: name,
+            args,
+            sensitivity,
+            call_id,
+        };
+        match self.approver.approve(&request).await {
+            Approval::Allow => Ok(()),
+            Approval::AllowForSession => {
+                self.session_allowed
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(key);
+                Ok(())
+            }
+            Approval::Deny => Err(PartialEnd(Decision::Denied, "cancelled by user".to_owned())),
+            Approval::Abort => Err(PartialEnd(
+                Decision::Aborted,
+                "aborted by user; the run stops here".to_owned(),
+            )),
+            Approval::Unavailable(hint) => Err(PartialEnd(
+                Decision::NoApprover,
+                format!(
+                    "`{name}` needs confirmation under {}: {hint}",
+                    self.policy.mode()
+                ),
+            )),
+        }
+    }
+
+    fn audit(&self, call_id: &str, name: &str, ended: &Ended, duration: Duration) {
+        let duration_us = u64::try_from(duration.as_micros()).unwrap_or(u64::MAX);
+        tracing::info!(
+            target: "toolgate::audit",
+            tool = name,
+            call_id,
+            decision = ended.decision.as_str(),
+            success = ended.result.success,
+            duration_us,
+            "tool call"
+        );
+        let Some(audit) = &self.audit else { return };
+        let record = AuditRecord {
+            ts: jiff::Timestamp::now().to_string(),
+            call_id,
+            session_id: self.session_id.as_deref(),
+            tool: name,
+            args_sha256: digest(&ended.args),
+            decision: ended.decision.as_str(),
+            success: ended.result.success,
+            duration_us,
+            error: ended.result.error.as_deref(),
+        };
+        if let Err(error) = audit.write(&record) {
+            // Losing an audit line must be visible, but it must not turn a
+            // call that ran into a failure after the fact.
+            tracing::error!(%error, path = ?audit.path(), "could not write the audit log");
+        }
+    }
+}
+
+/// A refusal found by a helper step; the caller attaches the arguments.
+struct PartialEnd(Decision, String);
+
+impl PartialEnd {
+    fn with_args(self, args: Value) -> Ended {
+        Ended::fail(self.0, args, self.1)
+    }
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "no message".to_owned()
+    }
+}
