@@ -1,0 +1,144 @@
+//! Time tools (seed 002 `get_datetime`).
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use toolgate_core::{Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool};
+
+/// Arguments of `get_datetime`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetDateTimeArgs {
+    /// IANA time zone name, e.g. `Europe/Madrid` or `America/Argentina/Buenos_Aires`.
+    /// Omit it for the configured default zone.
+    #[serde(default)]
+    pub timezone: Option<String>,
+}
+
+/// `get_datetime`: the current date, time, weekday and zone.
+///
+/// Models should call this instead of guessing the date (seed 002).
+#[derive(Debug, Clone, Default)]
+pub struct GetDateTime {
+    default_zone: Option<String>,
+}
+
+impl GetDateTime {
+    /// A tool that reports in `default_zone` when a call names none (by
+    /// default, the system zone).
+    pub fn new(default_zone: Option<String>) -> Self {
+        Self { default_zone }
+    }
+
+    fn zone(&self, asked: Option<&str>) -> Result<(String, TimeZone), String> {
+        let Some(name) = asked.or(self.default_zone.as_deref()) else {
+            let zone = TimeZone::system();
+            let name = zone.iana_name().unwrap_or("UTC").to_owned();
+            return Ok((name, zone));
+        };
+        TimeZone::get(name).map(|zone| (name.to_owned(), zone)).map_err(|_| {
+            format!(
+                "unknown time zone `{name}`; use an IANA name such as `UTC`, `Europe/Madrid` or `America/New_York`"
+            )
+        })
+    }
+}
+
+#[async_trait]
+impl TypedTool for GetDateTime {
+    type Args = GetDateTimeArgs;
+    const NAME: &'static str = "get_datetime";
+    const DESCRIPTION: &'static str = "Get the current date, time, weekday and time zone (ISO 8601). \
+        Call this instead of guessing today's date. Optional `timezone`: an IANA name like `Europe/Madrid`.";
+    const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            // The answer changes with every call.
+            idempotent_hint: Some(false),
+            ..ToolAnnotations::from_sensitivity(Self::SENSITIVITY)
+        }
+    }
+
+    async fn run(&self, args: GetDateTimeArgs, _ctx: &ToolContext) -> ToolResult {
+        let (name, zone) = match self.zone(args.timezone.as_deref()) {
+            Ok(found) => found,
+            Err(message) => return ToolResult::failure(message),
+        };
+        let now = Timestamp::now().to_zoned(zone);
+        let iso = now.strftime("%Y-%m-%dT%H:%M:%S%:z").to_string();
+        let output = format!(
+            "{weekday}, {date} {time} {abbrev} ({name}, UTC{offset})\nISO 8601: {iso}",
+            weekday = now.strftime("%A"),
+            date = now.strftime("%Y-%m-%d"),
+            time = now.strftime("%H:%M:%S"),
+            abbrev = now.strftime("%Z"),
+            offset = now.strftime("%:z"),
+        );
+        ToolResult::success(output)
+            .with_metadata("iso8601", iso)
+            .with_metadata("timezone", name)
+            .with_metadata("unix", json!(now.timestamp().as_second()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn run(tool: &GetDateTime, zone: Option<&str>) -> ToolResult {
+        let args = GetDateTimeArgs {
+            timezone: zone.map(str::to_owned),
+        };
+        tool.run(args, &ToolContext::new("t")).await
+    }
+
+    #[tokio::test]
+    async fn reports_in_the_asked_zone() {
+        let tool = GetDateTime::default();
+        let utc = run(&tool, Some("UTC")).await;
+        assert!(utc.success, "{utc:?}");
+        assert!(
+            utc.metadata["iso8601"]
+                .as_str()
+                .unwrap()
+                .ends_with("+00:00")
+        );
+        let kolkata = run(&tool, Some("Asia/Kolkata")).await;
+        assert!(
+            kolkata.metadata["iso8601"]
+                .as_str()
+                .unwrap()
+                .ends_with("+05:30")
+        );
+        assert!(
+            kolkata.output.contains("(Asia/Kolkata, UTC+05:30)"),
+            "{}",
+            kolkata.output
+        );
+        // The same instant, whichever zone it is shown in.
+        let delta =
+            kolkata.metadata["unix"].as_i64().unwrap() - utc.metadata["unix"].as_i64().unwrap();
+        assert!((0..5).contains(&delta));
+    }
+
+    #[tokio::test]
+    async fn default_zone_and_unknown_zone() {
+        let tool = GetDateTime::new(Some("America/Argentina/Buenos_Aires".into()));
+        let result = run(&tool, None).await;
+        assert_eq!(
+            result.metadata["timezone"],
+            "America/Argentina/Buenos_Aires"
+        );
+        let bad = run(&tool, Some("Mars/Olympus")).await;
+        assert!(!bad.success);
+        assert!(
+            bad.error
+                .unwrap()
+                .contains("unknown time zone `Mars/Olympus`")
+        );
+    }
+}
