@@ -1,1 +1,368 @@
-fn main() {}
+//! The `toolgate` binary: the only part of toolgate that prints.
+//!
+//! stdout carries data only (results, JSON); diagnostics, prompts and errors
+//! go to stderr. Exit codes (DESIGN.md §13): 0 success, 1 tool failure,
+//! 2 usage or configuration error, 130 aborted by the user.
+
+use std::fmt::Write as _;
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use clap::Parser;
+use toolgate_core::{Registry, SchemaFormat, ToolCall, ToolResult};
+use toolgate_engine::{Approver, AuditLog, Decision, ExecutionEngine, HeadlessApprover};
+use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
+use toolgate_tools::BuiltinOptions;
+
+use crate::approver::PromptApprover;
+use crate::cli::{CallArgs, Cli, Command, ConfigCommand, GlobalArgs, ToolsCommand};
+use crate::config::{ConfigError, Loaded, Overrides};
+use crate::render::{CliError, Exit};
+
+mod approver;
+mod cli;
+mod config;
+mod env_vars;
+mod render;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // clap prints help and version to stdout, usage errors to stderr.
+            let _ = error.print();
+            return if error.use_stderr() {
+                Exit::Usage.into()
+            } else {
+                Exit::Success.into()
+            };
+        }
+    };
+    init_tracing(cli.global.verbose);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            render::error(&CliError::new(
+                Exit::Failure,
+                anyhow!(error).context("could not start the async runtime"),
+            ));
+            return Exit::Failure.into();
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(exit) => exit.into(),
+        Err(error) => {
+            render::error(&error);
+            error.exit.into()
+        }
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let filter = std::env::var(env_vars::TOOLGATE_LOG)
+        .or_else(|_| std::env::var(env_vars::RUST_LOG))
+        .ok()
+        .and_then(|spec| EnvFilter::try_new(spec).ok())
+        .unwrap_or_else(|| {
+            EnvFilter::new(match verbose {
+                0 => "warn",
+                1 => "info",
+                2 => "debug",
+                _ => "trace",
+            })
+        });
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_ansi(io::IsTerminal::is_terminal(&io::stderr()))
+        .try_init();
+}
+
+async fn run(cli: Cli) -> Result<Exit, CliError> {
+    let setup = Setup::new(&cli.global)?;
+    match cli.command {
+        Command::Tools(ToolsCommand::List { agent }) => tools_list(&setup, agent.as_deref()),
+        Command::Call(args) => call(&setup, args).await,
+        Command::Config(ConfigCommand::Check) => config_check(&setup),
+    }
+}
+
+/// What every subcommand starts from.
+struct Setup {
+    workspace: PathBuf,
+    loaded: Loaded,
+    dry_run: bool,
+    json: bool,
+}
+
+impl Setup {
+    fn new(global: &GlobalArgs) -> Result<Self, CliError> {
+        let workspace = match &global.workspace {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().map_err(|e| {
+                CliError::usage(anyhow!(e).context("could not read the current directory"))
+            })?,
+        };
+        let workspace = workspace.canonicalize().map_err(|e| {
+            CliError::usage(anyhow!(e).context(format!(
+                "the workspace {} cannot be used",
+                workspace.display()
+            )))
+            .with_hint("pass an existing directory with --workspace")
+        })?;
+        if !workspace.is_dir() {
+            return Err(CliError::usage(anyhow!(
+                "the workspace {} is not a directory",
+                workspace.display()
+            )));
+        }
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        let overrides = Overrides { mode: global.mode };
+        let loaded = config::load(&workspace, global.config.as_deref(), &env, &overrides).map_err(
+            |error| {
+                let hint = error
+                    .downcast_ref::<ConfigError>()
+                    .and_then(|e| e.hint.clone());
+                let mut error = CliError::usage(error.context("invalid configuration"));
+                if let Some(hint) = hint {
+                    error = error.with_hint(hint);
+                }
+                error
+            },
+        )?;
+        Ok(Self {
+            workspace,
+            loaded,
+            dry_run: global.dry_run && !global.no_dry_run,
+            json: global.json && !global.no_json,
+        })
+    }
+
+    fn registry(&self) -> Result<Arc<Registry>, CliError> {
+        let config = &self.loaded.config;
+        let registry = Registry::new();
+        let options =
+            BuiltinOptions::default().default_timezone(config.tools.datetime.timezone.clone());
+        for tool in toolgate_tools::builtin_tools(&options) {
+            let enabled = match tool.name() {
+                "get_datetime" => config.tools.datetime.enabled,
+                "echo" => config.tools.echo.enabled,
+                _ => true,
+            };
+            if enabled {
+                registry
+                    .register_arc(tool)
+                    .map_err(|e| CliError::new(Exit::Failure, anyhow!(e)))?;
+            }
+        }
+        Ok(Arc::new(registry))
+    }
+
+    fn engine(
+        &self,
+        registry: Arc<Registry>,
+        approver: Arc<dyn Approver>,
+    ) -> Result<ExecutionEngine, CliError> {
+        let config = &self.loaded.config;
+        let mut builder = ExecutionEngine::builder(registry)
+            .policy(ConfirmationPolicy::new(config.confirmation.mode))
+            .approver(approver)
+            .dry_run(self.dry_run)
+            .default_timeout(Duration::from_secs(config.tools.timeout.max(1)));
+        if let Some(path) = &config.audit.path {
+            let audit = AuditLog::open(path).map_err(|e| {
+                CliError::usage(
+                    anyhow!(e).context(format!("could not open the audit file {}", path.display())),
+                )
+                .with_hint("fix `audit.path` in the configuration, or remove it")
+            })?;
+            builder = builder.audit(audit);
+        }
+        Ok(builder.build())
+    }
+}
+
+/// The tools an agent may use. `plan` and `review` only get read-only tools.
+fn agent_allows(agent: Option<&str>, read_only: bool) -> Result<bool, CliError> {
+    match agent {
+        None | Some("build") => Ok(true),
+        Some("plan" | "review") => Ok(read_only),
+        Some(other) => Err(CliError::usage(anyhow!("unknown agent `{other}`"))
+            .with_hint("the agents are build, plan and review")),
+    }
+}
+
+fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError> {
+    let registry = setup.registry()?;
+    let mut tools = Vec::new();
+    for entry in registry.list() {
+        let read_only = entry.spec().annotations.read_only_hint == Some(true);
+        if agent_allows(agent, read_only)? {
+            tools.push(entry);
+        }
+    }
+    if setup.json {
+        let schemas: Vec<_> = tools
+            .iter()
+            .map(|t| t.spec().export(SchemaFormat::OpenAi))
+            .collect();
+        return out(&json_text(&schemas)?);
+    }
+    let width = tools.iter().map(|t| t.name().len()).max().unwrap_or(0);
+    let mut text = String::new();
+    for tool in &tools {
+        let _ = writeln!(
+            text,
+            "{:width$}  {}",
+            tool.name(),
+            one_line(&tool.spec().description)
+        );
+    }
+    out(&text)
+}
+
+/// The first sentence of a description.
+fn one_line(description: &str) -> &str {
+    let first = description.lines().next().unwrap_or_default();
+    match first.find(". ") {
+        Some(at) => &first[..=at],
+        None => first,
+    }
+}
+
+async fn call(setup: &Setup, args: CallArgs) -> Result<Exit, CliError> {
+    let from_stdin = args.args.as_deref() == Some("-");
+    let text = match args.args.as_deref() {
+        None => "{}".to_owned(),
+        Some("-") => {
+            let mut text = String::new();
+            io::stdin().read_to_string(&mut text).map_err(|e| {
+                CliError::usage(anyhow!(e).context("could not read the arguments from stdin"))
+            })?;
+            text
+        }
+        Some(text) => text.to_owned(),
+    };
+    let arguments: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(value) => value,
+        Err(error) => {
+            let result = ToolResult::failure(format!(
+                "invalid JSON arguments: {error}; pass a JSON object such as '{{\"path\": \"src/main.rs\"}}'"
+            ));
+            return print_result(setup, &result, Decision::InvalidArguments);
+        }
+    };
+    let registry = setup.registry()?;
+    let approver: Arc<dyn Approver> = match (setup.loaded.config.confirmation.mode, from_stdin) {
+        (ConfirmationMode::Yolo, _) | (_, true) => Arc::new(HeadlessApprover::default()),
+        _ => match PromptApprover::terminal() {
+            Some(prompt) => Arc::new(prompt),
+            None => Arc::new(HeadlessApprover::default()),
+        },
+    };
+    let engine = setup.engine(registry, approver)?;
+    let run = engine
+        .execute(ToolCall::new("cli-1", args.tool, arguments))
+        .await;
+    print_result(setup, &run.result, run.decision)
+}
+
+fn print_result(setup: &Setup, result: &ToolResult, decision: Decision) -> Result<Exit, CliError> {
+    let exit = if decision == Decision::Aborted {
+        Exit::Aborted
+    } else if result.success {
+        Exit::Success
+    } else {
+        Exit::Failure
+    };
+    if setup.json {
+        out(&json_text(result)?)?;
+        return Ok(exit);
+    }
+    if !result.output.is_empty() {
+        let mut text = result.output.clone();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        out(&text)?;
+    }
+    if let Some(error) = &result.error {
+        render::tool_error(error);
+    }
+    Ok(exit)
+}
+
+fn config_check(setup: &Setup) -> Result<Exit, CliError> {
+    let config = &setup.loaded.config;
+    let text = if setup.json {
+        json_text(config)?
+    } else {
+        serde_yaml_ng::to_string(config)
+            .context("could not print the configuration")
+            .map_err(|e| CliError::new(Exit::Failure, e))?
+    };
+    let sources: Vec<String> = setup
+        .loaded
+        .sources
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    render::note(&format!(
+        "configuration is valid (workspace {}; layers: defaults{}{})",
+        setup.workspace.display(),
+        if sources.is_empty() { "" } else { ", " },
+        sources.join(", ")
+    ));
+    out(&text)
+}
+
+fn json_text(value: &impl serde::Serialize) -> Result<String, CliError> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| CliError::new(Exit::Failure, anyhow!(e)))?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Writes data to stdout. A closed pipe (`toolgate … | head`) is not an error.
+fn out(text: &str) -> Result<Exit, CliError> {
+    let mut stdout = io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => Ok(Exit::Success),
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(Exit::Success),
+        Err(error) => Err(CliError::new(
+            Exit::Failure,
+            anyhow!(error).context("could not write to stdout"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_descriptions() {
+        assert_eq!(one_line("Reads a file. Then more."), "Reads a file.");
+        assert_eq!(one_line("No period\nsecond line"), "No period");
+        assert_eq!(one_line("v1.2 is fine. Rest"), "v1.2 is fine.");
+    }
+
+    #[test]
+    fn agents() {
+        assert!(agent_allows(Some("plan"), true).unwrap());
+        assert!(!agent_allows(Some("review"), false).unwrap());
+        assert!(agent_allows(None, false).unwrap());
+        assert!(agent_allows(Some("ghost"), true).is_err());
+    }
+}

@@ -1,6 +1,15 @@
 //! The gate's steps, their order, and "refused at step N means later steps
 //! never run", with recording test stages plugged in.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::needless_pass_by_value,
+    clippy::type_complexity,
+    clippy::unnecessary_literal_bound,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

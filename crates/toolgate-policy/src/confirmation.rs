@@ -89,10 +89,8 @@ impl ConfirmationPolicy {
             ConfirmationMode::ConfirmAll => true,
             ConfirmationMode::ConfirmSensitive => match sensitivity {
                 Sensitivity::ReadOnly | Sensitivity::Command(CommandClass::Safe) => false,
-                Sensitivity::Command(CommandClass::Dev | CommandClass::Dangerous)
-                | Sensitivity::Sensitive => true,
-                // A sensitivity added to core later is treated as the most
-                // careful case until this table learns it.
+                // Sensitive tools, `dev` and `dangerous` commands, and any
+                // sensitivity added to core later (the careful default).
                 _ => true,
             },
         }

@@ -1,0 +1,148 @@
+//! The command line (DESIGN.md §13).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use toolgate_policy::ConfirmationMode;
+
+use crate::env_vars;
+
+/// A safe, fast runtime for LLM agents' tools.
+#[derive(Debug, Parser)]
+#[command(name = "toolgate", version, propagate_version = true)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: GlobalArgs,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Flags accepted before or after the subcommand.
+#[derive(Debug, Args)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each flag and its --no- partner is a bool"
+)]
+pub(crate) struct GlobalArgs {
+    /// The workspace directory tools work in [default: the current directory].
+    #[arg(long, global = true, env = env_vars::TOOLGATE_WORKSPACE, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+
+    /// Configuration file to use instead of WORKSPACE/toolgate.yaml.
+    #[arg(long, global = true, env = env_vars::TOOLGATE_CONFIG, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+
+    /// When to ask before running a call [default: confirm-sensitive, or the config's].
+    #[arg(long, global = true, env = env_vars::TOOLGATE_MODE, value_parser = parse_mode, value_name = "MODE")]
+    pub(crate) mode: Option<ConfirmationMode>,
+
+    /// Describe what would run instead of running it; never asks for confirmation.
+    #[arg(long, global = true, env = env_vars::TOOLGATE_DRY_RUN)]
+    pub(crate) dry_run: bool,
+
+    /// Run for real (the default). Wins over `--dry-run` and `TOOLGATE_DRY_RUN`.
+    #[arg(long, global = true)]
+    pub(crate) no_dry_run: bool,
+
+    /// Print machine-readable JSON on stdout.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Print human-readable text (the default). Wins over --json.
+    #[arg(long, global = true)]
+    pub(crate) no_json: bool,
+
+    /// More diagnostics on stderr (-v: info, -vv: debug, -vvv: trace).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+}
+
+fn parse_mode(value: &str) -> Result<ConfirmationMode, String> {
+    value.parse()
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List the available tools.
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+    /// Run one tool call through the full gate and print its result.
+    Call(CallArgs),
+    /// Inspect the configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ToolsCommand {
+    /// Names and one-line descriptions; with --json, the `OpenAI` function schemas.
+    List {
+        /// Only the tools this agent may use (build, plan, review).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// The tool's name.
+    pub(crate) tool: String,
+    /// The arguments as a JSON object, or `-` to read them from stdin [default: {}].
+    pub(crate) args: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigCommand {
+    /// Validate the configuration layers and print the effective configuration.
+    Check,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn global_flags_go_before_or_after_the_subcommand() {
+        for argv in [
+            &["toolgate", "--json", "--mode", "yolo", "call", "echo", "{}"][..],
+            &["toolgate", "call", "echo", "{}", "--json", "--mode", "yolo"][..],
+        ] {
+            let cli = Cli::try_parse_from(argv).unwrap();
+            assert!(cli.global.json);
+            assert_eq!(cli.global.mode, Some(ConfirmationMode::Yolo));
+        }
+        // The `--no-` form wins wherever it stands.
+        for argv in [
+            &["toolgate", "--dry-run", "config", "check", "--no-dry-run"][..],
+            &["toolgate", "--no-dry-run", "config", "check", "--dry-run"][..],
+        ] {
+            let cli = Cli::try_parse_from(argv).unwrap();
+            assert!(cli.global.no_dry_run, "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn every_boolean_flag_has_a_no_partner() {
+        let command = Cli::command();
+        let longs: Vec<&str> = command
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .collect();
+        for arg in command.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            let is_switch = matches!(arg.get_action(), clap::ArgAction::SetTrue);
+            if is_switch && !long.starts_with("no-") {
+                assert!(
+                    longs.contains(&format!("no-{long}").as_str()),
+                    "--{long} has no --no-{long}"
+                );
+            }
+        }
+    }
+}

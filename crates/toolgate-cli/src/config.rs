@@ -1,0 +1,512 @@
+//! Configuration: the typed sections, and loading them in layers.
+//!
+//! # Rules
+//!
+//! Layers are applied in this order, a later layer winning key by key
+//! (mappings merge; scalars and lists replace):
+//!
+//! 1. built-in defaults;
+//! 2. the workspace file, `WORKSPACE/toolgate.yaml` (or the file given by
+//!    `--config` / `TOOLGATE_CONFIG`, which must exist);
+//! 3. the user file, `$XDG_CONFIG_HOME/toolgate/config.yaml` or
+//!    `~/.config/toolgate/config.yaml`;
+//! 4. `TOOLGATE_<SECTION>__<KEY>` environment variables;
+//! 5. command-line flags (`--mode`, `--dry-run`).
+//!
+//! Each layer is checked on its own before merging, so an unknown key or a
+//! wrong type is reported with the layer it came from (file and line, or the
+//! variable's name). Relative paths in the configuration are relative to the
+//! workspace root.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use serde_yaml_ng::{Mapping, Value};
+use toolgate_policy::ConfirmationMode;
+
+use crate::env_vars;
+
+/// The whole configuration.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Config {
+    /// The workspace and file access.
+    pub(crate) workspace: WorkspaceSection,
+    /// When to ask before running a call.
+    pub(crate) confirmation: ConfirmationSection,
+    /// The JSONL audit file.
+    pub(crate) audit: AuditSection,
+    /// Per-tool options.
+    pub(crate) tools: ToolsSection,
+}
+
+/// `workspace:`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct WorkspaceSection {
+    /// Whether `delete_file` may delete. Default: false.
+    pub(crate) allow_delete: bool,
+    /// The largest file `read_file` returns whole, in bytes. Default: 1 MiB.
+    pub(crate) max_file_size: u64,
+}
+
+impl Default for WorkspaceSection {
+    fn default() -> Self {
+        Self {
+            allow_delete: false,
+            max_file_size: 1024 * 1024,
+        }
+    }
+}
+
+/// `confirmation:`
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct ConfirmationSection {
+    /// `yolo`, `confirm-sensitive` (default) or `confirm-all`.
+    pub(crate) mode: ConfirmationMode,
+}
+
+/// `audit:`
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct AuditSection {
+    /// Where to append one JSON line per call. Default: no file.
+    pub(crate) path: Option<PathBuf>,
+}
+
+/// `tools:`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct ToolsSection {
+    /// Seconds a tool may run when it sets no timeout of its own. Default: 120.
+    pub(crate) timeout: u64,
+    /// `get_datetime`.
+    pub(crate) datetime: DateTimeSection,
+    /// `echo`.
+    pub(crate) echo: ToggleSection,
+}
+
+impl Default for ToolsSection {
+    fn default() -> Self {
+        Self {
+            timeout: 120,
+            datetime: DateTimeSection::default(),
+            echo: ToggleSection::default(),
+        }
+    }
+}
+
+/// `tools.datetime:`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct DateTimeSection {
+    /// Whether `get_datetime` is registered. Default: true.
+    pub(crate) enabled: bool,
+    /// IANA zone used when a call names none. Default: the system zone.
+    pub(crate) timezone: Option<String>,
+}
+
+impl Default for DateTimeSection {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            timezone: None,
+        }
+    }
+}
+
+/// A tool group that can only be switched on or off.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct ToggleSection {
+    /// Whether the tools are registered. Default: true.
+    pub(crate) enabled: bool,
+}
+
+impl Default for ToggleSection {
+    fn default() -> Self {
+        Self { enabled: true }
+    }
+}
+
+/// Sections DESIGN.md §12 names that this build does not read yet; a key
+/// there gets a clearer error than "unknown key".
+const NOT_YET_SUPPORTED: &[&str] = &[
+    "commands",
+    "hooks",
+    "guardrails",
+    "mcp",
+    "llm",
+    "agents",
+    "skills",
+    "memory",
+    "web",
+    "ui",
+];
+
+/// Where a layer came from, for messages.
+#[derive(Debug, Clone)]
+pub(crate) enum Source {
+    File(PathBuf),
+    Env(String),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::File(path) => write!(f, "{}", path.display()),
+            Self::Env(name) => write!(f, "environment variable {name}"),
+        }
+    }
+}
+
+/// An invalid layer: what is wrong, where.
+#[derive(Debug)]
+pub(crate) struct ConfigError {
+    pub(crate) source: Source,
+    pub(crate) key: String,
+    pub(crate) message: String,
+    pub(crate) location: Option<(usize, usize)>,
+    pub(crate) hint: Option<String>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)?;
+        } else {
+            write!(f, "`{}`: {}", self.key, self.message)?;
+        }
+        write!(f, " (in {}", self.source)?;
+        if let Some((line, column)) = self.location {
+            write!(f, ", line {line} column {column}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The configuration as loaded, with the layers that made it.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    pub(crate) config: Config,
+    pub(crate) sources: Vec<Source>,
+}
+
+/// Flags that override the configuration (layer 5).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Overrides {
+    pub(crate) mode: Option<ConfirmationMode>,
+}
+
+/// Loads every layer for a workspace.
+pub(crate) fn load(
+    workspace: &Path,
+    explicit: Option<&Path>,
+    env: &[(String, String)],
+    overrides: &Overrides,
+) -> Result<Loaded> {
+    let mut merged = Value::Mapping(Mapping::new());
+    let mut sources = Vec::new();
+
+    let project = match explicit {
+        Some(path) => {
+            if !path.is_file() {
+                bail!(ConfigError {
+                    source: Source::File(path.to_owned()),
+                    key: String::new(),
+                    message: "the configuration file does not exist".into(),
+                    location: None,
+                    hint: Some("check the path given to --config or TOOLGATE_CONFIG".into()),
+                });
+            }
+            Some(path.to_owned())
+        }
+        None => Some(workspace.join("toolgate.yaml")).filter(|p| p.is_file()),
+    };
+    let user = user_config_path(env).filter(|p| p.is_file());
+    for path in project.into_iter().chain(user) {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("could not read the configuration file {}", path.display()))?;
+        let layer = parse_file_layer(&text, &path)?;
+        merge(&mut merged, layer);
+        sources.push(Source::File(path));
+    }
+
+    for (name, value) in env {
+        let Some(layer) = env_layer(name, value)? else {
+            continue;
+        };
+        merge(&mut merged, layer);
+        sources.push(Source::Env(name.clone()));
+    }
+
+    let mut config: Config =
+        serde_yaml_ng::from_value(merged).context("the merged configuration is invalid")?;
+    if let Some(mode) = overrides.mode {
+        config.confirmation.mode = mode;
+    }
+    if let Some(path) = config.audit.path.as_mut().filter(|p| p.is_relative()) {
+        *path = workspace.join(&*path);
+    }
+    Ok(Loaded { config, sources })
+}
+
+fn user_config_path(env: &[(String, String)]) -> Option<PathBuf> {
+    let get = |key: &str| {
+        env.iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    };
+    let base = get(env_vars::XDG_CONFIG_HOME)
+        .map(PathBuf::from)
+        .or_else(|| get(env_vars::HOME).map(|home| Path::new(&home).join(".config")))?;
+    Some(base.join("toolgate").join("config.yaml"))
+}
+
+/// Checks one file on its own (so errors carry its name and line) and
+/// returns it as a YAML value for merging.
+fn parse_file_layer(text: &str, path: &Path) -> Result<Value> {
+    if text.trim().is_empty() {
+        return Ok(Value::Mapping(Mapping::new()));
+    }
+    let deserializer = serde_yaml_ng::Deserializer::from_str(text);
+    if let Err(error) = serde_path_to_error::deserialize::<_, Config>(deserializer) {
+        let key = error.path().to_string();
+        let inner = error.into_inner();
+        let location = inner.location().map(|l| (l.line(), l.column()));
+        bail!(layer_error(
+            Source::File(path.to_owned()),
+            key,
+            &inner.to_string(),
+            location
+        ));
+    }
+    Ok(serde_yaml_ng::from_str(text)?)
+}
+
+/// `TOOLGATE_A__B=v` → `{a: {b: v}}`, checked on its own. Variables without
+/// `__` are not configuration keys and give `None`.
+fn env_layer(name: &str, value: &str) -> Result<Option<Value>> {
+    let Some(rest) = name.strip_prefix(env_vars::CONFIG_KEY_PREFIX) else {
+        return Ok(None);
+    };
+    if !rest.contains("__") {
+        return Ok(None);
+    }
+    let keys: Vec<String> = rest.split("__").map(str::to_lowercase).collect();
+    let scalar: Value =
+        serde_yaml_ng::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()));
+    let mut layer = scalar;
+    for key in keys.iter().rev() {
+        let mut mapping = Mapping::new();
+        mapping.insert(Value::String(key.clone()), layer);
+        layer = Value::Mapping(mapping);
+    }
+    if let Err(error) = serde_path_to_error::deserialize::<_, Config>(layer.clone()) {
+        let key = error.path().to_string();
+        let message = error.into_inner().to_string();
+        bail!(layer_error(
+            Source::Env(name.to_owned()),
+            key,
+            &message,
+            None
+        ));
+    }
+    Ok(Some(layer))
+}
+
+fn layer_error(
+    source: Source,
+    key: String,
+    message: &str,
+    location: Option<(usize, usize)>,
+) -> ConfigError {
+    // serde_yaml_ng repeats the path and the location in its message; keep
+    // only the reason.
+    let mut message = message.to_owned();
+    let parent = key.rsplit_once('.').map_or("", |(parent, _)| parent);
+    for prefix in [key.as_str(), parent] {
+        if let Some(stripped) = message
+            .strip_prefix(&format!("{prefix}: "))
+            .filter(|_| !prefix.is_empty())
+        {
+            message = stripped.to_owned();
+            break;
+        }
+    }
+    if let Some(at) = message.find(" at line ") {
+        message.truncate(at);
+    }
+    let top = key.split(['.', '[']).next().unwrap_or_default();
+    let mut hint = None;
+    if message.starts_with("unknown field") {
+        if NOT_YET_SUPPORTED.contains(&top) && key == top {
+            message =
+                format!("the `{top}` section is not supported by this version of toolgate yet");
+        } else {
+            let expected = message
+                .find(", expected")
+                .map(|at| message[at + 2..].to_owned());
+            "unknown key".clone_into(&mut message);
+            hint = expected.map(|e| {
+                format!("{e} here; `toolgate config check` prints every key with its value")
+            });
+        }
+    }
+    ConfigError {
+        source,
+        key,
+        message,
+        location,
+        hint,
+    }
+}
+
+/// Merges `layer` into `base`: mappings key by key, anything else replaced.
+fn merge(base: &mut Value, layer: Value) {
+    match (base, layer) {
+        (Value::Mapping(base), Value::Mapping(layer)) => {
+            for (key, value) in layer {
+                match base.get_mut(&key) {
+                    Some(existing) => merge(existing, value),
+                    None => {
+                        base.insert(key, value);
+                    }
+                }
+            }
+        }
+        (base, layer) => *base = layer,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_with(
+        files: &[(&str, &str)],
+        env: &[(&str, &str)],
+        overrides: &Overrides,
+    ) -> Result<Loaded> {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let mut vars: Vec<(String, String)> =
+            vec![(env_vars::HOME.into(), home.display().to_string())];
+        vars.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        load(dir.path(), None, &vars, overrides)
+    }
+
+    #[test]
+    fn later_layers_win() {
+        let files = [
+            (
+                "toolgate.yaml",
+                "confirmation:\n  mode: confirm-all\ntools:\n  timeout: 5\n",
+            ),
+            (
+                "home/.config/toolgate/config.yaml",
+                "confirmation:\n  mode: yolo\n",
+            ),
+        ];
+        let loaded = load_with(&files, &[], &Overrides::default()).unwrap();
+        assert_eq!(loaded.config.confirmation.mode, ConfirmationMode::Yolo);
+        assert_eq!(
+            loaded.config.tools.timeout, 5,
+            "a key the later layer lacks is kept"
+        );
+
+        let env = [
+            ("TOOLGATE_TOOLS__TIMEOUT", "9"),
+            ("TOOLGATE_EVENT", "pre_tool_use"),
+        ];
+        let loaded = load_with(
+            &files,
+            &env,
+            &Overrides {
+                mode: Some(ConfirmationMode::ConfirmSensitive),
+            },
+        )
+        .unwrap();
+        assert_eq!(loaded.config.tools.timeout, 9);
+        assert_eq!(
+            loaded.config.confirmation.mode,
+            ConfirmationMode::ConfirmSensitive
+        );
+        assert_eq!(loaded.sources.len(), 3);
+    }
+
+    #[test]
+    fn bad_layers_name_key_and_source() {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "confirmation:\n  mod: yolo\n",
+                "`confirmation.mod`: unknown key",
+                "toolgate.yaml, line 2 column 3)",
+            ),
+            (
+                "tools:\n  timeout: soon\n",
+                "`tools.timeout`: invalid type: string \"soon\", expected u64",
+                "line 2",
+            ),
+            (
+                "confirmation:\n  mode: sometimes\n",
+                "`confirmation.mode`: unknown variant `sometimes`",
+                "line 2",
+            ),
+            (
+                "hooks:\n  pre_tool_use: []\n",
+                "`hooks`: the `hooks` section is not supported by this version of toolgate yet",
+                "toolgate.yaml",
+            ),
+            (
+                "- a\n- b\n",
+                "invalid type: sequence, expected struct Config",
+                "toolgate.yaml",
+            ),
+        ];
+        for (text, message, place) in cases {
+            let error =
+                load_with(&[("toolgate.yaml", text)], &[], &Overrides::default()).unwrap_err();
+            let error = error.to_string();
+            assert!(error.contains(message), "{text:?}: {error}");
+            assert!(error.contains(place), "{text:?}: {error}");
+        }
+        let error = load_with(
+            &[],
+            &[("TOOLGATE_CONFIRMATION__MODEE", "yolo")],
+            &Overrides::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "`confirmation.modee`: unknown key (in environment variable TOOLGATE_CONFIRMATION__MODEE)"
+        );
+    }
+
+    #[test]
+    fn relative_audit_path_is_inside_the_workspace() {
+        let loaded = load_with(
+            &[("toolgate.yaml", "audit:\n  path: logs/a.jsonl\n")],
+            &[],
+            &Overrides::default(),
+        )
+        .unwrap();
+        let path = loaded.config.audit.path.unwrap();
+        assert!(
+            path.is_absolute() && path.ends_with("logs/a.jsonl"),
+            "{}",
+            path.display()
+        );
+    }
+}

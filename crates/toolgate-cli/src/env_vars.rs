@@ -1,0 +1,30 @@
+//! Every environment variable toolgate reads, in one place.
+
+/// The configuration file to use instead of `WORKSPACE/toolgate.yaml` (same
+/// as `--config`).
+pub(crate) const TOOLGATE_CONFIG: &str = "TOOLGATE_CONFIG";
+/// The workspace directory (same as `--workspace`). Default: the current
+/// directory.
+pub(crate) const TOOLGATE_WORKSPACE: &str = "TOOLGATE_WORKSPACE";
+/// The confirmation mode (same as `--mode`).
+pub(crate) const TOOLGATE_MODE: &str = "TOOLGATE_MODE";
+/// Dry-run on (`true`/`1`) or off (same as `--dry-run`/`--no-dry-run`).
+pub(crate) const TOOLGATE_DRY_RUN: &str = "TOOLGATE_DRY_RUN";
+/// Log filter for stderr diagnostics, in `tracing` `EnvFilter` syntax
+/// (e.g. `toolgate=debug`). `RUST_LOG` is read when this is unset.
+pub(crate) const TOOLGATE_LOG: &str = "TOOLGATE_LOG";
+/// The standard fallback for [`TOOLGATE_LOG`].
+pub(crate) const RUST_LOG: &str = "RUST_LOG";
+/// Base directory of the user configuration (`$XDG_CONFIG_HOME/toolgate/config.yaml`).
+pub(crate) const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
+/// Used for `~/.config/toolgate/config.yaml` when `XDG_CONFIG_HOME` is unset.
+pub(crate) const HOME: &str = "HOME";
+
+/// Prefix of the variables that set any configuration key:
+/// `TOOLGATE_<SECTION>__<KEY>[__<KEY>…]`, upper-case, with `__` between
+/// levels, e.g. `TOOLGATE_CONFIRMATION__MODE=yolo` or
+/// `TOOLGATE_WORKSPACE__ALLOW_DELETE=true`. The value is read as a YAML
+/// scalar. Only names containing `__` are read this way, so variables that
+/// toolgate sets for its hooks (`TOOLGATE_EVENT`, …) are never mistaken for
+/// configuration.
+pub(crate) const CONFIG_KEY_PREFIX: &str = "TOOLGATE_";

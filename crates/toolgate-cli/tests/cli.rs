@@ -1,0 +1,437 @@
+//! The `toolgate` binary as a whole process, in a hermetic temp workspace.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::needless_pass_by_value,
+    clippy::type_complexity,
+    clippy::unnecessary_literal_bound,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+struct Ws {
+    dir: tempfile::TempDir,
+}
+
+impl Ws {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("home")).unwrap();
+        Self { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, name: &str, text: &str) {
+        std::fs::write(self.path().join(name), text).unwrap();
+    }
+
+    /// The binary, run in the workspace with a private HOME and no TOOLGATE_*
+    /// variables from the outside.
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        cmd.args(args)
+            .current_dir(self.path())
+            .env("HOME", self.path().join("home"))
+            .env_remove("XDG_CONFIG_HOME");
+        for (key, _) in std::env::vars() {
+            if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.stdin(Stdio::null());
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().unwrap_or(-1)
+}
+
+#[test]
+fn tools_list_json_is_openai_function_schemas() {
+    let ws = Ws::new();
+    let output = ws.run(&["tools", "list", "--json"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let tools: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
+    assert!(tools.len() >= 2);
+    let mut names = Vec::new();
+    for tool in &tools {
+        assert_eq!(tool["type"], "function");
+        let function = &tool["function"];
+        names.push(function["name"].as_str().unwrap().to_owned());
+        assert!(function["description"].as_str().unwrap().len() > 10);
+        assert!(
+            jsonschema::meta::is_valid(&function["parameters"]),
+            "{tool}"
+        );
+    }
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted, "tools are listed by name");
+    assert!(names.contains(&"get_datetime".to_owned()) && names.contains(&"echo".to_owned()));
+
+    let text = ws.run(&["tools", "list"]);
+    assert!(
+        stdout(&text)
+            .lines()
+            .any(|l| l.starts_with("get_datetime  Get the current date")),
+        "{}",
+        stdout(&text)
+    );
+    // plan is read-only: the sensitive echo is not offered to it.
+    let plan = stdout(&ws.run(&["tools", "list", "--agent", "plan"]));
+    assert!(
+        plan.contains("get_datetime") && !plan.contains("echo"),
+        "{plan}"
+    );
+    let unknown = ws.run(&["tools", "list", "--agent", "ghost"]);
+    assert_eq!(code(&unknown), 2);
+    assert!(stderr(&unknown).contains("unknown agent `ghost`"));
+}
+
+#[test]
+fn call_json_prints_the_four_fields() {
+    let ws = Ws::new();
+    let output = ws.run(&["call", "get_datetime", r#"{"timezone":"UTC"}"#, "--json"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    let result: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(result["success"], true);
+    assert!(result["output"].as_str().unwrap().contains("ISO 8601"));
+    assert_eq!(result["error"], Value::Null);
+    assert_eq!(result["metadata"]["timezone"], "UTC");
+    let order: Vec<usize> = ["\"success\"", "\"output\"", "\"error\"", "\"metadata\""]
+        .iter()
+        .map(|k| text.find(k).unwrap())
+        .collect();
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "documented field order: {text}"
+    );
+}
+
+#[test]
+fn bad_calls_exit_1_with_a_precise_message() {
+    let ws = Ws::new();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["call", "get_datetim", "{}"],
+            "unknown tool `get_datetim` (did you mean `get_datetime`?)",
+        ),
+        (
+            &["call", "get_datetime", "{not json"],
+            "invalid JSON arguments: key must be a string at line 1 column 2",
+        ),
+        (
+            &["call", "echo", "{}", "--mode", "yolo"],
+            "invalid arguments for `echo`: missing required field `message`",
+        ),
+        (
+            &["call", "echo", r#"{"message": 5}"#, "--mode", "yolo"],
+            "invalid arguments for `echo`: field `message`: expected string, got integer 5",
+        ),
+        (
+            &["call", "get_datetime", r#"{"zone": "UTC"}"#],
+            "invalid arguments for `get_datetime`: unknown field `zone` (not in the schema)",
+        ),
+        (
+            &[
+                "call",
+                "echo",
+                r#"{"message": "x", "repeat": 0}"#,
+                "--mode",
+                "yolo",
+            ],
+            "field `repeat`: 0 is less than the minimum of 1",
+        ),
+        (
+            &["call", "get_datetime", r#"{"timezone": "Mars/Base"}"#],
+            "unknown time zone `Mars/Base`",
+        ),
+    ];
+    for (args, message) in cases {
+        let output = ws.run(args);
+        assert_eq!(code(&output), 1, "{args:?}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains(message),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+
+        let mut json_args = args.to_vec();
+        json_args.push("--json");
+        let output = ws.run(&json_args);
+        assert_eq!(code(&output), 1, "{args:?}");
+        let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(result["success"], false);
+        assert!(
+            result["error"].as_str().unwrap().contains(message),
+            "{args:?}: {result}"
+        );
+    }
+}
+
+#[test]
+fn sensitive_call_without_a_terminal() {
+    let ws = Ws::new();
+    let args = ["call", "echo", r#"{"message":"hello"}"#];
+
+    let refused = ws.run(&args);
+    assert_eq!(code(&refused), 1);
+    let message = stderr(&refused);
+    assert!(
+        message.contains("`echo` needs confirmation under confirm-sensitive"),
+        "{message}"
+    );
+    assert!(
+        message.contains("--mode yolo") && message.contains("--dry-run"),
+        "{message}"
+    );
+    assert_eq!(stdout(&refused), "");
+
+    let dry = ws.run(&[&args[..], &["--dry-run"]].concat());
+    assert_eq!(code(&dry), 0, "{}", stderr(&dry));
+    assert_eq!(
+        stdout(&dry),
+        "[DRY-RUN] would execute echo({\"message\":\"hello\"})\n"
+    );
+
+    let yolo = ws.run(&[&args[..], &["--mode", "yolo"]].concat());
+    assert_eq!(code(&yolo), 0, "{}", stderr(&yolo));
+    assert_eq!(stdout(&yolo), "hello\n");
+
+    // The same through the environment and the config file.
+    let output = ws.cmd(&args).env("TOOLGATE_MODE", "yolo").output().unwrap();
+    assert_eq!(stdout(&output), "hello\n");
+    ws.write("toolgate.yaml", "confirmation:\n  mode: yolo\n");
+    assert_eq!(stdout(&ws.run(&args)), "hello\n");
+    // A flag beats the file.
+    assert_eq!(
+        code(&ws.run(&[&args[..], &["--mode", "confirm-all"]].concat())),
+        1
+    );
+}
+
+#[test]
+fn arguments_from_stdin() {
+    let ws = Ws::new();
+    let mut child = ws
+        .cmd(&["call", "echo", "-", "--mode", "yolo"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"message": "from stdin"}"#)
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(code(&output), 0);
+    assert_eq!(stdout(&output), "from stdin\n");
+
+    // Arguments read from stdin leave no terminal to ask on.
+    let mut child = ws
+        .cmd(&["call", "echo", "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"message": "x"}"#)
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(code(&output), 1);
+    assert!(stderr(&output).contains("needs confirmation"));
+}
+
+/// The prompt on a real terminal: `script` gives the binary a pty whose input
+/// is our pipe.
+#[test]
+fn terminal_prompt_answers() {
+    let ws = Ws::new();
+    let bin = env!("CARGO_BIN_EXE_toolgate");
+    let cases: &[(&str, i32, &str)] = &[
+        ("y", 0, "[s]ession-allow: hi"),
+        ("n", 1, "cancelled by user"),
+        ("a", 130, "aborted by user"),
+        ("s", 0, "[s]ession-allow: hi"),
+    ];
+    for (answer, expected_code, expected_text) in cases {
+        let mut child = Command::new("script")
+            .args([
+                "-qec",
+                &format!("{bin} call echo '{{\"message\":\"hi\"}}'"),
+                "/dev/null",
+            ])
+            .current_dir(ws.path())
+            .env("HOME", ws.path().join("home"))
+            .env_remove("TOOLGATE_MODE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("`script` (util-linux) runs the binary on a pseudo-terminal");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{answer}\n").as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        let text = stdout(&output).replace('\r', "");
+        assert_eq!(code(&output), *expected_code, "{answer}: {text}");
+        assert!(
+            text.contains("toolgate: run `echo`? (it can change things)"),
+            "{answer}: {text}"
+        );
+        assert!(
+            text.contains("[y]es / [n]o / [a]bort / [s]ession-allow"),
+            "{answer}: {text}"
+        );
+        assert!(text.contains(expected_text), "{answer}: {text}");
+    }
+}
+
+#[test]
+fn config_check_reports_unknown_keys_with_exit_2() {
+    let ws = Ws::new();
+    ws.write(
+        "toolgate.yaml",
+        "confirmation:\n  mode: yolo\n  colour: blue\n",
+    );
+    let output = ws.run(&["config", "check"]);
+    assert_eq!(code(&output), 2);
+    let message = stderr(&output);
+    assert!(
+        message.starts_with("error: invalid configuration\n"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Caused by: `confirmation.colour`: unknown key"),
+        "{message}"
+    );
+    assert!(
+        message.contains("toolgate.yaml, line 3 column 3"),
+        "{message}"
+    );
+    assert!(message.contains("hint: expected `mode` here"), "{message}");
+    assert_eq!(stdout(&output), "");
+
+    // Every command refuses to run on a bad configuration.
+    assert_eq!(code(&ws.run(&["call", "get_datetime"])), 2);
+
+    // The user file and the environment are checked too, and named.
+    let user = ws.path().join("home/.config/toolgate");
+    std::fs::create_dir_all(&user).unwrap();
+    ws.write("toolgate.yaml", "");
+    std::fs::write(user.join("config.yaml"), "audit:\n  paht: x\n").unwrap();
+    let message = stderr(&ws.run(&["config", "check"]));
+    assert!(
+        message.contains("`audit.paht`: unknown key")
+            && message.contains(".config/toolgate/config.yaml"),
+        "{message}"
+    );
+    std::fs::remove_file(user.join("config.yaml")).unwrap();
+    let output = ws
+        .cmd(&["config", "check"])
+        .env("TOOLGATE_TOOLS__TIMOUT", "3")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("environment variable TOOLGATE_TOOLS__TIMOUT"),
+        "{}",
+        stderr(&output)
+    );
+
+    let missing = ws.run(&["config", "check", "--config", "nope.yaml"]);
+    assert_eq!(code(&missing), 2);
+    assert!(stderr(&missing).contains("the configuration file does not exist"));
+}
+
+#[test]
+fn config_check_prints_the_effective_configuration() {
+    let ws = Ws::new();
+    ws.write("toolgate.yaml", "tools:\n  timeout: 7\n");
+    let output = ws
+        .cmd(&["config", "check", "--json", "--mode", "confirm-all"])
+        .env("TOOLGATE_WORKSPACE__ALLOW_DELETE", "true")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let config: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(config["tools"]["timeout"], 7);
+    assert_eq!(config["confirmation"]["mode"], "confirm-all");
+    assert_eq!(config["workspace"]["allow_delete"], true);
+    assert_eq!(config["workspace"]["max_file_size"], 1_048_576);
+    assert!(stderr(&output).contains("configuration is valid"));
+
+    let yaml = stdout(&ws.run(&["config", "check"]));
+    assert!(yaml.contains("mode: confirm-sensitive"), "{yaml}");
+}
+
+#[test]
+fn audit_file_gets_one_line_per_call() {
+    let ws = Ws::new();
+    ws.write("toolgate.yaml", "audit:\n  path: .toolgate/audit.jsonl\n");
+    ws.run(&["call", "get_datetime"]);
+    ws.run(&["call", "echo", r#"{"message":"m"}"#]);
+    let text = std::fs::read_to_string(ws.path().join(".toolgate/audit.jsonl")).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        (lines[0]["tool"].as_str(), lines[0]["decision"].as_str()),
+        (Some("get_datetime"), Some("executed"))
+    );
+    assert_eq!(
+        (lines[1]["tool"].as_str(), lines[1]["decision"].as_str()),
+        (Some("echo"), Some("no_approver"))
+    );
+}
+
+#[test]
+fn disabled_tools_are_not_registered() {
+    let ws = Ws::new();
+    ws.write("toolgate.yaml", "tools:\n  echo:\n    enabled: false\n");
+    let output = ws.run(&["call", "echo", r#"{"message":"m"}"#, "--mode", "yolo"]);
+    assert_eq!(code(&output), 1);
+    assert!(stderr(&output).contains("unknown tool `echo`"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let ws = Ws::new();
+    assert_eq!(code(&ws.run(&["call"])), 2);
+    assert_eq!(code(&ws.run(&["--mode", "sometimes", "tools", "list"])), 2);
+    let output = ws.run(&["--workspace", "/definitely/not/here", "tools", "list"]);
+    assert_eq!(code(&output), 2);
+    assert!(stderr(&output).contains("hint: pass an existing directory with --workspace"));
+}
