@@ -13,6 +13,10 @@
 //! - [`ArgsValidator`] validates arguments against the JSON Schema itself, so
 //!   dynamic and MCP tools get the same checks as built-ins, with messages a
 //!   model can act on.
+//! - [`Workspace`] is the only way tools touch files: a path sandbox that
+//!   resolves beneath its root with the kernel's help (`openat2`
+//!   `RESOLVE_BENEATH` via `cap-std`), refuses sensitive files, and writes
+//!   atomically.
 //!
 //! This crate makes no decisions about what may run: that is
 //! `toolgate-policy`, and the gate that applies the decisions is
@@ -67,6 +71,10 @@ pub use schema::{
     ArgsProblems, ArgsValidator, SchemaFormat, ToolSpec, empty_args, schema_for_args,
 };
 pub use tool::{CommandClass, Sensitivity, Tool, ToolAnnotations, ToolContext, TypedTool};
+pub use workspace::{
+    DEFAULT_SENSITIVE_PATTERNS, DirEntryInfo, EntryKind, Workspace, WorkspaceBuilder,
+    WorkspaceError, WsPath,
+};
 
 mod call;
 mod error;
@@ -75,3 +83,4 @@ mod registry;
 mod result;
 mod schema;
 mod tool;
+mod workspace;

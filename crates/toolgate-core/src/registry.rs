@@ -235,7 +235,7 @@ mod tests {
         fn name(&self) -> &str {
             self.name
         }
-        fn description(&self) -> &str {
+        fn description(&self) -> &'static str {
             "raw"
         }
         fn args_schema(&self) -> Value {

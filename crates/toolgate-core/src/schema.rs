@@ -165,7 +165,9 @@ fn describe(error: &jsonschema::ValidationError<'_>) -> String {
         for segment in path.trim_start_matches('/').split('/') {
             let segment = segment.replace("~1", "/").replace("~0", "~");
             if segment.parse::<usize>().is_ok() {
-                field.push_str(&format!("[{segment}]"));
+                field.push('[');
+                field.push_str(&segment);
+                field.push(']');
             } else {
                 if !field.is_empty() {
                     field.push('.');
@@ -273,9 +275,9 @@ mod tests {
         Append,
     }
 
-    fn check(args: Value) -> Result<(), String> {
+    fn check(args: &Value) -> Result<(), String> {
         let validator = ArgsValidator::new(&schema_for_args::<Args>()).unwrap();
-        validator.validate(&args).map_err(|p| p.to_string())
+        validator.validate(args).map_err(|p| p.to_string())
     }
 
     #[test]
@@ -312,7 +314,7 @@ mod tests {
             ),
         ];
         for (args, expected) in cases {
-            let got = check(args.clone());
+            let got = check(args);
             match expected {
                 None => assert_eq!(got, Ok(()), "{args}"),
                 Some(message) => assert_eq!(got, Err((*message).to_owned()), "{args}"),
@@ -322,7 +324,7 @@ mod tests {
 
     #[test]
     fn every_problem_is_reported() {
-        let err = check(json!({"count": -1, "zzz": true})).unwrap_err();
+        let err = check(&json!({"count": -1, "zzz": true})).unwrap_err();
         assert!(err.contains("missing required field `path`"), "{err}");
         assert!(err.contains("unknown field `zzz`"), "{err}");
         assert!(err.contains("field `count`"), "{err}");

@@ -1,0 +1,449 @@
+//! The workspace: a directory that tools may touch, and nothing outside it.
+//!
+//! [`Workspace`] is the only way toolgate's tools reach the file system. It
+//! resolves every path beneath its root with the kernel's help, so that no
+//! `..`, absolute path or symlink (even one swapped in while we look) can
+//! lead a read or a write outside; and it refuses sensitive files (keys,
+//! `.env`, credentials) unless configured otherwise. How the resolution stays
+//! race-free is explained in the `locate` module; how writes stay atomic, in
+//! the `write` module.
+
+use std::ffi::OsStr;
+use std::io::Read as _;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use cap_fs_ext::{OpenOptionsFollowExt as _, OpenOptionsSyncExt as _};
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, Metadata, OpenOptions};
+
+pub use error::WorkspaceError;
+pub use list::{DirEntryInfo, EntryKind};
+pub use sensitive::DEFAULT_SENSITIVE_PATTERNS;
+
+use locate::{Lookup, open_error};
+use sensitive::SensitiveSet;
+
+mod error;
+mod list;
+mod locate;
+mod sensitive;
+mod write;
+
+/// A path inside a [`Workspace`]: relative to the root, normalised, with no
+/// `.` or `..` components. The empty path is the root itself.
+///
+/// The only ways to get one are [`Workspace::resolve`] and the listings
+/// ([`Workspace::read_dir`], [`Workspace::walk`]), so holding a `WsPath`
+/// means the lexical checks have passed. The physical checks (symlinks,
+/// sensitive files) happen again at every operation, because the file system
+/// may have changed since.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WsPath {
+    rel: PathBuf,
+}
+
+impl WsPath {
+    /// The path relative to the workspace root; empty for the root itself.
+    pub fn as_path(&self) -> &Path {
+        &self.rel
+    }
+
+    /// Whether this is the workspace root.
+    pub fn is_root(&self) -> bool {
+        self.rel.as_os_str().is_empty()
+    }
+
+    fn join(&self, name: &OsStr) -> Self {
+        Self {
+            rel: self.rel.join(name),
+        }
+    }
+}
+
+/// Configures and opens a [`Workspace`].
+///
+/// Created by [`Workspace::builder`].
+#[derive(Clone, Debug)]
+pub struct WorkspaceBuilder {
+    root: PathBuf,
+    patterns: Vec<String>,
+    allow_sensitive: bool,
+}
+
+impl WorkspaceBuilder {
+    /// Sets the sensitive-file patterns, replacing the current ones.
+    ///
+    /// By default, the patterns are [`DEFAULT_SENSITIVE_PATTERNS`]. To add to
+    /// the defaults, chain them:
+    /// `DEFAULT_SENSITIVE_PATTERNS.iter().copied().chain(["*.kdbx"])`.
+    ///
+    /// # Rules
+    ///
+    /// Patterns are globs matched against the workspace-relative,
+    /// `/`-separated path of a file, both as the caller wrote it and as it
+    /// resolves after following symlinks:
+    ///
+    /// 1. `*`, `?` and `[…]` never match `/`; `**` matches any number of
+    ///    directories.
+    /// 2. A pattern matches at any depth: `*.pem` refuses `keys/server.pem`,
+    ///    `.ssh/**` refuses `backup/.ssh/config`. A leading `/` anchors the
+    ///    pattern at the root instead: `/build/*.log` refuses `build/a.log`
+    ///    but not `x/build/a.log`.
+    /// 3. A pattern that matches a directory matches everything beneath it:
+    ///    `credentials` refuses `credentials/prod.json`.
+    /// 4. `\` escapes the next character. Matching is case-sensitive except
+    ///    on macOS and Windows, whose file systems are not.
+    ///
+    /// [`build`](Self::build) refuses an empty or malformed pattern.
+    pub fn sensitive_patterns<I, S>(&mut self, patterns: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.patterns = patterns.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Allows reading and writing sensitive files.
+    ///
+    /// By default, this is `false`: every operation on a path that matches a
+    /// sensitive-file pattern fails with [`WorkspaceError::Sensitive`]. When
+    /// `true`, [`Workspace::is_sensitive`] still reports the match, and
+    /// [`Workspace::walk`] still lists the files; nothing is refused.
+    pub fn allow_sensitive(&mut self, yes: bool) -> &mut Self {
+        self.allow_sensitive = yes;
+        self
+    }
+
+    /// Opens the workspace.
+    ///
+    /// The root must exist and be a directory; it is canonicalised (symlinks
+    /// resolved, made absolute) once, here, and the workspace then holds an
+    /// open handle on it, so renaming the root later does not redirect it.
+    pub fn build(&self) -> Result<Workspace, WorkspaceError> {
+        let root_error = |source| WorkspaceError::Root {
+            root: self.root.clone(),
+            source,
+        };
+        let root = std::fs::canonicalize(&self.root).map_err(root_error)?;
+        if !std::fs::metadata(&root).map_err(root_error)?.is_dir() {
+            return Err(WorkspaceError::RootNotADirectory {
+                root: self.root.clone(),
+            });
+        }
+        let dir = Dir::open_ambient_dir(&root, ambient_authority()).map_err(root_error)?;
+        // The root as the caller spelled it (made absolute), so that an
+        // absolute path or symlink through e.g. `/tmp` -> `/private/tmp` on
+        // macOS is still recognised as inside.
+        let given_root = std::path::absolute(&self.root).unwrap_or_else(|_| root.clone());
+        let sensitive = SensitiveSet::new(&self.patterns)?;
+        Ok(Workspace {
+            inner: Arc::new(Inner {
+                root,
+                given_root,
+                dir,
+                sensitive,
+                allow_sensitive: self.allow_sensitive,
+            }),
+        })
+    }
+}
+
+/// A directory tree that tools may read and write, and nothing outside it.
+///
+/// Cheap to clone (an [`Arc`] inside); `Send` and `Sync`.
+///
+/// # Rules
+///
+/// 1. [`resolve`](Self::resolve) turns what a model or a user typed into a
+///    [`WsPath`], lexically: a NUL byte is refused; an absolute path must lie
+///    under the root and becomes relative; `.` and `..` are folded, and a
+///    `..` that would climb above the root is refused. `""` and `"."` are the
+///    root.
+/// 2. Every operation then walks the path beneath the root one component at
+///    a time from an open handle on the root, following symlinks itself:
+///    symlinks that stay inside are followed (relative or absolute); a
+///    symlink that leads outside fails with
+///    [`WorkspaceError::SymlinkEscapes`]; more than 40 symlinks fail with
+///    [`WorkspaceError::TooManySymlinks`].
+/// 3. Each step opens one name with `O_NOFOLLOW` through `cap_std`, hence
+///    `openat2(RESOLVE_BENEATH)` on Linux: a symlink swapped in between the
+///    check and the use is refused by the kernel
+///    ([`WorkspaceError::Changed`]), never followed out.
+/// 4. If the path as written, or the path it resolves to, matches a
+///    sensitive-file pattern, reading, writing, appending, removing and
+///    listing fail with [`WorkspaceError::Sensitive`], unless the workspace
+///    allows sensitive files. [`metadata`](Self::metadata) and
+///    [`exists`](Self::exists) reveal no content and are not refused.
+///
+/// Hard links are out of scope: a hard link inside the root to a file
+/// outside is the same file, and no path check can tell. Tools that let a
+/// model create hard links must not exist.
+///
+/// # Example
+///
+/// ```
+/// use toolgate_core::{Workspace, WorkspaceError};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let ws = Workspace::builder(dir.path()).build()?;
+///
+/// let notes = ws.resolve("notes/today.md")?;
+/// ws.write_atomic(&notes, b"buy milk\n")?;
+/// assert_eq!(ws.read(&notes)?, b"buy milk\n");
+/// assert_eq!(ws.walk(&ws.resolve(".")?, true)?, vec![notes]);
+///
+/// let err = ws.resolve("../etc/passwd").unwrap_err();
+/// assert!(err.to_string().contains("use a path inside it"));
+/// let env = ws.resolve(".env")?;
+/// assert!(matches!(ws.read(&env), Err(WorkspaceError::Sensitive { .. })));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// Canonical root.
+    root: PathBuf,
+    /// The root as configured, made absolute but not canonical.
+    given_root: PathBuf,
+    /// Handle on the root; every operation starts from it.
+    dir: Dir,
+    sensitive: SensitiveSet,
+    allow_sensitive: bool,
+}
+
+impl Workspace {
+    /// Starts configuring a workspace rooted at `root`.
+    pub fn builder(root: impl Into<PathBuf>) -> WorkspaceBuilder {
+        WorkspaceBuilder {
+            root: root.into(),
+            patterns: DEFAULT_SENSITIVE_PATTERNS
+                .iter()
+                .map(|p| (*p).to_owned())
+                .collect(),
+            allow_sensitive: false,
+        }
+    }
+
+    /// The canonical root directory.
+    pub fn root(&self) -> &Path {
+        &self.inner.root
+    }
+
+    /// Checks and normalises a path given by a user or a model, without
+    /// touching the file system (rule 1 in the [type docs](Self)).
+    pub fn resolve(&self, user_path: &str) -> Result<WsPath, WorkspaceError> {
+        if user_path.contains('\0') {
+            return Err(WorkspaceError::NulByte {
+                path: user_path.to_owned(),
+            });
+        }
+        let outside = || WorkspaceError::OutsideWorkspace {
+            path: user_path.to_owned(),
+            root: self.inner.root.clone(),
+        };
+        let path = Path::new(user_path);
+        let rel = if path.has_root() {
+            self.strip_root(path).ok_or_else(outside)?
+        } else {
+            path
+        };
+        let mut normal = PathBuf::new();
+        for component in rel.components() {
+            match component {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if !normal.pop() {
+                        return Err(outside());
+                    }
+                }
+                Component::Normal(name) => normal.push(name),
+                Component::RootDir | Component::Prefix(_) => return Err(outside()),
+            }
+        }
+        Ok(WsPath { rel: normal })
+    }
+
+    /// The path relative to the root, `/`-separated; `.` for the root. For
+    /// messages to people and models, not for the file system (non-UTF-8
+    /// bytes are replaced).
+    pub fn display(&self, p: &WsPath) -> String {
+        rel_display(&p.rel)
+    }
+
+    /// The first sensitive-file pattern that `p`, as written or as it
+    /// resolves, matches. Reported even when the workspace allows sensitive
+    /// files.
+    pub fn is_sensitive(&self, p: &WsPath) -> Option<&str> {
+        if let Some(pattern) = self.inner.sensitive.matches(&p.rel) {
+            return Some(pattern);
+        }
+        let located = self.locate(p, Lookup::READ).ok()?;
+        self.inner.sensitive.matches(&located.phys)
+    }
+
+    /// Whether `p` exists inside the workspace (following symlinks that stay
+    /// inside). A symlink that leads outside does not exist, as far as the
+    /// workspace is concerned.
+    pub fn exists(&self, p: &WsPath) -> bool {
+        self.locate(p, Lookup::READ)
+            .is_ok_and(|located| located.meta.is_some())
+    }
+
+    /// The metadata of what `p` resolves to (following symlinks that stay
+    /// inside).
+    pub fn metadata(&self, p: &WsPath) -> Result<Metadata, WorkspaceError> {
+        let located = self.locate(p, Lookup::READ)?;
+        located.meta.ok_or_else(|| WorkspaceError::NotFound {
+            path: self.display(p),
+        })
+    }
+
+    /// Reads a whole file.
+    pub fn read(&self, p: &WsPath) -> Result<Vec<u8>, WorkspaceError> {
+        self.read_impl(p, None)
+    }
+
+    /// Reads a whole file, refusing it with [`WorkspaceError::TooLarge`] if
+    /// it is larger than `max` bytes (also if it grows past `max` while being
+    /// read).
+    pub fn read_limited(&self, p: &WsPath, max: u64) -> Result<Vec<u8>, WorkspaceError> {
+        self.read_impl(p, Some(max))
+    }
+
+    fn read_impl(&self, p: &WsPath, max: Option<u64>) -> Result<Vec<u8>, WorkspaceError> {
+        let user = self.display(p);
+        self.check_sensitive(p, None)?;
+        let located = self.locate(p, Lookup::READ)?;
+        self.check_sensitive(p, Some(&located.phys))?;
+        let (Some(name), Some(meta)) = (&located.name, &located.meta) else {
+            return Err(match located.meta {
+                None => WorkspaceError::NotFound { path: user },
+                Some(_) => WorkspaceError::NotAFile { path: user },
+            });
+        };
+        // Checked before opening so that a FIFO is never opened at all.
+        if !meta.is_file() {
+            return Err(WorkspaceError::NotAFile { path: user });
+        }
+        let too_large = |size: u64, max: u64| WorkspaceError::TooLarge {
+            path: user.clone(),
+            size,
+            max,
+        };
+        if let Some(max) = max
+            && meta.len() > max
+        {
+            return Err(too_large(meta.len(), max));
+        }
+        // `O_NOFOLLOW`: the name was not a symlink when `locate` looked; if
+        // it is one now, fail rather than follow it. `O_NONBLOCK`: if a FIFO
+        // was swapped in, do not hang in `open`; the type check below then
+        // refuses it. (Regular files ignore `O_NONBLOCK`.)
+        let mut file = located
+            .parent
+            .open_with(
+                name,
+                OpenOptions::new()
+                    .read(true)
+                    .follow(cap_fs_ext::FollowSymlinks::No)
+                    .nonblock(true),
+            )
+            .map_err(|err| open_error(err, "read", &user, &located.phys))?;
+        let io_error = |source| WorkspaceError::Io {
+            action: "read",
+            path: user.clone(),
+            source,
+        };
+        let opened = file.metadata().map_err(io_error)?;
+        if !opened.is_file() {
+            return Err(WorkspaceError::NotAFile { path: user });
+        }
+        let mut bytes = Vec::new();
+        match max {
+            Some(max) => {
+                if opened.len() > max {
+                    return Err(too_large(opened.len(), max));
+                }
+                let read = file
+                    .take(max.saturating_add(1))
+                    .read_to_end(&mut bytes)
+                    .map_err(io_error)?;
+                if read as u64 > max {
+                    return Err(too_large(read as u64, max));
+                }
+            }
+            None => {
+                file.read_to_end(&mut bytes).map_err(io_error)?;
+            }
+        }
+        Ok(bytes)
+    }
+
+    /// Removes a file, or a symlink itself (never what it points to, so a
+    /// symlink that leads outside may be removed).
+    pub fn remove_file(&self, p: &WsPath) -> Result<(), WorkspaceError> {
+        let user = self.display(p);
+        self.check_sensitive(p, None)?;
+        let located = self.locate(p, Lookup::ENTRY)?;
+        self.check_sensitive(p, Some(&located.phys))?;
+        let (Some(name), Some(meta)) = (&located.name, &located.meta) else {
+            return Err(match located.meta {
+                None => WorkspaceError::NotFound { path: user },
+                Some(_) => WorkspaceError::NotAFile { path: user },
+            });
+        };
+        if meta.is_dir() {
+            return Err(WorkspaceError::NotAFile { path: user });
+        }
+        // `unlinkat` never follows the last component.
+        located
+            .parent
+            .remove_file(name)
+            .map_err(|err| open_error(err, "remove", &user, &located.phys))
+    }
+
+    /// Refuses `p` if it (as written, or its physical path `phys` when
+    /// given) is sensitive and sensitive files are not allowed.
+    fn check_sensitive(&self, p: &WsPath, phys: Option<&Path>) -> Result<(), WorkspaceError> {
+        if self.inner.allow_sensitive {
+            return Ok(());
+        }
+        let rel = phys.unwrap_or(&p.rel);
+        match self.inner.sensitive.matches(rel) {
+            Some(pattern) => Err(WorkspaceError::Sensitive {
+                path: self.display(p),
+                pattern: pattern.to_owned(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// `abs` relative to the root, if it lies under the root as
+    /// canonicalised or as configured. Component-wise, so `/ws-evil` is not
+    /// under `/ws`.
+    fn strip_root<'a>(&self, abs: &'a Path) -> Option<&'a Path> {
+        abs.strip_prefix(&self.inner.root)
+            .or_else(|_| abs.strip_prefix(&self.inner.given_root))
+            .ok()
+    }
+}
+
+/// A workspace-relative path for messages: `/`-separated, `.` for the root.
+fn rel_display(rel: &Path) -> String {
+    if rel.as_os_str().is_empty() {
+        return ".".to_owned();
+    }
+    let parts: Vec<_> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect();
+    parts.join("/")
+}

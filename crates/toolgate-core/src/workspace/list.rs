@@ -1,0 +1,293 @@
+//! Listing a directory and walking a tree.
+
+use std::collections::{HashSet, VecDeque};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use cap_fs_ext::{DirExt as _, MetadataExt as _};
+use cap_std::fs::Dir;
+
+use super::locate::{Located, Lookup, open_error};
+use super::{Workspace, WorkspaceError, WsPath};
+
+/// How deep [`Workspace::walk`] descends; deeper directories are skipped
+/// (with a `tracing` warning) rather than risk the stack.
+const MAX_DEPTH: usize = 256;
+
+/// What a directory entry is, as [`Workspace::read_dir`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symlink that does not lead outside the workspace. It may still be
+    /// dangling, or part of a loop.
+    SymlinkInside,
+    /// A symlink that leads outside the workspace. Every operation through
+    /// it is refused; listings should not offer it.
+    SymlinkOutside,
+    /// Anything else: a FIFO, a socket, a device.
+    Other,
+}
+
+/// One entry of [`Workspace::read_dir`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DirEntryInfo {
+    /// The entry's file name (non-UTF-8 bytes replaced).
+    pub name: String,
+    /// The entry's path, usable with the other [`Workspace`] methods.
+    pub path: WsPath,
+    /// What the entry is.
+    pub kind: EntryKind,
+}
+
+impl Workspace {
+    /// Lists a directory, sorted by name. Symlinks are not followed but
+    /// classified: [`EntryKind::SymlinkInside`] or
+    /// [`EntryKind::SymlinkOutside`].
+    pub fn read_dir(&self, p: &WsPath) -> Result<Vec<DirEntryInfo>, WorkspaceError> {
+        let user = self.display(p);
+        self.check_sensitive(p, None)?;
+        let located = self.locate(p, Lookup::READ)?;
+        self.check_sensitive(p, Some(&located.phys))?;
+        let phys = located.phys.clone();
+        let dir = open_located_dir(located, &user)?;
+        let list_error = |source| WorkspaceError::Io {
+            action: "list",
+            path: user.clone(),
+            source,
+        };
+        let mut out = Vec::new();
+        for entry in dir.entries().map_err(list_error)? {
+            let entry = entry.map_err(list_error)?;
+            let name = entry.file_name();
+            let file_type = entry.file_type().map_err(list_error)?;
+            let kind = if file_type.is_symlink() {
+                let target = WsPath {
+                    rel: phys.join(&name),
+                };
+                match self.locate(&target, Lookup::READ) {
+                    Err(
+                        WorkspaceError::SymlinkEscapes { .. }
+                        | WorkspaceError::OutsideWorkspace { .. },
+                    ) => EntryKind::SymlinkOutside,
+                    _ => EntryKind::SymlinkInside,
+                }
+            } else if file_type.is_dir() {
+                EntryKind::Dir
+            } else if file_type.is_file() {
+                EntryKind::File
+            } else {
+                EntryKind::Other
+            };
+            out.push(DirEntryInfo {
+                name: name.to_string_lossy().into_owned(),
+                path: p.join(&name),
+                kind,
+            });
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    /// The files under `p` (or `p` itself if it is a file), sorted.
+    ///
+    /// With `recursive` false, only the files directly in `p`.
+    ///
+    /// # Rules
+    ///
+    /// 1. Only regular files are returned (reached directly or through a
+    ///    symlink that stays inside), under the path they were reached by.
+    /// 2. Entries named `.git` are skipped, at any depth.
+    /// 3. Symlinks that lead outside the workspace, dangling symlinks and
+    ///    symlink loops are skipped silently; nothing outside is ever
+    ///    listed or entered.
+    /// 4. Sensitive files are skipped silently unless the workspace allows
+    ///    them, so that everything returned can be read. A sensitive `p`
+    ///    itself is refused.
+    /// 5. Each directory is entered once, so the walk ends even with symlink
+    ///    cycles. Real directories are walked before symlinked ones, so a
+    ///    directory reachable both ways is listed under its real path.
+    /// 6. A subdirectory that cannot be read, or that lies more than 256
+    ///    levels down, is skipped with a `tracing` warning; only a failure to
+    ///    read `p` itself is an error.
+    pub fn walk(&self, p: &WsPath, recursive: bool) -> Result<Vec<WsPath>, WorkspaceError> {
+        let user = self.display(p);
+        self.check_sensitive(p, None)?;
+        let located = self.locate(p, Lookup::READ)?;
+        self.check_sensitive(p, Some(&located.phys))?;
+        match &located.meta {
+            None => return Err(WorkspaceError::NotFound { path: user }),
+            Some(meta) if meta.is_file() => return Ok(vec![p.clone()]),
+            Some(_) => {}
+        }
+        let phys = located.phys.clone();
+        let dir = open_located_dir(located, &user)?;
+        let mut walker = Walker {
+            ws: self,
+            recursive,
+            visited: HashSet::new(),
+            linked_dirs: VecDeque::new(),
+            files: Vec::new(),
+        };
+        walker
+            .visit(&dir, p, &phys, 0)
+            .map_err(|source| WorkspaceError::Io {
+                action: "list",
+                path: user,
+                source,
+            })?;
+        // Then the directories reached through symlinks, breadth-first;
+        // visiting them may queue more.
+        while let Some((lexical, link_phys, depth)) = walker.linked_dirs.pop_front() {
+            walker.visit_linked_dir(&lexical, &link_phys, depth);
+        }
+        let mut files = walker.files;
+        files.sort();
+        Ok(files)
+    }
+}
+
+/// Opens the directory a lookup ended on.
+fn open_located_dir(located: Located, user: &str) -> Result<Dir, WorkspaceError> {
+    match (&located.name, &located.meta) {
+        (_, None) => Err(WorkspaceError::NotFound {
+            path: user.to_owned(),
+        }),
+        (_, Some(meta)) if !meta.is_dir() => Err(WorkspaceError::NotADirectory {
+            path: user.to_owned(),
+        }),
+        (None, Some(_)) => Ok(located.parent),
+        (Some(name), Some(_)) => located
+            .parent
+            .open_dir_nofollow(name)
+            .map_err(|err| open_error(err, "list", user, &located.phys)),
+    }
+}
+
+struct Walker<'a> {
+    ws: &'a Workspace,
+    recursive: bool,
+    /// `(device, inode)` of every directory entered.
+    visited: HashSet<(u64, u64)>,
+    /// Symlinks to directories, to enter after the real tree: the path they
+    /// were reached by, their own physical path, their depth.
+    linked_dirs: VecDeque<(WsPath, PathBuf, usize)>,
+    files: Vec<WsPath>,
+}
+
+impl Walker<'_> {
+    /// Lists `dir` (reached as `lexical`, physically at `phys`) and, if
+    /// recursive, the real directories below it.
+    fn visit(
+        &mut self,
+        dir: &Dir,
+        lexical: &WsPath,
+        phys: &Path,
+        depth: usize,
+    ) -> std::io::Result<()> {
+        let meta = dir.dir_metadata()?;
+        if !self.visited.insert((meta.dev(), meta.ino())) {
+            return Ok(());
+        }
+        let mut entries: Vec<(OsString, cap_std::fs::FileType)> = Vec::new();
+        for entry in dir.entries()? {
+            let entry = entry?;
+            let name = entry.file_name();
+            if name == ".git" {
+                continue;
+            }
+            entries.push((name, entry.file_type()?));
+        }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, file_type) in entries {
+            let child = lexical.join(&name);
+            let child_phys = phys.join(&name);
+            if file_type.is_file() {
+                self.push_file(child, &child_phys);
+            } else if file_type.is_dir() {
+                if !self.recursive {
+                    continue;
+                }
+                if depth + 1 > MAX_DEPTH {
+                    tracing::warn!(path = %self.ws.display(&child), "not walking deeper than {MAX_DEPTH} levels");
+                    continue;
+                }
+                // `O_NOFOLLOW`: if it became a symlink since `readdir`, skip it
+                // here; it is not queued as a linked directory either, which
+                // is fine for a tree changing under our feet.
+                let result = dir
+                    .open_dir_nofollow(&name)
+                    .and_then(|sub| self.visit(&sub, &child, &child_phys, depth + 1));
+                if let Err(err) = result {
+                    tracing::warn!(path = %self.ws.display(&child), error = %err, "skipping a directory that cannot be walked");
+                }
+            } else if file_type.is_symlink() {
+                self.visit_symlink(child, child_phys, depth);
+            }
+        }
+        Ok(())
+    }
+
+    /// A symlink met in a directory: a file is listed now, a directory queued.
+    fn visit_symlink(&mut self, lexical: WsPath, link_phys: PathBuf, depth: usize) {
+        let link = WsPath { rel: link_phys };
+        let located = match self.ws.locate(&link, Lookup::READ) {
+            Ok(located) => located,
+            Err(err) => {
+                tracing::debug!(path = %self.ws.display(&lexical), error = %err, "skipping a symlink");
+                return;
+            }
+        };
+        match &located.meta {
+            Some(meta) if meta.is_file() => self.push_file(lexical, &located.phys),
+            Some(meta) if meta.is_dir() && self.recursive => {
+                self.linked_dirs.push_back((lexical, link.rel, depth));
+            }
+            _ => {}
+        }
+    }
+
+    /// Enters a directory reached through a symlink. It is looked up again
+    /// from the root: the tree may have changed since it was queued.
+    fn visit_linked_dir(&mut self, lexical: &WsPath, link_phys: &Path, depth: usize) {
+        if depth + 1 > MAX_DEPTH {
+            tracing::warn!(path = %self.ws.display(lexical), "not walking deeper than {MAX_DEPTH} levels");
+            return;
+        }
+        let link = WsPath {
+            rel: link_phys.to_owned(),
+        };
+        let user = self.ws.display(lexical);
+        let result = self.ws.locate(&link, Lookup::READ).and_then(|located| {
+            let phys = located.phys.clone();
+            let dir = open_located_dir(located, &user)?;
+            Ok((dir, phys))
+        });
+        let visited = result.and_then(|(dir, phys)| {
+            self.visit(&dir, lexical, &phys, depth + 1)
+                .map_err(|source| WorkspaceError::Io {
+                    action: "list",
+                    path: user.clone(),
+                    source,
+                })
+        });
+        if let Err(err) = visited {
+            tracing::warn!(path = %user, error = %err, "skipping a directory that cannot be walked");
+        }
+    }
+
+    fn push_file(&mut self, lexical: WsPath, phys: &Path) {
+        let ws = &self.ws.inner;
+        if !ws.allow_sensitive
+            && (ws.sensitive.matches(&lexical.rel).is_some()
+                || ws.sensitive.matches(phys).is_some())
+        {
+            return;
+        }
+        self.files.push(lexical);
+    }
+}

@@ -1,0 +1,873 @@
+//! Attacks on the workspace sandbox, against real files in temporary
+//! directories: path tricks, symlink escapes, sensitive files, a symlink
+//! swapped in mid-operation, and the promises of atomic writes and walks.
+#![cfg(unix)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::os::unix::fs::{PermissionsExt as _, symlink};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use toolgate_core::{EntryKind, Workspace, WorkspaceError, WsPath};
+
+const OUTSIDE: &str = "OUTSIDE-CONTENT";
+
+/// `base/ws` is the workspace; `base/outside` and `base/ws-evil` are not.
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    base: PathBuf,
+    root: PathBuf,
+    outside: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap().join("x");
+        let root = base.join("ws");
+        let outside = base.join("outside");
+        fs::create_dir_all(&root).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        fs::create_dir_all(base.join("ws-evil")).unwrap();
+        fs::write(outside.join("secret.txt"), OUTSIDE).unwrap();
+        fs::write(base.join("ws-evil/f"), OUTSIDE).unwrap();
+        Self {
+            _tmp: tmp,
+            base,
+            root,
+            outside,
+        }
+    }
+
+    fn file(&self, rel: &str, content: &str) -> &Self {
+        let path = self.root.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, content).unwrap();
+        self
+    }
+
+    fn link(&self, rel: &str, target: impl AsRef<Path>) -> &Self {
+        let path = self.root.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        symlink(target, path).unwrap();
+        self
+    }
+
+    fn ws(&self) -> Workspace {
+        Workspace::builder(&self.root).build().unwrap()
+    }
+
+    /// Replaces `{ws}` and `{base}` with the real absolute paths.
+    fn expand(&self, input: &str) -> String {
+        input
+            .replace("{ws}", self.root.to_str().unwrap())
+            .replace("{base}", self.base.to_str().unwrap())
+    }
+
+    /// Every file under `outside`, with its content: must never change.
+    fn outside_snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![self.outside.clone(), self.base.join("ws-evil")];
+        while let Some(dir) = stack.pop() {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    out.push((path.clone(), fs::read(&path).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+/// The tree the attack table runs against.
+fn attack_fixture() -> Fixture {
+    let fx = Fixture::new();
+    let root = fx.root.clone();
+    let base = fx.base.clone();
+    fx.file("a.txt", "A")
+        .file("sub/b.txt", "B")
+        .file(".env", "ENV")
+        .file("config/.env.local", "ENVLOCAL")
+        .file("keys/server.pem", "PEM")
+        .file(".ssh/config", "SSH")
+        // Inside → inside: followed.
+        .link("link_in", "sub/b.txt")
+        .link("dirlink_in", "sub")
+        .link("abs_in", root.join("sub/b.txt"))
+        .link("sub/up", "..")
+        // Innocent name → sensitive file.
+        .link("notes.txt", ".env")
+        .link("keys_alias", "keys")
+        // Leaving the root.
+        .link("link_out", "../outside")
+        .link("abs_out", base.join("outside/secret.txt"))
+        .link("chain1", "chain2")
+        .link("chain2", "sub/chain3")
+        .link("sub/chain3", "../../outside/secret.txt")
+        .link("dangling_out", "/nonexistent-toolgate-dir/x")
+        .link("dangling_rel_out", "../../nope")
+        .link("evil_sibling", base.join("ws-evil"))
+        .link("loop1", "loop2")
+        .link("loop2", "loop1");
+    fx
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    /// Reads this content.
+    Read(&'static str),
+    /// `OutsideWorkspace` from `resolve`.
+    Outside,
+    /// `SymlinkEscapes`, naming this link.
+    Escapes(&'static str),
+    /// `NulByte` from `resolve`.
+    Nul,
+    /// `Sensitive`, with this pattern.
+    Sensitive(&'static str),
+    NotFound,
+    NotAFile,
+    Loop,
+}
+
+fn check(ws: &Workspace, input: &str, expect: Expect) -> Result<(), String> {
+    let result = ws.resolve(input).and_then(|p| ws.read(&p));
+    let ok = match (&result, expect) {
+        (Ok(bytes), Expect::Read(want)) => bytes == want.as_bytes(),
+        (Err(WorkspaceError::OutsideWorkspace { .. }), Expect::Outside)
+        | (Err(WorkspaceError::NulByte { .. }), Expect::Nul)
+        | (Err(WorkspaceError::NotFound { .. }), Expect::NotFound)
+        | (Err(WorkspaceError::NotAFile { .. }), Expect::NotAFile)
+        | (Err(WorkspaceError::TooManySymlinks { .. }), Expect::Loop) => true,
+        (Err(WorkspaceError::SymlinkEscapes { link, .. }), Expect::Escapes(want)) => link == want,
+        (Err(WorkspaceError::Sensitive { pattern, .. }), Expect::Sensitive(want)) => {
+            pattern == want
+        }
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{input:?}: expected {expect:?}, got {result:?}"))
+    }
+}
+
+const ATTACKS: &[(&str, Expect)] = &[
+    // Plain and normalised paths inside.
+    ("a.txt", Expect::Read("A")),
+    ("./sub/../a.txt", Expect::Read("A")),
+    ("sub//b.txt", Expect::Read("B")),
+    ("missing.txt", Expect::NotFound),
+    ("", Expect::NotAFile),
+    (".", Expect::NotAFile),
+    // `..` escapes, however they are dressed.
+    ("..", Expect::Outside),
+    ("../outside/secret.txt", Expect::Outside),
+    ("../../../../../../etc/passwd", Expect::Outside),
+    ("a/../../x", Expect::Outside),
+    ("sub/../../outside/secret.txt", Expect::Outside),
+    ("./../ws/a.txt", Expect::Outside),
+    // Absolute paths: inside accepted, outside refused, prefix sibling too.
+    ("{ws}/a.txt", Expect::Read("A")),
+    ("{ws}/sub/../a.txt", Expect::Read("A")),
+    ("{ws}", Expect::NotAFile),
+    ("/etc/passwd", Expect::Outside),
+    ("{base}/outside/secret.txt", Expect::Outside),
+    ("{base}/ws-evil/f", Expect::Outside),
+    ("{ws}-evil/f", Expect::Outside),
+    ("{ws}/../ws-evil/f", Expect::Outside),
+    ("{ws}/../outside/secret.txt", Expect::Outside),
+    // NUL bytes.
+    ("a.txt\0", Expect::Nul),
+    ("a\0/../../etc/passwd", Expect::Nul),
+    // Symlinks that stay inside: followed.
+    ("link_in", Expect::Read("B")),
+    ("dirlink_in/b.txt", Expect::Read("B")),
+    ("abs_in", Expect::Read("B")),
+    ("sub/up/a.txt", Expect::Read("A")),
+    ("dirlink_in/up/sub/b.txt", Expect::Read("B")),
+    // Symlinks that leave: refused, naming the link.
+    ("link_out/secret.txt", Expect::Escapes("link_out")),
+    ("link_out", Expect::Escapes("link_out")),
+    ("abs_out", Expect::Escapes("abs_out")),
+    ("chain1", Expect::Escapes("sub/chain3")),
+    ("dirlink_in/chain3", Expect::Escapes("sub/chain3")),
+    ("dangling_out", Expect::Escapes("dangling_out")),
+    ("dangling_rel_out", Expect::Escapes("dangling_rel_out")),
+    ("evil_sibling/f", Expect::Escapes("evil_sibling")),
+    ("loop1", Expect::Loop),
+    // Sensitive files: refused by name, and through innocent names.
+    (".env", Expect::Sensitive(".env*")),
+    ("config/.env.local", Expect::Sensitive(".env*")),
+    ("keys/server.pem", Expect::Sensitive("*.pem")),
+    (".ssh/config", Expect::Sensitive(".ssh/**")),
+    ("{ws}/.ssh/config", Expect::Sensitive(".ssh/**")),
+    ("notes.txt", Expect::Sensitive(".env*")),
+    ("keys_alias/server.pem", Expect::Sensitive("*.pem")),
+    ("sub/up/.env", Expect::Sensitive(".env*")),
+];
+
+#[test]
+fn path_attacks_are_refused_and_inside_paths_work() {
+    let fx = attack_fixture();
+    let ws = fx.ws();
+    let failures: Vec<String> = ATTACKS
+        .iter()
+        .filter_map(|(input, expect)| check(&ws, &fx.expand(input), *expect).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn refused_paths_are_refused_for_every_operation_and_outside_is_untouched() {
+    let fx = attack_fixture();
+    let ws = fx.ws();
+    let before = fx.outside_snapshot();
+    for (input, expect) in ATTACKS {
+        if matches!(
+            expect,
+            Expect::Read(_) | Expect::NotFound | Expect::NotAFile | Expect::Loop
+        ) {
+            continue;
+        }
+        let input = fx.expand(input);
+        let Ok(p) = ws.resolve(&input) else {
+            continue; // refused before any file system access
+        };
+        let name = format!("{input:?}");
+        assert!(ws.write_atomic(&p, b"PWNED").is_err(), "write {name}");
+        assert!(ws.append(&p, b"PWNED").is_err(), "append {name}");
+        assert!(ws.read_limited(&p, 1 << 20).is_err(), "read_limited {name}");
+        if !matches!(expect, Expect::Sensitive(_)) {
+            assert!(ws.metadata(&p).is_err(), "metadata {name}");
+            assert!(!ws.exists(&p), "exists {name}");
+        }
+        // Writing beneath an escaping directory symlink.
+        if let Ok(below) = ws.resolve(&format!("{input}/new.txt")) {
+            assert!(
+                ws.write_atomic(&below, b"PWNED").is_err(),
+                "write below {name}"
+            );
+        }
+    }
+    assert_eq!(fx.outside_snapshot(), before);
+    assert_eq!(fs::read(fx.root.join(".env")).unwrap(), b"ENV");
+}
+
+#[test]
+fn allow_sensitive_lifts_the_sensitive_refusal_only() {
+    let fx = attack_fixture();
+    let ws = Workspace::builder(&fx.root)
+        .allow_sensitive(true)
+        .build()
+        .unwrap();
+    let cases: &[(&str, Expect)] = &[
+        (".env", Expect::Read("ENV")),
+        ("config/.env.local", Expect::Read("ENVLOCAL")),
+        ("keys/server.pem", Expect::Read("PEM")),
+        (".ssh/config", Expect::Read("SSH")),
+        ("notes.txt", Expect::Read("ENV")),
+        ("link_out/secret.txt", Expect::Escapes("link_out")),
+        ("../outside/secret.txt", Expect::Outside),
+    ];
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|(input, expect)| check(&ws, input, *expect).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let env = ws.resolve("notes.txt").unwrap();
+    assert_eq!(ws.is_sensitive(&env), Some(".env*"));
+    ws.write_atomic(&env, b"NEW").unwrap();
+    assert_eq!(fs::read(fx.root.join(".env")).unwrap(), b"NEW");
+}
+
+#[test]
+fn sensitive_files_are_refused_for_writes_appends_and_removal() {
+    let fx = attack_fixture();
+    let ws = fx.ws();
+    for input in [".env", "notes.txt", "keys/new.key", ".ssh/authorized_keys"] {
+        let p = ws.resolve(input).unwrap();
+        let mut results = vec![
+            ("write", ws.write_atomic(&p, b"x")),
+            ("append", ws.append(&p, b"x")),
+        ];
+        if input != "notes.txt" {
+            results.push(("remove", ws.remove_file(&p)));
+        }
+        for (op, result) in results {
+            assert!(
+                matches!(result, Err(WorkspaceError::Sensitive { .. })),
+                "{op} {input}: {result:?}"
+            );
+        }
+    }
+    assert_eq!(fs::read(fx.root.join(".env")).unwrap(), b"ENV");
+    assert!(!fx.root.join("keys/new.key").exists());
+    // A write that resolves into a sensitive directory creates nothing
+    // there, not even the missing parents.
+    symlink(".ssh", fx.root.join("vault")).unwrap();
+    let p = ws.resolve("vault/sub/id").unwrap();
+    let result = ws.write_atomic(&p, b"x");
+    assert!(
+        matches!(&result, Err(WorkspaceError::Sensitive { pattern, .. }) if pattern == ".ssh/**"),
+        "{result:?}"
+    );
+    assert!(!fx.root.join(".ssh/sub").exists());
+    // Removing the innocently named link is fine: it removes the link
+    // itself, never what it points to.
+    ws.remove_file(&ws.resolve("notes.txt").unwrap()).unwrap();
+    assert!(fs::symlink_metadata(fx.root.join("notes.txt")).is_err());
+    assert_eq!(fs::read(fx.root.join(".env")).unwrap(), b"ENV");
+}
+
+#[test]
+fn error_messages_say_what_to_do() {
+    let fx = attack_fixture();
+    let ws = fx.ws();
+    let root = fx.root.display();
+    let message = |input: &str| {
+        ws.resolve(input)
+            .and_then(|p| ws.read(&p))
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        message("../x"),
+        format!("path `../x` leaves the workspace {root}; use a path inside it")
+    );
+    assert_eq!(
+        message("link_out/secret.txt"),
+        format!(
+            "path `link_out/secret.txt` leaves the workspace {root} through the symlink \
+             `link_out` (-> ../outside); use a path inside it"
+        )
+    );
+    assert_eq!(
+        message("notes.txt"),
+        "refusing `notes.txt`: it matches the sensitive-file pattern `.env*`; \
+         sensitive files are off limits unless the configuration allows them"
+    );
+    assert_eq!(
+        message("a\0b"),
+        "path `a\\0b` contains a NUL byte; remove it"
+    );
+    assert_eq!(message("nope/x"), "path `nope/x` does not exist");
+}
+
+#[test]
+fn absolute_paths_under_the_root_as_configured_are_accepted() {
+    // The root is configured through a symlink; absolute paths spelled
+    // either way are inside.
+    let fx = attack_fixture();
+    let alias = fx.base.join("ws-alias");
+    symlink(&fx.root, &alias).unwrap();
+    let ws = Workspace::builder(&alias).build().unwrap();
+    assert_eq!(ws.root(), fx.root);
+    for input in [
+        format!("{}/a.txt", alias.display()),
+        format!("{}/a.txt", fx.root.display()),
+    ] {
+        let p = ws.resolve(&input).unwrap();
+        assert_eq!(ws.display(&p), "a.txt");
+        assert_eq!(ws.read(&p).unwrap(), b"A");
+    }
+    let sibling = format!("{}-evil/f", alias.display());
+    assert!(matches!(
+        ws.resolve(&sibling),
+        Err(WorkspaceError::OutsideWorkspace { .. })
+    ));
+}
+
+#[test]
+fn resolve_normalises_and_display_is_relative() {
+    let fx = Fixture::new();
+    let ws = fx.ws();
+    let cases: &[(&str, &str)] = &[
+        ("", "."),
+        (".", "."),
+        ("./", "."),
+        ("a/b/../c", "a/c"),
+        ("a//b/./c/", "a/b/c"),
+        ("a/..", "."),
+        ("{ws}", "."),
+        ("{ws}/x/y", "x/y"),
+    ];
+    for (input, want) in cases {
+        let p = ws.resolve(&fx.expand(input)).unwrap();
+        assert_eq!(ws.display(&p), *want, "input {input:?}");
+        assert_eq!(p.is_root(), *want == ".", "input {input:?}");
+        assert!(p.as_path().is_relative());
+    }
+}
+
+#[test]
+fn builder_validates_root_and_patterns() {
+    let fx = Fixture::new();
+    let missing = Workspace::builder(fx.base.join("nope")).build();
+    assert!(
+        matches!(missing, Err(WorkspaceError::Root { .. })),
+        "{missing:?}"
+    );
+    let file = Workspace::builder(fx.outside.join("secret.txt")).build();
+    assert!(
+        matches!(file, Err(WorkspaceError::RootNotADirectory { .. })),
+        "{file:?}"
+    );
+    let bad = Workspace::builder(&fx.root)
+        .sensitive_patterns(["ok", "[unclosed"])
+        .build();
+    assert!(
+        matches!(&bad, Err(WorkspaceError::InvalidPattern { pattern, .. }) if pattern == "[unclosed"),
+        "{bad:?}"
+    );
+}
+
+#[test]
+fn custom_patterns_replace_the_defaults() {
+    let fx = attack_fixture();
+    let ws = Workspace::builder(&fx.root)
+        .sensitive_patterns(["*.txt"])
+        .build()
+        .unwrap();
+    assert_eq!(ws.read(&ws.resolve(".env").unwrap()).unwrap(), b"ENV");
+    assert!(matches!(
+        ws.read(&ws.resolve("a.txt").unwrap()),
+        Err(WorkspaceError::Sensitive { .. })
+    ));
+}
+
+#[test]
+fn workspace_is_clone_send_sync() {
+    fn assert_traits<T: Clone + Send + Sync + 'static>() {}
+    assert_traits::<Workspace>();
+    assert_traits::<WsPath>();
+}
+
+/// One thread swaps `d` between a real directory inside the workspace and a
+/// symlink to an outside directory (atomically, with `RENAME_EXCHANGE`),
+/// while another writes and reads `d/f` through the workspace. Nothing may
+/// ever be written to, or read from, the outside directory.
+#[test]
+fn symlink_swapped_in_mid_operation_never_escapes() {
+    let fx = Fixture::new();
+    fs::create_dir(fx.root.join("d")).unwrap();
+    fs::write(fx.root.join("d/f"), "INSIDE-start").unwrap();
+    fs::write(fx.outside.join("f"), OUTSIDE).unwrap();
+    symlink(&fx.outside, fx.root.join("stash")).unwrap();
+    let before = fx.outside_snapshot();
+    let ws = fx.ws();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicUsize::new(0));
+    let swapper = {
+        let (stop, swaps) = (Arc::clone(&stop), Arc::clone(&swaps));
+        let (d, stash) = (fx.root.join("d"), fx.root.join("stash"));
+        thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                rustix::fs::renameat_with(
+                    rustix::fs::CWD,
+                    &d,
+                    rustix::fs::CWD,
+                    &stash,
+                    rustix::fs::RenameFlags::EXCHANGE,
+                )
+                .expect("RENAME_EXCHANGE is supported on this file system");
+                swaps.fetch_add(1, Ordering::Relaxed);
+                // A short dwell so that both states are seen by whole
+                // operations, not only mid-lookup.
+                thread::sleep(Duration::from_micros(50));
+            }
+        })
+    };
+
+    let worker = {
+        let ws = ws.clone();
+        thread::spawn(move || {
+            let p = ws.resolve("d/f").unwrap();
+            let deadline = Instant::now() + Duration::from_secs(3);
+            let (mut ok, mut refused) = (0usize, 0usize);
+            for i in 0..3000 {
+                if Instant::now() > deadline {
+                    break;
+                }
+                match ws.write_atomic(&p, format!("INSIDE-{i}").as_bytes()) {
+                    Ok(()) => ok += 1,
+                    Err(_) => refused += 1,
+                }
+                match ws.read(&p) {
+                    Ok(bytes) => {
+                        assert!(
+                            bytes.starts_with(b"INSIDE-"),
+                            "read outside content: {:?}",
+                            String::from_utf8_lossy(&bytes)
+                        );
+                        ok += 1;
+                    }
+                    Err(_) => refused += 1,
+                }
+            }
+            (ok, refused)
+        })
+    };
+    let result = worker.join();
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    let (ok, refused) = result.unwrap();
+    eprintln!(
+        "race: {} swaps, {ok} operations went through, {refused} were refused",
+        swaps.load(Ordering::Relaxed)
+    );
+
+    assert_eq!(
+        fx.outside_snapshot(),
+        before,
+        "something was written outside"
+    );
+    assert!(
+        swaps.load(Ordering::Relaxed) > 100,
+        "the swapper barely ran"
+    );
+    // Both states were exercised: some operations went through the real
+    // directory, some met the symlink and were refused.
+    assert!(ok > 0 && refused > 0, "ok {ok}, refused {refused}");
+}
+
+fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with(".toolgate-") && path.extension().is_some_and(|ext| ext == "tmp") {
+            out.push(path.clone());
+        }
+        if fs::symlink_metadata(&path).unwrap().is_dir() {
+            out.extend(temp_files(&path));
+        }
+    }
+    out
+}
+
+#[test]
+fn write_atomic_keeps_permissions_creates_parents_and_leaves_no_temp() {
+    let fx = Fixture::new();
+    let ws = fx.ws();
+    fx.file("conf.ini", "old");
+    fs::set_permissions(fx.root.join("conf.ini"), fs::Permissions::from_mode(0o640)).unwrap();
+    fx.file("run.sh", "#!/bin/sh\n");
+    fs::set_permissions(fx.root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+
+    for (input, mode) in [("conf.ini", 0o640), ("run.sh", 0o755)] {
+        let p = ws.resolve(input).unwrap();
+        ws.write_atomic(&p, b"new content").unwrap();
+        assert_eq!(ws.read(&p).unwrap(), b"new content");
+        let meta = fs::metadata(fx.root.join(input)).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o7777, mode, "{input}");
+    }
+
+    let deep = ws.resolve("a/b/c/new.txt").unwrap();
+    ws.write_atomic(&deep, b"deep").unwrap();
+    assert_eq!(fs::read(fx.root.join("a/b/c/new.txt")).unwrap(), b"deep");
+    assert!(
+        temp_files(&fx.root).is_empty(),
+        "{:?}",
+        temp_files(&fx.root)
+    );
+
+    // Failed writes: the target is a directory; a parent is a file.
+    let dir = ws.resolve("a/b").unwrap();
+    assert!(matches!(
+        ws.write_atomic(&dir, b"x"),
+        Err(WorkspaceError::NotAFile { .. })
+    ));
+    let under_file = ws.resolve("conf.ini/x").unwrap();
+    assert!(matches!(
+        ws.write_atomic(&under_file, b"x"),
+        Err(WorkspaceError::NotADirectory { .. })
+    ));
+    assert!(
+        temp_files(&fx.root).is_empty(),
+        "{:?}",
+        temp_files(&fx.root)
+    );
+    assert_eq!(fs::read(fx.root.join("conf.ini")).unwrap(), b"new content");
+}
+
+#[test]
+fn write_atomic_through_an_inside_symlink_replaces_the_target_and_keeps_the_link() {
+    let fx = Fixture::new();
+    fx.file("real.txt", "old").link("alias.txt", "real.txt");
+    let ws = fx.ws();
+    ws.write_atomic(&ws.resolve("alias.txt").unwrap(), b"new")
+        .unwrap();
+    assert_eq!(fs::read(fx.root.join("real.txt")).unwrap(), b"new");
+    assert!(
+        fs::symlink_metadata(fx.root.join("alias.txt"))
+            .unwrap()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn read_limited_refuses_large_files_with_their_size() {
+    let fx = Fixture::new();
+    fx.file("big.txt", &"x".repeat(100));
+    let ws = fx.ws();
+    let p = ws.resolve("big.txt").unwrap();
+    assert_eq!(ws.read_limited(&p, 100).unwrap().len(), 100);
+    let err = ws.read_limited(&p, 99).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            WorkspaceError::TooLarge {
+                size: 100,
+                max: 99,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("read it in parts"));
+}
+
+#[test]
+fn append_creates_and_appends_inside_only() {
+    let fx = attack_fixture();
+    let ws = fx.ws();
+    let log = ws.resolve("logs/run.log").unwrap();
+    ws.append(&log, b"one\n").unwrap();
+    ws.append(&log, b"two\n").unwrap();
+    assert_eq!(ws.read(&log).unwrap(), b"one\ntwo\n");
+    let out = ws.resolve("link_out/secret.txt").unwrap();
+    assert!(matches!(
+        ws.append(&out, b"x"),
+        Err(WorkspaceError::SymlinkEscapes { .. })
+    ));
+    assert_eq!(
+        fs::read(fx.outside.join("secret.txt")).unwrap(),
+        OUTSIDE.as_bytes()
+    );
+}
+
+#[test]
+fn remove_file_removes_files_and_links_never_their_targets() {
+    let fx = attack_fixture();
+    let ws = fx.ws();
+    ws.remove_file(&ws.resolve("a.txt").unwrap()).unwrap();
+    assert!(!fx.root.join("a.txt").exists());
+    // A symlink leading outside can be removed: only the link goes.
+    ws.remove_file(&ws.resolve("abs_out").unwrap()).unwrap();
+    assert!(fs::symlink_metadata(fx.root.join("abs_out")).is_err());
+    assert!(fx.outside.join("secret.txt").exists());
+    // But nothing beneath it can.
+    let below = ws.resolve("link_out/secret.txt").unwrap();
+    assert!(ws.remove_file(&below).is_err());
+    assert!(fx.outside.join("secret.txt").exists());
+    let dir = ws.resolve("sub").unwrap();
+    assert!(matches!(
+        ws.remove_file(&dir),
+        Err(WorkspaceError::NotAFile { .. })
+    ));
+}
+
+#[test]
+fn metadata_exists_and_is_sensitive_follow_inside_links_only() {
+    let fx = attack_fixture();
+    let ws = fx.ws();
+    let p = |s: &str| ws.resolve(s).unwrap();
+    assert!(ws.metadata(&p("dirlink_in")).unwrap().is_dir());
+    assert_eq!(ws.metadata(&p("abs_in")).unwrap().len(), 1);
+    assert!(ws.metadata(&p("")).unwrap().is_dir());
+    assert!(ws.exists(&p("link_in")));
+    assert!(!ws.exists(&p("link_out")));
+    assert!(!ws.exists(&p("missing")));
+    assert_eq!(ws.is_sensitive(&p("notes.txt")), Some(".env*"));
+    assert_eq!(ws.is_sensitive(&p("keys/server.pem")), Some("*.pem"));
+    assert_eq!(ws.is_sensitive(&p("a.txt")), None);
+}
+
+/// A tree with `.git`, links out, a link loop, an alias and a secret.
+fn walk_fixture() -> Fixture {
+    let fx = Fixture::new();
+    fx.file("a.txt", "")
+        .file("zz.txt", "")
+        .file("src/main.rs", "")
+        .file("src/.git", "gitdir: elsewhere")
+        .file(".git/config", "")
+        .file(".git/objects/ab/cd", "")
+        .file(".env", "")
+        .link("link_out", "../outside")
+        .link("file_out", "../outside/secret.txt")
+        .link("loop", ".")
+        .link("src/up", "..")
+        .link("alias", "src")
+        .link("alias_file", "a.txt")
+        .link("dangling", "nowhere");
+    fx
+}
+
+fn names(ws: &Workspace, paths: &[WsPath]) -> Vec<String> {
+    paths.iter().map(|p| ws.display(p)).collect()
+}
+
+#[test]
+fn walk_skips_git_outside_links_and_secrets_and_survives_loops() {
+    let fx = walk_fixture();
+    let ws = fx.ws();
+    let all = ws.walk(&ws.resolve("").unwrap(), true).unwrap();
+    assert_eq!(
+        names(&ws, &all),
+        ["a.txt", "alias_file", "src/main.rs", "zz.txt"]
+    );
+    let mut sorted = all.clone();
+    sorted.sort();
+    assert_eq!(all, sorted);
+
+    let top = ws.walk(&ws.resolve(".").unwrap(), false).unwrap();
+    assert_eq!(names(&ws, &top), ["a.txt", "alias_file", "zz.txt"]);
+
+    // Walking from the alias lists the files under the alias, goes up
+    // through `src/up` into the root, and still ends.
+    let through_alias = ws.walk(&ws.resolve("alias").unwrap(), true).unwrap();
+    let listed = names(&ws, &through_alias);
+    assert!(listed.contains(&"alias/main.rs".to_owned()), "{listed:?}");
+    assert!(listed.iter().all(|p| p.starts_with("alias/")), "{listed:?}");
+    assert!(
+        !listed
+            .iter()
+            .any(|p| p.contains(".git") || p.contains(".env"))
+    );
+
+    assert!(matches!(
+        ws.walk(&ws.resolve("link_out").unwrap(), true),
+        Err(WorkspaceError::SymlinkEscapes { .. })
+    ));
+
+    let allowing = Workspace::builder(&fx.root)
+        .allow_sensitive(true)
+        .build()
+        .unwrap();
+    let all = allowing.walk(&allowing.resolve("").unwrap(), true).unwrap();
+    assert!(names(&allowing, &all).contains(&".env".to_owned()));
+}
+
+#[test]
+fn read_dir_classifies_entries() {
+    let fx = walk_fixture();
+    let ws = fx.ws();
+    let entries = ws.read_dir(&ws.resolve("").unwrap()).unwrap();
+    let got: Vec<(&str, EntryKind)> = entries.iter().map(|e| (e.name.as_str(), e.kind)).collect();
+    assert_eq!(
+        got,
+        [
+            (".env", EntryKind::File),
+            (".git", EntryKind::Dir),
+            ("a.txt", EntryKind::File),
+            ("alias", EntryKind::SymlinkInside),
+            ("alias_file", EntryKind::SymlinkInside),
+            ("dangling", EntryKind::SymlinkInside),
+            ("file_out", EntryKind::SymlinkOutside),
+            ("link_out", EntryKind::SymlinkOutside),
+            ("loop", EntryKind::SymlinkInside),
+            ("src", EntryKind::Dir),
+            ("zz.txt", EntryKind::File),
+        ]
+    );
+    let src = ws.read_dir(&ws.resolve("alias").unwrap()).unwrap();
+    assert_eq!(ws.display(&src[0].path), "alias/.git");
+    assert!(matches!(
+        ws.read_dir(&ws.resolve("a.txt").unwrap()),
+        Err(WorkspaceError::NotADirectory { .. })
+    ));
+}
+
+/// The same property as the fuzz target (`fuzz/fuzz_targets/workspace_resolve.rs`),
+/// over a fixed corpus and deterministic pseudo-random combinations of
+/// troublesome pieces: no panic, every accepted path is inside, and no
+/// content from outside is ever returned.
+#[test]
+fn resolve_never_escapes_on_a_generated_corpus() {
+    let fx = attack_fixture();
+    let ws = fx.ws();
+    let root_str = fx.root.to_str().unwrap().to_owned();
+    let base_str = fx.base.to_str().unwrap().to_owned();
+    let pieces: Vec<String> = vec![
+        "..".into(),
+        ".".into(),
+        "/".into(),
+        "//".into(),
+        "a.txt".into(),
+        "sub".into(),
+        "up".into(),
+        "link_out".into(),
+        "dirlink_in".into(),
+        "chain1".into(),
+        "abs_in".into(),
+        "loop1".into(),
+        "evil_sibling".into(),
+        "secret.txt".into(),
+        ".env".into(),
+        "\0".into(),
+        "\\".into(),
+        "~".into(),
+        "é".into(),
+        "-evil".into(),
+        root_str.clone(),
+        base_str,
+        "outside".into(),
+    ];
+    let mut corpus: Vec<String> = ATTACKS.iter().map(|(s, _)| fx.expand(s)).collect();
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        // xorshift64*: deterministic, no dependency.
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    for _ in 0..20_000 {
+        let len = next() % 8;
+        let mut s = String::new();
+        for _ in 0..len {
+            let piece = &pieces[usize::try_from(next() % pieces.len() as u64).unwrap()];
+            s.push_str(piece);
+            if next() % 2 == 0 {
+                s.push('/');
+            }
+        }
+        corpus.push(s);
+    }
+    let mut accepted = 0;
+    let mut inside_reads = BTreeSet::new();
+    for input in &corpus {
+        let Ok(p) = ws.resolve(input) else { continue };
+        accepted += 1;
+        assert!(
+            p.as_path()
+                .components()
+                .all(|c| matches!(c, Component::Normal(_))),
+            "{input:?} -> {p:?}"
+        );
+        assert!(fx.root.join(p.as_path()).starts_with(&fx.root));
+        let _ = ws.metadata(&p);
+        let _ = ws.exists(&p);
+        let _ = ws.is_sensitive(&p);
+        if let Ok(bytes) = ws.read_limited(&p, 1 << 16) {
+            assert_ne!(bytes, OUTSIDE.as_bytes(), "{input:?} read outside content");
+            inside_reads.insert(ws.display(&p));
+        }
+    }
+    assert!(accepted > 1000, "only {accepted} inputs accepted");
+    assert!(inside_reads.len() > 3, "{inside_reads:?}");
+}
