@@ -52,6 +52,14 @@ pub(crate) struct GlobalArgs {
     #[arg(long, global = true)]
     pub(crate) no_json: bool,
 
+    /// Register `run_command` and `process` even if the configuration disables them.
+    #[arg(long, global = true)]
+    pub(crate) allow_commands: bool,
+
+    /// Do not register `run_command` and `process`. Wins over `--allow-commands`.
+    #[arg(long, global = true)]
+    pub(crate) no_commands: bool,
+
     /// More diagnostics on stderr (-v: info, -vv: debug, -vvv: trace).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
@@ -137,9 +145,11 @@ mod tests {
         for arg in command.get_arguments() {
             let Some(long) = arg.get_long() else { continue };
             let is_switch = matches!(arg.get_action(), clap::ArgAction::SetTrue);
+            // Seed 000 names this pair: --allow-commands / --no-commands.
+            let partner = if long == "allow-commands" { "no-commands".to_owned() } else { format!("no-{long}") };
             if is_switch && !long.starts_with("no-") {
                 assert!(
-                    longs.contains(&format!("no-{long}").as_str()),
+                    longs.contains(&partner.as_str()),
                     "--{long} has no --no-{long}"
                 );
             }

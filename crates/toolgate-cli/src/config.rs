@@ -38,6 +38,8 @@ pub(crate) struct Config {
     pub(crate) confirmation: ConfirmationSection,
     /// The JSONL audit file.
     pub(crate) audit: AuditSection,
+    /// `run_command` and background processes.
+    pub(crate) commands: CommandsSection,
     /// Per-tool options.
     pub(crate) tools: ToolsSection,
 }
@@ -50,6 +52,9 @@ pub(crate) struct WorkspaceSection {
     pub(crate) allow_delete: bool,
     /// The largest file `read_file` returns whole, in bytes. Default: 1 MiB.
     pub(crate) max_file_size: u64,
+    /// Whether tools may read and write sensitive files (`.env*`, keys,
+    /// credentials, …). Default: false.
+    pub(crate) allow_sensitive: bool,
 }
 
 impl Default for WorkspaceSection {
@@ -57,6 +62,7 @@ impl Default for WorkspaceSection {
         Self {
             allow_delete: false,
             max_file_size: 1024 * 1024,
+            allow_sensitive: false,
         }
     }
 }
@@ -67,6 +73,69 @@ impl Default for WorkspaceSection {
 pub(crate) struct ConfirmationSection {
     /// `yolo`, `confirm-sensitive` (default) or `confirm-all`.
     pub(crate) mode: ConfirmationMode,
+}
+
+/// `commands:`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct CommandsSection {
+    /// Whether `run_command` and `process` are registered. Default: true.
+    pub(crate) enabled: bool,
+    /// Refuse `dangerous` commands instead of asking. Default: false.
+    pub(crate) allowed_only: bool,
+    /// Output lines kept per stream (head + tail). Default: 200.
+    pub(crate) max_output_lines: usize,
+    /// `landlock` (default) or `none`.
+    pub(crate) sandbox: SandboxSetting,
+    /// Refuse to run commands when the sandbox is unavailable. Default: false.
+    pub(crate) sandbox_required: bool,
+    /// `allow` (default) or `deny`: TCP from sandboxed commands.
+    pub(crate) network: NetworkSetting,
+    /// Extra blocked-command regexes, on top of the built-in blocklist.
+    pub(crate) blocked_patterns: Vec<String>,
+    /// Background sessions at once. Default: 8.
+    pub(crate) max_sessions: usize,
+    /// Seconds a finished background session is kept. Default: 1800.
+    pub(crate) session_ttl: u64,
+    /// Bytes of unread output kept per background session. Default: 262144.
+    pub(crate) session_output_cap: usize,
+}
+
+impl Default for CommandsSection {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            allowed_only: false,
+            max_output_lines: 200,
+            sandbox: SandboxSetting::Landlock,
+            sandbox_required: false,
+            network: NetworkSetting::Allow,
+            blocked_patterns: Vec::new(),
+            max_sessions: 8,
+            session_ttl: 1800,
+            session_output_cap: 256 * 1024,
+        }
+    }
+}
+
+/// `commands.sandbox`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SandboxSetting {
+    /// Landlock on Linux.
+    Landlock,
+    /// No OS sandbox.
+    None,
+}
+
+/// `commands.network`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum NetworkSetting {
+    /// Commands may use the network.
+    Allow,
+    /// TCP is denied by the sandbox.
+    Deny,
 }
 
 /// `audit:`
@@ -201,6 +270,8 @@ pub(crate) struct Loaded {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Overrides {
     pub(crate) mode: Option<ConfirmationMode>,
+    /// `--allow-commands` (true) / `--no-commands` (false).
+    pub(crate) commands: Option<bool>,
 }
 
 /// Loads every layer for a workspace.
@@ -249,6 +320,9 @@ pub(crate) fn load(
         serde_yaml_ng::from_value(merged).context("the merged configuration is invalid")?;
     if let Some(mode) = overrides.mode {
         config.confirmation.mode = mode;
+    }
+    if let Some(enabled) = overrides.commands {
+        config.commands.enabled = enabled;
     }
     if let Some(path) = config.audit.path.as_mut().filter(|p| p.is_relative()) {
         *path = workspace.join(&*path);
@@ -435,9 +509,11 @@ mod tests {
             &env,
             &Overrides {
                 mode: Some(ConfirmationMode::ConfirmSensitive),
+                commands: Some(false),
             },
         )
         .unwrap();
+        assert!(!loaded.config.commands.enabled);
         assert_eq!(loaded.config.tools.timeout, 9);
         assert_eq!(
             loaded.config.confirmation.mode,

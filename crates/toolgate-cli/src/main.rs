@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow};
 use clap::Parser;
-use toolgate_core::{Registry, SchemaFormat, ToolCall, ToolResult};
+use toolgate_core::{Registry, SchemaFormat, ToolCall, ToolResult, Workspace};
 use toolgate_engine::{Approver, AuditLog, Decision, ExecutionEngine, HeadlessApprover};
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
 use toolgate_tools::BuiltinOptions;
@@ -125,7 +125,14 @@ impl Setup {
             )));
         }
         let env: Vec<(String, String)> = std::env::vars().collect();
-        let overrides = Overrides { mode: global.mode };
+        let commands = if global.no_commands {
+            Some(false)
+        } else if global.allow_commands {
+            Some(true)
+        } else {
+            None
+        };
+        let overrides = Overrides { mode: global.mode, commands };
         let loaded = config::load(&workspace, global.config.as_deref(), &env, &overrides).map_err(
             |error| {
                 let hint = error
@@ -149,9 +156,15 @@ impl Setup {
     fn registry(&self) -> Result<Arc<Registry>, CliError> {
         let config = &self.loaded.config;
         let registry = Registry::new();
-        let options =
-            BuiltinOptions::default().default_timezone(config.tools.datetime.timezone.clone());
-        for tool in toolgate_tools::builtin_tools(&options) {
+        let workspace = Workspace::builder(&self.workspace)
+            .allow_sensitive(config.workspace.allow_sensitive)
+            .build()
+            .map_err(|e| CliError::usage(anyhow!(e).context("the workspace cannot be used")))?;
+        let options = BuiltinOptions::default()
+            .default_timezone(config.tools.datetime.timezone.clone())
+            .max_file_size(config.workspace.max_file_size)
+            .allow_delete(config.workspace.allow_delete);
+        for tool in toolgate_tools::builtin_tools(&workspace, &options) {
             let enabled = match tool.name() {
                 "get_datetime" => config.tools.datetime.enabled,
                 "echo" => config.tools.echo.enabled,

@@ -7,6 +7,8 @@
 //!
 //! | module | tools |
 //! |---|---|
+//! | [`fs`] | `read_file`, `write_file`, `delete_file`, `list_files` |
+//! | [`editing`] | `edit_file`, `apply_patch` (over the pure [`edit`] and [`patch`] engines) |
 //! | [`time`] | `get_datetime` |
 //! | [`diag`] | `echo` |
 //!
@@ -15,47 +17,88 @@
 //! # Example
 //!
 //! ```
-//! use toolgate_core::Registry;
+//! use toolgate_core::{Registry, Workspace};
 //! use toolgate_tools::{BuiltinOptions, builtin_tools};
 //!
-//! # fn main() -> Result<(), toolgate_core::Error> {
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let workspace = Workspace::builder(dir.path()).build()?;
 //! let registry = Registry::new();
-//! for tool in builtin_tools(&BuiltinOptions::default()) {
+//! for tool in builtin_tools(&workspace, &BuiltinOptions::default()) {
 //!     registry.register_arc(tool)?;
 //! }
-//! assert!(registry.has("get_datetime"));
+//! assert!(registry.has("read_file") && registry.has("apply_patch"));
 //! # Ok(())
 //! # }
 //! ```
 
 use std::sync::Arc;
 
-use toolgate_core::Tool;
+use toolgate_core::{Tool, Workspace};
 
 pub mod diag;
+pub mod edit;
+pub mod editing;
+pub mod fs;
+pub mod patch;
 pub mod time;
 
 /// Options for the built-in tools.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct BuiltinOptions {
     /// The IANA time zone `get_datetime` uses when the call names none.
-    /// By default, the system's zone.
     pub default_timezone: Option<String>,
+    /// The largest file `read_file` returns whole, in bytes.
+    pub max_file_size: u64,
+    /// Whether `delete_file` may delete.
+    pub allow_delete: bool,
+}
+
+impl Default for BuiltinOptions {
+    fn default() -> Self {
+        Self {
+            default_timezone: None,
+            max_file_size: 1024 * 1024,
+            allow_delete: false,
+        }
+    }
 }
 
 impl BuiltinOptions {
-    /// Sets the default time zone of `get_datetime`.
+    /// Sets the default time zone of `get_datetime`. By default, the
+    /// system's zone.
     #[must_use]
     pub fn default_timezone(mut self, zone: Option<String>) -> Self {
         self.default_timezone = zone;
         self
     }
+
+    /// Sets the largest file `read_file` returns whole (larger files are
+    /// read in pages). By default, 1 MiB.
+    #[must_use]
+    pub fn max_file_size(mut self, bytes: u64) -> Self {
+        self.max_file_size = bytes;
+        self
+    }
+
+    /// Sets whether `delete_file` may delete. By default, it may not.
+    #[must_use]
+    pub fn allow_delete(mut self, allow: bool) -> Self {
+        self.allow_delete = allow;
+        self
+    }
 }
 
-/// Every built-in tool, configured by `options`.
-pub fn builtin_tools(options: &BuiltinOptions) -> Vec<Arc<dyn Tool>> {
+/// Every built-in tool, working in `workspace` and configured by `options`.
+pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc<dyn Tool>> {
     vec![
+        Arc::new(fs::ReadFile::new(workspace.clone(), options.max_file_size)),
+        Arc::new(fs::WriteFile::new(workspace.clone())),
+        Arc::new(fs::DeleteFile::new(workspace.clone(), options.allow_delete)),
+        Arc::new(fs::ListFiles::new(workspace.clone())),
+        Arc::new(editing::EditFile::new(workspace.clone())),
+        Arc::new(editing::ApplyPatch::new(workspace.clone())),
         Arc::new(time::GetDateTime::new(options.default_timezone.clone())),
         Arc::new(diag::Echo),
     ]

@@ -9,19 +9,21 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
-use toolgate_core::{Registry, SchemaFormat, check_tool_name};
+use toolgate_core::{Registry, SchemaFormat, Workspace, check_tool_name};
 use toolgate_tools::{BuiltinOptions, builtin_tools};
 
 #[test]
 fn every_builtin_is_well_formed() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::builder(dir.path()).build().unwrap();
     let registry = Registry::new();
-    for tool in builtin_tools(&BuiltinOptions::default()) {
+    for tool in builtin_tools(&workspace, &BuiltinOptions::default()) {
         let name = tool.name().to_owned();
         registry
             .register_arc(tool)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
-    assert!(registry.count() >= 2);
+    assert_eq!(registry.count(), 8);
     for entry in registry.list() {
         let spec = entry.spec();
         assert!(check_tool_name(&spec.name).is_ok(), "{}", spec.name);

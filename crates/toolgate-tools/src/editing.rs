@@ -1,0 +1,447 @@
+//! Editing tools: `edit_file` (exact replacement) and `apply_patch`
+//! (unified diffs and the envelope format), seed 000 F9.
+//!
+//! The text work is pure and lives in [`crate::edit`] and [`crate::patch`];
+//! this module reads and writes through the [`Workspace`] and keeps a call
+//! all-or-nothing.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use toolgate_core::{Sensitivity, ToolContext, ToolResult, TypedTool, Workspace, WorkspaceError, WsPath};
+
+use crate::edit::{replace_exact, unified_diff};
+use crate::fs::decode_text;
+use crate::patch::{self, FileKind, FilePatch, HunkLine, PatchFormat};
+
+/// The largest file the editing tools load, in bytes. Edits are applied in
+/// memory; this keeps one call from loading an arbitrarily large file.
+const MAX_EDIT_SIZE: u64 = 256 * 1024 * 1024;
+
+/// Runs blocking file-system work off the async worker threads.
+async fn blocking(work: impl FnOnce() -> Result<ToolResult, String> + Send + 'static) -> ToolResult {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(message)) => ToolResult::failure(message),
+        Err(error) => ToolResult::failure(format!("internal error: the edit did not finish ({error})")),
+    }
+}
+
+fn read_text(workspace: &Workspace, path: &WsPath) -> Result<String, String> {
+    let display = workspace.display(path);
+    let bytes = workspace.read_limited(path, MAX_EDIT_SIZE).map_err(|e| e.to_string())?;
+    decode_text(&display, bytes)
+}
+
+// ---------------------------------------------------------------- edit_file
+
+/// Arguments of `edit_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    /// Path of the file to edit, relative to the workspace root.
+    pub path: String,
+    /// The exact text to replace, including whitespace and indentation. It
+    /// must occur exactly once unless `replace_all` is set; include
+    /// surrounding lines to make it unique.
+    pub old_str: String,
+    /// The replacement text.
+    pub new_str: String,
+    /// Replace every occurrence instead of requiring exactly one (default false).
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+/// `edit_file`: replaces one exact block of text and returns the diff.
+#[derive(Debug, Clone)]
+pub struct EditFile {
+    workspace: Workspace,
+}
+
+impl EditFile {
+    /// An `edit_file` over `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        Self { workspace }
+    }
+}
+
+#[async_trait]
+impl TypedTool for EditFile {
+    type Args = EditFileArgs;
+    const NAME: &'static str = "edit_file";
+    const DESCRIPTION: &'static str = "Replace an exact block of text in a file and return the unified diff. \
+        `old_str` must match the file exactly (whitespace included) and occur once; \
+        add surrounding lines to make it unique, or set replace_all. \
+        Preferred for changing one contiguous block; line endings and BOM are kept.";
+    const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+
+    async fn run(&self, args: EditFileArgs, _ctx: &ToolContext) -> ToolResult {
+        let workspace = self.workspace.clone();
+        blocking(move || {
+            let path = workspace.resolve(&args.path).map_err(|e| e.to_string())?;
+            let display = workspace.display(&path);
+            let original = read_text(&workspace, &path)?;
+            let outcome = replace_exact(&original, &args.old_str, &args.new_str, args.replace_all)
+                .map_err(|error| format!("cannot edit `{display}`: {error}"))?;
+            workspace.write_atomic(&path, outcome.content.as_bytes()).map_err(|e| e.to_string())?;
+            let diff = unified_diff(&display, &original, &outcome.content);
+            let (added, removed) = count_changes(&diff);
+            let places = if outcome.replacements == 1 { "1 place" } else { "places" };
+            let summary = if outcome.replacements == 1 {
+                format!("edited `{display}` at line {} (+{added} -{removed})", outcome.first_line)
+            } else {
+                format!(
+                    "edited `{display}` in {} {places}, first at line {} (+{added} -{removed})",
+                    outcome.replacements, outcome.first_line
+                )
+            };
+            Ok(ToolResult::success(format!("{summary}\n{diff}"))
+                .with_metadata("path", display)
+                .with_metadata("replacements", outcome.replacements)
+                .with_metadata("first_line", outcome.first_line)
+                .with_metadata("lines_added", added)
+                .with_metadata("lines_removed", removed)
+                .with_metadata("diff", diff))
+        })
+        .await
+    }
+}
+
+/// Lines added and removed according to a unified diff.
+fn count_changes(diff: &str) -> (usize, usize) {
+    let mut added = 0;
+    let mut removed = 0;
+    for line in diff.lines() {
+        if line.starts_with("+++") || line.starts_with("---") {
+            continue;
+        }
+        if line.starts_with('+') {
+            added += 1;
+        } else if line.starts_with('-') {
+            removed += 1;
+        }
+    }
+    (added, removed)
+}
+
+// -------------------------------------------------------------- apply_patch
+
+/// Arguments of `apply_patch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyPatchArgs {
+    /// The patch: a unified diff (`--- a/x`, `+++ b/x`, `@@ … @@` hunks; one
+    /// or several files) or a `*** Begin Patch` … `*** End Patch` envelope
+    /// with `*** Add File:`, `*** Update File:` (optionally `*** Move to:`)
+    /// and `*** Delete File:` sections.
+    pub patch: String,
+    /// For a patch of a single file: the file to apply it to, instead of
+    /// the path in the patch's headers.
+    pub path: Option<String>,
+}
+
+/// `apply_patch`: applies a whole patch, or nothing.
+#[derive(Debug, Clone)]
+pub struct ApplyPatch {
+    workspace: Workspace,
+}
+
+impl ApplyPatch {
+    /// An `apply_patch` over `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        Self { workspace }
+    }
+}
+
+#[async_trait]
+impl TypedTool for ApplyPatch {
+    type Args = ApplyPatchArgs;
+    const NAME: &'static str = "apply_patch";
+    const DESCRIPTION: &'static str = "Apply a patch to one or more files: a unified diff, or a \
+        `*** Begin Patch` / `*** End Patch` envelope (Add File, Update File with optional Move to, Delete File). \
+        Hunks are found by their context even if line numbers are off. All or nothing: if any hunk \
+        cannot be placed, no file changes. Returns a summary and the resulting diff.";
+    const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+
+    async fn run(&self, args: ApplyPatchArgs, _ctx: &ToolContext) -> ToolResult {
+        let workspace = self.workspace.clone();
+        blocking(move || apply_patch(&workspace, &args)).await
+    }
+}
+
+/// One file's planned change, fully computed before anything is written.
+struct Planned {
+    /// Where the original text came from (and is removed from, for a
+    /// deletion or a move).
+    source: WsPath,
+    /// Where the new text goes; `None` for a deletion.
+    target: Option<WsPath>,
+    /// The text before, `None` when the file did not exist.
+    before: Option<String>,
+    /// The text after (empty for a deletion).
+    after: String,
+    summary: String,
+}
+
+fn apply_patch(workspace: &Workspace, args: &ApplyPatchArgs) -> Result<ToolResult, String> {
+    // Bare hunks with `path` given: the path stands in for the headers a
+    // model often leaves out once it has named the file.
+    let with_headers;
+    let text = match &args.path {
+        Some(path) if args.patch.trim_start().starts_with("@@") => {
+            with_headers = format!("--- a/{path}\n+++ b/{path}\n{}", args.patch.trim_start());
+            &with_headers
+        }
+        _ => &args.patch,
+    };
+    let parsed = patch::parse(text).map_err(|error| format!("cannot parse the patch: {error}"))?;
+    let files = parsed.files();
+    if args.path.is_some() && files.len() != 1 {
+        return Err(format!(
+            "`path` can only be given with a patch of one file, and this patch changes {} files; \
+             leave `path` out and let the patch's headers name the files",
+            files.len()
+        ));
+    }
+
+    // 1. Place every hunk of every file in memory.
+    let mut plan = Vec::with_capacity(files.len());
+    for file in files {
+        plan.push(plan_file(workspace, file, args.path.as_deref())?);
+    }
+
+    // 2. Write, undoing what was written if a later write fails.
+    let mut done: Vec<&Planned> = Vec::new();
+    for planned in &plan {
+        if let Err(error) = write_planned(workspace, planned) {
+            let undo_errors = undo(workspace, &done);
+            let mut message = format!("could not write the patch: {error}; ");
+            if undo_errors.is_empty() {
+                message.push_str("the files already written were restored, so nothing changed");
+            } else {
+                let _ = write!(message, "restoring the files already written failed too: {}", undo_errors.join("; "));
+            }
+            return Err(message);
+        }
+        done.push(planned);
+    }
+
+    let mut output = String::new();
+    let mut diff = String::new();
+    let mut changed = Vec::new();
+    for planned in &plan {
+        let _ = writeln!(output, "{}", planned.summary);
+        let before_name = workspace.display(&planned.source);
+        let after_name = planned.target.as_ref().map_or_else(|| before_name.clone(), |t| workspace.display(t));
+        diff.push_str(&file_diff(&before_name, &after_name, planned));
+        changed.push(json!({"path": after_name, "from": before_name}));
+    }
+    output.push_str(&diff);
+    Ok(ToolResult::success(output)
+        .with_metadata("files", changed)
+        .with_metadata("format", match parsed.format() {
+            PatchFormat::Unified => "unified",
+            _ => "envelope",
+        })
+        .with_metadata("diff", diff))
+}
+
+fn plan_file(workspace: &Workspace, file: &FilePatch, path_override: Option<&str>) -> Result<Planned, String> {
+    let source_name = path_override.unwrap_or_else(|| file.path());
+    let source = workspace.resolve(source_name).map_err(|e| e.to_string())?;
+    let display = workspace.display(&source);
+    let before = match workspace.read_limited(&source, MAX_EDIT_SIZE) {
+        Ok(bytes) => Some(decode_text(&display, bytes)?),
+        Err(WorkspaceError::NotFound { .. }) => None,
+        Err(error) => return Err(error.to_string()),
+    };
+    let kind = file.kind();
+    if before.is_none() && kind != FileKind::Add {
+        return Err(format!(
+            "cannot patch `{display}`: the file does not exist; to create it, use `--- /dev/null` (unified) \
+             or `*** Add File:` (envelope)"
+        ));
+    }
+    let original = before.as_deref().unwrap_or_default();
+    let (after, mut summary) = match patch::apply_with_report(original, file) {
+        Ok(applied) => (applied.content, applied.report.to_string()),
+        Err(error) => {
+            let fallback = (file.format() == PatchFormat::Unified && kind == FileKind::Update)
+                .then(|| gnu_patch(original, file))
+                .flatten();
+            match fallback {
+                Some(content) => (content, "applied by GNU patch after the built-in matcher could not place it".to_owned()),
+                None => return Err(format!("`{display}`: {error}; no file was changed")),
+            }
+        }
+    };
+    let target = match (kind, path_override, file.move_to()) {
+        (FileKind::Delete, _, _) => None,
+        (_, None, Some(destination)) => Some(workspace.resolve(destination).map_err(|e| e.to_string())?),
+        _ => Some(source.clone()),
+    };
+    if let Some(target) = target.as_ref().filter(|t| **t != source) {
+        if workspace.exists(target) {
+            return Err(format!(
+                "cannot move `{display}` to `{}`: that file already exists; no file was changed",
+                workspace.display(target)
+            ));
+        }
+    }
+    let verb = match (kind, &target) {
+        (FileKind::Add, _) => "added".to_owned(),
+        (FileKind::Delete, _) => "deleted".to_owned(),
+        (_, Some(target)) if *target != source => format!("moved to `{}` and updated", workspace.display(target)),
+        _ => "updated".to_owned(),
+    };
+    if kind == FileKind::Delete {
+        summary = format!("{} lines removed", original.lines().count());
+    }
+    Ok(Planned {
+        summary: format!("{verb} `{display}`: {summary}"),
+        source,
+        target,
+        before,
+        after,
+    })
+}
+
+fn write_planned(workspace: &Workspace, planned: &Planned) -> Result<(), String> {
+    match &planned.target {
+        None => workspace.remove_file(&planned.source).map_err(|e| e.to_string()),
+        Some(target) => {
+            workspace.write_atomic(target, planned.after.as_bytes()).map_err(|e| e.to_string())?;
+            if *target != planned.source {
+                workspace.remove_file(&planned.source).map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Puts back what `done` changed, newest first. Returns what could not be
+/// restored.
+fn undo(workspace: &Workspace, done: &[&Planned]) -> Vec<String> {
+    let mut errors = Vec::new();
+    for planned in done.iter().rev() {
+        if let Some(target) = planned.target.as_ref().filter(|t| **t != planned.source || planned.before.is_none()) {
+            if let Err(error) = workspace.remove_file(target) {
+                errors.push(error.to_string());
+            }
+        }
+        if let Some(before) = &planned.before {
+            if let Err(error) = workspace.write_atomic(&planned.source, before.as_bytes()) {
+                errors.push(error.to_string());
+            }
+        }
+    }
+    errors
+}
+
+fn file_diff(before_name: &str, after_name: &str, planned: &Planned) -> String {
+    let before = planned.before.as_deref().unwrap_or_default();
+    let after = if planned.target.is_some() { planned.after.as_str() } else { "" };
+    let mut diff = unified_diff(after_name, before, after);
+    if before_name != after_name {
+        diff = diff.replacen(&format!("--- a/{after_name}"), &format!("--- a/{before_name}"), 1);
+    }
+    if planned.before.is_none() {
+        diff = diff.replacen(&format!("--- a/{after_name}"), "--- /dev/null", 1);
+    }
+    if planned.target.is_none() {
+        diff = diff.replacen(&format!("+++ b/{after_name}"), "+++ /dev/null", 1);
+    }
+    diff
+}
+
+/// Seed 000's second chance: GNU `patch`, with its own fuzz, on a private
+/// copy of the file. Dry run first; the result is only used if both runs
+/// succeed, and it is written back through the workspace like any other.
+/// `None` when `patch` is missing or cannot place the hunks either.
+fn gnu_patch(original: &str, file: &FilePatch) -> Option<String> {
+    let dir = tempfile::tempdir().ok()?;
+    let target = dir.path().join("file");
+    let diff_path = dir.path().join("change.diff");
+    std::fs::write(&target, original).ok()?;
+    std::fs::write(&diff_path, to_unified(file)).ok()?;
+    let run = |dry: bool| -> Option<bool> {
+        let mut command = Command::new("patch");
+        command.args(["--batch", "--silent", "--forward", "--no-backup-if-mismatch", "-r", "-"]);
+        if dry {
+            command.arg("--dry-run");
+        }
+        command.arg("-i").arg(&diff_path).arg(&target).current_dir(dir.path());
+        command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        Some(command.status().ok()?.success())
+    };
+    if run(true)? && run(false)? {
+        return std::fs::read_to_string(Path::new(&target)).ok();
+    }
+    None
+}
+
+/// A file's hunks as a plain unified diff, for GNU `patch`.
+fn to_unified(file: &FilePatch) -> String {
+    let mut text = String::from("--- a/file\n+++ b/file\n");
+    for hunk in file.hunks() {
+        let old_count = hunk.lines().iter().filter(|l| !matches!(l, HunkLine::Add(_))).count();
+        let new_count = hunk.lines().iter().filter(|l| !matches!(l, HunkLine::Remove(_))).count();
+        let start = hunk.old_start().unwrap_or(1);
+        let _ = writeln!(text, "@@ -{start},{old_count} +{start},{new_count} @@");
+        let last_old = hunk.lines().iter().rposition(|l| !matches!(l, HunkLine::Add(_)));
+        let last_new = hunk.lines().iter().rposition(|l| !matches!(l, HunkLine::Remove(_)));
+        for (index, line) in hunk.lines().iter().enumerate() {
+            let (prefix, body) = match line {
+                HunkLine::Context(t) => (' ', t),
+                HunkLine::Remove(t) => ('-', t),
+                HunkLine::Add(t) => ('+', t),
+            };
+            let _ = writeln!(text, "{prefix}{body}");
+            let no_newline = (Some(index) == last_old && hunk.old_missing_newline() && !matches!(line, HunkLine::Add(_)))
+                || (Some(index) == last_new && hunk.new_missing_newline() && !matches!(line, HunkLine::Remove(_)));
+            if no_newline {
+                text.push_str("\\ No newline at end of file\n");
+            }
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_file(diff: &str) -> FilePatch {
+        patch::parse(diff).unwrap().into_files().remove(0)
+    }
+
+    /// The fallback hands GNU patch an equivalent diff and takes its result;
+    /// both engines must agree on a patch both can place.
+    #[test]
+    fn gnu_fallback_agrees_with_the_builtin_engine() {
+        let original = "a\nb\nc\nd\ne\nf\ng\n";
+        let cases = [
+            "--- a/f\n+++ b/f\n@@ -2,3 +2,3 @@\n b\n-c\n+C\n d\n",
+            // Shifted line numbers.
+            "--- a/f\n+++ b/f\n@@ -1,3 +1,4 @@\n d\n e\n+E2\n f\n",
+            // Two hunks, the last one without a final newline.
+            "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n@@ -6,2 +6,2 @@\n f\n-g\n+G\n\\ No newline at end of file\n",
+        ];
+        for diff in cases {
+            let file = one_file(diff);
+            let ours = patch::apply(original, &file).unwrap();
+            assert_eq!(gnu_patch(original, &file).as_deref(), Some(ours.as_str()), "{diff}");
+        }
+    }
+
+    #[test]
+    fn gnu_fallback_gives_up_when_patch_cannot_place_the_hunk() {
+        let file = one_file("--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n p\n-q\n+Q\n r\n");
+        assert_eq!(gnu_patch("a\nb\nc\n", &file), None);
+    }
+}

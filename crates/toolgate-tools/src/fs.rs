@@ -1,0 +1,499 @@
+//! File tools: `read_file`, `write_file`, `delete_file`, `list_files`
+//! (seed 000 `filesystem.py`, seed 002 `file_read`).
+//!
+//! Every path goes through [`Workspace`], so `..`, absolute paths outside the
+//! root, symlinks that leave it and sensitive files are refused here exactly
+//! as everywhere else.
+
+use std::fmt::Write as _;
+
+use async_trait::async_trait;
+use globset::{GlobBuilder, GlobMatcher};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use toolgate_core::{
+    EntryKind, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace, WorkspaceError, WsPath,
+};
+
+/// How many bytes at the start of a file are searched for a NUL byte when
+/// deciding whether it is binary (git and ripgrep use the same kind of test).
+const BINARY_SNIFF: usize = 8 * 1024;
+
+/// Lines returned by one paged read when the call gives an offset but no
+/// limit.
+const DEFAULT_PAGE_LINES: usize = 2000;
+
+/// How many times `max_file_size` a paged read may load: paging is the way
+/// to read files over the limit, but not files of any size.
+const PAGED_READ_FACTOR: u64 = 64;
+
+/// Most entries `list_files` returns in one call.
+const MAX_LIST_ENTRIES: usize = 2000;
+
+/// Runs blocking file-system work off the async worker threads.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| format!("internal error: the file operation did not finish ({error})"))
+}
+
+/// The message a model sees for a workspace error.
+fn describe(error: &WorkspaceError) -> String {
+    error.to_string()
+}
+
+/// Whether `bytes` look like a binary file rather than text.
+pub(crate) fn is_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0)
+}
+
+/// Decodes a text file, refusing binary content with a clear message.
+pub(crate) fn decode_text(display: &str, bytes: Vec<u8>) -> Result<String, String> {
+    if is_binary(&bytes) {
+        return Err(format!(
+            "`{display}` is a binary file ({} bytes); this tool only works on UTF-8 text",
+            bytes.len()
+        ));
+    }
+    String::from_utf8(bytes).map_err(|error| {
+        format!(
+            "`{display}` is not valid UTF-8 (invalid byte at offset {}); this tool only works on UTF-8 text",
+            error.utf8_error().valid_up_to()
+        )
+    })
+}
+
+fn human_size(bytes: u64) -> String {
+    #[expect(clippy::cast_precision_loss, reason = "an approximate size for a message")]
+    let value = bytes as f64;
+    if bytes >= 1024 * 1024 {
+        format!("{:.1} MiB", value / (1024.0 * 1024.0))
+    } else if bytes >= 1024 {
+        format!("{:.1} KiB", value / 1024.0)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+// ---------------------------------------------------------------- read_file
+
+/// Arguments of `read_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// Path of the file, relative to the workspace root (or absolute inside it).
+    pub path: String,
+    /// First line to return, counting from 1. Given offset or limit, the
+    /// lines come back numbered.
+    #[schemars(range(min = 1))]
+    pub offset: Option<usize>,
+    /// How many lines to return (default 2000 when `offset` is given).
+    #[schemars(range(min = 1))]
+    pub limit: Option<usize>,
+}
+
+/// `read_file`: a UTF-8 text file, whole or a page of numbered lines.
+#[derive(Debug, Clone)]
+pub struct ReadFile {
+    workspace: Workspace,
+    max_file_size: u64,
+}
+
+impl ReadFile {
+    /// A `read_file` over `workspace` that returns files up to
+    /// `max_file_size` bytes whole.
+    pub fn new(workspace: Workspace, max_file_size: u64) -> Self {
+        Self { workspace, max_file_size }
+    }
+}
+
+#[async_trait]
+impl TypedTool for ReadFile {
+    type Args = ReadFileArgs;
+    const NAME: &'static str = "read_file";
+    const DESCRIPTION: &'static str = "Read a UTF-8 text file from the workspace. \
+        Without offset/limit the whole file is returned (up to the size limit); \
+        with them, numbered lines: `offset` is the first line (from 1), `limit` how many lines. \
+        Use offset/limit to page through large files.";
+    const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            idempotent_hint: Some(true),
+            ..ToolAnnotations::from_sensitivity(Self::SENSITIVITY)
+        }
+    }
+
+    async fn run(&self, args: ReadFileArgs, _ctx: &ToolContext) -> ToolResult {
+        let workspace = self.workspace.clone();
+        let max = self.max_file_size;
+        blocking(move || read_file(&workspace, max, &args))
+            .await
+            .and_then(|result| result)
+            .unwrap_or_else(ToolResult::failure)
+    }
+}
+
+fn read_file(workspace: &Workspace, max: u64, args: &ReadFileArgs) -> Result<ToolResult, String> {
+    let path = workspace.resolve(&args.path).map_err(|e| describe(&e))?;
+    let display = workspace.display(&path);
+    let paged = args.offset.is_some() || args.limit.is_some();
+    if workspace.metadata(&path).is_ok_and(|m| m.is_dir()) {
+        return Err(format!("`{display}` is a directory; use list_files to see what it holds"));
+    }
+    let cap = if paged { max.saturating_mul(PAGED_READ_FACTOR) } else { max };
+    let bytes = workspace.read_limited(&path, cap).map_err(|error| match error {
+        WorkspaceError::TooLarge { size, .. } if !paged => format!(
+            "`{display}` is {} ({size} bytes), over the {} limit for reading a file whole; \
+             read it in pages with offset and limit, e.g. offset=1 limit={DEFAULT_PAGE_LINES}",
+            human_size(size),
+            human_size(max)
+        ),
+        other => describe(&other),
+    })?;
+    let size = bytes.len();
+    let text = decode_text(&display, bytes)?;
+    if !paged {
+        return Ok(ToolResult::success(text)
+            .with_metadata("path", display)
+            .with_metadata("bytes", size));
+    }
+
+    let offset = args.offset.unwrap_or(1).max(1);
+    let limit = args.limit.unwrap_or(DEFAULT_PAGE_LINES).max(1);
+    let total = text.lines().count();
+    if offset > total.max(1) {
+        return Err(format!("`{display}` has {total} lines; offset {offset} is past the end"));
+    }
+    let mut output = String::new();
+    let mut last = offset.saturating_sub(1);
+    for (index, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
+        let _ = writeln!(output, "{:>6}\t{line}", index + 1);
+        last = index + 1;
+    }
+    if last < total {
+        let _ = write!(
+            output,
+            "… lines {offset}–{last} of {total}; continue with offset={}",
+            last + 1
+        );
+    }
+    Ok(ToolResult::success(output)
+        .with_metadata("path", display)
+        .with_metadata("bytes", size)
+        .with_metadata("total_lines", total)
+        .with_metadata("first_line", offset)
+        .with_metadata("last_line", last))
+}
+
+// --------------------------------------------------------------- write_file
+
+/// How `write_file` writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteMode {
+    /// Replace the file's content (the default).
+    #[default]
+    Overwrite,
+    /// Add to the end of the file.
+    Append,
+}
+
+/// Arguments of `write_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileArgs {
+    /// Path of the file, relative to the workspace root. Missing parent
+    /// directories are created.
+    pub path: String,
+    /// The text to write.
+    pub content: String,
+    /// `overwrite` (default) replaces the file; `append` adds to its end.
+    #[serde(default)]
+    pub mode: WriteMode,
+}
+
+/// `write_file`: creates or replaces a file atomically, or appends to it.
+#[derive(Debug, Clone)]
+pub struct WriteFile {
+    workspace: Workspace,
+}
+
+impl WriteFile {
+    /// A `write_file` over `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        Self { workspace }
+    }
+}
+
+#[async_trait]
+impl TypedTool for WriteFile {
+    type Args = WriteFileArgs;
+    const NAME: &'static str = "write_file";
+    const DESCRIPTION: &'static str = "Create a file or replace its whole content (mode=overwrite, the default), \
+        or append to it (mode=append). Parent directories are created. \
+        For changes to part of an existing file prefer edit_file or apply_patch.";
+    const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+
+    async fn run(&self, args: WriteFileArgs, _ctx: &ToolContext) -> ToolResult {
+        let workspace = self.workspace.clone();
+        blocking(move || write_file(&workspace, &args))
+            .await
+            .and_then(|result| result)
+            .unwrap_or_else(ToolResult::failure)
+    }
+}
+
+fn write_file(workspace: &Workspace, args: &WriteFileArgs) -> Result<ToolResult, String> {
+    let path = workspace.resolve(&args.path).map_err(|e| describe(&e))?;
+    let display = workspace.display(&path);
+    if path.is_root() || workspace.metadata(&path).is_ok_and(|m| m.is_dir()) {
+        return Err(format!("`{display}` is a directory; give the path of a file"));
+    }
+    let existed = workspace.exists(&path);
+    let bytes = args.content.len();
+    let verb = match args.mode {
+        WriteMode::Overwrite => {
+            workspace.write_atomic(&path, args.content.as_bytes()).map_err(|e| describe(&e))?;
+            if existed { "overwrote" } else { "created" }
+        }
+        WriteMode::Append => {
+            workspace.append(&path, args.content.as_bytes()).map_err(|e| describe(&e))?;
+            if existed { "appended to" } else { "created" }
+        }
+    };
+    Ok(ToolResult::success(format!("{verb} `{display}` ({bytes} bytes written)"))
+        .with_metadata("path", display)
+        .with_metadata("bytes", bytes)
+        .with_metadata("created", !existed))
+}
+
+// -------------------------------------------------------------- delete_file
+
+/// Arguments of `delete_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteFileArgs {
+    /// Path of the file to delete, relative to the workspace root.
+    pub path: String,
+}
+
+/// `delete_file`: removes one file, only when the configuration allows it.
+#[derive(Debug, Clone)]
+pub struct DeleteFile {
+    workspace: Workspace,
+    allowed: bool,
+}
+
+impl DeleteFile {
+    /// A `delete_file` over `workspace`; with `allowed: false` every call is
+    /// refused (seed 000: deletion is off unless `workspace.allow_delete`).
+    pub fn new(workspace: Workspace, allowed: bool) -> Self {
+        Self { workspace, allowed }
+    }
+}
+
+#[async_trait]
+impl TypedTool for DeleteFile {
+    type Args = DeleteFileArgs;
+    const NAME: &'static str = "delete_file";
+    const DESCRIPTION: &'static str = "Delete one file from the workspace (not a directory). \
+        Only works when the configuration sets workspace.allow_delete: true.";
+    const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+
+    async fn run(&self, args: DeleteFileArgs, _ctx: &ToolContext) -> ToolResult {
+        if !self.allowed {
+            return ToolResult::failure(
+                "deleting files is disabled in this workspace; a person can enable it with \
+                 `workspace.allow_delete: true` in toolgate.yaml",
+            );
+        }
+        let workspace = self.workspace.clone();
+        blocking(move || {
+            let path = workspace.resolve(&args.path).map_err(|e| describe(&e))?;
+            let display = workspace.display(&path);
+            workspace.remove_file(&path).map_err(|e| describe(&e))?;
+            Ok(ToolResult::success(format!("deleted `{display}`")).with_metadata("path", display))
+        })
+        .await
+        .and_then(|result| result)
+        .unwrap_or_else(ToolResult::failure)
+    }
+}
+
+// --------------------------------------------------------------- list_files
+
+/// Arguments of `list_files`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListFilesArgs {
+    /// Directory to list, relative to the workspace root (default: the root).
+    #[serde(default = "dot")]
+    pub path: String,
+    /// Glob to filter by, e.g. `*.py`, `**/*.md`, `src/**/*.ts`. Without a
+    /// `/` it matches file names; with one, workspace-relative paths.
+    pub pattern: Option<String>,
+    /// List subdirectories too (default false).
+    #[serde(default)]
+    pub recursive: bool,
+}
+
+fn dot() -> String {
+    ".".to_owned()
+}
+
+/// `list_files`: workspace-relative paths, sorted.
+#[derive(Debug, Clone)]
+pub struct ListFiles {
+    workspace: Workspace,
+}
+
+impl ListFiles {
+    /// A `list_files` over `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        Self { workspace }
+    }
+}
+
+#[async_trait]
+impl TypedTool for ListFiles {
+    type Args = ListFilesArgs;
+    const NAME: &'static str = "list_files";
+    const DESCRIPTION: &'static str = "List files in a workspace directory as workspace-relative paths, sorted. \
+        Not recursive by default (directories end with `/`); recursive=true lists every file below. \
+        Optional glob `pattern` such as `*.py` or `src/**/*.ts`. Skips .git.";
+    const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            idempotent_hint: Some(true),
+            ..ToolAnnotations::from_sensitivity(Self::SENSITIVITY)
+        }
+    }
+
+    async fn run(&self, args: ListFilesArgs, _ctx: &ToolContext) -> ToolResult {
+        let workspace = self.workspace.clone();
+        blocking(move || list_files(&workspace, &args))
+            .await
+            .and_then(|result| result)
+            .unwrap_or_else(ToolResult::failure)
+    }
+}
+
+/// A glob as `list_files` and `find_files` use it: `*` does not cross `/`,
+/// `**` does; a pattern without `/` is matched against the file name.
+#[derive(Debug)]
+pub(crate) struct NameGlob {
+    matcher: GlobMatcher,
+    on_name: bool,
+}
+
+impl NameGlob {
+    pub(crate) fn new(pattern: &str) -> Result<Self, String> {
+        let glob = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|error| format!("invalid glob `{pattern}`: {error}"))?;
+        Ok(Self {
+            matcher: glob.compile_matcher(),
+            on_name: !pattern.contains('/'),
+        })
+    }
+
+    pub(crate) fn is_match(&self, relative: &str) -> bool {
+        if self.on_name {
+            let name = relative.rsplit('/').next().unwrap_or(relative);
+            self.matcher.is_match(name)
+        } else {
+            self.matcher.is_match(relative)
+        }
+    }
+}
+
+fn list_files(workspace: &Workspace, args: &ListFilesArgs) -> Result<ToolResult, String> {
+    let dir = workspace.resolve(&args.path).map_err(|e| describe(&e))?;
+    let display = workspace.display(&dir);
+    match workspace.metadata(&dir) {
+        Ok(meta) if !meta.is_dir() => {
+            return Err(format!("`{display}` is a file, not a directory; use read_file to read it"));
+        }
+        Ok(_) => {}
+        Err(error) => return Err(describe(&error)),
+    }
+    let glob = args.pattern.as_deref().map(NameGlob::new).transpose()?;
+    let mut entries: Vec<String> = if args.recursive {
+        let files = workspace.walk(&dir, true).map_err(|e| describe(&e))?;
+        files.iter().map(|p: &WsPath| workspace.display(p)).collect()
+    } else {
+        let listing = workspace.read_dir(&dir).map_err(|e| describe(&e))?;
+        listing
+            .into_iter()
+            .filter(|entry| entry.name != ".git")
+            .filter_map(|entry| {
+                let path = workspace.display(&entry.path);
+                let is_dir = match entry.kind {
+                    EntryKind::Dir => true,
+                    EntryKind::File => false,
+                    // Listed as what it points to; a dangling one is skipped.
+                    EntryKind::SymlinkInside => workspace.metadata(&entry.path).ok()?.is_dir(),
+                    // A symlink that leaves the workspace, a FIFO, a socket:
+                    // nothing a tool can use.
+                    _ => return None,
+                };
+                Some(if is_dir { format!("{path}/") } else { path })
+            })
+            .collect()
+    };
+    if let Some(glob) = &glob {
+        entries.retain(|entry| !entry.ends_with('/') && glob.is_match(entry));
+    }
+    entries.sort();
+    let total = entries.len();
+    let mut output = entries.iter().take(MAX_LIST_ENTRIES).cloned().collect::<Vec<_>>().join("\n");
+    if total > MAX_LIST_ENTRIES {
+        let _ = write!(
+            output,
+            "\n… {} more entries not shown; narrow the listing with `path` or `pattern`",
+            total - MAX_LIST_ENTRIES
+        );
+    }
+    if total == 0 {
+        output = format!("no files in `{display}`{}", if glob.is_some() { " match the pattern" } else { "" });
+    }
+    Ok(ToolResult::success(output)
+        .with_metadata("path", display)
+        .with_metadata("count", total)
+        .with_metadata("truncated", total > MAX_LIST_ENTRIES))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("*.py", "a.py", true),
+            ("*.py", "src/deep/a.py", true),
+            ("*.py", "a.pyc", false),
+            ("src/*.rs", "src/main.rs", true),
+            ("src/*.rs", "src/bin/main.rs", false),
+            ("src/**/*.rs", "src/bin/main.rs", true),
+            ("**/*.md", "README.md", true),
+            ("**/*.md", "docs/x/y.md", true),
+            ("test_*.py", "tests/test_a.py", true),
+        ];
+        for (pattern, path, expected) in cases {
+            assert_eq!(NameGlob::new(pattern).unwrap().is_match(path), *expected, "{pattern} {path}");
+        }
+        assert!(NameGlob::new("[").unwrap_err().contains("invalid glob `[`"));
+    }
+
+    #[test]
+    fn binary_detection() {
+        assert!(is_binary(b"abc\0def"));
+        assert!(!is_binary("héllo\n".as_bytes()));
+        assert!(decode_text("x", vec![0xff, 0xfe, b'a']).unwrap_err().contains("not valid UTF-8"));
+        assert!(decode_text("x", vec![b'a', 0, b'b']).unwrap_err().contains("binary file (3 bytes)"));
+    }
+}
