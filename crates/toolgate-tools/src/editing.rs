@@ -13,7 +13,9 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolgate_core::{Sensitivity, ToolContext, ToolResult, TypedTool, Workspace, WorkspaceError, WsPath};
+use toolgate_core::{
+    Sensitivity, ToolContext, ToolResult, TypedTool, Workspace, WorkspaceError, WsPath,
+};
 
 use crate::edit::{replace_exact, unified_diff};
 use crate::fs::decode_text;
@@ -24,17 +26,23 @@ use crate::patch::{self, FileKind, FilePatch, HunkLine, PatchFormat};
 const MAX_EDIT_SIZE: u64 = 256 * 1024 * 1024;
 
 /// Runs blocking file-system work off the async worker threads.
-async fn blocking(work: impl FnOnce() -> Result<ToolResult, String> + Send + 'static) -> ToolResult {
+async fn blocking(
+    work: impl FnOnce() -> Result<ToolResult, String> + Send + 'static,
+) -> ToolResult {
     match tokio::task::spawn_blocking(work).await {
         Ok(Ok(result)) => result,
         Ok(Err(message)) => ToolResult::failure(message),
-        Err(error) => ToolResult::failure(format!("internal error: the edit did not finish ({error})")),
+        Err(error) => {
+            ToolResult::failure(format!("internal error: the edit did not finish ({error})"))
+        }
     }
 }
 
 fn read_text(workspace: &Workspace, path: &WsPath) -> Result<String, String> {
     let display = workspace.display(path);
-    let bytes = workspace.read_limited(path, MAX_EDIT_SIZE).map_err(|e| e.to_string())?;
+    let bytes = workspace
+        .read_limited(path, MAX_EDIT_SIZE)
+        .map_err(|e| e.to_string())?;
     decode_text(&display, bytes)
 }
 
@@ -88,12 +96,21 @@ impl TypedTool for EditFile {
             let original = read_text(&workspace, &path)?;
             let outcome = replace_exact(&original, &args.old_str, &args.new_str, args.replace_all)
                 .map_err(|error| format!("cannot edit `{display}`: {error}"))?;
-            workspace.write_atomic(&path, outcome.content.as_bytes()).map_err(|e| e.to_string())?;
+            workspace
+                .write_atomic(&path, outcome.content.as_bytes())
+                .map_err(|e| e.to_string())?;
             let diff = unified_diff(&display, &original, &outcome.content);
             let (added, removed) = count_changes(&diff);
-            let places = if outcome.replacements == 1 { "1 place" } else { "places" };
+            let places = if outcome.replacements == 1 {
+                "1 place"
+            } else {
+                "places"
+            };
             let summary = if outcome.replacements == 1 {
-                format!("edited `{display}` at line {} (+{added} -{removed})", outcome.first_line)
+                format!(
+                    "edited `{display}` at line {} (+{added} -{removed})",
+                    outcome.first_line
+                )
             } else {
                 format!(
                     "edited `{display}` in {} {places}, first at line {} (+{added} -{removed})",
@@ -224,7 +241,11 @@ fn apply_patch(workspace: &Workspace, args: &ApplyPatchArgs) -> Result<ToolResul
             if undo_errors.is_empty() {
                 message.push_str("the files already written were restored, so nothing changed");
             } else {
-                let _ = write!(message, "restoring the files already written failed too: {}", undo_errors.join("; "));
+                let _ = write!(
+                    message,
+                    "restoring the files already written failed too: {}",
+                    undo_errors.join("; ")
+                );
             }
             return Err(message);
         }
@@ -237,21 +258,31 @@ fn apply_patch(workspace: &Workspace, args: &ApplyPatchArgs) -> Result<ToolResul
     for planned in &plan {
         let _ = writeln!(output, "{}", planned.summary);
         let before_name = workspace.display(&planned.source);
-        let after_name = planned.target.as_ref().map_or_else(|| before_name.clone(), |t| workspace.display(t));
+        let after_name = planned
+            .target
+            .as_ref()
+            .map_or_else(|| before_name.clone(), |t| workspace.display(t));
         diff.push_str(&file_diff(&before_name, &after_name, planned));
         changed.push(json!({"path": after_name, "from": before_name}));
     }
     output.push_str(&diff);
     Ok(ToolResult::success(output)
         .with_metadata("files", changed)
-        .with_metadata("format", match parsed.format() {
-            PatchFormat::Unified => "unified",
-            _ => "envelope",
-        })
+        .with_metadata(
+            "format",
+            match parsed.format() {
+                PatchFormat::Unified => "unified",
+                _ => "envelope",
+            },
+        )
         .with_metadata("diff", diff))
 }
 
-fn plan_file(workspace: &Workspace, file: &FilePatch, path_override: Option<&str>) -> Result<Planned, String> {
+fn plan_file(
+    workspace: &Workspace,
+    file: &FilePatch,
+    path_override: Option<&str>,
+) -> Result<Planned, String> {
     let source_name = path_override.unwrap_or_else(|| file.path());
     let source = workspace.resolve(source_name).map_err(|e| e.to_string())?;
     let display = workspace.display(&source);
@@ -275,28 +306,35 @@ fn plan_file(workspace: &Workspace, file: &FilePatch, path_override: Option<&str
                 .then(|| gnu_patch(original, file))
                 .flatten();
             match fallback {
-                Some(content) => (content, "applied by GNU patch after the built-in matcher could not place it".to_owned()),
+                Some(content) => (
+                    content,
+                    "applied by GNU patch after the built-in matcher could not place it".to_owned(),
+                ),
                 None => return Err(format!("`{display}`: {error}; no file was changed")),
             }
         }
     };
     let target = match (kind, path_override, file.move_to()) {
         (FileKind::Delete, _, _) => None,
-        (_, None, Some(destination)) => Some(workspace.resolve(destination).map_err(|e| e.to_string())?),
+        (_, None, Some(destination)) => {
+            Some(workspace.resolve(destination).map_err(|e| e.to_string())?)
+        }
         _ => Some(source.clone()),
     };
-    if let Some(target) = target.as_ref().filter(|t| **t != source) {
-        if workspace.exists(target) {
-            return Err(format!(
-                "cannot move `{display}` to `{}`: that file already exists; no file was changed",
-                workspace.display(target)
-            ));
-        }
+    if let Some(target) = target.as_ref().filter(|t| **t != source)
+        && workspace.exists(target)
+    {
+        return Err(format!(
+            "cannot move `{display}` to `{}`: that file already exists; no file was changed",
+            workspace.display(target)
+        ));
     }
     let verb = match (kind, &target) {
         (FileKind::Add, _) => "added".to_owned(),
         (FileKind::Delete, _) => "deleted".to_owned(),
-        (_, Some(target)) if *target != source => format!("moved to `{}` and updated", workspace.display(target)),
+        (_, Some(target)) if *target != source => {
+            format!("moved to `{}` and updated", workspace.display(target))
+        }
         _ => "updated".to_owned(),
     };
     if kind == FileKind::Delete {
@@ -313,11 +351,17 @@ fn plan_file(workspace: &Workspace, file: &FilePatch, path_override: Option<&str
 
 fn write_planned(workspace: &Workspace, planned: &Planned) -> Result<(), String> {
     match &planned.target {
-        None => workspace.remove_file(&planned.source).map_err(|e| e.to_string()),
+        None => workspace
+            .remove_file(&planned.source)
+            .map_err(|e| e.to_string()),
         Some(target) => {
-            workspace.write_atomic(target, planned.after.as_bytes()).map_err(|e| e.to_string())?;
+            workspace
+                .write_atomic(target, planned.after.as_bytes())
+                .map_err(|e| e.to_string())?;
             if *target != planned.source {
-                workspace.remove_file(&planned.source).map_err(|e| e.to_string())?;
+                workspace
+                    .remove_file(&planned.source)
+                    .map_err(|e| e.to_string())?;
             }
             Ok(())
         }
@@ -329,15 +373,20 @@ fn write_planned(workspace: &Workspace, planned: &Planned) -> Result<(), String>
 fn undo(workspace: &Workspace, done: &[&Planned]) -> Vec<String> {
     let mut errors = Vec::new();
     for planned in done.iter().rev() {
-        if let Some(target) = planned.target.as_ref().filter(|t| **t != planned.source || planned.before.is_none()) {
-            if let Err(error) = workspace.remove_file(target) {
-                errors.push(error.to_string());
-            }
+        // What the patch created (a new file, a move's destination) goes.
+        if let Some(target) = planned
+            .target
+            .as_ref()
+            .filter(|t| **t != planned.source || planned.before.is_none())
+            && let Err(error) = workspace.remove_file(target)
+        {
+            errors.push(error.to_string());
         }
-        if let Some(before) = &planned.before {
-            if let Err(error) = workspace.write_atomic(&planned.source, before.as_bytes()) {
-                errors.push(error.to_string());
-            }
+        // What it changed or removed comes back.
+        if let Some(before) = &planned.before
+            && let Err(error) = workspace.write_atomic(&planned.source, before.as_bytes())
+        {
+            errors.push(error.to_string());
         }
     }
     errors
@@ -345,10 +394,18 @@ fn undo(workspace: &Workspace, done: &[&Planned]) -> Vec<String> {
 
 fn file_diff(before_name: &str, after_name: &str, planned: &Planned) -> String {
     let before = planned.before.as_deref().unwrap_or_default();
-    let after = if planned.target.is_some() { planned.after.as_str() } else { "" };
+    let after = if planned.target.is_some() {
+        planned.after.as_str()
+    } else {
+        ""
+    };
     let mut diff = unified_diff(after_name, before, after);
     if before_name != after_name {
-        diff = diff.replacen(&format!("--- a/{after_name}"), &format!("--- a/{before_name}"), 1);
+        diff = diff.replacen(
+            &format!("--- a/{after_name}"),
+            &format!("--- a/{before_name}"),
+            1,
+        );
     }
     if planned.before.is_none() {
         diff = diff.replacen(&format!("--- a/{after_name}"), "--- /dev/null", 1);
@@ -371,12 +428,26 @@ fn gnu_patch(original: &str, file: &FilePatch) -> Option<String> {
     std::fs::write(&diff_path, to_unified(file)).ok()?;
     let run = |dry: bool| -> Option<bool> {
         let mut command = Command::new("patch");
-        command.args(["--batch", "--silent", "--forward", "--no-backup-if-mismatch", "-r", "-"]);
+        command.args([
+            "--batch",
+            "--silent",
+            "--forward",
+            "--no-backup-if-mismatch",
+            "-r",
+            "-",
+        ]);
         if dry {
             command.arg("--dry-run");
         }
-        command.arg("-i").arg(&diff_path).arg(&target).current_dir(dir.path());
-        command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        command
+            .arg("-i")
+            .arg(&diff_path)
+            .arg(&target)
+            .current_dir(dir.path());
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
         Some(command.status().ok()?.success())
     };
     if run(true)? && run(false)? {
@@ -389,12 +460,26 @@ fn gnu_patch(original: &str, file: &FilePatch) -> Option<String> {
 fn to_unified(file: &FilePatch) -> String {
     let mut text = String::from("--- a/file\n+++ b/file\n");
     for hunk in file.hunks() {
-        let old_count = hunk.lines().iter().filter(|l| !matches!(l, HunkLine::Add(_))).count();
-        let new_count = hunk.lines().iter().filter(|l| !matches!(l, HunkLine::Remove(_))).count();
+        let old_count = hunk
+            .lines()
+            .iter()
+            .filter(|l| !matches!(l, HunkLine::Add(_)))
+            .count();
+        let new_count = hunk
+            .lines()
+            .iter()
+            .filter(|l| !matches!(l, HunkLine::Remove(_)))
+            .count();
         let start = hunk.old_start().unwrap_or(1);
         let _ = writeln!(text, "@@ -{start},{old_count} +{start},{new_count} @@");
-        let last_old = hunk.lines().iter().rposition(|l| !matches!(l, HunkLine::Add(_)));
-        let last_new = hunk.lines().iter().rposition(|l| !matches!(l, HunkLine::Remove(_)));
+        let last_old = hunk
+            .lines()
+            .iter()
+            .rposition(|l| !matches!(l, HunkLine::Add(_)));
+        let last_new = hunk
+            .lines()
+            .iter()
+            .rposition(|l| !matches!(l, HunkLine::Remove(_)));
         for (index, line) in hunk.lines().iter().enumerate() {
             let (prefix, body) = match line {
                 HunkLine::Context(t) => (' ', t),
@@ -402,8 +487,12 @@ fn to_unified(file: &FilePatch) -> String {
                 HunkLine::Add(t) => ('+', t),
             };
             let _ = writeln!(text, "{prefix}{body}");
-            let no_newline = (Some(index) == last_old && hunk.old_missing_newline() && !matches!(line, HunkLine::Add(_)))
-                || (Some(index) == last_new && hunk.new_missing_newline() && !matches!(line, HunkLine::Remove(_)));
+            let no_newline = (Some(index) == last_old
+                && hunk.old_missing_newline()
+                && !matches!(line, HunkLine::Add(_)))
+                || (Some(index) == last_new
+                    && hunk.new_missing_newline()
+                    && !matches!(line, HunkLine::Remove(_)));
             if no_newline {
                 text.push_str("\\ No newline at end of file\n");
             }
@@ -435,7 +524,11 @@ mod tests {
         for diff in cases {
             let file = one_file(diff);
             let ours = patch::apply(original, &file).unwrap();
-            assert_eq!(gnu_patch(original, &file).as_deref(), Some(ours.as_str()), "{diff}");
+            assert_eq!(
+                gnu_patch(original, &file).as_deref(),
+                Some(ours.as_str()),
+                "{diff}"
+            );
         }
     }
 

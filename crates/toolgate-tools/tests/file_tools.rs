@@ -1,7 +1,12 @@
 //! The file and editing tools over a real temporary workspace, called as the
 //! gate calls them: schema validation, then `execute`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code: a failed unwrap is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::needless_pass_by_value,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
