@@ -289,6 +289,21 @@ impl Workspace {
         self.inner.sensitive.matches(&located.phys)
     }
 
+    /// The sensitive-file pattern for which this workspace refuses `rel`, a
+    /// path relative to the root, judged on the path alone: nothing on disk
+    /// is looked at and no symlink is followed. `None` when `rel` matches no
+    /// pattern, or when the workspace allows sensitive files.
+    ///
+    /// For tools that walk the tree themselves (the search tools) and must
+    /// skip sensitive files cheaply, for every file: they call it with the
+    /// path as found and again with the path the opened file really has.
+    pub fn sensitive_refusal(&self, rel: &Path) -> Option<&str> {
+        if self.inner.allow_sensitive {
+            return None;
+        }
+        self.inner.sensitive.matches(rel)
+    }
+
     /// Whether `p` exists inside the workspace (following symlinks that stay
     /// inside). A symlink that leads outside does not exist, as far as the
     /// workspace is concerned.

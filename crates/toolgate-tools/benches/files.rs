@@ -23,7 +23,10 @@ fn text_of(bytes: usize) -> String {
     let mut line = 0;
     while text.len() < bytes {
         line += 1;
-        let _ = writeln!(text, "    let value_{line} = compute({line}, \"some text on line {line}\");");
+        let _ = writeln!(
+            text,
+            "    let value_{line} = compute({line}, \"some text on line {line}\");"
+        );
     }
     text
 }
@@ -41,11 +44,21 @@ fn files(c: &mut Criterion) {
     let engine = ExecutionEngine::builder(Arc::new(registry))
         .policy(ConfirmationPolicy::new(ConfirmationMode::Yolo))
         .build();
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
 
     c.bench_function("gate/read_file_1MiB", |b| {
         b.to_async(&runtime).iter(|| async {
-            let run = engine.execute(ToolCall::new("b", "read_file", json!({"path": "one_mib.rs"}))).await;
+            let run = engine
+                .execute(ToolCall::new(
+                    "b",
+                    "read_file",
+                    json!({"path": "one_mib.rs"}),
+                ))
+                .await;
             assert!(run.result.success);
             run
         });
@@ -59,9 +72,17 @@ fn files(c: &mut Criterion) {
     group.sample_size(20);
     group.bench_function("edit_file_10MB", |b| {
         b.to_async(&runtime).iter(|| {
-            let (old, new) = if flipped { (changed, original) } else { (original, changed) };
+            let (old, new) = if flipped {
+                (changed, original)
+            } else {
+                (original, changed)
+            };
             flipped = !flipped;
-            let call = ToolCall::new("b", "edit_file", json!({"path": "ten_mb.rs", "old_str": old, "new_str": new}));
+            let call = ToolCall::new(
+                "b",
+                "edit_file",
+                json!({"path": "ten_mb.rs", "old_str": old, "new_str": new}),
+            );
             let engine = &engine;
             async move {
                 let run = engine.execute(call).await;

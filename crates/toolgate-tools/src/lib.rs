@@ -9,6 +9,7 @@
 //! |---|---|
 //! | [`fs`] | `read_file`, `write_file`, `delete_file`, `list_files` |
 //! | [`editing`] | `edit_file`, `apply_patch` (over the pure [`edit`] and [`patch`] engines) |
+//! | [`search`] | `search_code`, `grep`, `find_files` (in process, on ripgrep's crates) |
 //! | [`time`] | `get_datetime` |
 //! | [`diag`] | `echo` |
 //!
@@ -41,6 +42,7 @@ pub mod edit;
 pub mod editing;
 pub mod fs;
 pub mod patch;
+pub mod search;
 pub mod time;
 
 /// Options for the built-in tools.
@@ -99,6 +101,9 @@ pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc
         Arc::new(fs::ListFiles::new(workspace.clone())),
         Arc::new(editing::EditFile::new(workspace.clone())),
         Arc::new(editing::ApplyPatch::new(workspace.clone())),
+        Arc::new(search::SearchCode::new(workspace.clone())),
+        Arc::new(search::Grep::new(workspace.clone())),
+        Arc::new(search::FindFiles::new(workspace.clone())),
         Arc::new(time::GetDateTime::new(options.default_timezone.clone())),
         Arc::new(diag::Echo),
     ]

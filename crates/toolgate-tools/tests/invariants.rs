@@ -23,7 +23,7 @@ fn every_builtin_is_well_formed() {
             .register_arc(tool)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
-    assert_eq!(registry.count(), 8);
+    assert_eq!(registry.count(), 11);
     for entry in registry.list() {
         let spec = entry.spec();
         assert!(check_tool_name(&spec.name).is_ok(), "{}", spec.name);
