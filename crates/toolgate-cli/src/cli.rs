@@ -146,7 +146,11 @@ mod tests {
             let Some(long) = arg.get_long() else { continue };
             let is_switch = matches!(arg.get_action(), clap::ArgAction::SetTrue);
             // Seed 000 names this pair: --allow-commands / --no-commands.
-            let partner = if long == "allow-commands" { "no-commands".to_owned() } else { format!("no-{long}") };
+            let partner = if long == "allow-commands" {
+                "no-commands".to_owned()
+            } else {
+                format!("no-{long}")
+            };
             if is_switch && !long.starts_with("no-") {
                 assert!(
                     longs.contains(&partner.as_str()),

@@ -132,7 +132,10 @@ impl Setup {
         } else {
             None
         };
-        let overrides = Overrides { mode: global.mode, commands };
+        let overrides = Overrides {
+            mode: global.mode,
+            commands,
+        };
         let loaded = config::load(&workspace, global.config.as_deref(), &env, &overrides).map_err(
             |error| {
                 let hint = error

@@ -444,30 +444,64 @@ fn file_tools_through_the_gate() {
 
     // Read-only tools run without confirmation.
     let read = ws.run(&["call", "read_file", r#"{"path": "notes.txt"}"#]);
-    assert_eq!((code(&read), stdout(&read).as_str()), (0, "alpha\nbeta\n"), "{}", stderr(&read));
+    assert_eq!(
+        (code(&read), stdout(&read).as_str()),
+        (0, "alpha\nbeta\n"),
+        "{}",
+        stderr(&read)
+    );
     let list = ws.run(&["call", "list_files"]);
-    assert!(stdout(&list).lines().any(|l| l == "notes.txt"), "{}", stdout(&list));
+    assert!(
+        stdout(&list).lines().any(|l| l == "notes.txt"),
+        "{}",
+        stdout(&list)
+    );
 
     // Each sensitive tool is refused headless, changes nothing, and runs
     // with --mode yolo.
     let sensitive: &[(&str, &str, fn(&Path) -> bool)] = &[
-        ("write_file", r#"{"path": "new.txt", "content": "n"}"#, |root| root.join("new.txt").exists()),
-        ("edit_file", r#"{"path": "notes.txt", "old_str": "beta", "new_str": "gamma"}"#, |root| {
-            std::fs::read_to_string(root.join("notes.txt")).unwrap().contains("gamma")
+        (
+            "write_file",
+            r#"{"path": "new.txt", "content": "n"}"#,
+            |root| root.join("new.txt").exists(),
+        ),
+        (
+            "edit_file",
+            r#"{"path": "notes.txt", "old_str": "beta", "new_str": "gamma"}"#,
+            |root| {
+                std::fs::read_to_string(root.join("notes.txt"))
+                    .unwrap()
+                    .contains("gamma")
+            },
+        ),
+        (
+            "apply_patch",
+            r#"{"patch": "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n-alpha\n+ALPHA\n gamma\n"}"#,
+            |root| {
+                std::fs::read_to_string(root.join("notes.txt"))
+                    .unwrap()
+                    .starts_with("ALPHA")
+            },
+        ),
+        ("delete_file", r#"{"path": "new.txt"}"#, |root| {
+            !root.join("new.txt").exists()
         }),
-        ("apply_patch", r#"{"patch": "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n-alpha\n+ALPHA\n gamma\n"}"#, |root| {
-            std::fs::read_to_string(root.join("notes.txt")).unwrap().starts_with("ALPHA")
-        }),
-        ("delete_file", r#"{"path": "new.txt"}"#, |root| !root.join("new.txt").exists()),
     ];
     for (tool, args, done) in sensitive {
         let refused = ws.run(&["call", tool, args]);
         assert_eq!(code(&refused), 1, "{tool}");
-        assert!(stderr(&refused).contains(&format!("`{tool}` needs confirmation")), "{tool}: {}", stderr(&refused));
+        assert!(
+            stderr(&refused).contains(&format!("`{tool}` needs confirmation")),
+            "{tool}: {}",
+            stderr(&refused)
+        );
         assert!(!done(ws.path()), "{tool} must not run when refused");
 
         let dry = ws.run(&["call", tool, args, "--dry-run"]);
-        assert!(stdout(&dry).starts_with(&format!("[DRY-RUN] would execute {tool}(")), "{tool}");
+        assert!(
+            stdout(&dry).starts_with(&format!("[DRY-RUN] would execute {tool}(")),
+            "{tool}"
+        );
         assert!(!done(ws.path()), "{tool} must not run in dry-run");
 
         let ran = ws.run(&["--mode", "yolo", "call", tool, args]);
@@ -478,11 +512,21 @@ fn file_tools_through_the_gate() {
     // Sandbox refusals come back as tool failures.
     let outside = ws.run(&["call", "read_file", r#"{"path": "../../etc/passwd"}"#]);
     assert_eq!(code(&outside), 1);
-    assert!(stderr(&outside).contains("leaves the workspace"), "{}", stderr(&outside));
+    assert!(
+        stderr(&outside).contains("leaves the workspace"),
+        "{}",
+        stderr(&outside)
+    );
     ws.write(".env", "TOKEN=x\n");
     let secret = ws.run(&["call", "read_file", r#"{"path": ".env"}"#, "--json"]);
     let result: Value = serde_json::from_str(&stdout(&secret)).unwrap();
-    assert!(result["error"].as_str().unwrap().contains("sensitive"), "{result}");
+    assert!(
+        result["error"].as_str().unwrap().contains("sensitive"),
+        "{result}"
+    );
     ws.write("toolgate.yaml", "workspace:\n  allow_sensitive: true\n");
-    assert_eq!(stdout(&ws.run(&["call", "read_file", r#"{"path": ".env"}"#])), "TOKEN=x\n");
+    assert_eq!(
+        stdout(&ws.run(&["call", "read_file", r#"{"path": ".env"}"#])),
+        "TOKEN=x\n"
+    );
 }

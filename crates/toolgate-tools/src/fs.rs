@@ -12,7 +12,8 @@ use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolgate_core::{
-    EntryKind, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace, WorkspaceError, WsPath,
+    EntryKind, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace,
+    WorkspaceError, WsPath,
 };
 
 /// How many bytes at the start of a file are searched for a NUL byte when
@@ -31,7 +32,9 @@ const PAGED_READ_FACTOR: u64 = 64;
 const MAX_LIST_ENTRIES: usize = 2000;
 
 /// Runs blocking file-system work off the async worker threads.
-async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|error| format!("internal error: the file operation did not finish ({error})"))
@@ -64,7 +67,10 @@ pub(crate) fn decode_text(display: &str, bytes: Vec<u8>) -> Result<String, Strin
 }
 
 fn human_size(bytes: u64) -> String {
-    #[expect(clippy::cast_precision_loss, reason = "an approximate size for a message")]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "an approximate size for a message"
+    )]
     let value = bytes as f64;
     if bytes >= 1024 * 1024 {
         format!("{:.1} MiB", value / (1024.0 * 1024.0))
@@ -103,7 +109,10 @@ impl ReadFile {
     /// A `read_file` over `workspace` that returns files up to
     /// `max_file_size` bytes whole.
     pub fn new(workspace: Workspace, max_file_size: u64) -> Self {
-        Self { workspace, max_file_size }
+        Self {
+            workspace,
+            max_file_size,
+        }
     }
 }
 
@@ -139,18 +148,26 @@ fn read_file(workspace: &Workspace, max: u64, args: &ReadFileArgs) -> Result<Too
     let display = workspace.display(&path);
     let paged = args.offset.is_some() || args.limit.is_some();
     if workspace.metadata(&path).is_ok_and(|m| m.is_dir()) {
-        return Err(format!("`{display}` is a directory; use list_files to see what it holds"));
+        return Err(format!(
+            "`{display}` is a directory; use list_files to see what it holds"
+        ));
     }
-    let cap = if paged { max.saturating_mul(PAGED_READ_FACTOR) } else { max };
-    let bytes = workspace.read_limited(&path, cap).map_err(|error| match error {
-        WorkspaceError::TooLarge { size, .. } if !paged => format!(
-            "`{display}` is {} ({size} bytes), over the {} limit for reading a file whole; \
+    let cap = if paged {
+        max.saturating_mul(PAGED_READ_FACTOR)
+    } else {
+        max
+    };
+    let bytes = workspace
+        .read_limited(&path, cap)
+        .map_err(|error| match error {
+            WorkspaceError::TooLarge { size, .. } if !paged => format!(
+                "`{display}` is {} ({size} bytes), over the {} limit for reading a file whole; \
              read it in pages with offset and limit, e.g. offset=1 limit={DEFAULT_PAGE_LINES}",
-            human_size(size),
-            human_size(max)
-        ),
-        other => describe(&other),
-    })?;
+                human_size(size),
+                human_size(max)
+            ),
+            other => describe(&other),
+        })?;
     let size = bytes.len();
     let text = decode_text(&display, bytes)?;
     if !paged {
@@ -163,7 +180,9 @@ fn read_file(workspace: &Workspace, max: u64, args: &ReadFileArgs) -> Result<Too
     let limit = args.limit.unwrap_or(DEFAULT_PAGE_LINES).max(1);
     let total = text.lines().count();
     if offset > total.max(1) {
-        return Err(format!("`{display}` has {total} lines; offset {offset} is past the end"));
+        return Err(format!(
+            "`{display}` has {total} lines; offset {offset} is past the end"
+        ));
     }
     let mut output = String::new();
     let mut last = offset.saturating_sub(1);
@@ -248,24 +267,32 @@ fn write_file(workspace: &Workspace, args: &WriteFileArgs) -> Result<ToolResult,
     let path = workspace.resolve(&args.path).map_err(|e| describe(&e))?;
     let display = workspace.display(&path);
     if path.is_root() || workspace.metadata(&path).is_ok_and(|m| m.is_dir()) {
-        return Err(format!("`{display}` is a directory; give the path of a file"));
+        return Err(format!(
+            "`{display}` is a directory; give the path of a file"
+        ));
     }
     let existed = workspace.exists(&path);
     let bytes = args.content.len();
     let verb = match args.mode {
         WriteMode::Overwrite => {
-            workspace.write_atomic(&path, args.content.as_bytes()).map_err(|e| describe(&e))?;
+            workspace
+                .write_atomic(&path, args.content.as_bytes())
+                .map_err(|e| describe(&e))?;
             if existed { "overwrote" } else { "created" }
         }
         WriteMode::Append => {
-            workspace.append(&path, args.content.as_bytes()).map_err(|e| describe(&e))?;
+            workspace
+                .append(&path, args.content.as_bytes())
+                .map_err(|e| describe(&e))?;
             if existed { "appended to" } else { "created" }
         }
     };
-    Ok(ToolResult::success(format!("{verb} `{display}` ({bytes} bytes written)"))
-        .with_metadata("path", display)
-        .with_metadata("bytes", bytes)
-        .with_metadata("created", !existed))
+    Ok(
+        ToolResult::success(format!("{verb} `{display}` ({bytes} bytes written)"))
+            .with_metadata("path", display)
+            .with_metadata("bytes", bytes)
+            .with_metadata("created", !existed),
+    )
 }
 
 // -------------------------------------------------------------- delete_file
@@ -415,7 +442,9 @@ fn list_files(workspace: &Workspace, args: &ListFilesArgs) -> Result<ToolResult,
     let display = workspace.display(&dir);
     match workspace.metadata(&dir) {
         Ok(meta) if !meta.is_dir() => {
-            return Err(format!("`{display}` is a file, not a directory; use read_file to read it"));
+            return Err(format!(
+                "`{display}` is a file, not a directory; use read_file to read it"
+            ));
         }
         Ok(_) => {}
         Err(error) => return Err(describe(&error)),
@@ -423,7 +452,10 @@ fn list_files(workspace: &Workspace, args: &ListFilesArgs) -> Result<ToolResult,
     let glob = args.pattern.as_deref().map(NameGlob::new).transpose()?;
     let mut entries: Vec<String> = if args.recursive {
         let files = workspace.walk(&dir, true).map_err(|e| describe(&e))?;
-        files.iter().map(|p: &WsPath| workspace.display(p)).collect()
+        files
+            .iter()
+            .map(|p: &WsPath| workspace.display(p))
+            .collect()
     } else {
         let listing = workspace.read_dir(&dir).map_err(|e| describe(&e))?;
         listing
@@ -449,7 +481,12 @@ fn list_files(workspace: &Workspace, args: &ListFilesArgs) -> Result<ToolResult,
     }
     entries.sort();
     let total = entries.len();
-    let mut output = entries.iter().take(MAX_LIST_ENTRIES).cloned().collect::<Vec<_>>().join("\n");
+    let mut output = entries
+        .iter()
+        .take(MAX_LIST_ENTRIES)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n");
     if total > MAX_LIST_ENTRIES {
         let _ = write!(
             output,
@@ -458,7 +495,14 @@ fn list_files(workspace: &Workspace, args: &ListFilesArgs) -> Result<ToolResult,
         );
     }
     if total == 0 {
-        output = format!("no files in `{display}`{}", if glob.is_some() { " match the pattern" } else { "" });
+        output = format!(
+            "no files in `{display}`{}",
+            if glob.is_some() {
+                " match the pattern"
+            } else {
+                ""
+            }
+        );
     }
     Ok(ToolResult::success(output)
         .with_metadata("path", display)
@@ -484,7 +528,11 @@ mod tests {
             ("test_*.py", "tests/test_a.py", true),
         ];
         for (pattern, path, expected) in cases {
-            assert_eq!(NameGlob::new(pattern).unwrap().is_match(path), *expected, "{pattern} {path}");
+            assert_eq!(
+                NameGlob::new(pattern).unwrap().is_match(path),
+                *expected,
+                "{pattern} {path}"
+            );
         }
         assert!(NameGlob::new("[").unwrap_err().contains("invalid glob `[`"));
     }
@@ -493,7 +541,15 @@ mod tests {
     fn binary_detection() {
         assert!(is_binary(b"abc\0def"));
         assert!(!is_binary("héllo\n".as_bytes()));
-        assert!(decode_text("x", vec![0xff, 0xfe, b'a']).unwrap_err().contains("not valid UTF-8"));
-        assert!(decode_text("x", vec![b'a', 0, b'b']).unwrap_err().contains("binary file (3 bytes)"));
+        assert!(
+            decode_text("x", vec![0xff, 0xfe, b'a'])
+                .unwrap_err()
+                .contains("not valid UTF-8")
+        );
+        assert!(
+            decode_text("x", vec![b'a', 0, b'b'])
+                .unwrap_err()
+                .contains("binary file (3 bytes)")
+        );
     }
 }
