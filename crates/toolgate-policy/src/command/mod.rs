@@ -1,0 +1,480 @@
+//! Shell commands: parsing, the blocklist, and classification into `safe`,
+//! `dev` and `dangerous` (DESIGN.md §9, layers 1 and 2).
+//!
+//! [`parse_command`] turns a command line into a [`ParsedCommand`]: every
+//! simple command with its program (wrappers and assignments stripped), its
+//! argv with quotes removed, its redirections and its context.
+//! [`CommandPolicy::classify`] decides from that parsed form whether the line
+//! is refused outright (the blocklist) or which class it is in.
+//!
+//! # The parser
+//!
+//! We use [brush-parser](https://docs.rs/brush-parser), the parser of the
+//! [brush](https://github.com/reubeno/brush) shell. Evaluated against the
+//! alternatives (2025):
+//!
+//! - **brush-parser** (MIT, pure Rust): written to run real bash scripts,
+//!   with a test suite that compares brush with bash, so its coverage of
+//!   bash syntax is broad: pipelines, `;`/`&&`/`||`/newlines, subshells, brace
+//!   groups, `if`/`for`/`while`/`case`, functions, `[[ ]]`, `(( ))`,
+//!   here-documents and here-strings, `&>`/`>|`/`<>`, command and process
+//!   substitution, ANSI-C quoting, extglob. It returns a typed syntax tree
+//!   and a typed error; words come with their quoting pieces. It is actively
+//!   maintained (releases through 2025) and builds in under a minute with no
+//!   C toolchain. Its cost: a few dependencies we would not otherwise need
+//!   (`peg`, `bon`, `cached`, and `insta`, which it lists as a normal
+//!   dependency), and it is not hardened against hostile input. Fuzzing it
+//!   through our classifier (`fuzz/fuzz_targets/command_classify.rs`) found
+//!   two `unwrap` panics (a file descriptor number beyond `i32`; a
+//!   here-document meeting `$((…))`), an endless loop (a here-document
+//!   operator with no delimiter inside `$(…)`), and exponential
+//!   backtracking on unclosed `(`/`$(`/`${`/`case`. So every call is
+//!   guarded by `catch_unwind`, and the raw text is checked first
+//!   (`limits.rs`): length ([`MAX_COMMAND_LEN`]), nesting
+//!   ([`MAX_NESTING`], which also bounds stack use), unclosed openers, and
+//!   the constructs above; what fails a check is `dangerous`.
+//! - **tree-sitter-bash** (MIT, C): error-tolerant and fast, but a 10 MB
+//!   generated C parser plus the tree-sitter runtime to compile, C code in a
+//!   security path, stringly-typed node kinds, and error recovery that
+//!   builds a tree for invalid input (we would have to reject every `ERROR`
+//!   node anyway, since a shell would not run that input as we read it).
+//! - **yash-syntax** (pure Rust): GPL-3.0, which our MIT/Apache licence
+//!   cannot take; it also targets POSIX sh rather than bash, and its API is
+//!   built around an async lexer.
+//!
+//! brush-parser memoises word parsing in a small process-wide cache (64
+//! entries). That is its business; the answers are a function of the input
+//! alone, so this module stays pure.
+//!
+//! # What the blocklist can and cannot do
+//!
+//! The blocklist sees the command as the shell will run it, so spelling does
+//! not matter and quoted text is data. It cannot see through what is only
+//! known at run time (`eval "$(base64 -d <<< …)"`, `$CMD`): such commands are
+//! `dangerous`, so they need confirmation, but they are not blocked. In
+//! `yolo` mode the OS sandbox is what contains them.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use regex::RegexSet;
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+use toolgate_core::CommandClass;
+
+pub use limits::{MAX_COMMAND_LEN, MAX_NESTING};
+pub use model::{
+    CommandContext, Origin, ParsedCommand, PipelineSlot, Redirection, RedirectionKind,
+    ShellFeatures, SimpleCommand,
+};
+pub use parse::{ParseError, parse_command};
+pub use words::Word;
+
+mod blocklist;
+mod classify;
+mod git;
+mod limits;
+mod model;
+mod parse;
+mod scripts;
+mod tables;
+mod toolchains;
+mod words;
+mod wrappers;
+
+/// What a command line is: refused, or allowed with a class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VerdictKind {
+    /// Refused in every mode, yolo included.
+    Blocked,
+    /// Allowed, subject to confirmation by class.
+    Class(CommandClass),
+}
+
+/// The decision on a command line and the reason for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    kind: VerdictKind,
+    reason: String,
+}
+
+impl Verdict {
+    fn blocked(reason: String) -> Self {
+        Self {
+            kind: VerdictKind::Blocked,
+            reason,
+        }
+    }
+
+    fn class(class: CommandClass, reason: String) -> Self {
+        Self {
+            kind: VerdictKind::Class(class),
+            reason,
+        }
+    }
+
+    /// Blocked, or the class.
+    pub fn kind(&self) -> VerdictKind {
+        self.kind
+    }
+
+    /// Whether the command is refused in every mode.
+    pub fn is_blocked(&self) -> bool {
+        self.kind == VerdictKind::Blocked
+    }
+
+    /// The class for confirmation: a blocked command counts as
+    /// [`CommandClass::Dangerous`] (it never runs anyway).
+    pub fn command_class(&self) -> CommandClass {
+        match self.kind {
+            VerdictKind::Blocked => CommandClass::Dangerous,
+            VerdictKind::Class(class) => class,
+        }
+    }
+
+    /// Why, in words a person can act on: "`sed -i` edits files in place".
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// `blocked`, `safe`, `dev` or `dangerous`.
+    pub fn label(&self) -> &'static str {
+        match self.kind {
+            VerdictKind::Blocked => "blocked",
+            VerdictKind::Class(CommandClass::Safe) => "safe",
+            VerdictKind::Class(CommandClass::Dev) => "dev",
+            VerdictKind::Class(CommandClass::Dangerous) => "dangerous",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.label(), self.reason)
+    }
+}
+
+/// Serialized as `{"class": "blocked"|"safe"|"dev"|"dangerous", "reason": "…"}`.
+impl Serialize for Verdict {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Verdict", 2)?;
+        s.serialize_field("class", self.label())?;
+        s.serialize_field("reason", &self.reason)?;
+        s.end()
+    }
+}
+
+/// An invalid [`CommandPolicy`] configuration.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommandPolicyError {
+    /// A blocked-command pattern is not a valid regular expression.
+    #[error("invalid blocked command pattern `{pattern}`")]
+    Pattern {
+        /// The pattern as configured.
+        pattern: String,
+        /// Why it is invalid.
+        #[source]
+        source: regex::Error,
+    },
+    /// An extra safe or dev program is not a bare program name.
+    #[error("invalid program name `{name}` (expected a bare name such as `just`)")]
+    ProgramName {
+        /// The name as configured.
+        name: String,
+    },
+}
+
+/// Classifies a command line with the built-in rules only.
+///
+/// The same as `CommandPolicy::default().classify(cmd)`; see
+/// [`CommandPolicy`] for the rules.
+///
+/// # Example
+///
+/// ```
+/// use toolgate_core::CommandClass;
+/// use toolgate_policy::{VerdictKind, classify};
+///
+/// assert_eq!(classify("git status && ls -la").kind(), VerdictKind::Class(CommandClass::Safe));
+/// assert_eq!(classify("cargo test -p x").kind(), VerdictKind::Class(CommandClass::Dev));
+/// assert_eq!(classify("sed -i s/a/b/ f").reason(), "`sed -i` edits files in place");
+/// assert!(classify("rm -fr ~").is_blocked());
+/// assert!(!classify("echo 'rm -rf /'").is_blocked());
+/// ```
+pub fn classify(cmd: &str) -> Verdict {
+    CommandPolicy::default().classify(cmd)
+}
+
+/// Decides whether a shell command line is blocked, `safe`, `dev` or
+/// `dangerous`.
+///
+/// Built by [`CommandPolicy::builder`]; [`CommandPolicy::default`] has the
+/// built-in rules only.
+///
+/// # Rules
+///
+/// The line is parsed as bash ([`parse_command`]) and judged on the parsed
+/// form, so quoted text is data (`echo 'sudo'` is safe) and spelling does
+/// not matter (`rm -fr /` is `rm -r -f /`). In order, first match wins:
+///
+/// 1. **Configured patterns block.** Each configured blocked pattern (a
+///    regex, unanchored) is matched against the raw line and against each
+///    simple command's normalised text ([`SimpleCommand::text`]); a match is
+///    `blocked`. This is the only rule that applies to lines that do not
+///    parse.
+/// 2. **Unparseable is dangerous.** A line that is not valid shell, is
+///    longer than [`MAX_COMMAND_LEN`], nests deeper than [`MAX_NESTING`]
+///    (or has more than ten unclosed `(`, `$(`, `${` and `case` together),
+///    uses a construct the parser is known to mishandle (a here-document
+///    with no delimiter, or with `$((…))`; a file descriptor number beyond
+///    `i32`), or that the parser fails on, is `dangerous`.
+/// 3. **The built-in blocklist blocks**, looking at every simple command,
+///    nested ones included (`$(…)`, `<(…)`, `sh -c '…'`, `eval`,
+///    `find -exec`, function bodies):
+///    `rm` with `-r`/`-R`/`--recursive` (any spelling or prefix) on `/`,
+///    `/*`, `~`, `$HOME` or a top-level system directory, and
+///    `rm --no-preserve-root`; `sudo`, `su`, `doas`, `pkexec`, `run0`;
+///    `chmod` to a world-writable mode (`777`, `666`, `a+rwx`, `o+w`);
+///    a downloader (`curl`, `wget`, …) piped into a shell or interpreter
+///    that reads its program from stdin (`sh`, `bash`, `zsh`, `dash`,
+///    `ksh`, `fish`, `python`, `perl`, `ruby`, `node`, `php`, …), or
+///    substituted into one (`sh <(curl …)`, `bash -c "$(curl …)"`);
+///    `dd of=/dev/…` (except `/dev/null` and the like); writing to a disk
+///    device (`> /dev/sda`, `tee /dev/nvme0n1`); `mkfs*`, `mke2fs`,
+///    `mkswap`, `wipefs`; a function calling itself in a pipeline or in the
+///    background (the fork bomb `:(){ :|:& };:` under any name);
+///    `pkill` with SIGKILL and `-f`; `killall` with SIGKILL; `kill … -1`;
+///    `shutdown`, `reboot`, `halt`, `poweroff`, `systemctl reboot` and the
+///    like, `init`/`telinit` 0, 1 or 6.
+/// 4. **Nothing to run is safe**: an empty line or only comments.
+/// 5. **Each simple command gets a class**, first match wins:
+///    1. a redirection writing a file (`>`, `>>`, `>|`, `<>`, `&>`, `>&f`)
+///       is `dangerous`, unless the target is `/dev/null`, `/dev/stdout`,
+///       `/dev/stderr` or `/dev/tty`; duplicating descriptors (`2>&1`) is
+///       not writing;
+///    2. a command or process substitution in any word is `dangerous`;
+///    3. assigning a variable that decides which code runs (`PATH`, `LD_*`,
+///       `GIT_*`, `PAGER`, `BASH_ENV`, …) is `dangerous`;
+///    4. the words of `for`, `case`, `[[ ]]`, `(( ))` are `safe` (their
+///       substitutions were caught by 5.2);
+///    5. a wrapper (`env`, `xargs`, `nice`, `timeout`, `nohup`, `time`,
+///       `command`, `exec`, `stdbuf`) with an option toolgate does not know
+///       is `dangerous`; otherwise the wrapped program is judged;
+///    6. assignments or input redirections alone are `safe`;
+///    7. a program name only known at run time (`$CMD`) is `dangerous`;
+///    8. a program run by path is `dangerous`, unless the path is a system
+///       `bin` directory (`/usr/bin/ls` is `ls`) or it is `gradlew`/`mvnw`;
+///    9. `sh -c SCRIPT` and `eval ARGS` are judged by the script's own
+///       commands, which are in the list; a script only known at run time or
+///       that does not parse is `dangerous`;
+///    10. programs configured as safe or dev have that class;
+///    11. a known program asked only for `--version`/`--help` is `safe`;
+///    12. the tables: seed 000's safe programs (`ls`, `cat`, `grep`, `rg`,
+///        `git status`, …) and dev programs (`pytest`, `cargo build`,
+///        `npm run`, `docker ps`, `kubectl get`, …), with their arguments
+///        looked at: `find -delete`/`-exec`, `git branch -D`, `git push`,
+///        `git reset --hard`, `git clean`, `git checkout -- .`, `sed -i` and
+///        `sed` scripts that write or execute, `awk` programs with
+///        `system()`/pipes/`print >`, `tee FILE`, `sort -o`, `rg --pre`,
+///        `pip install`, `npm install`, `cargo install` are `dangerous`;
+///        `cargo check` is `dev`, not `safe` as in the seed, because it runs
+///        build scripts and proc-macros; `xargs X` is `X`, `xargs` alone is
+///        `echo`;
+///    13. anything else is `dangerous`.
+/// 6. **The line is its most dangerous part**, with that part's reason.
+#[derive(Debug, Clone, Default)]
+pub struct CommandPolicy {
+    patterns: Vec<String>,
+    set: Option<RegexSet>,
+    extra: classify::Extra,
+}
+
+impl CommandPolicy {
+    /// A builder for a policy with configured additions.
+    pub fn builder() -> CommandPolicyBuilder {
+        CommandPolicyBuilder::default()
+    }
+
+    /// Classifies a command line (see the [rules](Self#rules)).
+    ///
+    /// Never panics; input it cannot analyse is `dangerous`.
+    pub fn classify(&self, cmd: &str) -> Verdict {
+        if let Some(reason) = self.pattern_match(cmd) {
+            return Verdict::blocked(reason);
+        }
+        match parse_command(cmd) {
+            Ok(parsed) => self.classify_parsed(cmd, &parsed),
+            Err(err) => Verdict::class(
+                CommandClass::Dangerous,
+                format!(
+                    "the command could not be analysed ({})",
+                    parse::render_error(&err)
+                ),
+            ),
+        }
+    }
+
+    /// Classifies a command line already parsed by [`parse_command`].
+    ///
+    /// `cmd` is the line as written, for the configured patterns.
+    pub fn classify_parsed(&self, cmd: &str, parsed: &ParsedCommand) -> Verdict {
+        if let Some(reason) = self.pattern_match(cmd) {
+            return Verdict::blocked(reason);
+        }
+        if self.set.is_some() {
+            for simple in parsed.simple_commands() {
+                if let Some(reason) = self.pattern_match(&simple.text()) {
+                    return Verdict::blocked(reason);
+                }
+            }
+        }
+        if let Some(reason) = blocklist::check(parsed) {
+            return Verdict::blocked(reason);
+        }
+        let mut worst: Option<classify::Judgement> = None;
+        let mut programs: Vec<&str> = Vec::new();
+        for simple in parsed.simple_commands() {
+            let judgement = classify::classify_simple(simple, &self.extra);
+            if judgement.class == CommandClass::Safe
+                && !simple.is_compound_part()
+                && !simple.program().is_empty()
+                && !programs.contains(&simple.program_name())
+            {
+                programs.push(simple.program_name());
+            }
+            if worst.as_ref().is_none_or(|w| judgement.class > w.class) {
+                let done = judgement.class == CommandClass::Dangerous;
+                worst = Some(judgement);
+                if done {
+                    break;
+                }
+            }
+        }
+        match worst {
+            Some(j) if j.class == CommandClass::Safe && programs.len() > 1 => Verdict::class(
+                j.class,
+                format!(
+                    "every command only reads or prints (`{}`)",
+                    programs.join("`, `")
+                ),
+            ),
+            Some(j) => Verdict::class(j.class, j.reason),
+            None => Verdict::class(CommandClass::Safe, "the command runs nothing".to_owned()),
+        }
+    }
+
+    fn pattern_match(&self, text: &str) -> Option<String> {
+        let set = self.set.as_ref()?;
+        let index = set.matches(text).into_iter().next()?;
+        let pattern = self.patterns.get(index).map_or("?", String::as_str);
+        Some(format!(
+            "matches the configured blocked pattern `{pattern}`"
+        ))
+    }
+}
+
+/// Builds a [`CommandPolicy`].
+#[derive(Debug, Clone, Default)]
+pub struct CommandPolicyBuilder {
+    patterns: Vec<String>,
+    safe: Vec<String>,
+    dev: Vec<String>,
+}
+
+impl CommandPolicyBuilder {
+    /// Extra blocked patterns (`guardrails.blocked_commands`), regexes in
+    /// [`regex`](https://docs.rs/regex) syntax, unanchored, matched against
+    /// the raw line and each simple command's normalised text.
+    ///
+    /// By default, none: only the built-in blocklist applies. Calling this
+    /// again adds to the list.
+    pub fn blocked_patterns<I, S>(&mut self, patterns: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.patterns
+            .extend(patterns.into_iter().map(|p| p.as_ref().to_owned()));
+        self
+    }
+
+    /// Extra programs classified `safe` whatever their arguments (bare
+    /// names, such as `just`). They are still subject to the blocklist and
+    /// to the redirection and substitution rules.
+    ///
+    /// By default, none.
+    pub fn safe_programs<I, S>(&mut self, programs: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.safe
+            .extend(programs.into_iter().map(|p| p.as_ref().to_owned()));
+        self
+    }
+
+    /// Extra programs classified `dev` whatever their arguments (bare names,
+    /// such as `just` or `nx`).
+    ///
+    /// By default, none.
+    pub fn dev_programs<I, S>(&mut self, programs: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.dev
+            .extend(programs.into_iter().map(|p| p.as_ref().to_owned()));
+        self
+    }
+
+    /// Validates the configuration and compiles the patterns.
+    ///
+    /// # Errors
+    ///
+    /// [`CommandPolicyError::Pattern`] for a pattern that is not a valid
+    /// regex, [`CommandPolicyError::ProgramName`] for a program that is not a
+    /// bare name.
+    pub fn build(&self) -> Result<CommandPolicy, CommandPolicyError> {
+        for pattern in &self.patterns {
+            if let Err(source) = regex::Regex::new(pattern) {
+                return Err(CommandPolicyError::Pattern {
+                    pattern: pattern.clone(),
+                    source,
+                });
+            }
+        }
+        let set = if self.patterns.is_empty() {
+            None
+        } else {
+            Some(
+                RegexSet::new(&self.patterns).map_err(|source| CommandPolicyError::Pattern {
+                    pattern: self.patterns.join(" | "),
+                    source,
+                })?,
+            )
+        };
+        let names = |list: &[String]| -> Result<HashSet<String>, CommandPolicyError> {
+            list.iter()
+                .map(|name| {
+                    let bare = !name.is_empty()
+                        && !name.contains('/')
+                        && !name.chars().any(char::is_whitespace);
+                    if bare {
+                        Ok(name.clone())
+                    } else {
+                        Err(CommandPolicyError::ProgramName { name: name.clone() })
+                    }
+                })
+                .collect()
+        };
+        Ok(CommandPolicy {
+            patterns: self.patterns.clone(),
+            set,
+            extra: classify::Extra {
+                safe: names(&self.safe)?,
+                dev: names(&self.dev)?,
+            },
+        })
+    }
+}

@@ -1,0 +1,379 @@
+//! Language toolchains, package managers and runners: `cargo`, `go`, `npm`,
+//! `pnpm`, `yarn`, `pip`, `python`, `docker`, `kubectl`, `uv run`, `npx`.
+//!
+//! Building and testing is `dev`; installing, publishing and running
+//! arbitrary code is `dangerous`.
+
+use toolgate_core::CommandClass;
+
+use super::classify::{
+    Extra, Judgement, classify_simple, dangerous, dev, has_option, positionals, safe, subcommand,
+};
+use super::model::SimpleCommand;
+use super::tables::lookup;
+use super::words::Word;
+
+pub(super) fn cargo(args: &[Word]) -> Judgement {
+    let mut i = 0;
+    if args.first().is_some_and(|w| w.text().starts_with('+')) {
+        i = 1;
+    }
+    let rest = args.get(i..).unwrap_or_default();
+    if has_option(rest.get(..1).unwrap_or_default(), &[], &["list"]) {
+        return safe("`cargo --list` only prints");
+    }
+    let Some((sub, _)) = subcommand(
+        rest,
+        &["--color", "-Z", "--config", "-C", "--manifest-path"],
+    ) else {
+        return safe("`cargo` alone prints its usage");
+    };
+    match sub {
+        "tree" | "metadata" | "version" | "search" | "locate-project" | "pkgid"
+        | "read-manifest" | "verify-project" | "info" | "help" => {
+            safe(format!("`cargo {sub}` only reads"))
+        }
+        // `cargo check` runs build scripts and proc-macros, arbitrary code from
+        // the dependency graph, exactly like `cargo build`: dev, not safe.
+        "build" | "b" | "test" | "t" | "check" | "c" | "clippy" | "fmt" | "doc" | "d" | "bench"
+        | "run" | "r" | "nextest" | "llvm-cov" | "miri" | "expand" | "rustc" | "rustdoc"
+        | "hack" | "deny" | "audit" | "outdated" | "udeps" | "machete" | "insta" | "tarpaulin"
+        | "generate-lockfile" | "fetch" => dev(format!("`cargo {sub}` is a development step")),
+        "install" | "uninstall" | "binstall" => {
+            dangerous(format!("`cargo {sub}` installs or removes software"))
+        }
+        "add" | "remove" | "rm" | "update" | "upgrade" => {
+            dangerous(format!("`cargo {sub}` changes the project's dependencies"))
+        }
+        "publish" | "yank" | "owner" | "login" | "logout" => {
+            dangerous(format!("`cargo {sub}` acts on the registry"))
+        }
+        "clean" => dangerous("`cargo clean` deletes build output"),
+        _ => dangerous(format!("`cargo {sub}` is not known to be safe")),
+    }
+}
+
+pub(super) fn go(args: &[Word]) -> Judgement {
+    let Some((sub, rest)) = subcommand(args, &[]) else {
+        return safe("`go` alone prints its usage");
+    };
+    match sub {
+        "version" | "list" | "doc" | "help" => safe(format!("`go {sub}` only reads")),
+        "env" => {
+            if has_option(rest, &['w', 'u'], &[]) {
+                dangerous("`go env -w` changes settings")
+            } else {
+                safe("`go env` only prints")
+            }
+        }
+        "build" | "test" | "vet" | "fmt" | "run" | "mod" | "work" | "tool" => {
+            dev(format!("`go {sub}` is a development step"))
+        }
+        "get" | "install" => dangerous(format!("`go {sub}` installs packages")),
+        _ => dangerous(format!("`go {sub}` is not known to be safe")),
+    }
+}
+
+pub(super) fn npm(args: &[Word]) -> Judgement {
+    let Some((sub, rest)) = subcommand(args, &["--prefix", "-w", "--workspace", "-C"]) else {
+        return safe("`npm` alone prints its usage");
+    };
+    match sub {
+        "ls" | "list" | "ll" | "la" | "view" | "info" | "show" | "v" | "outdated" | "help"
+        | "root" | "prefix" | "bin" | "explain" | "why" | "search" | "doctor" | "ping"
+        | "whoami" | "query" | "fund" | "-v" => safe(format!("`npm {sub}` only reads")),
+        "audit" => {
+            if rest.first().is_some_and(|w| w.text() == "fix") {
+                dangerous("`npm audit fix` installs packages")
+            } else {
+                safe("`npm audit` only reads")
+            }
+        }
+        "config" | "pkg" => match rest.first().map(Word::text) {
+            Some("get" | "list" | "ls") => safe(format!("`npm {sub} get` only reads")),
+            _ => dangerous(format!("`npm {sub}` changes settings")),
+        },
+        "version" if rest.is_empty() => safe("`npm version` only prints"),
+        "run" | "run-script" | "rum" | "urn" | "test" | "t" | "tst" | "start" | "stop"
+        | "restart" => dev(format!("`npm {sub}` runs a project script")),
+        _ => dangerous(format!(
+            "`npm {sub}` installs, publishes or changes packages (and may run their install scripts)"
+        )),
+    }
+}
+
+pub(super) fn pnpm(args: &[Word]) -> Judgement {
+    let Some((sub, rest)) = subcommand(args, &["-C", "--dir", "--filter", "-F"]) else {
+        return safe("`pnpm` alone prints its usage");
+    };
+    match sub {
+        "ls" | "list" | "ll" | "why" | "outdated" | "root" | "bin" | "licenses" | "help"
+        | "view" | "info" => safe(format!("`pnpm {sub}` only reads")),
+        "audit" if !has_option(rest, &[], &["fix"]) => safe("`pnpm audit` only reads"),
+        "run" | "test" | "t" | "start" | "exec" | "lint" | "build" | "typecheck" | "format"
+        | "check" => dev(format!("`pnpm {sub}` runs a project script")),
+        _ => dangerous(format!("`pnpm {sub}` installs or changes packages")),
+    }
+}
+
+pub(super) fn yarn(args: &[Word]) -> Judgement {
+    let Some((sub, _)) = subcommand(args, &["--cwd"]) else {
+        return dangerous("`yarn` alone installs packages");
+    };
+    match sub {
+        "list" | "info" | "why" | "outdated" | "licenses" | "help" | "bin" => {
+            safe(format!("`yarn {sub}` only reads"))
+        }
+        "run" | "test" | "start" | "lint" | "build" | "exec" | "tsc" | "jest" | "typecheck" => {
+            dev(format!("`yarn {sub}` runs a project script"))
+        }
+        _ => dangerous(format!("`yarn {sub}` installs or changes packages")),
+    }
+}
+
+pub(super) fn pip(args: &[Word]) -> Judgement {
+    let Some((sub, rest)) = subcommand(args, &[]) else {
+        return safe("`pip` alone prints its usage");
+    };
+    match sub {
+        "list" | "show" | "freeze" | "check" | "help" | "search" | "index" | "debug"
+        | "inspect" => safe(format!("`pip {sub}` only reads")),
+        "config" | "cache"
+            if rest
+                .first()
+                .is_some_and(|w| matches!(w.text(), "list" | "get" | "dir" | "info")) =>
+        {
+            safe(format!("`pip {sub}` only reads"))
+        }
+        _ => dangerous(format!("`pip {sub}` installs or removes packages")),
+    }
+}
+
+pub(super) fn python(name: &str, args: &[Word], extra: &Extra) -> Judgement {
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
+        let t = word.text();
+        match t {
+            "-V" | "-VV" | "--version" => {
+                return safe(format!("`{name} --version` only prints its version"));
+            }
+            "-c" => return dangerous(format!("`{name} -c` runs code given on the command line")),
+            "-m" => {
+                let Some(module) = args.get(i + 1) else {
+                    return dangerous(format!("`{name} -m` runs a module"));
+                };
+                let rest = args.get(i + 2..).unwrap_or_default();
+                return python_module(name, module.text(), rest, extra);
+            }
+            "-W" | "-X" => i += 2,
+            _ if t.starts_with('-') && t.len() > 1 => i += 1,
+            _ => break,
+        }
+    }
+    if args.get(i).is_none() {
+        return dangerous(format!("`{name}` runs code read from its input"));
+    }
+    dangerous(format!("`{name}` runs a Python program"))
+}
+
+fn python_module(python: &str, module: &str, rest: &[Word], extra: &Extra) -> Judgement {
+    match module {
+        "pytest" | "mypy" | "ruff" | "black" | "isort" | "flake8" | "pylint" | "unittest"
+        | "coverage" | "tox" | "nox" | "doctest" | "pyright" | "py_compile" | "compileall"
+        | "build" | "venv" => dev(format!("`{python} -m {module}` is a development tool")),
+        "json.tool" | "tabnanny" | "pydoc" | "sysconfig" | "site" | "platform" | "tokenize" => {
+            safe(format!("`{python} -m {module}` only reads"))
+        }
+        "pip" => pip(rest),
+        _ if extra.dev.contains(module) => {
+            dev(format!("`{module}` is configured as a development tool"))
+        }
+        _ if extra.safe.contains(module) => safe(format!("`{module}` is configured as safe")),
+        _ => dangerous(format!(
+            "`{python} -m {module}` runs a module not known to be safe"
+        )),
+    }
+}
+
+pub(super) fn docker(name: &str, args: &[Word]) -> Judgement {
+    const READS: &[&str] = &[
+        "ps", "images", "version", "info", "inspect", "logs", "top", "port", "history", "stats",
+        "search", "diff",
+    ];
+    let Some((sub, rest)) = subcommand(
+        args,
+        &[
+            "--context",
+            "-c",
+            "-H",
+            "--host",
+            "--log-level",
+            "-l",
+            "--config",
+        ],
+    ) else {
+        return safe(format!("`{name}` alone prints its usage"));
+    };
+    let action = rest.first().map(Word::text).unwrap_or_default();
+    let reads = READS.contains(&sub)
+        || (matches!(
+            sub,
+            "container"
+                | "image"
+                | "network"
+                | "volume"
+                | "context"
+                | "system"
+                | "builder"
+                | "buildx"
+        ) && matches!(
+            action,
+            "ls" | "list" | "inspect" | "logs" | "ps" | "history" | "df" | "top" | "port" | "show"
+        ))
+        || (sub == "compose"
+            && matches!(
+                positionals(rest).next().map(Word::text),
+                Some("ps" | "logs" | "config" | "ls" | "images" | "top" | "version")
+            ));
+    if reads {
+        dev(format!("`{name} {sub}` only inspects"))
+    } else {
+        dangerous(format!(
+            "`{name} {sub}` starts, changes or removes containers or images"
+        ))
+    }
+}
+
+pub(super) fn kubectl(name: &str, args: &[Word]) -> Judgement {
+    let Some((sub, rest)) = subcommand(
+        args,
+        &[
+            "-n",
+            "--namespace",
+            "--context",
+            "--kubeconfig",
+            "--cluster",
+            "--user",
+            "-s",
+            "--server",
+        ],
+    ) else {
+        return safe(format!("`{name}` alone prints its usage"));
+    };
+    let action = rest.first().map(Word::text).unwrap_or_default();
+    let reads = matches!(
+        sub,
+        "get"
+            | "describe"
+            | "logs"
+            | "explain"
+            | "version"
+            | "api-resources"
+            | "api-versions"
+            | "cluster-info"
+            | "top"
+            | "diff"
+    ) || (sub == "auth" && action == "can-i")
+        || (sub == "config"
+            && matches!(
+                action,
+                "view" | "current-context" | "get-contexts" | "get-clusters"
+            ));
+    if reads {
+        dev(format!("`{name} {sub}` only inspects the cluster"))
+    } else {
+        dangerous(format!("`{name} {sub}` changes the cluster"))
+    }
+}
+
+/// `uv run X`, `poetry run X`, `bundle exec X`: at least `dev` (the runner may
+/// sync an environment first), and `X`'s class if higher.
+pub(super) fn runner(name: &str, args: &[Word], extra: &Extra) -> Judgement {
+    let Some((sub, rest)) = subcommand(args, &["--directory", "--project", "-p", "--python"])
+    else {
+        return safe(format!("`{name}` alone prints its usage"));
+    };
+    match sub {
+        "run" | "exec" => {
+            let inner = skip_runner_options(rest);
+            inner_command(name, sub, inner, extra)
+        }
+        "pip" if name == "uv" => pip(rest),
+        "show" | "check" | "tree" | "version" | "list" | "outdated" => {
+            safe(format!("`{name} {sub}` only reads"))
+        }
+        "sync" | "lock" | "build" | "venv" | "test" | "fmt" => {
+            dev(format!("`{name} {sub}` is a development step"))
+        }
+        _ => dangerous(format!("`{name} {sub}` installs or changes packages")),
+    }
+}
+
+fn skip_runner_options(args: &[Word]) -> &[Word] {
+    const WITH_VALUE: &[&str] = &[
+        "--with",
+        "--python",
+        "-p",
+        "--extra",
+        "--group",
+        "--env-file",
+        "--directory",
+        "--project",
+        "--package",
+        "--index",
+        "-w",
+        "--with-requirements",
+        "--only-group",
+        "--no-group",
+    ];
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
+        let t = word.text();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') {
+            break;
+        }
+        i += if WITH_VALUE.contains(&t) { 2 } else { 1 };
+    }
+    args.get(i..).unwrap_or_default()
+}
+
+fn inner_command(name: &str, sub: &str, inner: &[Word], extra: &Extra) -> Judgement {
+    if inner.is_empty() {
+        return safe(format!(
+            "`{name} {sub}` given no program runs nothing harmful"
+        ));
+    }
+    let cmd = SimpleCommand::from_words(inner.to_vec());
+    let j = classify_simple(&cmd, extra);
+    if j.class == CommandClass::Safe {
+        dev(format!(
+            "`{name} {sub}` prepares an environment, then: {}",
+            j.reason
+        ))
+    } else {
+        j
+    }
+}
+
+/// `npx X`: `dev` when `X` is a known development tool (usually installed in
+/// the project), otherwise `dangerous`, since `npx` downloads what is missing.
+pub(super) fn npx(name: &str, args: &[Word], extra: &Extra) -> Judgement {
+    let inner = skip_runner_options(args);
+    let Some(program) = inner.first() else {
+        return safe(format!("`{name}` alone prints its usage"));
+    };
+    if lookup(program.text()).is_none()
+        && !extra.dev.contains(program.text())
+        && !extra.safe.contains(program.text())
+    {
+        return dangerous(format!(
+            "`{name} {}` may download and run a package",
+            program.text()
+        ));
+    }
+    inner_command(name, "", inner, extra)
+}

@@ -1,0 +1,413 @@
+//! Shell words: what a program receives once quotes are removed.
+
+use brush_parser::ParserOptions;
+use brush_parser::word::{WordPiece, WordPieceWithSource};
+
+use super::model::Origin;
+use super::parse::{ParseError, guarded};
+
+const QUOTED: u8 = 1;
+const EXPANSION: u8 = 1 << 1;
+const SUBSTITUTION: u8 = 1 << 2;
+const GLOB: u8 = 1 << 3;
+const TILDE: u8 = 1 << 4;
+
+/// One shell word, as far as its value can be known without running anything.
+///
+/// [`text`](Self::text) is the word with quotes removed and escapes applied:
+/// `'rm -rf /'` becomes `rm -rf /`, `"a b"c` becomes `a bc`, `$'\x41'`
+/// becomes `A`. Quoted text is data, never syntax. Expansions (`$HOME`,
+/// `${x:-y}`, `~`, `$((1+1))`) and substitutions (`$(cmd)`, `` `cmd` ``,
+/// `<(cmd)`) cannot be resolved statically: they stay in the text in their
+/// source spelling and the matching flag is set, so a caller can tell `$HOME`
+/// (expanded at run time) from `'$HOME'` (five literal characters).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Word {
+    raw: String,
+    text: String,
+    flags: u8,
+}
+
+impl Word {
+    /// A word with no quoting or expansion: its text is its raw spelling.
+    pub(crate) fn literal(s: &str) -> Self {
+        Self {
+            raw: s.to_owned(),
+            text: s.to_owned(),
+            flags: 0,
+        }
+    }
+
+    /// A word standing for a process substitution such as `<(ls)`.
+    pub(crate) fn process_substitution(raw: String) -> Self {
+        Self {
+            text: raw.clone(),
+            raw,
+            flags: SUBSTITUTION,
+        }
+    }
+
+    /// The same word, marked as holding an expansion.
+    pub(crate) fn with_expansion(mut self) -> Self {
+        self.flags |= EXPANSION;
+        self
+    }
+
+    /// The word as written in the command, quotes included.
+    pub fn raw(&self) -> &str {
+        &self.raw
+    }
+
+    /// The word with quotes removed and escapes applied; expansions and
+    /// substitutions are left in their source spelling.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether any part of the word was quoted or escaped.
+    pub fn is_quoted(&self) -> bool {
+        self.flags & QUOTED != 0
+    }
+
+    /// Whether the word holds a parameter, tilde or arithmetic expansion
+    /// (`$HOME`, `${x}`, `~`, `$((1+2))`), so its value is only known at run
+    /// time.
+    pub fn has_expansion(&self) -> bool {
+        self.flags & EXPANSION != 0
+    }
+
+    /// Whether the word starts with an unquoted tilde expansion (`~`, `~/x`,
+    /// `~user`).
+    pub fn has_tilde(&self) -> bool {
+        self.flags & TILDE != 0
+    }
+
+    /// Whether the word runs a command to build its value: command
+    /// substitution (`$(cmd)`, `` `cmd` ``) or process substitution
+    /// (`<(cmd)`, `>(cmd)`).
+    pub fn has_substitution(&self) -> bool {
+        self.flags & SUBSTITUTION != 0
+    }
+
+    /// Whether the word has unquoted pattern characters (`*`, `?`, `[`),
+    /// brace expansion (`{a,b}`, `{1..3}`) or extended-glob syntax, so the
+    /// shell may turn it into other words (`cat .e*` can read `.env`).
+    pub fn has_glob(&self) -> bool {
+        self.flags & GLOB != 0
+    }
+
+    /// Whether [`text`](Self::text) is exactly what the program receives: no
+    /// expansion, substitution or pattern.
+    pub fn is_literal(&self) -> bool {
+        self.flags & (EXPANSION | SUBSTITUTION | GLOB) == 0
+    }
+}
+
+/// A command to parse on its own, found inside a word.
+#[derive(Debug)]
+pub(crate) struct Nested {
+    pub(crate) source: String,
+    pub(crate) origin: Origin,
+}
+
+/// Converts the raw spelling of a word.
+///
+/// Returns the word and the sources of the command substitutions found in it,
+/// for the caller to parse.
+pub(crate) fn convert(raw: &str, opts: &ParserOptions) -> Result<(Word, Vec<Nested>), ParseError> {
+    if is_plain(raw) {
+        return Ok((Word::literal(raw), Vec::new()));
+    }
+    let pieces = guarded(|| brush_parser::word::parse(raw, opts))?
+        .map_err(|err| ParseError::Syntax(Box::new(err)))?;
+    let mut state = State::new(raw);
+    state.pieces(&pieces, false);
+    Ok(state.finish())
+}
+
+/// Converts the body of a here-document; without expansion (`<<'EOF'`) the
+/// body is data.
+pub(crate) fn convert_heredoc(
+    body: &str,
+    expand: bool,
+    opts: &ParserOptions,
+) -> Result<(Word, Vec<Nested>), ParseError> {
+    if !expand || !body.contains(['$', '`', '\\']) {
+        let mut word = Word::literal(body);
+        word.flags = QUOTED;
+        return Ok((word, Vec::new()));
+    }
+    let pieces = guarded(|| brush_parser::word::parse_heredoc(body, opts))?
+        .map_err(|err| ParseError::Syntax(Box::new(err)))?;
+    let mut state = State::new(body);
+    // Inside a here-document, as inside double quotes, patterns are inert.
+    state.pieces(&pieces, true);
+    // The word parser reads an unclosed `$(` in a body as text; bash would
+    // try to run it. Unless escaped, count it as a substitution.
+    if state.flags & SUBSTITUTION == 0
+        && contains_substitution_syntax(body)
+        && !body.contains("\\$(")
+        && !body.contains("\\`")
+    {
+        state.flags |= SUBSTITUTION;
+    }
+    Ok(state.finish())
+}
+
+/// Words made only of these bytes need no parsing: the common case, kept fast.
+fn is_plain(raw: &str) -> bool {
+    !raw.is_empty()
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=,+@%^".contains(&b))
+}
+
+struct State<'a> {
+    raw: &'a str,
+    text: String,
+    flags: u8,
+    nested: Vec<Nested>,
+}
+
+impl<'a> State<'a> {
+    fn new(raw: &'a str) -> Self {
+        Self {
+            raw,
+            text: String::with_capacity(raw.len()),
+            flags: 0,
+            nested: Vec::new(),
+        }
+    }
+
+    fn finish(self) -> (Word, Vec<Nested>) {
+        let word = Word {
+            raw: self.raw.to_owned(),
+            text: self.text,
+            flags: self.flags,
+        };
+        (word, self.nested)
+    }
+
+    fn source(&self, piece: &WordPieceWithSource) -> &'a str {
+        self.raw
+            .get(piece.start_index..piece.end_index)
+            .unwrap_or_default()
+    }
+
+    fn pieces(&mut self, pieces: &[WordPieceWithSource], in_double_quotes: bool) {
+        for piece in pieces {
+            let source = self.source(piece);
+            match &piece.piece {
+                WordPiece::Text(s) => {
+                    if !in_double_quotes && has_pattern(s) {
+                        self.flags |= GLOB;
+                    }
+                    self.text.push_str(s);
+                }
+                WordPiece::SingleQuotedText(s) => {
+                    self.flags |= QUOTED;
+                    self.text.push_str(s);
+                }
+                WordPiece::AnsiCQuotedText(s) => {
+                    self.flags |= QUOTED;
+                    decode_ansi_c(s, &mut self.text);
+                }
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    self.flags |= QUOTED;
+                    self.pieces(inner, true);
+                }
+                WordPiece::TildeExpansion(_) => {
+                    self.flags |= EXPANSION | TILDE;
+                    self.text
+                        .push_str(if source.is_empty() { "~" } else { source });
+                }
+                WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
+                    // `${x:-$(cmd)}` and `$(( $(cmd) ))` run commands too. We
+                    // do not dig them out; the flag makes the word dangerous.
+                    self.flags |= EXPANSION;
+                    if contains_substitution_syntax(source) {
+                        self.flags |= SUBSTITUTION;
+                    }
+                    self.text.push_str(source);
+                }
+                WordPiece::CommandSubstitution(inner) => {
+                    self.flags |= SUBSTITUTION;
+                    self.text.push_str(source);
+                    self.nested.push(Nested {
+                        source: inner.clone(),
+                        origin: Origin::CommandSubstitution,
+                    });
+                }
+                WordPiece::BackquotedCommandSubstitution(inner) => {
+                    self.flags |= SUBSTITUTION;
+                    self.text.push_str(source);
+                    self.nested.push(Nested {
+                        source: unescape_backquoted(inner),
+                        origin: Origin::CommandSubstitution,
+                    });
+                }
+                WordPiece::EscapeSequence(s) => {
+                    self.flags |= QUOTED;
+                    let escaped = s.strip_prefix('\\').unwrap_or(s);
+                    if escaped == "\n" {
+                        // A line continuation: nothing.
+                    } else if in_double_quotes && !matches!(escaped, "$" | "`" | "\"" | "\\") {
+                        self.text.push_str(s);
+                    } else {
+                        self.text.push_str(escaped);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn has_pattern(s: &str) -> bool {
+    // A `[` without a later `]` is an ordinary character (the `[` command).
+    let bracket = s
+        .find('[')
+        .is_some_and(|at| s.get(at + 1..).is_some_and(|r| r.contains(']')));
+    bracket
+        || s.contains(['*', '?', '('])
+        || (s.contains('{') && (s.contains(',') || s.contains("..")))
+}
+
+fn contains_substitution_syntax(s: &str) -> bool {
+    s.contains("$(") || s.contains('`') || s.contains("<(") || s.contains(">(")
+}
+
+/// Undoes the escapes bash applies inside backquotes (`\\`, `` \` ``, `\$`).
+fn unescape_backquoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+            && matches!(next, '\\' | '`' | '$')
+        {
+            out.push(next);
+            chars.next();
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Decodes the body of `$'…'` the way bash does, so `$'\x72m'` reads `rm`.
+fn decode_ansi_c(s: &str, out: &mut String) {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        match e {
+            'a' => out.push('\u{7}'),
+            'b' => out.push('\u{8}'),
+            'e' | 'E' => out.push('\u{1b}'),
+            'f' => out.push('\u{c}'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\u{b}'),
+            '\\' | '\'' | '"' | '?' => out.push(e),
+            'c' => {
+                if let Some(ctl) = chars.next() {
+                    out.push(char::from((ctl as u32 & 0x1f) as u8));
+                }
+            }
+            'x' => push_code(&mut chars, 16, 2, out),
+            'u' => push_code(&mut chars, 16, 4, out),
+            'U' => push_code(&mut chars, 16, 8, out),
+            '0'..='7' => {
+                let mut value = e.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match chars.peek().and_then(|d| d.to_digit(8)) {
+                        Some(d) => {
+                            value = value * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(value & 0xff).unwrap_or('\u{fffd}'));
+            }
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+}
+
+fn push_code(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    radix: u32,
+    max_digits: usize,
+    out: &mut String,
+) {
+    let mut value: u32 = 0;
+    let mut digits = 0;
+    while digits < max_digits {
+        match chars.peek().and_then(|d| d.to_digit(radix)) {
+            Some(d) => {
+                value = value.saturating_mul(radix).saturating_add(d);
+                chars.next();
+                digits += 1;
+            }
+            None => break,
+        }
+    }
+    if digits == 0 {
+        out.push('\\');
+        return;
+    }
+    out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(raw: &str) -> String {
+        let opts = ParserOptions::default();
+        convert(raw, &opts).map(|(w, _)| w.text).unwrap_or_default()
+    }
+
+    #[test]
+    fn quotes_are_removed() {
+        let cases: &[(&str, &str)] = &[
+            ("'rm -rf /'", "rm -rf /"),
+            ("\"a b\"c", "a bc"),
+            ("r\\m", "rm"),
+            ("$'\\x72m'", "rm"),
+            ("$'\\162m'", "rm"),
+            ("\"\\$HOME\"", "$HOME"),
+            ("\"a\\qb\"", "a\\qb"),
+            ("$HOME/x", "$HOME/x"),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(text(raw), *want, "{raw}");
+        }
+    }
+
+    #[test]
+    fn flags_follow_quoting() {
+        let opts = ParserOptions::default();
+        let flags = |raw: &str| convert(raw, &opts).map_or(0xff, |(w, _)| w.flags);
+        assert_eq!(flags("ls"), 0);
+        assert_eq!(flags("*.rs"), GLOB);
+        assert_eq!(flags("'*.rs'"), QUOTED);
+        assert_eq!(flags("~"), EXPANSION | TILDE);
+        assert_eq!(flags("\"$HOME\""), QUOTED | EXPANSION);
+        assert_eq!(flags("$(id)"), SUBSTITUTION);
+        assert_eq!(flags("${x:-$(id)}"), EXPANSION | SUBSTITUTION);
+        assert_eq!(flags(".{e,}nv"), GLOB);
+    }
+}
