@@ -10,6 +10,7 @@
 //! | [`fs`] | `read_file`, `write_file`, `delete_file`, `list_files` |
 //! | [`editing`] | `edit_file`, `apply_patch` (over the pure [`edit`] and [`patch`] engines) |
 //! | [`search`] | `search_code`, `grep`, `find_files` (in process, on ripgrep's crates) |
+//! | [`command`] | `run_command`, `process` (background sessions) |
 //! | [`time`] | `get_datetime` |
 //! | [`diag`] | `echo` |
 //!
@@ -36,7 +37,9 @@
 use std::sync::Arc;
 
 use toolgate_core::{Tool, Workspace};
+use toolgate_policy::CommandPolicy;
 
+pub mod command;
 pub mod diag;
 pub mod edit;
 pub mod editing;
@@ -55,6 +58,13 @@ pub struct BuiltinOptions {
     pub max_file_size: u64,
     /// Whether `delete_file` may delete.
     pub allow_delete: bool,
+    /// How `run_command` runs commands; `None` leaves `run_command` and
+    /// `process` out.
+    pub commands: Option<command::CommandOptions>,
+    /// How commands are classified and which are blocked.
+    pub command_policy: Arc<CommandPolicy>,
+    /// Limits of the background-process table.
+    pub process_limits: command::ProcessLimits,
 }
 
 impl Default for BuiltinOptions {
@@ -63,6 +73,9 @@ impl Default for BuiltinOptions {
             default_timezone: None,
             max_file_size: 1024 * 1024,
             allow_delete: false,
+            commands: None,
+            command_policy: Arc::new(CommandPolicy::default()),
+            process_limits: command::ProcessLimits::default(),
         }
     }
 }
@@ -90,11 +103,35 @@ impl BuiltinOptions {
         self.allow_delete = allow;
         self
     }
+
+    /// Registers `run_command` and `process`, running commands as
+    /// `options` says. By default, they are not registered.
+    #[must_use]
+    pub fn commands(mut self, options: Option<command::CommandOptions>) -> Self {
+        self.commands = options;
+        self
+    }
+
+    /// Sets the command policy (blocklist, classification). By default, the
+    /// built-in one.
+    #[must_use]
+    pub fn command_policy(mut self, policy: Arc<CommandPolicy>) -> Self {
+        self.command_policy = policy;
+        self
+    }
+
+    /// Sets the limits of the background-process table. By default, 8
+    /// sessions, finished ones kept 30 minutes, 256 KiB of output each.
+    #[must_use]
+    pub fn process_limits(mut self, limits: command::ProcessLimits) -> Self {
+        self.process_limits = limits;
+        self
+    }
 }
 
 /// Every built-in tool, working in `workspace` and configured by `options`.
 pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc<dyn Tool>> {
-    vec![
+    let mut tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(fs::ReadFile::new(workspace.clone(), options.max_file_size)),
         Arc::new(fs::WriteFile::new(workspace.clone())),
         Arc::new(fs::DeleteFile::new(workspace.clone(), options.allow_delete)),
@@ -106,5 +143,16 @@ pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc
         Arc::new(search::FindFiles::new(workspace.clone())),
         Arc::new(time::GetDateTime::new(options.default_timezone.clone())),
         Arc::new(diag::Echo),
-    ]
+    ];
+    if let Some(commands) = &options.commands {
+        let table = Arc::new(command::ProcessTable::new(options.process_limits));
+        tools.push(Arc::new(command::RunCommand::new(
+            workspace.clone(),
+            Arc::clone(&options.command_policy),
+            commands.clone(),
+            Arc::clone(&table),
+        )));
+        tools.push(Arc::new(command::ProcessTool::new(table)));
+    }
+    tools
 }

@@ -1,0 +1,441 @@
+//! Background processes (seed 002 `exec background` + `process` tool).
+//!
+//! A background command runs in its own process group, with a pipe on stdin
+//! (so `process write` can feed it) and its output collected into a capped
+//! buffer that `process poll` drains. The table owns every process: dropping
+//! it kills every group it still holds, so nothing outlives toolgate.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::ChildStdin;
+use toolgate_core::{Sensitivity, ToolContext, ToolResult, TypedTool};
+
+use super::exec::{Spec, kill_group, shell};
+
+/// Limits of the background table.
+#[derive(Debug, Clone, Copy)]
+pub struct ProcessLimits {
+    /// How many sessions may exist at once (running or finished, not yet
+    /// cleared).
+    pub max_sessions: usize,
+    /// How long a finished session is kept before it is dropped.
+    pub finished_ttl: Duration,
+    /// Bytes of unread output kept per session; older output is dropped.
+    pub output_cap: usize,
+}
+
+impl Default for ProcessLimits {
+    fn default() -> Self {
+        Self {
+            max_sessions: 8,
+            finished_ttl: Duration::from_secs(30 * 60),
+            output_cap: 256 * 1024,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Output {
+    unread: Vec<u8>,
+    dropped: usize,
+}
+
+#[derive(Debug)]
+struct Session {
+    id: String,
+    command: String,
+    pid: u32,
+    started: Instant,
+    output: Arc<Mutex<Output>>,
+    stdin: Option<Arc<tokio::sync::Mutex<ChildStdin>>>,
+    /// `None` while running; the exit code (or `-signal`) once finished.
+    status: Arc<Mutex<Option<(i32, Instant)>>>,
+}
+
+impl Session {
+    fn finished(&self) -> Option<(i32, Instant)> {
+        *self.status.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn state(&self) -> String {
+        match self.finished() {
+            None => "running".to_owned(),
+            Some((code, _)) if code < 0 => format!("killed by signal {}", -code),
+            Some((code, _)) => format!("exited with code {code}"),
+        }
+    }
+}
+
+/// The background processes of one toolgate process.
+#[derive(Debug)]
+pub struct ProcessTable {
+    limits: ProcessLimits,
+    sessions: Mutex<BTreeMap<String, Session>>,
+    next_id: Mutex<u64>,
+}
+
+impl ProcessTable {
+    /// An empty table with these limits.
+    pub fn new(limits: ProcessLimits) -> Self {
+        Self {
+            limits,
+            sessions: Mutex::new(BTreeMap::new()),
+            next_id: Mutex::new(1),
+        }
+    }
+
+    fn purge_expired(&self, sessions: &mut BTreeMap<String, Session>) {
+        let ttl = self.limits.finished_ttl;
+        sessions.retain(|_, session| session.finished().is_none_or(|(_, at)| at.elapsed() <= ttl));
+    }
+
+    /// Starts a command in the background; returns (session id, pid).
+    pub(crate) fn start(&self, spec: &Spec<'_>) -> Result<(String, u32), String> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        self.purge_expired(&mut sessions);
+        if sessions.len() >= self.limits.max_sessions {
+            return Err(format!(
+                "there are already {} background sessions (the maximum); stop one with \
+                 process(action=\"kill\") or drop finished ones with process(action=\"clear\")",
+                sessions.len()
+            ));
+        }
+        let mut command = shell(spec);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("could not start the command: {e}"))?;
+        let pid = child.id().unwrap_or(0);
+        let stdin = child
+            .stdin
+            .take()
+            .map(|pipe| Arc::new(tokio::sync::Mutex::new(pipe)));
+        let output = Arc::new(Mutex::new(Output {
+            unread: Vec::new(),
+            dropped: 0,
+        }));
+        if let Some(out) = child.stdout.take() {
+            tokio::spawn(collect(out, Arc::clone(&output), self.limits.output_cap));
+        }
+        if let Some(err) = child.stderr.take() {
+            tokio::spawn(collect(err, Arc::clone(&output), self.limits.output_cap));
+        }
+        let status = Arc::new(Mutex::new(None));
+        let watcher_status = Arc::clone(&status);
+        tokio::spawn(async move {
+            use std::os::unix::process::ExitStatusExt as _;
+            let code = match child.wait().await {
+                Ok(exit) => exit.code().unwrap_or_else(|| -exit.signal().unwrap_or(0)),
+                Err(_) => -1,
+            };
+            // The session ends when its shell does; what it left behind in
+            // its group goes with it.
+            kill_group(pid);
+            *watcher_status
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some((code, Instant::now()));
+        });
+        let id = {
+            let mut next = self.next_id.lock().unwrap_or_else(PoisonError::into_inner);
+            let id = format!("bg-{}", *next);
+            *next += 1;
+            id
+        };
+        sessions.insert(
+            id.clone(),
+            Session {
+                id: id.clone(),
+                command: spec.command.to_owned(),
+                pid,
+                started: Instant::now(),
+                output,
+                stdin,
+                status,
+            },
+        );
+        Ok((id, pid))
+    }
+}
+
+impl Drop for ProcessTable {
+    fn drop(&mut self) {
+        let sessions = self
+            .sessions
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        for session in sessions.values() {
+            if session.finished().is_none() {
+                kill_group(session.pid);
+            }
+        }
+    }
+}
+
+async fn collect(mut reader: impl AsyncRead + Unpin, output: Arc<Mutex<Output>>, cap: usize) {
+    let mut buf = vec![0u8; 8 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let mut output = output.lock().unwrap_or_else(PoisonError::into_inner);
+                output
+                    .unread
+                    .extend_from_slice(buf.get(..n).unwrap_or_default());
+                if output.unread.len() > cap {
+                    let excess = output.unread.len() - cap;
+                    output.unread.drain(..excess);
+                    output.dropped += excess;
+                }
+            }
+        }
+    }
+}
+
+/// What `process` should do.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcessAction {
+    /// Every session with its state.
+    List,
+    /// New output of a session since the last poll, and its state.
+    Poll,
+    /// Send `input` to a session's stdin.
+    Write,
+    /// Stop a session and everything it started.
+    Kill,
+    /// Forget finished sessions (or the one named).
+    Clear,
+}
+
+/// Arguments of `process`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessArgs {
+    /// `list`, `poll`, `write`, `kill` or `clear`.
+    pub action: ProcessAction,
+    /// The session, as returned by `run_command` with `background=true`
+    /// (needed for poll, write and kill).
+    pub session_id: Option<String>,
+    /// Text to send to the session's stdin (for write; add "\n" to end a line).
+    pub input: Option<String>,
+}
+
+/// `process`: manages the background sessions started by `run_command`.
+#[derive(Debug, Clone)]
+pub struct ProcessTool {
+    table: Arc<ProcessTable>,
+}
+
+impl ProcessTool {
+    /// A `process` tool over `table` (the one `run_command` starts into).
+    pub fn new(table: Arc<ProcessTable>) -> Self {
+        Self { table }
+    }
+}
+
+#[async_trait]
+impl TypedTool for ProcessTool {
+    type Args = ProcessArgs;
+    const NAME: &'static str = "process";
+    const DESCRIPTION: &'static str = "Manage background commands started with run_command(background=true): \
+        action=list shows sessions; poll returns new output and the state; write sends `input` to stdin; \
+        kill stops a session and everything it started; clear forgets finished sessions.";
+    const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+
+    fn sensitivity(&self, args: &serde_json::Value) -> Sensitivity {
+        // Looking does not change anything; writing and killing do.
+        match args.get("action").and_then(|a| a.as_str()) {
+            Some("list" | "poll") => Sensitivity::ReadOnly,
+            _ => Sensitivity::Sensitive,
+        }
+    }
+
+    async fn run(&self, args: ProcessArgs, _ctx: &ToolContext) -> ToolResult {
+        match args.action {
+            ProcessAction::List => self.list(),
+            ProcessAction::Clear => self.clear(args.session_id.as_deref()),
+            action => {
+                let Some(id) = args.session_id.as_deref() else {
+                    return ToolResult::failure(format!(
+                        "action `{}` needs a `session_id`; process(action=\"list\") shows them",
+                        action_name(action)
+                    ));
+                };
+                match action {
+                    ProcessAction::Poll => self.poll(id),
+                    ProcessAction::Kill => self.kill(id),
+                    _ => {
+                        self.write(id, args.input.as_deref().unwrap_or_default())
+                            .await
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn action_name(action: ProcessAction) -> &'static str {
+    match action {
+        ProcessAction::List => "list",
+        ProcessAction::Poll => "poll",
+        ProcessAction::Write => "write",
+        ProcessAction::Kill => "kill",
+        ProcessAction::Clear => "clear",
+    }
+}
+
+impl ProcessTool {
+    fn unknown(id: &str) -> ToolResult {
+        ToolResult::failure(format!(
+            "no background session `{id}`; process(action=\"list\") shows them"
+        ))
+    }
+
+    fn list(&self) -> ToolResult {
+        let mut sessions = self
+            .table
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.table.purge_expired(&mut sessions);
+        if sessions.is_empty() {
+            return ToolResult::success("no background sessions")
+                .with_metadata("sessions", json!([]));
+        }
+        let mut lines = Vec::new();
+        let mut meta = Vec::new();
+        for session in sessions.values() {
+            let age = session.started.elapsed().as_secs();
+            lines.push(format!(
+                "{}  pid {}  {}  {}s  {}",
+                session.id,
+                session.pid,
+                session.state(),
+                age,
+                session.command
+            ));
+            meta.push(json!({"session_id": session.id, "pid": session.pid, "state": session.state(), "command": session.command}));
+        }
+        ToolResult::success(lines.join("\n")).with_metadata("sessions", meta)
+    }
+
+    fn poll(&self, id: &str) -> ToolResult {
+        let sessions = self
+            .table
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(session) = sessions.get(id) else {
+            return Self::unknown(id);
+        };
+        let (text, dropped) = {
+            let mut output = session
+                .output
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let text = String::from_utf8_lossy(&output.unread).into_owned();
+            output.unread.clear();
+            (text, std::mem::take(&mut output.dropped))
+        };
+        let mut out = String::new();
+        if dropped > 0 {
+            let _ = writeln!(out, "… [{dropped} bytes of older output dropped]");
+        }
+        out.push_str(&text);
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        let _ = write!(out, "[{}: {}]", session.id, session.state());
+        let finished = session.finished();
+        ToolResult::success(out)
+            .with_metadata("session_id", session.id.clone())
+            .with_metadata("running", finished.is_none())
+            .with_metadata("exit_code", finished.map(|(code, _)| code))
+    }
+
+    fn kill(&self, id: &str) -> ToolResult {
+        let sessions = self
+            .table
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(session) = sessions.get(id) else {
+            return Self::unknown(id);
+        };
+        if session.finished().is_some() {
+            return ToolResult::success(format!("{id} had already {}", session.state()));
+        }
+        kill_group(session.pid);
+        ToolResult::success(format!("killed {id} (process group {})", session.pid))
+    }
+
+    async fn write(&self, id: &str, input: &str) -> ToolResult {
+        let stdin = {
+            let sessions = self
+                .table
+                .sessions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let Some(session) = sessions.get(id) else {
+                return Self::unknown(id);
+            };
+            if session.finished().is_some() {
+                return ToolResult::failure(format!(
+                    "{id} has {}; it cannot take input",
+                    session.state()
+                ));
+            }
+            session.stdin.clone()
+        };
+        let Some(stdin) = stdin else {
+            return ToolResult::failure(format!("{id} has no stdin"));
+        };
+        let mut stdin = stdin.lock().await;
+        match stdin
+            .write_all(input.as_bytes())
+            .await
+            .and(stdin.flush().await)
+        {
+            Ok(()) => ToolResult::success(format!("wrote {} bytes to {id}", input.len())),
+            Err(error) => ToolResult::failure(format!("could not write to {id}: {error}")),
+        }
+    }
+
+    fn clear(&self, id: Option<&str>) -> ToolResult {
+        let mut sessions = self
+            .table
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(id) = id {
+            return match sessions.get(id) {
+                None => Self::unknown(id),
+                Some(session) if session.finished().is_none() => ToolResult::failure(format!(
+                    "{id} is still running; kill it first with process(action=\"kill\")"
+                )),
+                Some(_) => {
+                    sessions.remove(id);
+                    ToolResult::success(format!("cleared {id}"))
+                }
+            };
+        }
+        let before = sessions.len();
+        sessions.retain(|_, session| session.finished().is_none());
+        ToolResult::success(format!(
+            "cleared {} finished sessions",
+            before - sessions.len()
+        ))
+    }
+}
