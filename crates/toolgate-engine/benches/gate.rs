@@ -22,6 +22,7 @@ struct NoopArgs {
     /// A path-like argument, so validation has real work to do.
     path: String,
     /// An optional number.
+    #[expect(dead_code, reason = "validated and decoded, never read")]
     limit: Option<u32>,
 }
 

@@ -51,6 +51,7 @@
 pub use approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
 pub use audit::{AuditLog, AuditRecord};
 pub use engine::{Decision, EngineBuilder, Execution, ExecutionEngine};
+pub use guards::CommandGuard;
 pub use stages::{
     CallView, GuardrailBlock, Guardrails, NoGuardrails, NoHooks, PostToolUse, PreToolOutcome,
     PreToolUse,
@@ -59,4 +60,5 @@ pub use stages::{
 mod approval;
 mod audit;
 mod engine;
+mod guards;
 mod stages;
