@@ -79,6 +79,11 @@ pub(crate) enum Command {
     /// Inspect the configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Print how `run_command` would judge a command: blocked, safe, dev or dangerous.
+    Classify {
+        /// The command line, as one argument (quote it).
+        command: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

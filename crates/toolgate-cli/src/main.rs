@@ -14,13 +14,16 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use clap::Parser;
 use toolgate_core::{Registry, SchemaFormat, ToolCall, ToolResult, Workspace};
-use toolgate_engine::{Approver, AuditLog, Decision, ExecutionEngine, HeadlessApprover};
-use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
+use toolgate_engine::{
+    Approver, AuditLog, CommandGuard, Decision, ExecutionEngine, HeadlessApprover,
+};
+use toolgate_policy::{CommandPolicy, ConfirmationMode, ConfirmationPolicy};
 use toolgate_tools::BuiltinOptions;
+use toolgate_tools::command::{CommandOptions, ProcessLimits, SandboxMode};
 
 use crate::approver::PromptApprover;
 use crate::cli::{CallArgs, Cli, Command, ConfigCommand, GlobalArgs, ToolsCommand};
-use crate::config::{ConfigError, Loaded, Overrides};
+use crate::config::{ConfigError, Loaded, NetworkSetting, Overrides, SandboxSetting};
 use crate::render::{CliError, Exit};
 
 mod approver;
@@ -92,6 +95,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Tools(ToolsCommand::List { agent }) => tools_list(&setup, agent.as_deref()),
         Command::Call(args) => call(&setup, args).await,
         Command::Config(ConfigCommand::Check) => config_check(&setup),
+        Command::Classify { command } => classify(&setup, &command),
     }
 }
 
@@ -99,6 +103,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
 struct Setup {
     workspace: PathBuf,
     loaded: Loaded,
+    command_policy: Arc<CommandPolicy>,
     dry_run: bool,
     json: bool,
 }
@@ -148,9 +153,18 @@ impl Setup {
                 error
             },
         )?;
+        let command_policy = CommandPolicy::builder()
+            .blocked_patterns(loaded.config.commands.blocked_patterns.iter().cloned())
+            .build()
+            .map_err(|e| {
+                CliError::usage(anyhow!(e).context("invalid configuration")).with_hint(
+                    "fix `commands.blocked_patterns`: each entry is a regular expression",
+                )
+            })?;
         Ok(Self {
             workspace,
             loaded,
+            command_policy: Arc::new(command_policy),
             dry_run: global.dry_run && !global.no_dry_run,
             json: global.json && !global.no_json,
         })
@@ -163,10 +177,30 @@ impl Setup {
             .allow_sensitive(config.workspace.allow_sensitive)
             .build()
             .map_err(|e| CliError::usage(anyhow!(e).context("the workspace cannot be used")))?;
+        let commands = &config.commands;
+        let command_options = commands.enabled.then(|| {
+            CommandOptions::default()
+                .allowed_only(commands.allowed_only)
+                .max_output_lines(commands.max_output_lines)
+                .sandbox(match commands.sandbox {
+                    SandboxSetting::Landlock => SandboxMode::Landlock,
+                    SandboxSetting::None => SandboxMode::None,
+                })
+                .sandbox_required(commands.sandbox_required)
+                .deny_network(commands.network == NetworkSetting::Deny)
+        });
+        let limits = ProcessLimits {
+            max_sessions: commands.max_sessions.max(1),
+            finished_ttl: Duration::from_secs(commands.session_ttl),
+            output_cap: commands.session_output_cap.max(1024),
+        };
         let options = BuiltinOptions::default()
             .default_timezone(config.tools.datetime.timezone.clone())
             .max_file_size(config.workspace.max_file_size)
-            .allow_delete(config.workspace.allow_delete);
+            .allow_delete(config.workspace.allow_delete)
+            .commands(command_options)
+            .command_policy(Arc::clone(&self.command_policy))
+            .process_limits(limits);
         for tool in toolgate_tools::builtin_tools(&workspace, &options) {
             let enabled = match tool.name() {
                 "get_datetime" => config.tools.datetime.enabled,
@@ -188,7 +222,12 @@ impl Setup {
         approver: Arc<dyn Approver>,
     ) -> Result<ExecutionEngine, CliError> {
         let config = &self.loaded.config;
+        let guard = CommandGuard::new(
+            Arc::clone(&self.command_policy),
+            config.commands.allowed_only,
+        );
         let mut builder = ExecutionEngine::builder(registry)
+            .guardrails(Arc::new(guard))
             .policy(ConfirmationPolicy::new(config.confirmation.mode))
             .approver(approver)
             .dry_run(self.dry_run)
@@ -314,6 +353,17 @@ fn print_result(setup: &Setup, result: &ToolResult, decision: Decision) -> Resul
         render::tool_error(error);
     }
     Ok(exit)
+}
+
+/// `toolgate classify`: the verdict on a command line, as `run_command`
+/// would judge it with this configuration.
+fn classify(setup: &Setup, command: &str) -> Result<Exit, CliError> {
+    let verdict = setup.command_policy.classify(command);
+    if setup.json {
+        let value = serde_json::json!({"command": command, "class": verdict.label(), "reason": verdict.reason()});
+        return out(&json_text(&value)?);
+    }
+    out(&format!("{}\n", verdict.label()))
 }
 
 fn config_check(setup: &Setup) -> Result<Exit, CliError> {

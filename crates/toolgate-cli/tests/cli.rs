@@ -530,3 +530,111 @@ fn file_tools_through_the_gate() {
         "TOKEN=x\n"
     );
 }
+
+#[test]
+fn classify_prints_the_verdict() {
+    let ws = Ws::new();
+    let cases: &[(&str, &str)] = &[
+        ("ls -la", "safe"),
+        ("cargo test", "dev"),
+        ("rm -r target", "dangerous"),
+        ("rm -r -f /", "blocked"),
+        ("echo 'rm -rf /'", "safe"),
+    ];
+    for (command, class) in cases {
+        let output = ws.run(&["classify", command]);
+        assert_eq!(code(&output), 0);
+        assert_eq!(stdout(&output), format!("{class}\n"), "{command}");
+    }
+    let json: Value =
+        serde_json::from_str(&stdout(&ws.run(&["classify", "sudo ls", "--json"]))).unwrap();
+    assert_eq!(json["class"], "blocked");
+    assert!(json["reason"].as_str().unwrap().contains("sudo"));
+
+    // Configured patterns join the blocklist; a broken one is a config error.
+    ws.write(
+        "toolgate.yaml",
+        "commands:\n  blocked_patterns: ['terraform\\s+destroy']\n",
+    );
+    assert_eq!(
+        stdout(&ws.run(&["classify", "terraform destroy -auto-approve"])),
+        "blocked\n"
+    );
+    ws.write("toolgate.yaml", "commands:\n  blocked_patterns: ['(']\n");
+    let broken = ws.run(&["classify", "ls"]);
+    assert_eq!(code(&broken), 2);
+    assert!(
+        stderr(&broken).contains("commands.blocked_patterns"),
+        "{}",
+        stderr(&broken)
+    );
+}
+
+#[test]
+fn run_command_through_the_gate() {
+    let ws = Ws::new();
+    // safe: runs without confirmation.
+    let safe = ws.run(&["call", "run_command", r#"{"command": "echo hello"}"#]);
+    assert_eq!(
+        (code(&safe), stdout(&safe).as_str()),
+        (0, "hello\n"),
+        "{}",
+        stderr(&safe)
+    );
+    // dev and dangerous: need confirmation, refused headless.
+    for command in ["make", "touch made.txt"] {
+        let args = format!(r#"{{"command": "{command}"}}"#);
+        let refused = ws.run(&["call", "run_command", &args]);
+        assert_eq!(code(&refused), 1, "{command}");
+        assert!(
+            stderr(&refused).contains("needs confirmation"),
+            "{command}: {}",
+            stderr(&refused)
+        );
+    }
+    assert!(!ws.path().join("made.txt").exists());
+    let ran = ws.run(&[
+        "--mode",
+        "yolo",
+        "call",
+        "run_command",
+        r#"{"command": "touch made.txt"}"#,
+    ]);
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert!(ws.path().join("made.txt").exists());
+    // blocked: refused at the guardrail step, even in yolo.
+    let blocked = ws.run(&[
+        "--mode",
+        "yolo",
+        "call",
+        "run_command",
+        r#"{"command": "rm -rf ~"}"#,
+    ]);
+    assert_eq!(code(&blocked), 1);
+    assert!(
+        stderr(&blocked).contains("guardrail: blocked command"),
+        "{}",
+        stderr(&blocked)
+    );
+    // allowed_only refuses dangerous before asking; --no-commands removes the tool.
+    ws.write("toolgate.yaml", "commands:\n  allowed_only: true\n");
+    let refused = ws.run(&[
+        "--mode",
+        "yolo",
+        "call",
+        "run_command",
+        r#"{"command": "touch other.txt"}"#,
+    ]);
+    assert!(
+        stderr(&refused).contains("allowed_only"),
+        "{}",
+        stderr(&refused)
+    );
+    let gone = ws.run(&[
+        "--no-commands",
+        "call",
+        "run_command",
+        r#"{"command": "ls"}"#,
+    ]);
+    assert!(stderr(&gone).contains("unknown tool `run_command`"));
+}
