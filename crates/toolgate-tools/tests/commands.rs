@@ -316,3 +316,71 @@ async fn background_start_poll_write_kill_clear() {
     let missing = f.call("process", json!({"action": "poll"})).await;
     assert!(missing.error.unwrap().contains("needs a `session_id`"));
 }
+
+/// The live processes whose process group is `pgid` (zombies count as gone).
+fn group_members(pgid: u64) -> Vec<u64> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // After the parenthesised name: state, ppid, pgrp, …
+        let fields: Vec<&str> = stat
+            .rsplit(") ")
+            .next()
+            .unwrap_or_default()
+            .split(' ')
+            .collect();
+        if fields.get(2) == Some(&pgid.to_string().as_str()) && fields.first() != Some(&"Z") {
+            members.push(pid);
+        }
+    }
+    members
+}
+
+#[tokio::test]
+async fn background_processes_die_with_their_owner() {
+    let f = Fixture::new();
+    let started = f
+        .call(
+            "run_command",
+            json!({"command": "sleep 300 & echo forked; wait", "background": true}),
+        )
+        .await;
+    assert!(started.success, "{started:?}");
+    let id = started.metadata["session_id"].as_str().unwrap().to_owned();
+    let pgid = started.metadata["pid"].as_u64().unwrap();
+    // Wait until the grandchild exists, so the test cannot pass by racing it.
+    let mut seen = String::new();
+    for _ in 0..100 {
+        let polled = f
+            .call("process", json!({"action": "poll", "session_id": id}))
+            .await;
+        seen.push_str(&polled.output);
+        if seen.contains("forked") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(seen.contains("forked"), "{seen}");
+    assert!(group_members(pgid).len() >= 2, "shell and sleep should run");
+
+    // Dropping the registry (as toolgate does on exit) kills the whole group.
+    drop(f);
+    let mut left = group_members(pgid);
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        left = group_members(pgid);
+    }
+    assert!(left.is_empty(), "processes {left:?} outlived their owner");
+}
