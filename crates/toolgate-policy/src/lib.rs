@@ -23,8 +23,9 @@
 
 pub use command::{
     CommandContext, CommandPolicy, CommandPolicyBuilder, CommandPolicyError, MAX_COMMAND_LEN,
-    MAX_NESTING, Origin, ParseError, ParsedCommand, PipelineSlot, Redirection, RedirectionKind,
-    ShellFeatures, SimpleCommand, Verdict, VerdictKind, Word, classify, parse_command,
+    MAX_NESTING, Operand, OperandKind, Origin, ParseError, ParsedCommand, PipelineSlot,
+    Redirection, RedirectionKind, ShellFeatures, SimpleCommand, Verdict, VerdictKind, Word,
+    classify, command_operands, parse_command,
 };
 pub use confirmation::{ConfirmationMode, ConfirmationPolicy};
 

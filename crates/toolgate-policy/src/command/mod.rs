@@ -67,6 +67,7 @@ pub use model::{
     CommandContext, Origin, ParsedCommand, PipelineSlot, Redirection, RedirectionKind,
     ShellFeatures, SimpleCommand,
 };
+pub use operands::{Operand, OperandKind, command_operands};
 pub use parse::{ParseError, parse_command};
 pub use words::Word;
 
@@ -75,6 +76,7 @@ mod classify;
 mod git;
 mod limits;
 mod model;
+mod operands;
 mod parse;
 mod scripts;
 mod tables;
