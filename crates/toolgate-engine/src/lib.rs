@@ -52,6 +52,10 @@ pub use approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
 pub use audit::{AuditLog, AuditRecord};
 pub use engine::{Decision, EngineBuilder, Execution, ExecutionEngine};
 pub use guards::CommandGuard;
+pub use hooks::{
+    HookConfigError, HookDecision, HookEvent, HookExecutor, HookExecutorBuilder, HookOutcome,
+    HookRun, HookSpec, HooksConfig, OnFailure, POST_EDIT_MATCHER,
+};
 pub use stages::{
     CallView, GuardrailBlock, Guardrails, NoGuardrails, NoHooks, PostToolUse, PreToolOutcome,
     PreToolUse,
@@ -61,4 +65,5 @@ mod approval;
 mod audit;
 mod engine;
 mod guards;
+mod hooks;
 mod stages;

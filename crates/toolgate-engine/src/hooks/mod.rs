@@ -1,0 +1,536 @@
+//! Lifecycle hooks: external programs the gate and the agent loop run at
+//! fixed points (DESIGN.md §6).
+//!
+//! # Protocol
+//!
+//! A hook gets the event as a JSON object on stdin, with Claude Code's field
+//! names (`hook_event_name`, `tool_name`, `tool_input`, `tool_response`,
+//! `session_id`, `cwd`), and the environment variables `TOOLGATE_EVENT`,
+//! `TOOLGATE_TOOL_NAME`, `TOOLGATE_TOOL_INPUT`, `TOOLGATE_FILE`,
+//! `TOOLGATE_WORKSPACE` and `TOOLGATE_SESSION_ID`. It runs in the workspace
+//! root, in a process group of its own.
+//!
+//! 1. Exit 0: no objection. If stdout is a JSON object, its
+//!    `additionalContext`, `updatedInput`, `decision` (`"block"`) and
+//!    `reason` are read, flat or under `hookSpecificOutput`.
+//! 2. Exit 2: block; stderr is the reason.
+//! 3. Any other exit, a timeout or a program that cannot start: a warning and
+//!    the call goes on, unless the hook says `on_failure: block`.
+//!
+//! `pre_tool_use` hooks run in order; each sees the arguments as the previous
+//! one rewrote them, and the first block wins. A timeout kills the hook's
+//! whole process group. Output is read up to a cap (64 KiB by default per
+//! stream); the rest is drained and dropped.
+
+mod config;
+mod run;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use regex::Regex;
+use serde_json::{Map, Value, json};
+use toolgate_core::ToolResult;
+
+pub use config::{HookSpec, HooksConfig, OnFailure, POST_EDIT_MATCHER};
+
+use crate::stages::{CallView, PostToolUse, PreToolOutcome, PreToolUse};
+
+/// The ten lifecycle events (DESIGN.md §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum HookEvent {
+    /// Before a tool runs (gate step 4).
+    PreToolUse,
+    /// After a tool ran (gate step 8).
+    PostToolUse,
+    /// Before an LLM request.
+    PreLlmCall,
+    /// After an LLM response.
+    PostLlmCall,
+    /// A session starts.
+    SessionStart,
+    /// A session ends.
+    SessionEnd,
+    /// A run failed.
+    OnError,
+    /// A budget is nearly spent.
+    BudgetWarning,
+    /// The conversation was compressed.
+    ContextCompress,
+    /// The agent says it is done.
+    AgentComplete,
+}
+
+impl HookEvent {
+    /// Every event, in the order of DESIGN.md §6.
+    pub const ALL: [Self; 10] = [
+        Self::PreToolUse,
+        Self::PostToolUse,
+        Self::PreLlmCall,
+        Self::PostLlmCall,
+        Self::SessionStart,
+        Self::SessionEnd,
+        Self::OnError,
+        Self::BudgetWarning,
+        Self::ContextCompress,
+        Self::AgentComplete,
+    ];
+
+    /// The name hooks see in `hook_event_name` and `TOOLGATE_EVENT`, Claude
+    /// Code style (`PreToolUse`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::PreToolUse => "PreToolUse",
+            Self::PostToolUse => "PostToolUse",
+            Self::PreLlmCall => "PreLLMCall",
+            Self::PostLlmCall => "PostLLMCall",
+            Self::SessionStart => "SessionStart",
+            Self::SessionEnd => "SessionEnd",
+            Self::OnError => "OnError",
+            Self::BudgetWarning => "BudgetWarning",
+            Self::ContextCompress => "ContextCompress",
+            Self::AgentComplete => "AgentComplete",
+        }
+    }
+
+    /// The configuration key (`pre_tool_use`).
+    pub fn config_key(self) -> &'static str {
+        match self {
+            Self::PreToolUse => "pre_tool_use",
+            Self::PostToolUse => "post_tool_use",
+            Self::PreLlmCall => "pre_llm_call",
+            Self::PostLlmCall => "post_llm_call",
+            Self::SessionStart => "session_start",
+            Self::SessionEnd => "session_end",
+            Self::OnError => "on_error",
+            Self::BudgetWarning => "budget_warning",
+            Self::ContextCompress => "context_compress",
+            Self::AgentComplete => "agent_complete",
+        }
+    }
+
+    /// The event for a configuration key or a Claude Code name, in any case.
+    pub fn parse(name: &str) -> Option<Self> {
+        let squashed: String = name
+            .chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .flat_map(char::to_lowercase)
+            .collect();
+        Self::ALL
+            .into_iter()
+            .find(|e| e.as_str().to_lowercase() == squashed)
+    }
+
+    fn index(self) -> usize {
+        Self::ALL.iter().position(|e| *e == self).unwrap_or(0)
+    }
+}
+
+/// Why a hook configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HookConfigError {
+    /// Neither or both of `command` and `argv`.
+    #[error("hook `{0}` needs exactly one of `command` and `argv` (a non-empty list)")]
+    Program(String),
+    /// A bad `matcher`.
+    #[error("hook `{name}`: `matcher` is not a valid regular expression")]
+    Matcher {
+        /// The hook.
+        name: String,
+        /// The regex error.
+        #[source]
+        source: regex::Error,
+    },
+    /// A bad `file_patterns` entry.
+    #[error("hook `{name}`: `file_patterns` entry is not a valid glob")]
+    Glob {
+        /// The hook.
+        name: String,
+        /// The glob error.
+        #[source]
+        source: globset::Error,
+    },
+    /// A negative or absurd `timeout`.
+    #[error("hook `{0}`: `timeout` must be a number of seconds between 0 and 86400")]
+    Timeout(String),
+}
+
+/// What one hook did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookRun {
+    /// The hook's name.
+    pub name: String,
+    /// Its decision.
+    pub decision: HookDecision,
+    /// `additionalContext` it returned.
+    pub additional_context: Option<String>,
+    /// `updatedInput` it returned.
+    pub updated_input: Option<Value>,
+    /// Its exit code, if it exited.
+    pub exit_code: Option<i32>,
+    /// Its stdout (capped).
+    pub stdout: String,
+    /// Its stderr (capped).
+    pub stderr: String,
+}
+
+/// A hook's decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HookDecision {
+    /// No objection.
+    Allow,
+    /// Block, with a reason.
+    Block(String),
+    /// It failed (exit other than 0/2, timeout, missing program), and its
+    /// `on_failure` is `allow`: a warning.
+    FailedAllowed(String),
+}
+
+/// What the hooks of one event decided, together.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HookOutcome {
+    /// Every hook that ran, in order.
+    pub runs: Vec<HookRun>,
+    /// The first block: (hook, reason). Later hooks did not run.
+    pub blocked: Option<(String, String)>,
+    /// The input as the last rewrite left it, when any hook rewrote it.
+    pub updated_input: Option<Value>,
+    /// Texts for the model: `additionalContext`s, and
+    /// `[Hook NAME: FAILED (exit N)] output` for failing hooks.
+    pub context: Vec<String>,
+}
+
+#[derive(Debug)]
+struct Hook {
+    spec: HookSpec,
+    matcher: Option<Regex>,
+    files: Option<GlobSet>,
+    timeout: Duration,
+}
+
+impl Hook {
+    fn compile(spec: HookSpec) -> Result<Self, HookConfigError> {
+        let program_ok = match (&spec.command, &spec.argv) {
+            (Some(c), None) => !c.trim().is_empty(),
+            (None, Some(argv)) => !argv.is_empty(),
+            _ => false,
+        };
+        if !program_ok {
+            return Err(HookConfigError::Program(spec.name));
+        }
+        let matcher = match spec.matcher.as_deref().map(str::trim) {
+            None | Some("" | "*") => None,
+            Some(m) => Some(Regex::new(&format!("^(?:{m})$")).map_err(|source| {
+                HookConfigError::Matcher {
+                    name: spec.name.clone(),
+                    source,
+                }
+            })?),
+        };
+        let files = if spec.file_patterns.is_empty() {
+            None
+        } else {
+            let mut set = GlobSetBuilder::new();
+            for pattern in &spec.file_patterns {
+                let glob = GlobBuilder::new(pattern)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|source| HookConfigError::Glob {
+                        name: spec.name.clone(),
+                        source,
+                    })?;
+                set.add(glob);
+            }
+            Some(set.build().map_err(|source| HookConfigError::Glob {
+                name: spec.name.clone(),
+                source,
+            })?)
+        };
+        let seconds = spec.timeout.unwrap_or(30.0);
+        if !(0.0..=86_400.0).contains(&seconds) {
+            return Err(HookConfigError::Timeout(spec.name));
+        }
+        Ok(Self {
+            timeout: Duration::from_secs_f64(seconds),
+            spec,
+            matcher,
+            files,
+        })
+    }
+
+    fn matches(&self, tool: Option<&str>, file: Option<&str>) -> bool {
+        if let (Some(matcher), Some(tool)) = (&self.matcher, tool)
+            && !matcher.is_match(tool)
+        {
+            return false;
+        }
+        if let Some(files) = &self.files {
+            return file.is_some_and(|f| files.is_match(f));
+        }
+        true
+    }
+}
+
+/// Builds a [`HookExecutor`].
+#[derive(Debug)]
+pub struct HookExecutorBuilder {
+    config: HooksConfig,
+    root: PathBuf,
+    session_id: Option<String>,
+    output_cap: usize,
+}
+
+impl HookExecutorBuilder {
+    /// The session id hooks see. By default, none (an empty string).
+    #[must_use]
+    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
+    }
+
+    /// The most bytes read from each of a hook's stdout and stderr. By
+    /// default, 64 KiB.
+    #[must_use]
+    pub fn output_cap(mut self, bytes: usize) -> Self {
+        self.output_cap = bytes.max(1);
+        self
+    }
+
+    /// Compiles matchers and globs.
+    pub fn build(self) -> Result<HookExecutor, HookConfigError> {
+        let HooksConfig {
+            pre_tool_use,
+            mut post_tool_use,
+            pre_llm_call,
+            post_llm_call,
+            session_start,
+            session_end,
+            on_error,
+            budget_warning,
+            context_compress,
+            agent_complete,
+            post_edit,
+        } = self.config;
+        post_tool_use.extend(post_edit.into_iter().map(|mut spec| {
+            spec.matcher
+                .get_or_insert_with(|| POST_EDIT_MATCHER.to_owned());
+            spec
+        }));
+        let lists = [
+            pre_tool_use,
+            post_tool_use,
+            pre_llm_call,
+            post_llm_call,
+            session_start,
+            session_end,
+            on_error,
+            budget_warning,
+            context_compress,
+            agent_complete,
+        ];
+        let mut hooks: Vec<Vec<Hook>> = Vec::with_capacity(lists.len());
+        for list in lists {
+            hooks.push(
+                list.into_iter()
+                    .map(Hook::compile)
+                    .collect::<Result<_, _>>()?,
+            );
+        }
+        Ok(HookExecutor {
+            hooks,
+            root: self.root,
+            session_id: self.session_id.unwrap_or_default(),
+            output_cap: self.output_cap,
+        })
+    }
+}
+
+/// Runs the configured hooks of an event.
+///
+/// Plugs into the gate as both [`PreToolUse`] and [`PostToolUse`]; the agent
+/// loop calls [`emit`](Self::emit) for the other events.
+#[derive(Debug)]
+pub struct HookExecutor {
+    hooks: Vec<Vec<Hook>>,
+    root: PathBuf,
+    session_id: String,
+    output_cap: usize,
+}
+
+impl HookExecutor {
+    /// A builder over `config`, running hooks in `root`.
+    pub fn builder(config: HooksConfig, root: impl Into<PathBuf>) -> HookExecutorBuilder {
+        HookExecutorBuilder {
+            config,
+            root: root.into(),
+            session_id: None,
+            output_cap: 64 * 1024,
+        }
+    }
+
+    /// The workspace root hooks run in.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// How many hooks are configured for `event`.
+    pub fn count(&self, event: HookEvent) -> usize {
+        self.hooks.get(event.index()).map_or(0, Vec::len)
+    }
+
+    /// Runs the hooks of `event` that match `payload`, in order.
+    ///
+    /// `payload` is the event's JSON object; `hook_event_name`,
+    /// `session_id` and `cwd` are added. For tool events it carries
+    /// `tool_name` and `tool_input` (and `tool_response` after the call); the
+    /// agent loop passes whatever its event has (`model`, `messages`,
+    /// `reason`, …). A rewrite (`updatedInput`) replaces `tool_input` for the
+    /// next hook. The first block stops the list.
+    pub async fn emit(&self, event: HookEvent, payload: Value) -> HookOutcome {
+        let mut payload = match payload {
+            Value::Object(map) => map,
+            other => {
+                let mut map = Map::new();
+                map.insert("data".to_owned(), other);
+                map
+            }
+        };
+        payload.insert("hook_event_name".to_owned(), json!(event.as_str()));
+        payload
+            .entry("session_id")
+            .or_insert_with(|| json!(self.session_id));
+        payload.insert(
+            "cwd".to_owned(),
+            json!(self.root.to_string_lossy().into_owned()),
+        );
+        let mut outcome = HookOutcome::default();
+        let Some(hooks) = self.hooks.get(event.index()) else {
+            return outcome;
+        };
+        for hook in hooks {
+            let tool = payload
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let file = payload.get("tool_input").and_then(file_of);
+            let file = file.as_deref().map(|f| self.relative(f));
+            if !hook.matches(tool.as_deref(), file.as_deref()) {
+                continue;
+            }
+            let run = run::run(
+                self,
+                hook,
+                event,
+                &payload,
+                tool.as_deref(),
+                file.as_deref(),
+            )
+            .await;
+            if let Some(context) = &run.additional_context {
+                outcome.context.push(context.clone());
+            }
+            if let Some(updated) = &run.updated_input {
+                payload.insert("tool_input".to_owned(), updated.clone());
+                outcome.updated_input = Some(updated.clone());
+            }
+            let stop = match &run.decision {
+                HookDecision::Allow => false,
+                HookDecision::FailedAllowed(text) => {
+                    tracing::warn!(hook = %run.name, event = event.as_str(), "{text}");
+                    outcome.context.push(text.clone());
+                    false
+                }
+                HookDecision::Block(reason) => {
+                    outcome.blocked = Some((run.name.clone(), reason.clone()));
+                    true
+                }
+            };
+            outcome.runs.push(run);
+            if stop {
+                break;
+            }
+        }
+        outcome
+    }
+
+    /// `path` relative to the root when it is inside it, else as given.
+    fn relative(&self, path: &str) -> String {
+        let p = Path::new(path);
+        if p.is_absolute() {
+            if let Ok(rel) = p.strip_prefix(&self.root) {
+                return rel.to_string_lossy().into_owned();
+            }
+            return path.to_owned();
+        }
+        path.trim_start_matches("./").to_owned()
+    }
+}
+
+/// The file a tool input is about: `path`, `file_path` or `file`.
+fn file_of(input: &Value) -> Option<String> {
+    ["path", "file_path", "file"]
+        .iter()
+        .find_map(|key| input.get(*key).and_then(Value::as_str))
+        .map(str::to_owned)
+}
+
+fn tool_payload(call: &CallView<'_>) -> Map<String, Value> {
+    let mut map = Map::new();
+    map.insert("tool_name".to_owned(), json!(call.tool.name()));
+    map.insert("tool_input".to_owned(), call.args.clone());
+    map.insert("tool_use_id".to_owned(), json!(call.call_id));
+    if let Some(session) = call.session_id {
+        map.insert("session_id".to_owned(), json!(session));
+    }
+    map
+}
+
+#[async_trait]
+impl PreToolUse for HookExecutor {
+    async fn pre_tool_use(&self, call: &CallView<'_>) -> PreToolOutcome {
+        if self.count(HookEvent::PreToolUse) == 0 {
+            return PreToolOutcome::allow();
+        }
+        let outcome = self
+            .emit(HookEvent::PreToolUse, Value::Object(tool_payload(call)))
+            .await;
+        match outcome.blocked {
+            Some((hook, reason)) => PreToolOutcome::Block { hook, reason },
+            None => PreToolOutcome::Continue {
+                updated_input: outcome.updated_input,
+                additional_context: outcome.context,
+            },
+        }
+    }
+}
+
+#[async_trait]
+impl PostToolUse for HookExecutor {
+    async fn post_tool_use(&self, call: &CallView<'_>, result: &ToolResult) -> Vec<String> {
+        if self.count(HookEvent::PostToolUse) == 0 {
+            return Vec::new();
+        }
+        let mut payload = tool_payload(call);
+        payload.insert(
+            "tool_response".to_owned(),
+            json!({
+                "success": result.success,
+                "output": result.output,
+                "error": result.error,
+            }),
+        );
+        let outcome = self
+            .emit(HookEvent::PostToolUse, Value::Object(payload))
+            .await;
+        let mut context = outcome.context;
+        if let Some((hook, reason)) = outcome.blocked {
+            context.push(format!("[Hook {hook}] {reason}"));
+        }
+        context
+    }
+}
