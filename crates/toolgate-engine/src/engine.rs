@@ -378,6 +378,11 @@ impl ExecutionEngine {
                 additional_context
             }
         };
+        context.extend(
+            self.guardrails
+                .notes(&self.view(&entry, &args, call_id))
+                .await,
+        );
 
         // 5. Confirmation (never in dry-run).
         if !self.dry_run {

@@ -51,6 +51,10 @@
 pub use approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
 pub use audit::{AuditLog, AuditRecord};
 pub use engine::{Decision, EngineBuilder, Execution, ExecutionEngine};
+pub use guardrails::{
+    CodeRule, GuardrailsConfig, GuardrailsEngine, GuardrailsEngineBuilder, GuardrailsError,
+    QualityGate, QualityGateReport, Severity,
+};
 pub use guards::CommandGuard;
 pub use hooks::{
     HookConfigError, HookDecision, HookEvent, HookExecutor, HookExecutorBuilder, HookOutcome,
@@ -64,6 +68,7 @@ pub use stages::{
 mod approval;
 mod audit;
 mod engine;
+mod guardrails;
 mod guards;
 mod hooks;
 mod stages;

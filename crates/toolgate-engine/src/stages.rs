@@ -40,6 +40,13 @@ pub trait Guardrails: Send + Sync {
     /// Told about every executed call and its result (for limits such as
     /// `max_files_modified`). By default, does nothing.
     async fn observe(&self, _call: &CallView<'_>, _result: &ToolResult) {}
+
+    /// Warnings about a call that may run (a `warn` code rule), appended to
+    /// its result. Asked once, on the arguments that will run. By default,
+    /// none.
+    async fn notes(&self, _call: &CallView<'_>) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// What the `pre_tool_use` hooks decided.
