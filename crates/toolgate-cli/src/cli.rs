@@ -84,6 +84,27 @@ pub(crate) enum Command {
         /// The command line, as one argument (quote it).
         command: String,
     },
+    /// Work with the configured lifecycle hooks.
+    #[command(subcommand)]
+    Hooks(HooksCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum HooksCommand {
+    /// Run the configured hooks of EVENT for a synthetic event and print each decision.
+    Test(HooksTestArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HooksTestArgs {
+    /// The event: `pre_tool_use`, `post_tool_use`, `session_start`, … (or `PreToolUse`, …).
+    pub(crate) event: String,
+    /// The tool the synthetic call is for (needed by the tool events).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) tool: Option<String>,
+    /// The tool input (or, for other events, the payload) as a JSON object [default: {}].
+    #[arg(long, value_name = "JSON")]
+    pub(crate) input: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -42,6 +42,10 @@ pub(crate) struct Config {
     pub(crate) commands: CommandsSection,
     /// Per-tool options.
     pub(crate) tools: ToolsSection,
+    /// Lifecycle hooks (DESIGN.md §6).
+    pub(crate) hooks: toolgate_engine::HooksConfig,
+    /// Deterministic guardrails (DESIGN.md §7).
+    pub(crate) guardrails: toolgate_engine::GuardrailsConfig,
 }
 
 /// `workspace:`
@@ -204,16 +208,7 @@ impl Default for ToggleSection {
 /// Sections DESIGN.md §12 names that this build does not read yet; a key
 /// there gets a clearer error than "unknown key".
 const NOT_YET_SUPPORTED: &[&str] = &[
-    "commands",
-    "hooks",
-    "guardrails",
-    "mcp",
-    "llm",
-    "agents",
-    "skills",
-    "memory",
-    "web",
-    "ui",
+    "commands", "mcp", "llm", "agents", "skills", "memory", "web", "ui",
 ];
 
 /// Where a layer came from, for messages.
@@ -541,8 +536,8 @@ mod tests {
                 "line 2",
             ),
             (
-                "hooks:\n  pre_tool_use: []\n",
-                "`hooks`: the `hooks` section is not supported by this version of toolgate yet",
+                "skills:\n  enabled: true\n",
+                "`skills`: the `skills` section is not supported by this version of toolgate yet",
                 "toolgate.yaml",
             ),
             (

@@ -14,15 +14,13 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use clap::Parser;
 use toolgate_core::{Registry, SchemaFormat, ToolCall, ToolResult, Workspace};
-use toolgate_engine::{
-    Approver, AuditLog, CommandGuard, Decision, ExecutionEngine, HeadlessApprover,
-};
+use toolgate_engine::{Approver, AuditLog, Decision, ExecutionEngine, HeadlessApprover};
 use toolgate_policy::{CommandPolicy, ConfirmationMode, ConfirmationPolicy};
 use toolgate_tools::BuiltinOptions;
 use toolgate_tools::command::{CommandOptions, ProcessLimits, SandboxMode};
 
 use crate::approver::PromptApprover;
-use crate::cli::{CallArgs, Cli, Command, ConfigCommand, GlobalArgs, ToolsCommand};
+use crate::cli::{CallArgs, Cli, Command, ConfigCommand, GlobalArgs, HooksCommand, ToolsCommand};
 use crate::config::{ConfigError, Loaded, NetworkSetting, Overrides, SandboxSetting};
 use crate::render::{CliError, Exit};
 
@@ -30,6 +28,7 @@ mod approver;
 mod cli;
 mod config;
 mod env_vars;
+mod hooks_cmd;
 mod render;
 
 fn main() -> ExitCode {
@@ -96,6 +95,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Call(args) => call(&setup, args).await,
         Command::Config(ConfigCommand::Check) => config_check(&setup),
         Command::Classify { command } => classify(&setup, &command),
+        Command::Hooks(HooksCommand::Test(args)) => hooks_cmd::hooks_test(&setup, args).await,
     }
 }
 
@@ -154,11 +154,19 @@ impl Setup {
             },
         )?;
         let command_policy = CommandPolicy::builder()
-            .blocked_patterns(loaded.config.commands.blocked_patterns.iter().cloned())
+            .blocked_patterns(
+                loaded
+                    .config
+                    .commands
+                    .blocked_patterns
+                    .iter()
+                    .chain(&loaded.config.guardrails.blocked_commands)
+                    .cloned(),
+            )
             .build()
             .map_err(|e| {
                 CliError::usage(anyhow!(e).context("invalid configuration")).with_hint(
-                    "fix `commands.blocked_patterns`: each entry is a regular expression",
+                    "fix `commands.blocked_patterns` and `guardrails.blocked_commands`: each entry is a regular expression",
                 )
             })?;
         Ok(Self {
@@ -174,6 +182,12 @@ impl Setup {
         let config = &self.loaded.config;
         let registry = Registry::new();
         let workspace = Workspace::builder(&self.workspace)
+            .sensitive_patterns(
+                toolgate_core::DEFAULT_SENSITIVE_PATTERNS
+                    .iter()
+                    .map(|p| (*p).to_owned())
+                    .chain(config.guardrails.sensitive_files.iter().cloned()),
+            )
             .allow_sensitive(config.workspace.allow_sensitive)
             .build()
             .map_err(|e| CliError::usage(anyhow!(e).context("the workspace cannot be used")))?;
@@ -222,12 +236,12 @@ impl Setup {
         approver: Arc<dyn Approver>,
     ) -> Result<ExecutionEngine, CliError> {
         let config = &self.loaded.config;
-        let guard = CommandGuard::new(
-            Arc::clone(&self.command_policy),
-            config.commands.allowed_only,
-        );
+        let guardrails = hooks_cmd::guardrails(self)?;
+        let hooks = Arc::new(hooks_cmd::hooks(self)?);
         let mut builder = ExecutionEngine::builder(registry)
-            .guardrails(Arc::new(guard))
+            .guardrails(Arc::new(guardrails))
+            .pre_hooks(Arc::clone(&hooks) as Arc<dyn toolgate_engine::PreToolUse>)
+            .post_hooks(hooks)
             .policy(ConfirmationPolicy::new(config.confirmation.mode))
             .approver(approver)
             .dry_run(self.dry_run)

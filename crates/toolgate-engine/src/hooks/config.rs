@@ -1,6 +1,6 @@
 //! The `hooks:` section of the configuration.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The `hooks:` configuration section: one list of hooks per lifecycle
 /// event, plus the legacy `post_edit` list.
@@ -15,7 +15,7 @@ use serde::Deserialize;
 ///       timeout: 10
 ///       on_failure: block
 /// ```
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct HooksConfig {
     /// Before a tool runs; may block or rewrite the call.
@@ -47,7 +47,7 @@ pub struct HooksConfig {
 pub const POST_EDIT_MATCHER: &str = "edit_file|write_file|apply_patch";
 
 /// One configured hook.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HookSpec {
     /// The name shown in results and logs.
@@ -78,7 +78,7 @@ pub struct HookSpec {
 
 /// What a failing hook (exit other than 0 and 2, timeout, missing program)
 /// means for the call.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum OnFailure {
     /// A warning; the call goes on (the default).
