@@ -240,8 +240,8 @@ struct Counters {
 /// Applied in this order; the first refusal wins.
 ///
 /// 1. The [`CommandGuard`], if set (built-in blocklist, `allowed_only`).
-/// 2. `blocked_commands`: a regex matching anywhere in a `run_command` or
-///    `process` command refuses it.
+/// 2. `blocked_commands`: a regex matching anywhere in a `run_command`
+///    command (or a `process` stdin `input`) refuses it.
 /// 3. Sensitive files (unless allowed): the `path` of the file and search
 ///    tools, the files of a patch, and every operand, redirection target and
 ///    here-string of a command ([`command_operands`]). A glob operand
@@ -618,10 +618,14 @@ impl Guardrails for GuardrailsEngine {
         if let Some(guard) = &self.command_guard {
             guard.check(call).await?;
         }
-        if COMMAND_TOOLS.contains(&tool)
-            && let Some(command) = args.get("command").and_then(Value::as_str)
-        {
-            self.check_command(command)?;
+        if COMMAND_TOOLS.contains(&tool) {
+            // `process` writes `input` to a running command's stdin: when
+            // that command is a shell, the input is a command too.
+            for key in ["command", "input"] {
+                if let Some(command) = args.get(key).and_then(Value::as_str) {
+                    self.check_command(command)?;
+                }
+            }
         }
         if PATH_TOOLS.contains(&tool)
             && let Some(path) = args.get("path").and_then(Value::as_str)

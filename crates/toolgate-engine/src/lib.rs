@@ -7,8 +7,11 @@
 //! at any step ending the call there. The [`ExecutionEngine`] docs hold the
 //! rules.
 //!
-//! Guardrails and hooks are traits here; their real implementations live in
-//! their own modules and plug in through [`EngineBuilder`].
+//! Guardrails and hooks are traits here; the real implementations,
+//! [`GuardrailsEngine`] (DESIGN.md §7) and [`HookExecutor`] (§6), plug in
+//! through [`EngineBuilder`]. The agent loop fires the events the gate does not
+//! (`session_start`, `pre_llm_call`, …) with [`HookExecutor::emit`], and runs
+//! the quality gates with [`GuardrailsEngine::run_quality_gates`].
 //!
 //! # Example
 //!

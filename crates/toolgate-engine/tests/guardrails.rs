@@ -222,6 +222,18 @@ async fn case_table() {
             false,
             "",
         ),
+        (
+            "process",
+            json!({"action": "write", "session_id": "1", "input": "cat .env\n"}),
+            true,
+            ".env",
+        ),
+        (
+            "process",
+            json!({"action": "write", "session_id": "1", "input": "ls\n"}),
+            false,
+            "",
+        ),
         // Blocked commands (added to the built-in blocklist).
         (
             "run_command",
