@@ -238,6 +238,32 @@ async fn a_timeout_allows_and_kills_the_process_group() {
 }
 
 #[tokio::test]
+async fn a_background_job_left_by_a_hook_does_not_hold_the_call() {
+    let env = env(
+        "post_tool_use:\n  - {name: bg, command: 'sleep 30 & echo done; exit 1'}\n",
+        "{}",
+        false,
+        |_| {},
+    );
+    let start = Instant::now();
+    let run = env
+        .call("write_file", json!({"path": "a.txt", "content": "x"}))
+        .await;
+    assert!(
+        start.elapsed() < Duration::from_millis(1900),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        run.result
+            .output
+            .contains("[Hook bg: FAILED (exit 1)] done"),
+        "{}",
+        run.result.output
+    );
+}
+
+#[tokio::test]
 async fn a_timeout_blocks_with_on_failure_block() {
     let env = env(
         "pre_tool_use:\n  - {name: slow, command: 'sleep 30', timeout: 0.3, on_failure: block}\n",

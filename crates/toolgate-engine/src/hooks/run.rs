@@ -4,7 +4,9 @@
 //! timeout can kill everything it started — a `sh -c` wrapper, a `sleep`
 //! grandchild — with one `kill(-pgid, SIGKILL)`. Killing only the direct
 //! child would leave the grandchildren running with our pipes open, and the
-//! reads below would never see end-of-file. See `kill(2)` and
+//! reads below would never see end-of-file. The same holds after a normal
+//! exit with a background job left behind, so the group is killed then too.
+//! See `kill(2)` and
 //! <https://docs.rs/tokio/latest/tokio/process/struct.Command.html#method.process_group>.
 
 use std::process::Stdio;
@@ -100,8 +102,11 @@ pub(super) async fn run(
         .map(|s| tokio::spawn(read_capped(s, cap)));
     let status = tokio::time::timeout(hook.timeout, child.wait()).await;
     let timed_out = status.is_err();
+    // On a timeout the whole group goes. After a normal exit too: anything
+    // the hook left running in the background (`cmd &`) would hold our pipes
+    // open and keep running unowned; `run_command` treats leftovers alike.
+    kill_group(pid);
     if timed_out {
-        kill_group(pid);
         let _ = child.kill().await;
     }
     run.stdout = collect(stdout).await;
