@@ -42,6 +42,8 @@ pub(crate) struct Config {
     pub(crate) commands: CommandsSection,
     /// Per-tool options.
     pub(crate) tools: ToolsSection,
+    /// MCP servers whose tools are used as local tools.
+    pub(crate) mcp: toolgate_mcp::McpConfig,
 }
 
 /// `workspace:`
@@ -207,7 +209,6 @@ const NOT_YET_SUPPORTED: &[&str] = &[
     "commands",
     "hooks",
     "guardrails",
-    "mcp",
     "llm",
     "agents",
     "skills",
@@ -264,6 +265,9 @@ impl std::error::Error for ConfigError {}
 pub(crate) struct Loaded {
     pub(crate) config: Config,
     pub(crate) sources: Vec<Source>,
+    /// The workspace file (`--config` or `WORKSPACE/toolgate.yaml`), whether
+    /// or not it exists: where `mcp_add_server` saves servers.
+    pub(crate) project_file: PathBuf,
 }
 
 /// Flags that override the configuration (layer 5).
@@ -284,6 +288,7 @@ pub(crate) fn load(
     let mut merged = Value::Mapping(Mapping::new());
     let mut sources = Vec::new();
 
+    let project_file = explicit.map_or_else(|| workspace.join("toolgate.yaml"), Path::to_owned);
     let project = match explicit {
         Some(path) => {
             if !path.is_file() {
@@ -327,7 +332,11 @@ pub(crate) fn load(
     if let Some(path) = config.audit.path.as_mut().filter(|p| p.is_relative()) {
         *path = workspace.join(&*path);
     }
-    Ok(Loaded { config, sources })
+    Ok(Loaded {
+        config,
+        sources,
+        project_file,
+    })
 }
 
 fn user_config_path(env: &[(String, String)]) -> Option<PathBuf> {

@@ -124,7 +124,7 @@ impl McpManager {
         match started {
             Err(error) => {
                 let reason = error_chain(&error);
-                tracing::warn!("MCP server `{name}` skipped: {reason}");
+                tracing::info!("MCP server `{name}` skipped: {reason}");
                 ServerStatus {
                     name: name.to_owned(),
                     transport,
