@@ -77,7 +77,9 @@ fn init_tracing(verbose: u8) {
         .and_then(|spec| EnvFilter::try_new(spec).ok())
         .unwrap_or_else(|| {
             EnvFilter::new(match verbose {
-                0 => "warn",
+                // rmcp warns about every error it answers (a client's
+                // probe of a newer protocol, say); those are not ours.
+                0 => "warn,rmcp=error",
                 1 => "info",
                 2 => "debug",
                 _ => "trace",
