@@ -1,5 +1,6 @@
 //! The command line (DESIGN.md §13).
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -87,6 +88,9 @@ pub(crate) enum Command {
     /// Work with the configured lifecycle hooks.
     #[command(subcommand)]
     Hooks(HooksCommand),
+    /// Serve toolgate's tools over MCP, or inspect the configured MCP servers.
+    #[command(subcommand)]
+    Mcp(McpCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -105,6 +109,27 @@ pub(crate) struct HooksTestArgs {
     /// The tool input (or, for other events, the payload) as a JSON object [default: {}].
     #[arg(long, value_name = "JSON")]
     pub(crate) input: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Serve the tools to an MCP client, every call through the gate (stdio by default).
+    Serve(ServeArgs),
+    /// Show each configured MCP server, its state and its tools.
+    List,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Serve streamable HTTP at ADDR (endpoint `/mcp`) instead of stdio, e.g. 127.0.0.1:8765.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<SocketAddr>,
+    /// Require `Authorization: Bearer <value of VAR>` on every HTTP request.
+    #[arg(long, value_name = "VAR", requires = "http")]
+    pub(crate) token_env: Option<String>,
+    /// Only the tools this agent may use (build, plan, review).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

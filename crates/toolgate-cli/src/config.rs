@@ -46,6 +46,8 @@ pub(crate) struct Config {
     pub(crate) hooks: toolgate_engine::HooksConfig,
     /// Deterministic guardrails (DESIGN.md §7).
     pub(crate) guardrails: toolgate_engine::GuardrailsConfig,
+    /// MCP servers whose tools are used as local tools.
+    pub(crate) mcp: toolgate_mcp::McpConfig,
 }
 
 /// `workspace:`
@@ -207,9 +209,7 @@ impl Default for ToggleSection {
 
 /// Sections DESIGN.md §12 names that this build does not read yet; a key
 /// there gets a clearer error than "unknown key".
-const NOT_YET_SUPPORTED: &[&str] = &[
-    "commands", "mcp", "llm", "agents", "skills", "memory", "web", "ui",
-];
+const NOT_YET_SUPPORTED: &[&str] = &["commands", "llm", "agents", "skills", "memory", "web", "ui"];
 
 /// Where a layer came from, for messages.
 #[derive(Debug, Clone)]
@@ -259,6 +259,9 @@ impl std::error::Error for ConfigError {}
 pub(crate) struct Loaded {
     pub(crate) config: Config,
     pub(crate) sources: Vec<Source>,
+    /// The workspace file (`--config` or `WORKSPACE/toolgate.yaml`), whether
+    /// or not it exists: where `mcp_add_server` saves servers.
+    pub(crate) project_file: PathBuf,
 }
 
 /// Flags that override the configuration (layer 5).
@@ -279,6 +282,7 @@ pub(crate) fn load(
     let mut merged = Value::Mapping(Mapping::new());
     let mut sources = Vec::new();
 
+    let project_file = explicit.map_or_else(|| workspace.join("toolgate.yaml"), Path::to_owned);
     let project = match explicit {
         Some(path) => {
             if !path.is_file() {
@@ -322,7 +326,11 @@ pub(crate) fn load(
     if let Some(path) = config.audit.path.as_mut().filter(|p| p.is_relative()) {
         *path = workspace.join(&*path);
     }
-    Ok(Loaded { config, sources })
+    Ok(Loaded {
+        config,
+        sources,
+        project_file,
+    })
 }
 
 fn user_config_path(env: &[(String, String)]) -> Option<PathBuf> {

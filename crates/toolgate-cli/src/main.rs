@@ -20,7 +20,9 @@ use toolgate_tools::BuiltinOptions;
 use toolgate_tools::command::{CommandOptions, ProcessLimits, SandboxMode};
 
 use crate::approver::PromptApprover;
-use crate::cli::{CallArgs, Cli, Command, ConfigCommand, GlobalArgs, HooksCommand, ToolsCommand};
+use crate::cli::{
+    CallArgs, Cli, Command, ConfigCommand, GlobalArgs, HooksCommand, McpCommand, ToolsCommand,
+};
 use crate::config::{ConfigError, Loaded, NetworkSetting, Overrides, SandboxSetting};
 use crate::render::{CliError, Exit};
 
@@ -29,6 +31,7 @@ mod cli;
 mod config;
 mod env_vars;
 mod hooks_cmd;
+mod mcp_cmd;
 mod render;
 
 fn main() -> ExitCode {
@@ -75,7 +78,9 @@ fn init_tracing(verbose: u8) {
         .and_then(|spec| EnvFilter::try_new(spec).ok())
         .unwrap_or_else(|| {
             EnvFilter::new(match verbose {
-                0 => "warn",
+                // rmcp warns about every error it answers (a client's
+                // probe of a newer protocol, say); those are not ours.
+                0 => "warn,rmcp=error",
                 1 => "info",
                 2 => "debug",
                 _ => "trace",
@@ -91,8 +96,10 @@ fn init_tracing(verbose: u8) {
 async fn run(cli: Cli) -> Result<Exit, CliError> {
     let setup = Setup::new(&cli.global)?;
     match cli.command {
-        Command::Tools(ToolsCommand::List { agent }) => tools_list(&setup, agent.as_deref()),
+        Command::Tools(ToolsCommand::List { agent }) => tools_list(&setup, agent.as_deref()).await,
         Command::Call(args) => call(&setup, args).await,
+        Command::Mcp(McpCommand::Serve(args)) => mcp_cmd::serve(&setup, args).await,
+        Command::Mcp(McpCommand::List) => mcp_cmd::list(&setup).await,
         Command::Config(ConfigCommand::Check) => config_check(&setup),
         Command::Classify { command } => classify(&setup, &command),
         Command::Hooks(HooksCommand::Test(args)) => hooks_cmd::hooks_test(&setup, args).await,
@@ -102,10 +109,10 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
 /// What every subcommand starts from.
 struct Setup {
     workspace: PathBuf,
-    loaded: Loaded,
+    pub(crate) loaded: Loaded,
     command_policy: Arc<CommandPolicy>,
     dry_run: bool,
-    json: bool,
+    pub(crate) json: bool,
 }
 
 impl Setup {
@@ -178,7 +185,7 @@ impl Setup {
         })
     }
 
-    fn registry(&self) -> Result<Arc<Registry>, CliError> {
+    pub(crate) fn registry(&self) -> Result<Arc<Registry>, CliError> {
         let config = &self.loaded.config;
         let registry = Registry::new();
         let workspace = Workspace::builder(&self.workspace)
@@ -230,7 +237,7 @@ impl Setup {
         Ok(Arc::new(registry))
     }
 
-    fn engine(
+    pub(crate) fn engine(
         &self,
         registry: Arc<Registry>,
         approver: Arc<dyn Approver>,
@@ -260,7 +267,7 @@ impl Setup {
 }
 
 /// The tools an agent may use. `plan` and `review` only get read-only tools.
-fn agent_allows(agent: Option<&str>, read_only: bool) -> Result<bool, CliError> {
+pub(crate) fn agent_allows(agent: Option<&str>, read_only: bool) -> Result<bool, CliError> {
     match agent {
         None | Some("build") => Ok(true),
         Some("plan" | "review") => Ok(read_only),
@@ -269,8 +276,9 @@ fn agent_allows(agent: Option<&str>, read_only: bool) -> Result<bool, CliError> 
     }
 }
 
-fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError> {
-    let registry = setup.registry()?;
+async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError> {
+    let (registry, mcp) = setup.registry_with_mcp().await?;
+    mcp.shutdown().await;
     let mut tools = Vec::new();
     for entry in registry.list() {
         let read_only = entry.spec().annotations.read_only_hint == Some(true);
@@ -329,7 +337,7 @@ async fn call(setup: &Setup, args: CallArgs) -> Result<Exit, CliError> {
             return print_result(setup, &result, Decision::InvalidArguments);
         }
     };
-    let registry = setup.registry()?;
+    let (registry, mcp) = setup.registry_with_mcp().await?;
     let approver: Arc<dyn Approver> = match (setup.loaded.config.confirmation.mode, from_stdin) {
         (ConfirmationMode::Yolo, _) | (_, true) => Arc::new(HeadlessApprover::default()),
         _ => match PromptApprover::terminal() {
@@ -337,10 +345,17 @@ async fn call(setup: &Setup, args: CallArgs) -> Result<Exit, CliError> {
             None => Arc::new(HeadlessApprover::default()),
         },
     };
-    let engine = setup.engine(registry, approver)?;
+    let engine = match setup.engine(registry, approver) {
+        Ok(engine) => engine,
+        Err(error) => {
+            mcp.shutdown().await;
+            return Err(error);
+        }
+    };
     let run = engine
         .execute(ToolCall::new("cli-1", args.tool, arguments))
         .await;
+    mcp.shutdown().await;
     print_result(setup, &run.result, run.decision)
 }
 
@@ -404,7 +419,7 @@ fn config_check(setup: &Setup) -> Result<Exit, CliError> {
     out(&text)
 }
 
-fn json_text(value: &impl serde::Serialize) -> Result<String, CliError> {
+pub(crate) fn json_text(value: &impl serde::Serialize) -> Result<String, CliError> {
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|e| CliError::new(Exit::Failure, anyhow!(e)))?;
     text.push('\n');
@@ -412,7 +427,7 @@ fn json_text(value: &impl serde::Serialize) -> Result<String, CliError> {
 }
 
 /// Writes data to stdout. A closed pipe (`toolgate … | head`) is not an error.
-fn out(text: &str) -> Result<Exit, CliError> {
+pub(crate) fn out(text: &str) -> Result<Exit, CliError> {
     let mut stdout = io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())

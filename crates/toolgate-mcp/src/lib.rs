@@ -1,6 +1,48 @@
-//! MCP for toolgate, both ways: remote MCP tools used as local tools, and the
-//! registry served to MCP clients through the gate.
+//! MCP for toolgate, both ways, over the official [`rmcp`] crate.
 //!
-//! Nothing is implemented here yet; the crate exists so the layering of the
-//! workspace (core → policy → engine → tools/mcp → agent → cli) holds from
-//! the start. The MCP issue fills it in over the official `rmcp` crate.
+//! - **Client**: [`McpManager`] connects to the servers of an [`McpConfig`]
+//!   (stdio or streamable HTTP) and registers each remote tool as a local
+//!   tool named `mcp_{server}_{tool}`. Those tools go through the gate like
+//!   any other: sensitive by default, arguments validated against the remote
+//!   `inputSchema`. [`with_mcp_tools`] adds them to an agent's explicit
+//!   `allowed_tools`; [`AddServerTool`] connects a server at run time.
+//! - **Server**: [`McpServer`] serves a registry to MCP clients, over stdio or
+//!   streamable HTTP; every call goes through the
+//!   [`ExecutionEngine`](toolgate_engine::ExecutionEngine), and a call that
+//!   needs confirmation is put to the client by elicitation.
+//!
+//! `rmcp` types stay inside this crate, so its churn stays local.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use toolgate_core::Registry;
+//! use toolgate_mcp::{McpConfig, McpManager, McpServerConfig};
+//!
+//! let registry = Arc::new(Registry::new());
+//! let mut config = McpConfig::default();
+//! config.servers.insert(
+//!     "time".into(),
+//!     McpServerConfig::stdio("mcp-server-time", []),
+//! );
+//! let manager = McpManager::new(Arc::clone(&registry));
+//! for status in manager.start(&config).await {
+//!     println!("{}: {:?}", status.name, status.state);
+//! }
+//! manager.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+
+pub use add_server::AddServerTool;
+pub use client::{McpManager, ServerState, ServerStatus, with_mcp_tools};
+pub use config::{McpConfig, McpServerConfig};
+pub use error::Error;
+pub use server::{ElicitationApprover, McpServer};
+
+mod add_server;
+mod client;
+mod config;
+mod error;
+mod names;
+mod server;

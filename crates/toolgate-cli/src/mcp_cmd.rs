@@ -1,0 +1,155 @@
+//! `toolgate mcp serve` and `toolgate mcp list`, and the MCP part of
+//! [`Setup`].
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use anyhow::anyhow;
+use toolgate_core::Registry;
+use toolgate_engine::{Approver, HeadlessApprover};
+use toolgate_mcp::{
+    AddServerTool, ElicitationApprover, McpManager, McpServer, ServerState, with_mcp_tools,
+};
+use toolgate_policy::ConfirmationMode;
+
+use crate::cli::ServeArgs;
+use crate::render::{self, CliError, Exit};
+use crate::{Setup, agent_allows, json_text, out};
+
+impl Setup {
+    /// The built-in tools plus the tools of every configured MCP server that
+    /// started (the others are skipped with a warning), plus `mcp_add_server`
+    /// when enabled. Call `shutdown` on the manager before exiting.
+    pub(crate) async fn registry_with_mcp(
+        &self,
+    ) -> Result<(Arc<Registry>, Arc<McpManager>), CliError> {
+        let registry = self.registry()?;
+        let config = &self.loaded.config.mcp;
+        let manager = McpManager::new(Arc::clone(&registry));
+        for status in manager.start(config).await {
+            if let ServerState::Failed(reason) = &status.state {
+                render::note(&format!(
+                    "warning: MCP server `{}` skipped: {reason}",
+                    status.name
+                ));
+            }
+        }
+        if config.add_server_tool {
+            let tool = AddServerTool::new(Arc::clone(&manager), &self.loaded.project_file);
+            registry
+                .register(tool)
+                .map_err(|e| CliError::new(Exit::Failure, anyhow!(e)))?;
+        }
+        Ok((registry, manager))
+    }
+}
+
+/// `toolgate mcp serve`.
+pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliError> {
+    let token = match &args.token_env {
+        None => None,
+        Some(var) => Some(std::env::var(var).map_err(|_| {
+            CliError::usage(anyhow!("`--token-env {var}`: the variable is not set"))
+                .with_hint(format!("export {var}=<a long random token>"))
+        })?),
+    };
+    if let Some(addr) = args.http
+        && !addr.ip().is_loopback()
+        && token.is_none()
+    {
+        return Err(CliError::usage(anyhow!(
+            "refusing to serve on {addr} without a bearer token"
+        ))
+        .with_hint(
+            "serve on 127.0.0.1, or require a token with --token-env VAR for other addresses",
+        ));
+    }
+    let (registry, mcp) = setup.registry_with_mcp().await?;
+    let allowed = match args.agent.as_deref() {
+        None | Some("build") => {
+            agent_allows(args.agent.as_deref(), true)?;
+            None
+        }
+        agent => {
+            let mut names = Vec::new();
+            for entry in registry.list() {
+                let read_only = entry.spec().annotations.read_only_hint == Some(true);
+                if agent_allows(agent, read_only)? {
+                    names.push(entry.name().to_owned());
+                }
+            }
+            with_mcp_tools(Some(names), &mcp.tool_names())
+        }
+    };
+    let approver: Arc<dyn Approver> = match setup.loaded.config.confirmation.mode {
+        ConfirmationMode::Yolo => Arc::new(HeadlessApprover::default()),
+        _ => Arc::new(ElicitationApprover::default()),
+    };
+    let engine = match setup.engine(registry, approver) {
+        Ok(engine) => Arc::new(engine),
+        Err(error) => {
+            mcp.shutdown().await;
+            return Err(error);
+        }
+    };
+    let server = McpServer::new(engine).allowed_tools(allowed);
+    let served = match args.http {
+        None => server.serve_stdio().await,
+        Some(addr) => server.serve_http(addr, token, shutdown_signal()).await,
+    };
+    mcp.shutdown().await;
+    served.map_err(|e| CliError::new(Exit::Failure, anyhow!(e)))?;
+    Ok(Exit::Success)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+/// `toolgate mcp list`.
+pub(crate) async fn list(setup: &Setup) -> Result<Exit, CliError> {
+    let registry = Arc::new(Registry::new());
+    let manager = McpManager::new(registry);
+    let statuses = manager.start(&setup.loaded.config.mcp).await;
+    manager.shutdown().await;
+    if setup.json {
+        return out(&json_text(&statuses)?);
+    }
+    if statuses.is_empty() {
+        render::note("no MCP servers are configured (add them under `mcp.servers`)");
+        return Ok(Exit::Success);
+    }
+    let mut text = String::new();
+    for status in &statuses {
+        let state = match &status.state {
+            ServerState::Connected => format!("connected, {} tools", status.tools.len()),
+            ServerState::Failed(reason) => format!("failed: {reason}"),
+            ServerState::Disabled => "disabled".to_owned(),
+            _ => "unknown".to_owned(),
+        };
+        let _ = writeln!(text, "{} ({}): {state}", status.name, status.transport);
+        for (local, remote) in &status.tools {
+            let _ = writeln!(text, "  {local}  ({remote})");
+        }
+    }
+    out(&text)
+}

@@ -1,0 +1,514 @@
+//! MCP interop with real peers nobody here wrote: the official Python SDK as
+//! a client of `toolgate mcp serve`, and `@modelcontextprotocol/server-everything`
+//! and `mcp-server-time` as servers for our client.
+//!
+//! The peers are installed by `.ci/run` into `.ci/venv` and
+//! `.ci/node/node_modules` (or the `.ci` directory named by
+//! `TOOLGATE_MCP_PEERS`). A missing peer fails the test: run `.ci/run`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The `.ci` directory holding the installed peers.
+fn peers() -> PathBuf {
+    std::env::var_os("TOOLGATE_MCP_PEERS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci"),
+        PathBuf::from,
+    )
+}
+
+fn peer(relative: &str) -> PathBuf {
+    let path = peers().join(relative);
+    assert!(
+        path.exists(),
+        "MCP peer {} is not installed; run `.ci/run` (it installs the pinned peers into .ci/)",
+        path.display()
+    );
+    path
+}
+
+fn python() -> PathBuf {
+    peer("venv/bin/python")
+}
+fn everything() -> PathBuf {
+    peer("node/node_modules/.bin/mcp-server-everything")
+}
+fn time_server() -> PathBuf {
+    peer("venv/bin/mcp-server-time")
+}
+
+fn py_client() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/py_client.py")
+}
+
+struct Ws {
+    dir: tempfile::TempDir,
+}
+
+impl Ws {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("home")).unwrap();
+        std::fs::create_dir(dir.path().join("ws")).unwrap();
+        std::fs::write(dir.path().join("ws/hello.txt"), "hello from toolgate\n").unwrap();
+        std::fs::write(dir.path().join("outside.txt"), "secret\n").unwrap();
+        Self { dir }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+
+    fn config(&self, yaml: &str) {
+        std::fs::write(self.root().join("toolgate.yaml"), yaml).unwrap();
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        cmd.args(args)
+            .current_dir(self.root())
+            .env("HOME", self.dir.path().join("home"))
+            .env_remove("XDG_CONFIG_HOME")
+            .stdin(Stdio::null());
+        for (key, _) in std::env::vars() {
+            if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
+                cmd.env_remove(key);
+            }
+        }
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs the Python SDK client script and parses its JSON report.
+fn py(args: &[&str]) -> Value {
+    let output = Command::new(python())
+        .arg(py_client())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "python client failed:\n{}",
+        text(&output.stderr)
+    );
+    let stdout = text(&output.stdout);
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("bad JSON from the python client ({e}): {stdout}"))
+}
+
+fn check_python_report(report: &Value) {
+    assert_eq!(report["protocol_version"], "2025-11-25", "{report}");
+    let tools = &report["tools"];
+    assert_eq!(tools["read_file"]["read_only"], true, "{report}");
+    assert_eq!(tools["write_file"]["read_only"], false, "{report}");
+    assert_eq!(tools["write_file"]["destructive"], true, "{report}");
+    assert_eq!(report["read"]["is_error"], false, "{report}");
+    assert_eq!(report["read"]["text"], "hello from toolgate\n");
+    assert_eq!(report["refused"]["is_error"], true);
+    assert!(
+        report["refused"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("leaves the workspace"),
+        "{report}"
+    );
+    assert_eq!(report["unknown"]["is_error"], true);
+}
+
+#[test]
+fn python_sdk_over_stdio_goes_through_the_gate() {
+    let ws = Ws::new();
+    let root = ws.root();
+    let report = py(&[
+        "stdio",
+        env!("CARGO_BIN_EXE_toolgate"),
+        root.to_str().unwrap(),
+    ]);
+    check_python_report(&report);
+    // No elicitation declared: the sensitive call is refused with a way out.
+    assert_eq!(report["write"]["is_error"], true);
+    let message = report["write"]["text"].as_str().unwrap();
+    assert!(
+        message.contains("does not support elicitation") && message.contains("--mode yolo"),
+        "{message}"
+    );
+    assert!(!root.join("new.txt").exists());
+}
+
+#[test]
+fn python_sdk_elicitation_confirms_or_cancels_a_sensitive_call() {
+    let ws = Ws::new();
+    let root = ws.root();
+    let bin = env!("CARGO_BIN_EXE_toolgate");
+    let declined = py(&["stdio", bin, root.to_str().unwrap(), "--elicit", "decline"]);
+    assert_eq!(declined["write"]["is_error"], true);
+    assert_eq!(declined["write"]["text"], "cancelled by user");
+    assert_eq!(declined["elicitations"].as_array().unwrap().len(), 1);
+    assert!(!root.join("new.txt").exists());
+
+    let accepted = py(&["stdio", bin, root.to_str().unwrap(), "--elicit", "accept"]);
+    assert_eq!(accepted["write"]["is_error"], false, "{accepted}");
+    let asked = accepted["elicitations"][0].as_str().unwrap();
+    assert!(asked.contains("write_file"), "{asked}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("new.txt")).unwrap(),
+        "written\n"
+    );
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_for_port(port: u16, child: &mut Child) {
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the server exited before listening"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "port {port} never opened"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Kills the child when the test ends, pass or fail.
+struct Reap(Child);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn raw_post(port: u16, auth: Option<&str>) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let auth = auth.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+}
+
+#[test]
+fn python_sdk_over_streamable_http_with_a_bearer_token() {
+    let ws = Ws::new();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut cmd = ws.cmd(&["mcp", "serve", "--http", &addr, "--token-env", "MCP_TOKEN"]);
+    cmd.env("MCP_TOKEN", "t0ken-for-tests")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut server = Reap(cmd.spawn().unwrap());
+    wait_for_port(port, &mut server.0);
+
+    let unauthorized = raw_post(port, None);
+    assert!(unauthorized.starts_with("HTTP/1.1 401"), "{unauthorized}");
+    let wrong = raw_post(port, Some("nope"));
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+
+    let url = format!("http://{addr}/mcp");
+    let report = py(&["http", &url, "--token", "t0ken-for-tests"]);
+    check_python_report(&report);
+    assert_eq!(report["write"]["is_error"], true);
+}
+
+#[test]
+fn mcp_serve_refuses_a_public_address_without_a_token() {
+    let ws = Ws::new();
+    let output = ws.run(&["mcp", "serve", "--http", "0.0.0.0:1"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("without a bearer token"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+fn client_config(ws: &Ws, extra: &str) {
+    ws.config(&format!(
+        "mcp:\n  servers:\n    everything:\n      command: {}\n      args: [stdio]\n    \
+         time:\n      command: {}\n    broken:\n      command: /nonexistent/mcp-server\n{extra}",
+        everything().display(),
+        time_server().display(),
+    ));
+}
+
+#[test]
+fn remote_tools_are_local_tools_and_a_broken_server_is_skipped() {
+    let ws = Ws::new();
+    client_config(&ws, "");
+    let list = ws.run(&["tools", "list"]);
+    assert_eq!(list.status.code(), Some(0), "{}", text(&list.stderr));
+    let names = text(&list.stdout);
+    for name in [
+        "mcp_everything_echo",
+        "mcp_everything_get-sum",
+        "mcp_time_get_current_time",
+        "read_file",
+    ] {
+        assert!(
+            names.lines().any(|l| l.starts_with(name)),
+            "{name} missing:\n{names}"
+        );
+    }
+    let warning = text(&list.stderr);
+    assert!(
+        warning.contains("warning: MCP server `broken` skipped")
+            && warning.contains("/nonexistent/mcp-server"),
+        "{warning}"
+    );
+
+    let echo = ws.run(&[
+        "call",
+        "mcp_everything_echo",
+        r#"{"message":"hi"}"#,
+        "--mode",
+        "yolo",
+    ]);
+    assert_eq!(echo.status.code(), Some(0), "{}", text(&echo.stderr));
+    assert_eq!(text(&echo.stdout), "Echo: hi\n");
+
+    let sum = ws.run(&[
+        "call",
+        "mcp_everything_get-sum",
+        r#"{"a":2,"b":40}"#,
+        "--mode",
+        "yolo",
+    ]);
+    assert!(text(&sum.stdout).contains("42"), "{}", text(&sum.stdout));
+
+    let time = ws.run(&[
+        "call",
+        "mcp_time_get_current_time",
+        r#"{"timezone":"UTC"}"#,
+        "--mode",
+        "yolo",
+        "--json",
+    ]);
+    let result: Value = serde_json::from_slice(&time.stdout).unwrap();
+    assert_eq!(result["success"], true, "{result}");
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap()
+            .contains("\"timezone\": \"UTC\"")
+    );
+
+    // Remote tools are sensitive by default: no terminal, no yolo → refused.
+    let refused = ws.run(&["call", "mcp_everything_echo", r#"{"message":"hi"}"#]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("needs confirmation"));
+
+    // Arguments are checked against the remote inputSchema before the call.
+    let invalid = ws.run(&[
+        "call",
+        "mcp_everything_echo",
+        r#"{"mesage":"hi"}"#,
+        "--mode",
+        "yolo",
+    ]);
+    assert_eq!(invalid.status.code(), Some(1));
+    assert!(
+        text(&invalid.stderr).contains("invalid arguments for `mcp_everything_echo`"),
+        "{}",
+        text(&invalid.stderr)
+    );
+}
+
+#[test]
+fn mcp_list_shows_states_and_tools() {
+    let ws = Ws::new();
+    client_config(
+        &ws,
+        "    off:\n      command: /bin/false\n      enabled: false\n",
+    );
+    let output = ws.run(&["mcp", "list", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let statuses: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    let by_name = |name: &str| {
+        statuses
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("{name} missing"))
+            .clone()
+    };
+    assert_eq!(by_name("everything")["state"], "connected");
+    assert_eq!(by_name("everything")["tools"].as_array().unwrap().len(), 13);
+    assert_eq!(by_name("time")["state"], "connected");
+    assert_eq!(by_name("broken")["state"], "failed");
+    assert!(
+        by_name("broken")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("could not run")
+    );
+    assert_eq!(by_name("off")["state"], "disabled");
+
+    let human = text(&ws.run(&["mcp", "list"]).stdout);
+    assert!(
+        human.contains("everything (stdio): connected, 13 tools"),
+        "{human}"
+    );
+    assert!(human.contains("  mcp_everything_echo  (echo)"), "{human}");
+    assert!(human.contains("broken (stdio): failed:"), "{human}");
+}
+
+#[test]
+fn enabled_and_disabled_tools_and_trusted_servers() {
+    let ws = Ws::new();
+    ws.config(&format!(
+        "mcp:\n  servers:\n    everything:\n      command: {}\n      args: [stdio]\n      \
+         enabled_tools: [echo, get-sum]\n      disabled_tools: [get-sum]\n      trusted: true\n",
+        everything().display(),
+    ));
+    let names = text(&ws.run(&["tools", "list"]).stdout);
+    let mcp: Vec<&str> = names.lines().filter(|l| l.starts_with("mcp_")).collect();
+    assert_eq!(mcp.len(), 1, "{names}");
+    assert!(mcp[0].starts_with("mcp_everything_echo"));
+    // Trusted: not sensitive, so it runs without yolo.
+    let echo = ws.run(&["call", "mcp_everything_echo", r#"{"message":"ok"}"#]);
+    assert_eq!(text(&echo.stdout), "Echo: ok\n", "{}", text(&echo.stderr));
+}
+
+#[test]
+fn streamable_http_server_everything() {
+    let ws = Ws::new();
+    let port = free_port();
+    let mut cmd = Command::new(everything());
+    cmd.arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut server = Reap(cmd.spawn().unwrap());
+    wait_for_port(port, &mut server.0);
+    ws.config(&format!(
+        "mcp:\n  servers:\n    everything:\n      url: http://127.0.0.1:{port}/mcp\n"
+    ));
+    let echo = ws.run(&[
+        "call",
+        "mcp_everything_echo",
+        r#"{"message":"over http"}"#,
+        "--mode",
+        "yolo",
+    ]);
+    assert_eq!(echo.status.code(), Some(0), "{}", text(&echo.stderr));
+    assert_eq!(text(&echo.stdout), "Echo: over http\n");
+
+    ws.config("mcp:\n  servers:\n    tls:\n      url: https://127.0.0.1:1/mcp\n");
+    let list = text(&ws.run(&["mcp", "list"]).stdout);
+    assert!(list.contains("no TLS"), "{list}");
+}
+
+fn pid_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // A zombie nobody reaps (PID 1 in some containers) is dead too.
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn server_children_are_gone_after_toolgate_exits() {
+    let ws = Ws::new();
+    let pidfile = ws.dir.path().join("server.pid");
+    ws.config(&format!(
+        "mcp:\n  servers:\n    everything:\n      command: /bin/sh\n      args:\n        - -c\n        \
+         - echo $$ > {}; exec {} stdio\n",
+        pidfile.display(),
+        everything().display()
+    ));
+    let echo = ws.run(&[
+        "call",
+        "mcp_everything_echo",
+        r#"{"message":"bye"}"#,
+        "--mode",
+        "yolo",
+    ]);
+    assert_eq!(text(&echo.stdout), "Echo: bye\n", "{}", text(&echo.stderr));
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let start = Instant::now();
+    while pid_alive(pid) {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "server process {pid} outlived toolgate"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn mcp_add_server_connects_and_persists() {
+    let ws = Ws::new();
+    ws.config("mcp:\n  add_server_tool: true\n");
+    let args = serde_json::json!({"name": "time", "command": time_server()}).to_string();
+    let added = ws.run(&["call", "mcp_add_server", &args, "--mode", "yolo"]);
+    assert_eq!(added.status.code(), Some(0), "{}", text(&added.stderr));
+    let out = text(&added.stdout);
+    assert!(
+        out.contains("connected `time` with 2 tools") && out.contains("mcp_time_get_current_time"),
+        "{out}"
+    );
+    let saved = std::fs::read_to_string(ws.root().join("toolgate.yaml")).unwrap();
+    assert!(saved.contains("add_server_tool: true"), "{saved}");
+    assert!(
+        saved.contains("time:") && saved.contains("mcp-server-time"),
+        "{saved}"
+    );
+    // The next run has it from the configuration.
+    let list = text(&ws.run(&["tools", "list"]).stdout);
+    assert!(list.contains("mcp_time_get_current_time"), "{list}");
+
+    // Sensitive: refused without confirmation.
+    let refused = ws.run(&["call", "mcp_add_server", &args]);
+    assert_eq!(refused.status.code(), Some(1));
+    // Off by default.
+    ws.config("");
+    let absent = ws.run(&["call", "mcp_add_server", &args, "--mode", "yolo"]);
+    assert!(
+        text(&absent.stderr).contains("unknown tool"),
+        "{}",
+        text(&absent.stderr)
+    );
+}

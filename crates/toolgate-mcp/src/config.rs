@@ -1,0 +1,137 @@
+//! The `mcp:` configuration section.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// `mcp:` — the MCP servers whose tools are used as local tools.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpConfig {
+    /// The servers, by name. The name becomes part of each tool's name
+    /// (`mcp_{server}_{tool}`).
+    pub servers: BTreeMap<String, McpServerConfig>,
+    /// Whether the `mcp_add_server` tool is registered. Default: false.
+    pub add_server_tool: bool,
+}
+
+/// `mcp.servers.<name>:` — one server, reached either by running `command`
+/// (stdio) or at `url` (streamable HTTP).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpServerConfig {
+    /// The program to run (stdio transport).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Extra environment variables for it.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// The endpoint (streamable HTTP transport), `http://` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The environment variable holding a bearer token for `url`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_env: Option<String>,
+    /// Only these remote tools (remote names). Default: all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled_tools: Option<Vec<String>>,
+    /// Never these remote tools (remote names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disabled_tools: Vec<String>,
+    /// Whether the server's tools are read-only for confirmation purposes.
+    /// Default: false (every remote call is sensitive).
+    pub trusted: bool,
+    /// Whether the server is started at all. Default: true.
+    pub enabled: bool,
+    /// Seconds to connect and list tools before the server is skipped.
+    /// Default: 30.
+    pub startup_timeout: u64,
+    /// Seconds one remote call may take. Default: 60.
+    pub call_timeout: u64,
+}
+
+impl Default for McpServerConfig {
+    fn default() -> Self {
+        Self {
+            command: None,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            url: None,
+            token_env: None,
+            enabled_tools: None,
+            disabled_tools: Vec::new(),
+            trusted: false,
+            enabled: true,
+            startup_timeout: 30,
+            call_timeout: 60,
+        }
+    }
+}
+
+impl McpServerConfig {
+    /// A stdio server running `command` with `args`.
+    pub fn stdio(command: impl Into<String>, args: impl IntoIterator<Item = String>) -> Self {
+        Self {
+            command: Some(command.into()),
+            args: args.into_iter().collect(),
+            ..Self::default()
+        }
+    }
+
+    /// A streamable HTTP server at `url`.
+    pub fn http(url: impl Into<String>) -> Self {
+        Self {
+            url: Some(url.into()),
+            ..Self::default()
+        }
+    }
+
+    /// The startup timeout as a duration (at least one second).
+    pub fn startup_timeout(&self) -> Duration {
+        Duration::from_secs(self.startup_timeout.max(1))
+    }
+
+    /// The per-call timeout as a duration (at least one second).
+    pub fn call_timeout(&self) -> Duration {
+        Duration::from_secs(self.call_timeout.max(1))
+    }
+
+    /// Whether a remote tool passes `enabled_tools` / `disabled_tools`.
+    pub fn tool_enabled(&self, remote: &str) -> bool {
+        let listed = self
+            .enabled_tools
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n == remote));
+        listed && !self.disabled_tools.iter().any(|n| n == remote)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_filters() {
+        let mut server = McpServerConfig::stdio("x", []);
+        assert!(server.tool_enabled("echo"));
+        server.disabled_tools = vec!["echo".into()];
+        assert!(!server.tool_enabled("echo"));
+        server.enabled_tools = Some(vec!["add".into()]);
+        assert!(server.tool_enabled("add"));
+        assert!(!server.tool_enabled("time"));
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let error = serde_json::from_value::<McpServerConfig>(serde_json::json!({"comand": "x"}))
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("unknown field `comand`"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,54 @@
+//! Errors of the MCP client and server.
+
+/// What can go wrong connecting to or serving MCP.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server's configuration cannot work.
+    #[error("server `{server}`: {reason}")]
+    Config {
+        /// The server's name.
+        server: String,
+        /// What is wrong, and how to fix it.
+        reason: String,
+    },
+    /// The server process could not be started.
+    #[error("server `{server}`: could not run `{command}`")]
+    Spawn {
+        /// The server's name.
+        server: String,
+        /// The program.
+        command: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The MCP handshake or the tool listing failed.
+    #[error("server `{server}`: {stage} failed")]
+    Protocol {
+        /// The server's name.
+        server: String,
+        /// `initialize` or `tools/list`.
+        stage: &'static str,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The server did not answer within its startup timeout.
+    #[error("server `{server}` did not start within {seconds} s (raise `startup_timeout`)")]
+    StartupTimeout {
+        /// The server's name.
+        server: String,
+        /// The timeout.
+        seconds: u64,
+    },
+    /// Serving MCP failed.
+    #[error("MCP server: {what}")]
+    Serve {
+        /// What was being done.
+        what: String,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}

@@ -1,0 +1,358 @@
+//! The registry served to MCP clients: [`McpServer`].
+
+use std::borrow::Cow;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverRequestMethod,
+    DiscoverResult, ElicitRequestParams, ElicitationAction, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{ElicitationMode, RequestContext, RoleServer};
+use rmcp::{ErrorData, Peer, ServiceExt};
+use serde_json::Value;
+use toolgate_core::{RegisteredTool, ToolCall};
+use toolgate_engine::{Approval, ApprovalRequest, Approver, ExecutionEngine};
+
+use crate::error::Error;
+
+/// The newest protocol revision we speak: the last one with the
+/// `initialize` handshake, which every current peer negotiates.
+const PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+tokio::task_local! {
+    /// The client whose call is going through the gate, for
+    /// [`ElicitationApprover`].
+    static CLIENT: Peer<RoleServer>;
+}
+
+/// Serves a registry to MCP clients, every call through the gate.
+///
+/// The tools listed are those of the engine's registry (optionally only the
+/// [`allowed_tools`](McpServer::allowed_tools)), each with MCP annotations
+/// derived from its sensitivity. `tools/call` runs
+/// [`ExecutionEngine::execute`], so guardrails, hooks, confirmation and audit
+/// apply; a refused or failed call comes back as a result with
+/// `isError: true`, as MCP asks, never as a protocol error.
+///
+/// For confirmation, build the engine with an [`ElicitationApprover`]: it
+/// asks the calling client by elicitation when the client declared it.
+///
+/// # Protocol
+///
+/// Protocol versions up to 2025-11-25 with the `initialize` handshake. A
+/// `server/discover` probe (the 2026-07-28 opener that the Python SDK 2.x
+/// tries first) is answered with JSON-RPC -32601 and the connection stays
+/// open, so the client falls back to `initialize`.
+#[derive(Clone)]
+pub struct McpServer {
+    engine: Arc<ExecutionEngine>,
+    allowed: Option<Arc<Vec<String>>>,
+    calls: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("allowed", &self.allowed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server for the engine's registry.
+    pub fn new(engine: Arc<ExecutionEngine>) -> Self {
+        Self {
+            engine,
+            allowed: None,
+            calls: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Serves only these tools. By default, every registered tool.
+    #[must_use]
+    pub fn allowed_tools(mut self, names: Option<Vec<String>>) -> Self {
+        self.allowed = names.map(Arc::new);
+        self
+    }
+
+    fn tools(&self) -> Vec<Arc<RegisteredTool>> {
+        let registry = self.engine.registry();
+        match &self.allowed {
+            None => registry.list(),
+            Some(names) => registry.filter_by_names(names),
+        }
+    }
+
+    fn is_allowed(&self, name: &str) -> bool {
+        self.allowed
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n == name))
+    }
+
+    /// Serves one client on stdin/stdout until it disconnects.
+    pub async fn serve_stdio(self) -> Result<(), Error> {
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| Error::Serve {
+                what: "the stdio handshake failed".to_owned(),
+                source: Box::new(e),
+            })?;
+        running.waiting().await.map_err(|e| Error::Serve {
+            what: "the stdio session ended abnormally".to_owned(),
+            source: Box::new(e),
+        })?;
+        Ok(())
+    }
+
+    /// Serves streamable HTTP at `http://ADDR/mcp` until `shutdown`
+    /// resolves. With a `token`, every request must carry
+    /// `Authorization: Bearer TOKEN`. Requests must name a loopback `Host`
+    /// unless `addr` is not a loopback address (DNS-rebinding protection).
+    pub async fn serve_http(
+        self,
+        addr: SocketAddr,
+        token: Option<String>,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), Error> {
+        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+        use rmcp::transport::streamable_http_server::{
+            StreamableHttpServerConfig, StreamableHttpService,
+        };
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| Error::Serve {
+                what: format!("could not listen on {addr}"),
+                source: Box::new(e),
+            })?;
+        let bound = listener.local_addr().map_err(|e| Error::Serve {
+            what: "could not read the bound address".to_owned(),
+            source: Box::new(e),
+        })?;
+        tracing::info!("MCP server listening on http://{bound}/mcp");
+        let mut config = StreamableHttpServerConfig::default();
+        if !addr.ip().is_loopback() {
+            config = config.disable_allowed_hosts();
+        }
+        let server = self;
+        let service = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let token = token.map(Arc::new);
+        let router =
+            axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(axum::middleware::from_fn(
+                    move |request: axum::extract::Request, next: axum::middleware::Next| {
+                        let token = token.clone();
+                        async move {
+                            if let Some(token) = token {
+                                let expected = format!("Bearer {token}");
+                                let given = request
+                                    .headers()
+                                    .get(axum::http::header::AUTHORIZATION)
+                                    .and_then(|v| v.to_str().ok());
+                                if given != Some(expected.as_str()) {
+                                    return axum::response::IntoResponse::into_response((
+                                        axum::http::StatusCode::UNAUTHORIZED,
+                                        "missing or wrong bearer token\n",
+                                    ));
+                                }
+                            }
+                            next.run(request).await
+                        }
+                    },
+                ));
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown)
+            .await
+            .map_err(|e| Error::Serve {
+                what: "the HTTP server failed".to_owned(),
+                source: Box::new(e),
+            })
+    }
+}
+
+/// The MCP form of a tool: name, description, schema, annotations.
+fn mcp_tool(entry: &RegisteredTool) -> rmcp::model::Tool {
+    let spec = entry.spec();
+    let schema = match &spec.parameters {
+        Value::Object(map) => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    let annotations = &spec.annotations;
+    let mut hints = rmcp::model::ToolAnnotations::new();
+    hints.title.clone_from(&annotations.title);
+    hints.read_only_hint = annotations.read_only_hint;
+    hints.destructive_hint = annotations.destructive_hint;
+    hints.idempotent_hint = annotations.idempotent_hint;
+    hints.open_world_hint = annotations.open_world_hint;
+    rmcp::model::Tool::new(
+        spec.name.clone(),
+        spec.description.clone(),
+        Arc::new(schema),
+    )
+    .with_annotations(hints)
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(PROTOCOL)
+            .with_instructions(
+                "toolgate's tools. Every call goes through toolgate's gate: guardrails, hooks, \
+                 confirmation and audit apply.",
+            )
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&PROTOCOL))
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        Err(ErrorData::method_not_found::<DiscoverRequestMethod>())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult {
+            tools: self.tools().iter().map(|t| mcp_tool(t)).collect(),
+            ..ListToolsResult::default()
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if !self.is_allowed(&name) {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                "the tool `{name}` is not available to this agent"
+            ))])
+            .into());
+        }
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let id = format!("mcp-{}", self.calls.fetch_add(1, Ordering::Relaxed) + 1);
+        let call = ToolCall::new(id, name, arguments);
+        let run = CLIENT
+            .scope(context.peer.clone(), self.engine.execute(call))
+            .await;
+        let result = run.result;
+        let content = if result.success {
+            vec![ContentBlock::text(result.output)]
+        } else {
+            let mut text = result.error.unwrap_or_default();
+            if !result.output.is_empty() {
+                text = format!("{}\n{text}", result.output);
+            }
+            vec![ContentBlock::text(text)]
+        };
+        Ok(if result.success {
+            CallToolResult::success(content)
+        } else {
+            CallToolResult::error(content)
+        }
+        .into())
+    }
+}
+
+/// Asks the MCP client that made the call, by elicitation (a yes/no form),
+/// when the client declared the `elicitation` capability. Otherwise the call
+/// fails with a message saying how to allow it.
+#[derive(Debug, Clone)]
+pub struct ElicitationApprover {
+    hint: String,
+}
+
+impl ElicitationApprover {
+    /// An approver whose refusals (client without elicitation) carry `hint`.
+    pub fn new(hint: impl Into<String>) -> Self {
+        Self { hint: hint.into() }
+    }
+}
+
+impl Default for ElicitationApprover {
+    fn default() -> Self {
+        Self::new(
+            "this call needs confirmation and the MCP client does not support elicitation; \
+             restart `toolgate mcp serve` with `--mode yolo` to allow such calls, \
+             or use a client that supports elicitation",
+        )
+    }
+}
+
+#[async_trait]
+impl Approver for ElicitationApprover {
+    async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
+        let Ok(peer) = CLIENT.try_with(Clone::clone) else {
+            return Approval::Unavailable(self.hint.clone());
+        };
+        if !peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form)
+        {
+            return Approval::Unavailable(self.hint.clone());
+        }
+        let message = format!(
+            "Allow the tool `{}` to run with these arguments?\n{}",
+            request.tool, request.args
+        );
+        let params: ElicitRequestParams = match serde_json::from_value(serde_json::json!({
+            "mode": "form",
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "allow_for_session": {
+                        "type": "boolean",
+                        "title": "Allow this tool for the rest of the session",
+                        "default": false
+                    }
+                }
+            }
+        })) {
+            Ok(params) => params,
+            Err(error) => {
+                return Approval::Unavailable(format!("could not build the elicitation: {error}"));
+            }
+        };
+        match peer.create_elicitation(params).await {
+            Ok(answer) => match answer.action {
+                ElicitationAction::Accept => {
+                    let session = answer
+                        .content
+                        .as_ref()
+                        .and_then(|c| c.get("allow_for_session"))
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false);
+                    if session {
+                        Approval::AllowForSession
+                    } else {
+                        Approval::Allow
+                    }
+                }
+                _ => Approval::Deny,
+            },
+            Err(error) => Approval::Unavailable(format!(
+                "the MCP client could not be asked for confirmation ({error}); {}",
+                self.hint
+            )),
+        }
+    }
+}
