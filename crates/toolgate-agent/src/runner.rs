@@ -872,7 +872,7 @@ mod tests {
         let s = format!("{}{}", "a".repeat(500), "z".repeat(500));
         let t = truncate_head_tail(&s, 200);
         assert!(t.starts_with("aaa") && t.ends_with("zzz"));
-        assert!(t.contains("600 characters truncated"));
+        assert!(t.contains("800 characters truncated"));
         assert_eq!(truncate_head_tail("short", 200), "short");
     }
 }
