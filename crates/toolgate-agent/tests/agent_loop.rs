@@ -1,6 +1,13 @@
 //! The agent loop against a scripted OpenAI-compatible (and Anthropic)
 //! server on 127.0.0.1.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::format_push_string,
+    clippy::unnecessary_literal_bound,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
