@@ -31,6 +31,8 @@ mod cli;
 mod config;
 mod env_vars;
 mod render;
+mod run_cmd;
+mod sessions_cmd;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -90,8 +92,17 @@ fn init_tracing(verbose: u8) {
 }
 
 async fn run(cli: Cli) -> Result<Exit, CliError> {
-    let setup = Setup::new(&cli.global)?;
+    let agent_command = matches!(cli.command, Command::Run(_) | Command::Sessions(_));
+    let setup = Setup::new(&cli.global).map_err(|mut e| {
+        // DESIGN.md §11: the agent commands exit 3 on configuration errors.
+        if agent_command && e.exit == Exit::Usage {
+            e.exit = Exit::Config;
+        }
+        e
+    })?;
     match cli.command {
+        Command::Run(args) => run_cmd::run(&setup, args).await,
+        Command::Sessions(cmd) => sessions_cmd::sessions(&setup, cmd).await,
         Command::Tools(ToolsCommand::List { agent }) => tools_list(&setup, agent.as_deref()),
         Command::Call(args) => call(&setup, args).await,
         Command::Config(ConfigCommand::Check) => config_check(&setup),
@@ -102,6 +113,8 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
 /// What every subcommand starts from.
 struct Setup {
     workspace: PathBuf,
+    /// `--mode` as given on the command line (it beats an agent's mode).
+    mode_flag: Option<ConfirmationMode>,
     loaded: Loaded,
     command_policy: Arc<CommandPolicy>,
     dry_run: bool,
@@ -163,6 +176,7 @@ impl Setup {
             })?;
         Ok(Self {
             workspace,
+            mode_flag: global.mode,
             loaded,
             command_policy: Arc::new(command_policy),
             dry_run: global.dry_run && !global.no_dry_run,
@@ -221,6 +235,16 @@ impl Setup {
         registry: Arc<Registry>,
         approver: Arc<dyn Approver>,
     ) -> Result<ExecutionEngine, CliError> {
+        self.engine_in_mode(registry, approver, self.loaded.config.confirmation.mode)
+    }
+
+    /// The engine with an explicit confirmation mode (an agent's own mode).
+    fn engine_in_mode(
+        &self,
+        registry: Arc<Registry>,
+        approver: Arc<dyn Approver>,
+        mode: ConfirmationMode,
+    ) -> Result<ExecutionEngine, CliError> {
         let config = &self.loaded.config;
         let guard = CommandGuard::new(
             Arc::clone(&self.command_policy),
@@ -228,7 +252,7 @@ impl Setup {
         );
         let mut builder = ExecutionEngine::builder(registry)
             .guardrails(Arc::new(guard))
-            .policy(ConfirmationPolicy::new(config.confirmation.mode))
+            .policy(ConfirmationPolicy::new(mode))
             .approver(approver)
             .dry_run(self.dry_run)
             .default_timeout(Duration::from_secs(config.tools.timeout.max(1)));
@@ -245,22 +269,12 @@ impl Setup {
     }
 }
 
-/// The tools an agent may use. `plan` and `review` only get read-only tools.
-fn agent_allows(agent: Option<&str>, read_only: bool) -> Result<bool, CliError> {
-    match agent {
-        None | Some("build") => Ok(true),
-        Some("plan" | "review") => Ok(read_only),
-        Some(other) => Err(CliError::usage(anyhow!("unknown agent `{other}`"))
-            .with_hint("the agents are build, plan and review")),
-    }
-}
-
 fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError> {
     let registry = setup.registry()?;
     let mut tools = Vec::new();
+    let def = run_cmd::agent_def(setup, agent.unwrap_or("build"))?;
     for entry in registry.list() {
-        let read_only = entry.spec().annotations.read_only_hint == Some(true);
-        if agent_allows(agent, read_only)? {
+        if def.allows(&registry, entry.name()) {
             tools.push(entry);
         }
     }
@@ -422,13 +436,5 @@ mod tests {
         assert_eq!(one_line("Reads a file. Then more."), "Reads a file.");
         assert_eq!(one_line("No period\nsecond line"), "No period");
         assert_eq!(one_line("v1.2 is fine. Rest"), "v1.2 is fine.");
-    }
-
-    #[test]
-    fn agents() {
-        assert!(agent_allows(Some("plan"), true).unwrap());
-        assert!(!agent_allows(Some("review"), false).unwrap());
-        assert!(agent_allows(None, false).unwrap());
-        assert!(agent_allows(Some("ghost"), true).is_err());
     }
 }
