@@ -517,3 +517,145 @@ async fn a_session_is_saved_listed_and_resumed() {
     assert_eq!(store.messages(&id).unwrap().len(), 5);
     assert_eq!(store.get(&id).unwrap().input_tokens, 40);
 }
+
+#[derive(Default)]
+struct Recorder {
+    events: std::sync::Mutex<Vec<String>>,
+    block_llm: bool,
+}
+
+#[async_trait]
+impl toolgate_agent::LifecycleHooks for Recorder {
+    async fn emit(&self, event: &str, _payload: Value) -> toolgate_agent::HookVerdict {
+        self.events.lock().unwrap().push(event.to_owned());
+        toolgate_agent::HookVerdict {
+            block: (self.block_llm && event == "pre_llm_call").then(|| "no budget".to_owned()),
+            additional_context: None,
+        }
+    }
+}
+
+/// Fails (required) the first time, passes after.
+struct FlakyGate(AtomicUsize);
+
+#[async_trait]
+impl toolgate_agent::QualityGates for FlakyGate {
+    async fn run(&self) -> Vec<toolgate_agent::GateReport> {
+        let n = self.0.fetch_add(1, Ordering::SeqCst);
+        vec![toolgate_agent::GateReport {
+            name: "tests".into(),
+            passed: n > 0,
+            required: true,
+            output: "1 test failed: it_works".into(),
+        }]
+    }
+}
+
+#[tokio::test]
+async fn a_failing_required_gate_is_fed_back_and_lifecycle_events_are_emitted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![answer("done?"), answer("done, tests pass")],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let hooks = Arc::new(Recorder::default());
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .hooks(hooks.clone())
+        .gates(Arc::new(FlakyGate(AtomicUsize::new(0))))
+        .build()
+        .run("fix it", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert_eq!(report.final_text, "done, tests pass");
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 2);
+    let last = reqs[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("1 test failed: it_works")
+    );
+    let events = hooks.events.lock().unwrap().clone();
+    assert_eq!(
+        events,
+        [
+            "session_start",
+            "agent_start",
+            "pre_llm_call",
+            "post_llm_call",
+            "pre_llm_call",
+            "post_llm_call",
+            "agent_stop",
+            "session_end"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_blocking_pre_llm_call_hook_fails_the_run_without_calling_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server("/v1/chat/completions", vec![answer("never")]).await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let hooks = Arc::new(Recorder {
+        block_llm: true,
+        ..Recorder::default()
+    });
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .hooks(hooks)
+        .build()
+        .run("x", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert!(report.error.unwrap().contains("no budget"));
+    assert!(bodies(&server).await.is_empty());
+}
+
+#[tokio::test]
+async fn old_tool_outputs_are_elided_past_the_context_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.txt"), "x".repeat(3000)).unwrap();
+    let calls: Vec<(String, &str, &str)> = (0..6)
+        .map(|i| (format!("c{i}"), "read_file", r#"{"path":"big.txt"}"#))
+        .collect();
+    let calls: Vec<(&str, &str, &str)> =
+        calls.iter().map(|(a, b, c)| (a.as_str(), *b, *c)).collect();
+    let server = server(
+        "/v1/chat/completions",
+        vec![tool_calls(&calls), answer("read")],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let hooks = Arc::new(Recorder::default());
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .hooks(hooks.clone())
+        .context_threshold_chars(5000)
+        .build()
+        .run("read big.txt", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert!(
+        hooks
+            .events
+            .lock()
+            .unwrap()
+            .contains(&"context_compress".to_owned())
+    );
+    let reqs = bodies(&server).await;
+    let m = reqs[1]["messages"].as_array().unwrap();
+    assert!(m[3]["content"].as_str().unwrap().contains("elided"));
+    assert!(m[4]["content"].as_str().unwrap().contains("elided"));
+    assert_eq!(
+        m[5]["content"].as_str().unwrap().len(),
+        3000,
+        "the last four stay whole"
+    );
+}
