@@ -836,7 +836,7 @@ impl AgentRunner {
         }
     }
 
-    /// The tools this runner offers, as OpenAI schemas.
+    /// The names of the tools this runner offers the model.
     pub fn tool_names(&self) -> BTreeSet<String> {
         self.agent
             .tool_names(self.engine.registry())

@@ -242,3 +242,42 @@ async fn auth_failure_exits_4_and_missing_model_exits_3() {
         .await;
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn first_ctrl_c_stops_gracefully_with_a_summary_and_exits_2() {
+    let server = server(vec![
+        answer("too late").set_delay(Duration::from_secs(10)),
+        answer("Summary after interrupt."),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.args(["run", "Slow"])
+        .current_dir(ws.path())
+        .env("HOME", ws.path().join("home"))
+        .env("TEST_LLM_KEY", "k")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("TOOLGATE_CONFIG")
+        .env_remove("TOOLGATE_MODE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id().to_string();
+    // Wait until the model call is in flight.
+    for _ in 0..100 {
+        if !server.received_requests().await.unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(status.success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("Summary after interrupt."));
+    assert!(text(&out.stderr).contains("interrupted"));
+}
