@@ -218,6 +218,7 @@ async fn read_only_calls_of_one_step_run_concurrently_and_answer_in_call_order()
     let start = Instant::now();
     let report = runner.run("wait twice", Vec::new()).await;
     let took = start.elapsed();
+    eprintln!("two 300 ms read-only tools in one step: whole run took {took:?}");
     assert_eq!(report.outcome, Outcome::Completed);
     assert!(took < Duration::from_millis(600), "took {took:?}");
     let reqs = bodies(&server).await;
