@@ -660,3 +660,34 @@ async fn old_tool_outputs_are_elided_past_the_context_threshold() {
         "the last four stay whole"
     );
 }
+
+#[tokio::test]
+async fn an_unreachable_server_is_retried_then_reported_with_its_url() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nobody listens on: bind, read the port, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut s = HttpSettings::new(
+        format!("http://127.0.0.1:{port}/v1"),
+        "m",
+        ApiKey::default(),
+    );
+    s.backoff = Duration::from_millis(5);
+    s.max_retries = 2;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .build()
+        .run("hi", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Failed);
+    let err = report.error.unwrap();
+    assert!(
+        err.contains(&format!(
+            "cannot reach the model server at http://127.0.0.1:{port}"
+        )),
+        "{err}"
+    );
+}
