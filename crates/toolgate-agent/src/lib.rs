@@ -1,6 +1,47 @@
-//! The agent loop of toolgate: LLM providers, the step loop, context building
-//! and sessions.
+//! The agent loop of toolgate: LLM providers, the step loop, sessions and
+//! reports.
 //!
-//! Nothing is implemented here yet; the crate exists so the layering of the
-//! workspace (core → policy → engine → tools/mcp → agent → cli) holds from
-//! the start. The agent-loop issue fills it in.
+//! - [`LlmClient`] is the model interface, with [`OpenAiClient`]
+//!   (OpenAI-compatible chat completions) and [`AnthropicClient`]
+//!   (Anthropic Messages), both streaming with tool calls and retrying
+//!   429/5xx/connection errors.
+//! - [`AgentDef`] says what an agent may use (`build`, `plan`, `review`,
+//!   custom agents).
+//! - [`AgentRunner`] runs the step loop; every tool call goes through the
+//!   [`toolgate_engine::ExecutionEngine`] gate. [`LifecycleHooks`] and
+//!   [`QualityGates`] plug hooks and guardrails in: the engine's
+//!   [`toolgate_engine::HookExecutor`] is a [`LifecycleHooks`] (`agent_stop`
+//!   fires `agent_complete`, a run that ends in error fires `on_error`), and
+//!   [`GuardrailGates`] runs `guardrails.quality_gates`.
+//! - [`SessionStore`] keeps sessions in `SQLite`; [`RunReport`] renders as
+//!   JSON or Markdown.
+//!
+//! ```no_run
+//! # async fn f(engine: std::sync::Arc<toolgate_engine::ExecutionEngine>) {
+//! use std::sync::Arc;
+//! use toolgate_agent::{AgentDef, AgentRunner, ApiKey, HttpSettings, OpenAiClient};
+//! let llm = OpenAiClient::new(HttpSettings::new("http://127.0.0.1:8080/v1", "local", ApiKey::default()));
+//! let agent = AgentDef::builtin("plan").unwrap_or_else(|| unreachable!());
+//! let report = AgentRunner::builder(Arc::new(llm), engine, agent).build().run("Plan it", Vec::new()).await;
+//! println!("{}", report.final_text);
+//! # }
+//! ```
+
+pub use agent::{AgentConfig, AgentDef, DEFAULT_MAX_STEPS};
+pub use bridge::GuardrailGates;
+pub use llm::{
+    AnthropicClient, ApiKey, HttpSettings, LlmClient, LlmError, LlmRequest, LlmResponse, Message,
+    ModelToolCall, OpenAiClient, Role, SseDecoder, TextSink, Usage,
+};
+pub use runner::{
+    AgentEvent, AgentRunner, AgentRunnerBuilder, EventSink, GateReport, HookVerdict,
+    LifecycleHooks, Outcome, QualityGates, RunReport, StepUsage, ToolCallRecord,
+    truncate_head_tail,
+};
+pub use session::{SessionError, SessionStore, SessionSummary};
+
+mod agent;
+mod bridge;
+mod llm;
+mod runner;
+mod session;

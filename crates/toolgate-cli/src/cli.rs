@@ -91,6 +91,11 @@ pub(crate) enum Command {
     /// Serve toolgate's tools over MCP, or inspect the configured MCP servers.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Run an agent on a task with a model; every tool call goes through the gate.
+    Run(RunArgs),
+    /// List, show and resume saved agent sessions.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -130,6 +135,66 @@ pub(crate) struct ServeArgs {
     /// Only the tools this agent may use (build, plan, review).
     #[arg(long, value_name = "NAME")]
     pub(crate) agent: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The task, in words.
+    pub(crate) task: String,
+    /// The agent: build, plan, review, or one from the `agents` config section.
+    #[arg(long, default_value = "build", value_name = "NAME")]
+    pub(crate) agent: String,
+    /// The model (overrides `llm.model`).
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) model: Option<String>,
+    /// The model server's base URL (overrides `llm.base_url`).
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// Step budget (overrides the agent's `max_steps`).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_steps: Option<u32>,
+    /// Time budget of the whole run, in seconds.
+    #[arg(long, value_name = "SECS")]
+    pub(crate) timeout: Option<u64>,
+    /// Continue this session (see `toolgate sessions list`).
+    #[arg(long, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// Write a report of the run.
+    #[arg(long, value_name = "FORMAT")]
+    pub(crate) report: Option<ReportFormat>,
+    /// Where to write the report [default: stdout after the answer].
+    #[arg(long, value_name = "PATH")]
+    pub(crate) report_file: Option<std::path::PathBuf>,
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ReportFormat {
+    /// One JSON object.
+    Json,
+    /// A Markdown document.
+    Markdown,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionsCommand {
+    /// Saved sessions, newest first.
+    List,
+    /// One session's conversation and tool calls.
+    Show {
+        /// The session id.
+        id: String,
+    },
+    /// Continue a session with a new task.
+    Resume {
+        /// The session id.
+        id: String,
+        /// What to do next [default: "Continue."].
+        task: Option<String>,
+        /// The agent.
+        #[arg(long, default_value = "build", value_name = "NAME")]
+        agent: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -48,6 +48,70 @@ pub(crate) struct Config {
     pub(crate) guardrails: toolgate_engine::GuardrailsConfig,
     /// MCP servers whose tools are used as local tools.
     pub(crate) mcp: toolgate_mcp::McpConfig,
+    /// The model `toolgate run` talks to.
+    pub(crate) llm: LlmSection,
+    /// Custom agents (and overrides of `build`, `plan`, `review`).
+    pub(crate) agents: std::collections::BTreeMap<String, toolgate_agent::AgentConfig>,
+}
+
+/// Which wire format the model server speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum LlmProvider {
+    /// OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp, vLLM,
+    /// LM Studio, `OpenRouter`).
+    #[default]
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+/// `llm:`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct LlmSection {
+    /// The wire format. Default: openai.
+    pub(crate) provider: LlmProvider,
+    /// The model name. Required by `toolgate run`.
+    pub(crate) model: Option<String>,
+    /// The server's base URL. Default: `https://api.openai.com/v1`
+    /// (`https://api.anthropic.com/v1` for anthropic).
+    pub(crate) base_url: Option<String>,
+    /// The environment variable that holds the API key (never the key
+    /// itself). Default: none (local servers need no key).
+    pub(crate) api_key_env: Option<String>,
+    /// Timeout of one model request, in seconds. Default: 120.
+    pub(crate) timeout: u64,
+    /// Retries on 429, 5xx and connection errors. Default: 3.
+    pub(crate) max_retries: u32,
+    /// Stream answers. Default: true.
+    pub(crate) stream: bool,
+    /// `max_tokens` per answer. Default: 4096.
+    pub(crate) max_tokens: u32,
+    /// USD per million input tokens, for cost reports. Default: none.
+    pub(crate) input_price_per_mtok: Option<f64>,
+    /// USD per million output tokens. Default: none.
+    pub(crate) output_price_per_mtok: Option<f64>,
+    /// The session database. Default: `.toolgate/sessions.db` in the workspace.
+    pub(crate) sessions_db: Option<PathBuf>,
+}
+
+impl Default for LlmSection {
+    fn default() -> Self {
+        Self {
+            provider: LlmProvider::Openai,
+            model: None,
+            base_url: None,
+            api_key_env: None,
+            timeout: 120,
+            max_retries: 3,
+            stream: true,
+            max_tokens: 4096,
+            input_price_per_mtok: None,
+            output_price_per_mtok: None,
+            sessions_db: None,
+        }
+    }
 }
 
 /// `workspace:`
@@ -209,7 +273,7 @@ impl Default for ToggleSection {
 
 /// Sections DESIGN.md §12 names that this build does not read yet; a key
 /// there gets a clearer error than "unknown key".
-const NOT_YET_SUPPORTED: &[&str] = &["commands", "llm", "agents", "skills", "memory", "web", "ui"];
+const NOT_YET_SUPPORTED: &[&str] = &["commands", "skills", "memory", "web", "ui"];
 
 /// Where a layer came from, for messages.
 #[derive(Debug, Clone)]

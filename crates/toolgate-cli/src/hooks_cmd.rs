@@ -28,13 +28,15 @@ pub(crate) fn guardrails(setup: &Setup) -> Result<GuardrailsEngine, CliError> {
 }
 
 /// The hooks of the configuration.
-pub(crate) fn hooks(setup: &Setup) -> Result<HookExecutor, CliError> {
-    HookExecutor::builder(setup.loaded.config.hooks.clone(), &setup.workspace)
-        .build()
-        .map_err(|e| {
-            CliError::usage(anyhow!(e).context("invalid configuration"))
-                .with_hint("fix the `hooks` section; `toolgate config check` shows it")
-        })
+pub(crate) fn hooks(setup: &Setup, session_id: Option<&str>) -> Result<HookExecutor, CliError> {
+    let mut builder = HookExecutor::builder(setup.loaded.config.hooks.clone(), &setup.workspace);
+    if let Some(id) = session_id {
+        builder = builder.session_id(id);
+    }
+    builder.build().map_err(|e| {
+        CliError::usage(anyhow!(e).context("invalid configuration"))
+            .with_hint("fix the `hooks` section; `toolgate config check` shows it")
+    })
 }
 
 /// Runs the hooks of one event on a synthetic payload and prints each
@@ -64,7 +66,7 @@ pub(crate) async fn hooks_test(setup: &Setup, args: HooksTestArgs) -> Result<Exi
         }
         (None, _) => input,
     };
-    let executor = hooks(setup)?;
+    let executor = hooks(setup, None)?;
     let outcome = executor.emit(event, payload).await;
     if setup.json {
         let runs: Vec<Value> = outcome

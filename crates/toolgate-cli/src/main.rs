@@ -2,7 +2,9 @@
 //!
 //! stdout carries data only (results, JSON); diagnostics, prompts and errors
 //! go to stderr. Exit codes (DESIGN.md §13): 0 success, 1 tool failure,
-//! 2 usage or configuration error, 130 aborted by the user.
+//! 2 usage or configuration error, 130 aborted by the user; `run` and
+//! `sessions` follow DESIGN.md §11 (2 partial, 3 configuration error,
+//! 4 authentication error, 5 timeout).
 
 use std::fmt::Write as _;
 use std::io::{self, Read, Write};
@@ -33,6 +35,8 @@ mod env_vars;
 mod hooks_cmd;
 mod mcp_cmd;
 mod render;
+mod run_cmd;
+mod sessions_cmd;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -94,8 +98,17 @@ fn init_tracing(verbose: u8) {
 }
 
 async fn run(cli: Cli) -> Result<Exit, CliError> {
-    let setup = Setup::new(&cli.global)?;
+    let agent_command = matches!(cli.command, Command::Run(_) | Command::Sessions(_));
+    let setup = Setup::new(&cli.global).map_err(|mut e| {
+        // DESIGN.md §11: the agent commands exit 3 on configuration errors.
+        if agent_command && e.exit == Exit::Usage {
+            e.exit = Exit::Config;
+        }
+        e
+    })?;
     match cli.command {
+        Command::Run(args) => run_cmd::run(&setup, args).await,
+        Command::Sessions(cmd) => sessions_cmd::sessions(&setup, cmd).await,
         Command::Tools(ToolsCommand::List { agent }) => tools_list(&setup, agent.as_deref()).await,
         Command::Call(args) => call(&setup, args).await,
         Command::Mcp(McpCommand::Serve(args)) => mcp_cmd::serve(&setup, args).await,
@@ -109,6 +122,8 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
 /// What every subcommand starts from.
 struct Setup {
     workspace: PathBuf,
+    /// `--mode` as given on the command line (it beats an agent's mode).
+    mode_flag: Option<ConfirmationMode>,
     pub(crate) loaded: Loaded,
     command_policy: Arc<CommandPolicy>,
     dry_run: bool,
@@ -178,6 +193,7 @@ impl Setup {
             })?;
         Ok(Self {
             workspace,
+            mode_flag: global.mode,
             loaded,
             command_policy: Arc::new(command_policy),
             dry_run: global.dry_run && !global.no_dry_run,
@@ -242,14 +258,35 @@ impl Setup {
         registry: Arc<Registry>,
         approver: Arc<dyn Approver>,
     ) -> Result<ExecutionEngine, CliError> {
+        let gatekeepers = Gatekeepers {
+            guardrails: Arc::new(hooks_cmd::guardrails(self)?),
+            hooks: Arc::new(hooks_cmd::hooks(self, None)?),
+        };
+        self.engine_with(
+            registry,
+            approver,
+            self.loaded.config.confirmation.mode,
+            &gatekeepers,
+        )
+    }
+
+    /// The engine with an explicit confirmation mode (an agent's own mode)
+    /// and guardrails and hooks the caller keeps using (the agent loop's
+    /// lifecycle events and quality gates).
+    pub(crate) fn engine_with(
+        &self,
+        registry: Arc<Registry>,
+        approver: Arc<dyn Approver>,
+        mode: ConfirmationMode,
+        gatekeepers: &Gatekeepers,
+    ) -> Result<ExecutionEngine, CliError> {
         let config = &self.loaded.config;
-        let guardrails = hooks_cmd::guardrails(self)?;
-        let hooks = Arc::new(hooks_cmd::hooks(self)?);
+        let hooks = Arc::clone(&gatekeepers.hooks);
         let mut builder = ExecutionEngine::builder(registry)
-            .guardrails(Arc::new(guardrails))
+            .guardrails(Arc::clone(&gatekeepers.guardrails) as Arc<dyn toolgate_engine::Guardrails>)
             .pre_hooks(Arc::clone(&hooks) as Arc<dyn toolgate_engine::PreToolUse>)
             .post_hooks(hooks)
-            .policy(ConfirmationPolicy::new(config.confirmation.mode))
+            .policy(ConfirmationPolicy::new(mode))
             .approver(approver)
             .dry_run(self.dry_run)
             .default_timeout(Duration::from_secs(config.tools.timeout.max(1)));
@@ -266,23 +303,20 @@ impl Setup {
     }
 }
 
-/// The tools an agent may use. `plan` and `review` only get read-only tools.
-pub(crate) fn agent_allows(agent: Option<&str>, read_only: bool) -> Result<bool, CliError> {
-    match agent {
-        None | Some("build") => Ok(true),
-        Some("plan" | "review") => Ok(read_only),
-        Some(other) => Err(CliError::usage(anyhow!("unknown agent `{other}`"))
-            .with_hint("the agents are build, plan and review")),
-    }
+/// The guardrails and hooks of one gate.
+pub(crate) struct Gatekeepers {
+    pub(crate) guardrails: Arc<toolgate_engine::GuardrailsEngine>,
+    pub(crate) hooks: Arc<toolgate_engine::HookExecutor>,
 }
 
 async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError> {
     let (registry, mcp) = setup.registry_with_mcp().await?;
     mcp.shutdown().await;
     let mut tools = Vec::new();
+    let def =
+        run_cmd::agent_def(setup, agent.unwrap_or("build"))?.with_extra_tools(mcp.tool_names());
     for entry in registry.list() {
-        let read_only = entry.spec().annotations.read_only_hint == Some(true);
-        if agent_allows(agent, read_only)? {
+        if def.allows(&registry, entry.name()) {
             tools.push(entry);
         }
     }
@@ -451,13 +485,5 @@ mod tests {
         assert_eq!(one_line("Reads a file. Then more."), "Reads a file.");
         assert_eq!(one_line("No period\nsecond line"), "No period");
         assert_eq!(one_line("v1.2 is fine. Rest"), "v1.2 is fine.");
-    }
-
-    #[test]
-    fn agents() {
-        assert!(agent_allows(Some("plan"), true).unwrap());
-        assert!(!agent_allows(Some("review"), false).unwrap());
-        assert!(agent_allows(None, false).unwrap());
-        assert!(agent_allows(Some("ghost"), true).is_err());
     }
 }

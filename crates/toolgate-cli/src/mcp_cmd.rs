@@ -7,14 +7,12 @@ use std::sync::Arc;
 use anyhow::anyhow;
 use toolgate_core::Registry;
 use toolgate_engine::{Approver, HeadlessApprover};
-use toolgate_mcp::{
-    AddServerTool, ElicitationApprover, McpManager, McpServer, ServerState, with_mcp_tools,
-};
+use toolgate_mcp::{AddServerTool, ElicitationApprover, McpManager, McpServer, ServerState};
 use toolgate_policy::ConfirmationMode;
 
 use crate::cli::ServeArgs;
 use crate::render::{self, CliError, Exit};
-use crate::{Setup, agent_allows, json_text, out};
+use crate::{Setup, json_text, out};
 
 impl Setup {
     /// The built-in tools plus the tools of every configured MCP server that
@@ -65,21 +63,17 @@ pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliErr
         ));
     }
     let (registry, mcp) = setup.registry_with_mcp().await?;
+    // With --agent, the tools that agent may use (MCP tools appended to an
+    // explicit list, still subject to a read-only agent's filter).
     let allowed = match args.agent.as_deref() {
-        None | Some("build") => {
-            agent_allows(args.agent.as_deref(), true)?;
-            None
-        }
-        agent => {
-            let mut names = Vec::new();
-            for entry in registry.list() {
-                let read_only = entry.spec().annotations.read_only_hint == Some(true);
-                if agent_allows(agent, read_only)? {
-                    names.push(entry.name().to_owned());
-                }
+        None => None,
+        Some(name) => match crate::run_cmd::agent_def(setup, name) {
+            Ok(def) => Some(def.with_extra_tools(mcp.tool_names()).tool_names(&registry)),
+            Err(error) => {
+                mcp.shutdown().await;
+                return Err(error);
             }
-            with_mcp_tools(Some(names), &mcp.tool_names())
-        }
+        },
     };
     let approver: Arc<dyn Approver> = match setup.loaded.config.confirmation.mode {
         ConfirmationMode::Yolo => Arc::new(HeadlessApprover::default()),

@@ -18,6 +18,14 @@ pub(crate) enum Exit {
     Failure,
     /// Bad usage or configuration: nothing was run.
     Usage,
+    /// `run`: the agent stopped before finishing (step budget, interrupt).
+    Partial,
+    /// `run`/`sessions`: the configuration is invalid.
+    Config,
+    /// `run`: the model server refused the credentials.
+    Auth,
+    /// `run`: the time budget ran out.
+    Timeout,
     /// The user aborted at a confirmation prompt.
     Aborted,
 }
@@ -27,7 +35,10 @@ impl From<Exit> for ExitCode {
         ExitCode::from(match exit {
             Exit::Success => 0,
             Exit::Failure => 1,
-            Exit::Usage => 2,
+            Exit::Usage | Exit::Partial => 2,
+            Exit::Config => 3,
+            Exit::Auth => 4,
+            Exit::Timeout => 5,
             Exit::Aborted => 130,
         })
     }

@@ -1,0 +1,175 @@
+//! Agent definitions: `build`, `plan`, `review` and custom agents.
+
+use std::collections::BTreeMap;
+
+use toolgate_core::Registry;
+
+/// Default step budget.
+pub const DEFAULT_MAX_STEPS: u32 = 25;
+
+/// Who the model is asked to be and what it may use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentDef {
+    /// The agent's name.
+    pub name: String,
+    /// The system prompt.
+    pub system_prompt: String,
+    /// Explicit tool names; `None` = every registered tool (filtered by
+    /// `read_only`).
+    pub allowed_tools: Option<Vec<String>>,
+    /// Only read-only tools (by their annotations).
+    pub read_only: bool,
+    /// Confirmation mode (`yolo`, `confirm-sensitive`, `confirm-all`);
+    /// `None` = the global one.
+    pub mode: Option<String>,
+    /// Step budget.
+    pub max_steps: u32,
+}
+
+/// A custom agent as written in the `agents` config section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The system prompt.
+    #[serde(default)]
+    pub system_prompt: Option<String>,
+    /// Tool names the agent may use.
+    #[serde(default)]
+    pub allowed_tools: Option<Vec<String>>,
+    /// Confirmation mode.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Step budget.
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+}
+
+const BUILD_PROMPT: &str = "You are a careful software engineer working in the user's \
+workspace through tools. Read before you edit, make small correct changes, and finish with a \
+short summary of what you did.";
+const PLAN_PROMPT: &str = "You are a planner. Read the workspace with the read-only tools and \
+answer with a concrete, numbered plan. Do not change anything.";
+const REVIEW_PROMPT: &str = "You are a code reviewer. Read the workspace with the read-only \
+tools and answer with findings ordered by severity. Do not change anything.";
+
+impl AgentDef {
+    /// A built-in agent by name (`build`, `plan`, `review`).
+    pub fn builtin(name: &str) -> Option<Self> {
+        let (prompt, read_only, mode) = match name {
+            "build" => (BUILD_PROMPT, false, None),
+            "plan" => (PLAN_PROMPT, true, Some("yolo")),
+            "review" => (REVIEW_PROMPT, true, Some("yolo")),
+            _ => return None,
+        };
+        Some(Self {
+            name: name.to_owned(),
+            system_prompt: prompt.to_owned(),
+            allowed_tools: None,
+            read_only,
+            mode: mode.map(str::to_owned),
+            max_steps: DEFAULT_MAX_STEPS,
+        })
+    }
+
+    /// Resolves `name` against the custom agents, then the built-ins. A
+    /// custom agent with a built-in's name overrides the fields it sets.
+    pub fn resolve(name: &str, custom: &BTreeMap<String, AgentConfig>) -> Option<Self> {
+        let base = Self::builtin(name);
+        let Some(cfg) = custom.get(name) else {
+            return base;
+        };
+        let mut def = base.unwrap_or_else(|| Self {
+            name: name.to_owned(),
+            system_prompt: BUILD_PROMPT.to_owned(),
+            allowed_tools: None,
+            read_only: false,
+            mode: None,
+            max_steps: DEFAULT_MAX_STEPS,
+        });
+        if let Some(p) = &cfg.system_prompt {
+            def.system_prompt.clone_from(p);
+        }
+        if let Some(t) = &cfg.allowed_tools {
+            def.allowed_tools = Some(t.clone());
+        }
+        if let Some(m) = &cfg.mode {
+            def.mode = Some(m.clone());
+        }
+        if let Some(n) = cfg.max_steps {
+            def.max_steps = n;
+        }
+        Some(def)
+    }
+
+    /// Appends extra tools (e.g. MCP tools) to an explicit `allowed_tools`
+    /// list. With no explicit list every tool is allowed already, so this
+    /// changes nothing.
+    #[must_use]
+    pub fn with_extra_tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        if let Some(list) = &mut self.allowed_tools {
+            for n in names {
+                let n = n.into();
+                if !list.contains(&n) {
+                    list.push(n);
+                }
+            }
+        }
+        self
+    }
+
+    /// Whether the agent may call `tool` (it must also be registered).
+    pub fn allows(&self, registry: &Registry, tool: &str) -> bool {
+        let Ok(entry) = registry.get(tool) else {
+            return false;
+        };
+        if self
+            .allowed_tools
+            .as_ref()
+            .is_some_and(|l| !l.iter().any(|n| n == tool))
+        {
+            return false;
+        }
+        !self.read_only || entry.spec().annotations.read_only_hint == Some(true)
+    }
+
+    /// The names of the tools the agent may call, sorted.
+    pub fn tool_names(&self, registry: &Registry) -> Vec<String> {
+        registry
+            .list()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .filter(|n| self.allows(registry, n))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_and_custom() {
+        assert!(AgentDef::builtin("plan").is_some_and(|a| a.read_only));
+        assert!(AgentDef::builtin("nope").is_none());
+        let mut custom = BTreeMap::new();
+        custom.insert(
+            "docs".to_owned(),
+            AgentConfig {
+                allowed_tools: Some(vec!["read_file".into()]),
+                max_steps: Some(3),
+                ..AgentConfig::default()
+            },
+        );
+        let d = AgentDef::resolve("docs", &custom).unwrap_or_else(|| unreachable!());
+        assert_eq!(d.max_steps, 3);
+        let d = d.with_extra_tools(["mcp__x"]);
+        assert_eq!(
+            d.allowed_tools,
+            Some(vec!["read_file".to_owned(), "mcp__x".to_owned()])
+        );
+    }
+}

@@ -1,0 +1,790 @@
+//! The provider-neutral model interface and its two wire formats.
+//!
+//! [`LlmClient`] is ours so the wire code can be replaced. [`OpenAiClient`]
+//! speaks OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp
+//! server, vLLM, LM Studio, OpenRouter); [`AnthropicClient`] speaks the
+//! Anthropic Messages API. Both stream, reassemble tool-call deltas by index,
+//! and retry 429/5xx/connection errors with exponential backoff that honours
+//! `Retry-After`.
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The system prompt.
+    System,
+    /// The person (or the loop speaking for them).
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result.
+    Tool,
+}
+
+/// A tool call the model asked for. `arguments` is the raw JSON text the
+/// model produced: it may be malformed, and the loop answers that with a
+/// tool error.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ModelToolCall {
+    /// The model's id for the call.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as the model wrote them.
+    pub arguments: String,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// The text (empty when an assistant message only calls tools).
+    pub content: String,
+    /// Tool calls of an assistant message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ModelToolCall>,
+    /// For a tool message: the id of the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl Message {
+    /// A message with text only.
+    pub fn text(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    /// A tool result answering call `id`.
+    pub fn tool_result(id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            role: Role::Tool,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(id.into()),
+        }
+    }
+}
+
+/// Token counts of one model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+/// One model call.
+#[derive(Debug, Clone)]
+pub struct LlmRequest {
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// Tool schemas in OpenAI form (`{"type":"function","function":{…}}`);
+    /// empty for the last call that must answer in text.
+    pub tools: Vec<Value>,
+}
+
+/// The model's answer.
+#[derive(Debug, Clone, Default)]
+pub struct LlmResponse {
+    /// Text.
+    pub content: String,
+    /// Tool calls, in the order the model made them.
+    pub tool_calls: Vec<ModelToolCall>,
+    /// Why the model stopped (`stop`, `tool_calls`, `length`, …).
+    pub finish_reason: Option<String>,
+    /// Tokens, as reported by the server when it does.
+    pub usage: Option<Usage>,
+}
+
+/// Receives streamed text as it arrives.
+pub type TextSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
+
+/// Errors of a model call.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LlmError {
+    /// The server refused the credentials (401/403).
+    #[error("the model server refused the credentials (HTTP {status}); check the API key")]
+    Auth {
+        /// HTTP status.
+        status: u16,
+    },
+    /// An HTTP error that retries did not fix.
+    #[error("the model server answered HTTP {status}: {body}")]
+    Http {
+        /// HTTP status.
+        status: u16,
+        /// The start of the body.
+        body: String,
+    },
+    /// The server could not be reached.
+    #[error("cannot reach the model server at {url}")]
+    Connect {
+        /// The URL.
+        url: String,
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The answer did not parse.
+    #[error("the model server sent an answer that does not parse: {0}")]
+    Protocol(String),
+}
+
+/// A chat model.
+#[async_trait]
+pub trait LlmClient: Send + Sync {
+    /// Sends one request; streamed text goes to `on_text` as it arrives.
+    async fn complete(
+        &self,
+        request: &LlmRequest,
+        on_text: TextSink<'_>,
+    ) -> Result<LlmResponse, LlmError>;
+}
+
+/// An API key whose `Debug` never shows it.
+#[derive(Clone, Default)]
+pub struct ApiKey(Option<String>);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: Option<String>) -> Self {
+        Self(key.filter(|k| !k.is_empty()))
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "ApiKey(****)"
+        } else {
+            "ApiKey(none)"
+        })
+    }
+}
+
+/// Connection settings shared by both providers.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// Base URL, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    /// Model name.
+    pub model: String,
+    /// The API key.
+    pub api_key: ApiKey,
+    /// Timeout of one HTTP request. By default, 120 s.
+    pub request_timeout: Duration,
+    /// Retries after the first attempt. By default, 3.
+    pub max_retries: u32,
+    /// First backoff delay, doubled each retry. By default, 500 ms.
+    pub backoff: Duration,
+    /// Stream the answer (SSE). By default, true.
+    pub stream: bool,
+    /// `max_tokens` to ask for (Anthropic requires one). By default, 4096.
+    pub max_tokens: u32,
+}
+
+impl HttpSettings {
+    /// Settings with the defaults above.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>, api_key: ApiKey) -> Self {
+        Self {
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            model: model.into(),
+            api_key,
+            request_timeout: Duration::from_secs(120),
+            max_retries: 3,
+            backoff: Duration::from_millis(500),
+            stream: true,
+            max_tokens: 4096,
+        }
+    }
+}
+
+fn http_client(timeout: Duration) -> reqwest::Client {
+    // reqwest is built without a default crypto provider (ring keeps the
+    // build lean); installing it twice is harmless, so ignore the result.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .build()
+        .unwrap_or_default()
+}
+
+/// POSTs `body` with retries; returns the successful response.
+async fn post_with_retries(
+    client: &reqwest::Client,
+    settings: &HttpSettings,
+    url: &str,
+    headers: &[(&str, String)],
+    body: &Value,
+) -> Result<reqwest::Response, LlmError> {
+    let mut attempt = 0u32;
+    loop {
+        let mut req = client.post(url).json(body);
+        for (k, v) in headers {
+            req = req.header(*k, v);
+        }
+        let retry_after;
+        match req.send().await {
+            Ok(resp) if resp.status().is_success() => return Ok(resp),
+            Ok(resp) => {
+                let status = resp.status().as_u16();
+                if status == 401 || status == 403 {
+                    return Err(LlmError::Auth { status });
+                }
+                retry_after = resp
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .map(Duration::from_secs);
+                let body = resp.text().await.unwrap_or_default();
+                let retryable = status == 429 || status >= 500;
+                if !retryable || attempt >= settings.max_retries {
+                    return Err(LlmError::Http {
+                        status,
+                        body: body.chars().take(500).collect(),
+                    });
+                }
+                tracing::warn!(status, attempt, "model server error; retrying");
+            }
+            Err(source) => {
+                if attempt >= settings.max_retries || !(source.is_connect() || source.is_timeout())
+                {
+                    return Err(LlmError::Connect {
+                        url: url.to_owned(),
+                        source,
+                    });
+                }
+                retry_after = None;
+                tracing::warn!(attempt, "cannot reach the model server; retrying");
+            }
+        }
+        let backoff = settings
+            .backoff
+            .saturating_mul(2u32.saturating_pow(attempt));
+        tokio::time::sleep(retry_after.unwrap_or(backoff).min(Duration::from_secs(60))).await;
+        attempt += 1;
+    }
+}
+
+/// Splits an SSE byte stream into `data:` payloads.
+#[derive(Debug, Default)]
+pub struct SseDecoder {
+    buf: String,
+    data: Vec<String>,
+}
+
+impl SseDecoder {
+    /// Feeds bytes; returns the data of every event completed by them.
+    pub fn feed(&mut self, chunk: &str) -> Vec<String> {
+        self.buf.push_str(chunk);
+        let mut out = Vec::new();
+        while let Some(pos) = self.buf.find('\n') {
+            let line: String = self.buf.drain(..=pos).collect();
+            let line = line.trim_end_matches(['\n', '\r']);
+            if line.is_empty() {
+                if !self.data.is_empty() {
+                    out.push(self.data.join("\n"));
+                    self.data.clear();
+                }
+            } else if let Some(d) = line.strip_prefix("data:") {
+                self.data.push(d.strip_prefix(' ').unwrap_or(d).to_owned());
+            }
+        }
+        out
+    }
+
+    /// Ends the stream; returns a last event not followed by a blank line.
+    pub fn finish(&mut self) -> Option<String> {
+        let rest = std::mem::take(&mut self.buf);
+        if let Some(d) = rest.trim_end().strip_prefix("data:") {
+            self.data.push(d.trim_start().to_owned());
+        }
+        (!self.data.is_empty()).then(|| std::mem::take(&mut self.data).join("\n"))
+    }
+}
+
+async fn for_each_event(
+    resp: reqwest::Response,
+    mut f: impl FnMut(&str) -> Result<(), LlmError>,
+) -> Result<(), LlmError> {
+    let mut stream = resp.bytes_stream();
+    let mut dec = SseDecoder::default();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| LlmError::Protocol(format!("stream broke: {e}")))?;
+        for ev in dec.feed(&String::from_utf8_lossy(&chunk)) {
+            f(&ev)?;
+        }
+    }
+    if let Some(ev) = dec.finish() {
+        f(&ev)?;
+    }
+    Ok(())
+}
+
+/// Reassembles streamed tool calls by index.
+#[derive(Debug, Default)]
+struct CallAssembler {
+    calls: Vec<(usize, ModelToolCall)>,
+}
+
+impl CallAssembler {
+    fn delta(&mut self, index: usize, id: Option<&str>, name: Option<&str>, args: Option<&str>) {
+        let pos = if let Some(p) = self.calls.iter().position(|(i, _)| *i == index) {
+            p
+        } else {
+            self.calls.push((
+                index,
+                ModelToolCall {
+                    id: String::new(),
+                    name: String::new(),
+                    arguments: String::new(),
+                },
+            ));
+            self.calls.len() - 1
+        };
+        let call = &mut self.calls[pos].1;
+        // Some servers repeat the id and name in every delta: set, never append.
+        if let Some(id) = id.filter(|s| !s.is_empty()) {
+            id.clone_into(&mut call.id);
+        }
+        if let Some(name) = name.filter(|s| !s.is_empty()) {
+            name.clone_into(&mut call.name);
+        }
+        if let Some(a) = args {
+            call.arguments.push_str(a);
+        }
+    }
+
+    fn finish(mut self) -> Vec<ModelToolCall> {
+        self.calls.sort_by_key(|(i, _)| *i);
+        self.calls
+            .into_iter()
+            .enumerate()
+            .map(|(n, (_, mut c))| {
+                if c.id.is_empty() {
+                    c.id = format!("call_{n}");
+                }
+                c
+            })
+            .collect()
+    }
+}
+
+/// OpenAI-compatible chat completions.
+#[derive(Debug)]
+pub struct OpenAiClient {
+    settings: HttpSettings,
+    http: reqwest::Client,
+}
+
+impl OpenAiClient {
+    /// A client for `settings`.
+    pub fn new(settings: HttpSettings) -> Self {
+        let http = http_client(settings.request_timeout);
+        Self { settings, http }
+    }
+
+    /// The request body (the wire format).
+    ///
+    /// Assistant messages with tool calls send `content: ""`, never `null`,
+    /// which some servers reject.
+    pub fn body(&self, request: &LlmRequest) -> Value {
+        let messages: Vec<Value> = request
+            .messages
+            .iter()
+            .map(|m| {
+                let role = match m.role {
+                    Role::System => "system",
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                    Role::Tool => "tool",
+                };
+                let mut v = json!({"role": role, "content": m.content});
+                if !m.tool_calls.is_empty() {
+                    v["tool_calls"] = m
+                        .tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({"id": c.id, "type": "function",
+                                   "function": {"name": c.name, "arguments": c.arguments}})
+                        })
+                        .collect();
+                }
+                if let Some(id) = &m.tool_call_id {
+                    v["tool_call_id"] = json!(id);
+                }
+                v
+            })
+            .collect();
+        let mut body = json!({"model": self.settings.model, "messages": messages,
+                              "stream": self.settings.stream});
+        if !request.tools.is_empty() {
+            body["tools"] = json!(request.tools);
+        }
+        if self.settings.stream {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        body
+    }
+}
+
+fn openai_usage(v: &Value) -> Option<Usage> {
+    let u = v.get("usage").filter(|u| u.is_object())?;
+    Some(Usage {
+        input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+        output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+    })
+}
+
+#[async_trait]
+impl LlmClient for OpenAiClient {
+    async fn complete(
+        &self,
+        request: &LlmRequest,
+        on_text: TextSink<'_>,
+    ) -> Result<LlmResponse, LlmError> {
+        let url = format!("{}/chat/completions", self.settings.base_url);
+        let mut headers = Vec::new();
+        if let Some(key) = &self.settings.api_key.0 {
+            headers.push(("authorization", format!("Bearer {key}")));
+        }
+        let resp = post_with_retries(
+            &self.http,
+            &self.settings,
+            &url,
+            &headers,
+            &self.body(request),
+        )
+        .await?;
+        let is_sse = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("event-stream"));
+        if !is_sse {
+            let v: Value = resp
+                .json()
+                .await
+                .map_err(|e| LlmError::Protocol(e.to_string()))?;
+            let choice = &v["choices"][0];
+            let msg = &choice["message"];
+            let content = msg["content"].as_str().unwrap_or("").to_owned();
+            if !content.is_empty() {
+                on_text(&content);
+            }
+            let tool_calls = msg["tool_calls"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .enumerate()
+                        .map(|(n, c)| ModelToolCall {
+                            id: c["id"]
+                                .as_str()
+                                .map_or_else(|| format!("call_{n}"), str::to_owned),
+                            name: c["function"]["name"].as_str().unwrap_or("").to_owned(),
+                            arguments: match &c["function"]["arguments"] {
+                                Value::String(s) => s.clone(),
+                                Value::Null => String::new(),
+                                other => other.to_string(),
+                            },
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            return Ok(LlmResponse {
+                content,
+                tool_calls,
+                finish_reason: choice["finish_reason"].as_str().map(str::to_owned),
+                usage: openai_usage(&v),
+            });
+        }
+        let mut out = LlmResponse::default();
+        let mut calls = CallAssembler::default();
+        for_each_event(resp, |data| {
+            if data.trim() == "[DONE]" {
+                return Ok(());
+            }
+            let v: Value = serde_json::from_str(data)
+                .map_err(|e| LlmError::Protocol(format!("bad stream event: {e}")))?;
+            if let Some(u) = openai_usage(&v) {
+                out.usage = Some(u);
+            }
+            let Some(choice) = v["choices"].get(0) else {
+                return Ok(());
+            };
+            let delta = &choice["delta"];
+            if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                on_text(t);
+                out.content.push_str(t);
+            }
+            if let Some(tcs) = delta["tool_calls"].as_array() {
+                for (n, tc) in tcs.iter().enumerate() {
+                    let index = tc["index"]
+                        .as_u64()
+                        .and_then(|i| usize::try_from(i).ok())
+                        .unwrap_or(n);
+                    calls.delta(
+                        index,
+                        tc["id"].as_str(),
+                        tc["function"]["name"].as_str(),
+                        tc["function"]["arguments"].as_str(),
+                    );
+                }
+            }
+            if let Some(f) = choice["finish_reason"].as_str() {
+                out.finish_reason = Some(f.to_owned());
+            }
+            Ok(())
+        })
+        .await?;
+        out.tool_calls = calls.finish();
+        Ok(out)
+    }
+}
+
+/// Anthropic Messages.
+#[derive(Debug)]
+pub struct AnthropicClient {
+    settings: HttpSettings,
+    http: reqwest::Client,
+}
+
+impl AnthropicClient {
+    /// A client for `settings`.
+    pub fn new(settings: HttpSettings) -> Self {
+        let http = http_client(settings.request_timeout);
+        Self { settings, http }
+    }
+
+    /// The request body (the wire format): the system prompt goes in
+    /// `system`, tool calls are `tool_use` blocks, results are `tool_result`
+    /// blocks in a user message (consecutive results share one message).
+    pub fn body(&self, request: &LlmRequest) -> Value {
+        let mut system = String::new();
+        let mut messages: Vec<Value> = Vec::new();
+        for m in &request.messages {
+            match m.role {
+                Role::System => {
+                    if !system.is_empty() {
+                        system.push('\n');
+                    }
+                    system.push_str(&m.content);
+                }
+                Role::User => messages.push(
+                    json!({"role": "user", "content": [{"type": "text", "text": m.content}]}),
+                ),
+                Role::Assistant => {
+                    let mut blocks = Vec::new();
+                    if !m.content.is_empty() {
+                        blocks.push(json!({"type": "text", "text": m.content}));
+                    }
+                    for c in &m.tool_calls {
+                        let input: Value =
+                            serde_json::from_str(&c.arguments).unwrap_or_else(|_| json!({}));
+                        blocks.push(
+                            json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}),
+                        );
+                    }
+                    messages.push(json!({"role": "assistant", "content": blocks}));
+                }
+                Role::Tool => {
+                    let block = json!({"type": "tool_result",
+                        "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
+                        "content": m.content});
+                    let appended = messages.last_mut().is_some_and(|last| {
+                        let is_results =
+                            last["role"] == "user" && last["content"][0]["type"] == "tool_result";
+                        if is_results && let Some(a) = last["content"].as_array_mut() {
+                            a.push(block.clone());
+                            return true;
+                        }
+                        false
+                    });
+                    if !appended {
+                        messages.push(json!({"role": "user", "content": [block]}));
+                    }
+                }
+            }
+        }
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                let f = &t["function"];
+                json!({"name": f["name"], "description": f["description"],
+                       "input_schema": f["parameters"]})
+            })
+            .collect();
+        let mut body = json!({"model": self.settings.model, "max_tokens": self.settings.max_tokens,
+                              "messages": messages, "stream": self.settings.stream});
+        if !system.is_empty() {
+            body["system"] = json!(system);
+        }
+        if !tools.is_empty() {
+            body["tools"] = json!(tools);
+        }
+        body
+    }
+}
+
+fn anthropic_usage(u: &Value, usage: &mut Usage) {
+    if let Some(i) = u["input_tokens"].as_u64() {
+        usage.input_tokens = i;
+    }
+    if let Some(o) = u["output_tokens"].as_u64() {
+        usage.output_tokens = o;
+    }
+}
+
+#[async_trait]
+impl LlmClient for AnthropicClient {
+    async fn complete(
+        &self,
+        request: &LlmRequest,
+        on_text: TextSink<'_>,
+    ) -> Result<LlmResponse, LlmError> {
+        let url = format!("{}/messages", self.settings.base_url);
+        let mut headers = vec![("anthropic-version", "2023-06-01".to_owned())];
+        if let Some(key) = &self.settings.api_key.0 {
+            headers.push(("x-api-key", key.clone()));
+        }
+        let resp = post_with_retries(
+            &self.http,
+            &self.settings,
+            &url,
+            &headers,
+            &self.body(request),
+        )
+        .await?;
+        let is_sse = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("event-stream"));
+        let mut out = LlmResponse::default();
+        let mut usage = Usage::default();
+        if !is_sse {
+            let v: Value = resp
+                .json()
+                .await
+                .map_err(|e| LlmError::Protocol(e.to_string()))?;
+            for b in v["content"].as_array().into_iter().flatten() {
+                match b["type"].as_str() {
+                    Some("text") => {
+                        let t = b["text"].as_str().unwrap_or("");
+                        on_text(t);
+                        out.content.push_str(t);
+                    }
+                    Some("tool_use") => out.tool_calls.push(ModelToolCall {
+                        id: b["id"].as_str().unwrap_or("").to_owned(),
+                        name: b["name"].as_str().unwrap_or("").to_owned(),
+                        arguments: b["input"].to_string(),
+                    }),
+                    _ => {}
+                }
+            }
+            out.finish_reason = v["stop_reason"].as_str().map(str::to_owned);
+            anthropic_usage(&v["usage"], &mut usage);
+            out.usage = Some(usage);
+            return Ok(out);
+        }
+        let mut calls = CallAssembler::default();
+        for_each_event(resp, |data| {
+            let v: Value = serde_json::from_str(data)
+                .map_err(|e| LlmError::Protocol(format!("bad stream event: {e}")))?;
+            let index = v["index"]
+                .as_u64()
+                .and_then(|i| usize::try_from(i).ok())
+                .unwrap_or(0);
+            match v["type"].as_str() {
+                Some("message_start") => anthropic_usage(&v["message"]["usage"], &mut usage),
+                Some("content_block_start") if v["content_block"]["type"] == "tool_use" => {
+                    let b = &v["content_block"];
+                    calls.delta(index, b["id"].as_str(), b["name"].as_str(), None);
+                }
+                Some("content_block_delta") => {
+                    let d = &v["delta"];
+                    if let Some(t) = d["text"].as_str() {
+                        on_text(t);
+                        out.content.push_str(t);
+                    }
+                    if let Some(p) = d["partial_json"].as_str() {
+                        calls.delta(index, None, None, Some(p));
+                    }
+                }
+                Some("message_delta") => {
+                    if let Some(r) = v["delta"]["stop_reason"].as_str() {
+                        out.finish_reason = Some(r.to_owned());
+                    }
+                    anthropic_usage(&v["usage"], &mut usage);
+                }
+                Some("error") => {
+                    return Err(LlmError::Protocol(v["error"].to_string()));
+                }
+                _ => {}
+            }
+            Ok(())
+        })
+        .await?;
+        out.tool_calls = calls
+            .finish()
+            .into_iter()
+            .map(|mut c| {
+                if c.arguments.is_empty() {
+                    "{}".clone_into(&mut c.arguments);
+                }
+                c
+            })
+            .collect();
+        out.usage = Some(usage);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_decoder_splits_events_across_chunks() {
+        let mut d = SseDecoder::default();
+        assert!(d.feed("data: {\"a\"").is_empty());
+        assert_eq!(d.feed(":1}\n\ndata: x\r\n\r\n"), vec!["{\"a\":1}", "x"]);
+        assert_eq!(d.feed("data: tail"), Vec::<String>::new());
+        assert_eq!(d.finish().as_deref(), Some("tail"));
+    }
+
+    #[test]
+    fn assembler_tolerates_repeated_id_and_name() {
+        let mut a = CallAssembler::default();
+        a.delta(0, Some("c1"), Some("read_file"), Some("{\"pa"));
+        a.delta(0, Some("c1"), Some("read_file"), Some("th\":1}"));
+        a.delta(1, None, Some("x"), None);
+        let calls = a.finish();
+        assert_eq!(calls[0].arguments, "{\"path\":1}");
+        assert_eq!(calls[0].name, "read_file");
+        assert_eq!(calls[1].id, "call_1");
+    }
+
+    #[test]
+    fn api_key_debug_is_redacted() {
+        let k = ApiKey::new(Some("sk-secret".into()));
+        assert!(!format!("{k:?}").contains("secret"));
+    }
+}

@@ -1,0 +1,882 @@
+//! The step loop.
+//!
+//! # Rules
+//!
+//! 1. Each step emits `pre_llm_call`, calls the model with the agent's tool
+//!    schemas, then emits `post_llm_call`.
+//! 2. No tool calls: quality gates run; a failing required gate is fed back
+//!    as a user message and the loop goes on; otherwise the run is done.
+//! 3. Tool calls run through the gate — concurrently when every call is
+//!    allowed, well-formed and read-only, in order otherwise. Malformed
+//!    arguments, a tool the agent may not use, or an unknown tool become a
+//!    tool error the model sees. Results are appended as `tool` messages in
+//!    call order, with the model's ids.
+//! 4. At `max_steps`, the timeout, or a graceful interrupt, one last call is
+//!    made without tools so the model can summarise.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use toolgate_core::{SchemaFormat, ToolCall};
+use toolgate_engine::ExecutionEngine;
+
+use crate::agent::AgentDef;
+use crate::llm::{LlmClient, LlmError, LlmRequest, Message, ModelToolCall, Role, Usage};
+
+/// What a lifecycle hook decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookVerdict {
+    /// `Some(reason)` blocks the action.
+    pub block: Option<String>,
+    /// Text added to the conversation as a user message.
+    pub additional_context: Option<String>,
+}
+
+/// Lifecycle hooks the loop emits (`session_start`, `session_end`,
+/// `agent_start`, `agent_stop`, `pre_llm_call`, `post_llm_call`,
+/// `context_compress`).
+#[async_trait]
+pub trait LifecycleHooks: Send + Sync {
+    /// Runs the hooks of `event`.
+    async fn emit(&self, event: &str, payload: Value) -> HookVerdict;
+}
+
+/// One quality gate's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GateReport {
+    /// The gate's name.
+    pub name: String,
+    /// Whether it passed.
+    pub passed: bool,
+    /// Whether a failure must be fixed before the run may end.
+    pub required: bool,
+    /// Its output.
+    pub output: String,
+}
+
+/// Quality gates run when the model says it is done.
+#[async_trait]
+pub trait QualityGates: Send + Sync {
+    /// Runs every gate.
+    async fn run(&self) -> Vec<GateReport>;
+}
+
+struct NoHooks;
+
+#[async_trait]
+impl LifecycleHooks for NoHooks {
+    async fn emit(&self, _event: &str, _payload: Value) -> HookVerdict {
+        HookVerdict::default()
+    }
+}
+
+struct NoGates;
+
+#[async_trait]
+impl QualityGates for NoGates {
+    async fn run(&self) -> Vec<GateReport> {
+        Vec::new()
+    }
+}
+
+/// Something that happened during a run, for live output.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// A step begins.
+    Step {
+        /// 1-based step number.
+        step: u32,
+    },
+    /// Streamed model text.
+    Text {
+        /// The new text.
+        delta: String,
+    },
+    /// A tool call went through the gate.
+    ToolCall(ToolCallRecord),
+    /// Old tool outputs were elided to keep the context small.
+    ContextCompress {
+        /// Characters removed.
+        removed_chars: usize,
+    },
+    /// A quality gate failed and its output was fed back.
+    GateFailed {
+        /// The gate.
+        name: String,
+    },
+    /// The loop asks for a summary without tools.
+    Summary {
+        /// Why the loop stopped.
+        reason: String,
+    },
+}
+
+/// One tool call of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct ToolCallRecord {
+    /// Step number.
+    pub step: u32,
+    /// The model's id.
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// Arguments as the model wrote them.
+    pub arguments: String,
+    /// The gate's decision (or `malformed_arguments` / `not_allowed`).
+    pub decision: String,
+    /// Whether the tool succeeded.
+    pub success: bool,
+    /// Duration in milliseconds.
+    pub duration_ms: u64,
+    /// What the model saw.
+    pub output: String,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The model answered without tool calls.
+    Completed,
+    /// `max_steps` was reached (partial).
+    MaxSteps,
+    /// The time budget ran out.
+    Timeout,
+    /// Stopped gracefully by the person (Ctrl-C).
+    Interrupted,
+    /// The person aborted at a confirmation prompt.
+    Aborted,
+    /// The model server refused the credentials.
+    AuthFailed,
+    /// The model call failed or a hook blocked the run.
+    Failed,
+}
+
+/// Tokens and cost of one step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+pub struct StepUsage {
+    /// Step number (0 for the summary call).
+    pub step: u32,
+    /// Tokens.
+    pub usage: Usage,
+    /// Whether the counts are estimates (~4 characters a token).
+    pub estimated: bool,
+    /// Cost in USD, when prices are configured.
+    pub cost_usd: Option<f64>,
+}
+
+/// The result of a run.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct RunReport {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The agent.
+    pub agent: String,
+    /// The task.
+    pub task: String,
+    /// The last answer of the model.
+    pub final_text: String,
+    /// Steps taken (model calls with tools).
+    pub steps: u32,
+    /// Per-step usage.
+    pub step_usage: Vec<StepUsage>,
+    /// Every tool call.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// Paths passed to successful writing tools.
+    pub files_changed: Vec<String>,
+    /// The error, when the run failed.
+    pub error: Option<String>,
+    /// The whole conversation.
+    pub messages: Vec<Message>,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+}
+
+impl RunReport {
+    /// Total tokens (input, output).
+    pub fn tokens(&self) -> (u64, u64) {
+        self.step_usage.iter().fold((0, 0), |(i, o), s| {
+            (i + s.usage.input_tokens, o + s.usage.output_tokens)
+        })
+    }
+
+    /// Total cost, when prices are configured.
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.step_usage
+            .iter()
+            .map(|s| s.cost_usd)
+            .try_fold(0.0, |acc, c| c.map(|c| acc + c))
+    }
+
+    /// The report as JSON (without the conversation).
+    pub fn to_json(&self) -> Value {
+        let (i, o) = self.tokens();
+        json!({
+            "outcome": self.outcome, "agent": self.agent, "task": self.task,
+            "final_text": self.final_text, "steps": self.steps,
+            "tokens": {"input": i, "output": o}, "cost_usd": self.cost_usd(),
+            "tool_calls": self.tool_calls.iter().map(|c| json!({
+                "step": c.step, "id": c.id, "name": c.name, "decision": c.decision,
+                "success": c.success, "duration_ms": c.duration_ms})).collect::<Vec<_>>(),
+            "files_changed": self.files_changed, "error": self.error,
+            "duration_ms": self.duration_ms,
+        })
+    }
+
+    /// The report as Markdown.
+    pub fn to_markdown(&self) -> String {
+        let (i, o) = self.tokens();
+        let mut s = format!(
+            "# toolgate run report\n\n- Task: {}\n- Agent: {}\n",
+            self.task, self.agent
+        );
+        let _ = writeln!(s, "- Outcome: {:?}\n- Steps: {}", self.outcome, self.steps);
+        let _ = writeln!(s, "- Tokens: {i} in, {o} out");
+        if let Some(c) = self.cost_usd() {
+            let _ = writeln!(s, "- Cost: ${c:.4}");
+        }
+        let _ = writeln!(s, "- Duration: {} ms\n\n## Tool calls\n", self.duration_ms);
+        let _ = writeln!(
+            s,
+            "| step | tool | decision | ok | ms |\n|---|---|---|---|---|"
+        );
+        for c in &self.tool_calls {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                c.step, c.name, c.decision, c.success, c.duration_ms
+            );
+        }
+        let _ = writeln!(s, "\n## Files changed\n");
+        for f in &self.files_changed {
+            let _ = writeln!(s, "- {f}");
+        }
+        let _ = writeln!(s, "\n## Answer\n\n{}", self.final_text);
+        s
+    }
+}
+
+/// Receives [`AgentEvent`]s.
+pub type EventSink = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// Configures an [`AgentRunner`].
+pub struct AgentRunnerBuilder {
+    llm: Arc<dyn LlmClient>,
+    engine: Arc<ExecutionEngine>,
+    agent: AgentDef,
+    hooks: Arc<dyn LifecycleHooks>,
+    gates: Arc<dyn QualityGates>,
+    max_steps: Option<u32>,
+    timeout: Option<Duration>,
+    max_output_chars: usize,
+    context_threshold_chars: usize,
+    prices: Option<(f64, f64)>,
+    events: Option<EventSink>,
+    cancel: Option<watch::Receiver<bool>>,
+}
+
+impl AgentRunnerBuilder {
+    /// Lifecycle hooks. By default, none.
+    #[must_use]
+    pub fn hooks(mut self, hooks: Arc<dyn LifecycleHooks>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Quality gates. By default, none.
+    #[must_use]
+    pub fn gates(mut self, gates: Arc<dyn QualityGates>) -> Self {
+        self.gates = gates;
+        self
+    }
+
+    /// Step budget. By default, the agent's `max_steps`.
+    #[must_use]
+    pub fn max_steps(mut self, n: u32) -> Self {
+        self.max_steps = Some(n);
+        self
+    }
+
+    /// Time budget of the run. By default, none.
+    #[must_use]
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = Some(t);
+        self
+    }
+
+    /// Longest tool output the model sees; longer ones keep head and tail.
+    /// By default, 20,000 characters.
+    #[must_use]
+    pub fn max_output_chars(mut self, n: usize) -> Self {
+        self.max_output_chars = n.max(200);
+        self
+    }
+
+    /// Conversation size past which old tool outputs are elided. By
+    /// default, 400,000 characters (~100k tokens).
+    #[must_use]
+    pub fn context_threshold_chars(mut self, n: usize) -> Self {
+        self.context_threshold_chars = n;
+        self
+    }
+
+    /// Prices in USD per million input and output tokens. By default, none.
+    #[must_use]
+    pub fn prices(mut self, input_per_mtok: f64, output_per_mtok: f64) -> Self {
+        self.prices = Some((input_per_mtok, output_per_mtok));
+        self
+    }
+
+    /// Live events. By default, none.
+    #[must_use]
+    pub fn events(mut self, sink: EventSink) -> Self {
+        self.events = Some(sink);
+        self
+    }
+
+    /// A flag that, once `true`, stops the run gracefully with a summary.
+    #[must_use]
+    pub fn cancel(mut self, rx: watch::Receiver<bool>) -> Self {
+        self.cancel = Some(rx);
+        self
+    }
+
+    /// The runner.
+    pub fn build(self) -> AgentRunner {
+        AgentRunner {
+            max_steps: self.max_steps.unwrap_or(self.agent.max_steps).max(1),
+            llm: self.llm,
+            engine: self.engine,
+            agent: self.agent,
+            hooks: self.hooks,
+            gates: self.gates,
+            timeout: self.timeout,
+            max_output_chars: self.max_output_chars,
+            context_threshold_chars: self.context_threshold_chars,
+            prices: self.prices,
+            events: self.events,
+            cancel: self.cancel,
+        }
+    }
+}
+
+/// Runs an agent against a model through the gate.
+pub struct AgentRunner {
+    llm: Arc<dyn LlmClient>,
+    engine: Arc<ExecutionEngine>,
+    agent: AgentDef,
+    hooks: Arc<dyn LifecycleHooks>,
+    gates: Arc<dyn QualityGates>,
+    max_steps: u32,
+    timeout: Option<Duration>,
+    max_output_chars: usize,
+    context_threshold_chars: usize,
+    prices: Option<(f64, f64)>,
+    events: Option<EventSink>,
+    cancel: Option<watch::Receiver<bool>>,
+}
+
+enum Stop {
+    Done(Outcome),
+    Summarise(Outcome),
+    Fail(Outcome, String),
+}
+
+/// Keeps the head and tail of `s` when it is longer than `max` characters.
+pub fn truncate_head_tail(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_owned();
+    }
+    let keep = max / 2;
+    let head: String = s.chars().take(keep).collect();
+    let tail: String = s.chars().skip(n - keep).collect();
+    format!(
+        "{head}\n[... {} characters truncated ...]\n{tail}",
+        n - 2 * keep
+    )
+}
+
+fn estimate_tokens(s: usize) -> u64 {
+    u64::try_from(s.div_ceil(4)).unwrap_or(u64::MAX)
+}
+
+impl AgentRunner {
+    /// A builder for a runner of `agent`.
+    pub fn builder(
+        llm: Arc<dyn LlmClient>,
+        engine: Arc<ExecutionEngine>,
+        agent: AgentDef,
+    ) -> AgentRunnerBuilder {
+        AgentRunnerBuilder {
+            llm,
+            engine,
+            agent,
+            hooks: Arc::new(NoHooks),
+            gates: Arc::new(NoGates),
+            max_steps: None,
+            timeout: None,
+            max_output_chars: 20_000,
+            context_threshold_chars: 400_000,
+            prices: None,
+            events: None,
+            cancel: None,
+        }
+    }
+
+    fn emit(&self, e: &AgentEvent) {
+        if let Some(s) = &self.events {
+            s(e);
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| *c.borrow())
+    }
+
+    /// Runs `task`, continuing `history` (a resumed session) when it is not
+    /// empty.
+    pub async fn run(&self, task: &str, history: Vec<Message>) -> RunReport {
+        let started = Instant::now();
+        let deadline = self.timeout.map(|t| started + t);
+        let mut messages = history;
+        if messages.is_empty() {
+            messages.push(Message::text(
+                Role::System,
+                self.agent.system_prompt.clone(),
+            ));
+        }
+        messages.push(Message::text(Role::User, task));
+        let mut report = RunReport {
+            outcome: Outcome::Completed,
+            agent: self.agent.name.clone(),
+            task: task.to_owned(),
+            final_text: String::new(),
+            steps: 0,
+            step_usage: Vec::new(),
+            tool_calls: Vec::new(),
+            files_changed: Vec::new(),
+            error: None,
+            messages: Vec::new(),
+            duration_ms: 0,
+        };
+        let payload = json!({"agent": self.agent.name, "task": task});
+        self.hooks.emit("session_start", payload.clone()).await;
+        self.hooks.emit("agent_start", payload.clone()).await;
+        let stop = self.steps(&mut messages, &mut report, deadline).await;
+        match stop {
+            Stop::Done(o) => report.outcome = o,
+            Stop::Fail(o, e) => {
+                report.outcome = o;
+                report.error = Some(e);
+            }
+            Stop::Summarise(o) => {
+                report.outcome = o;
+                self.summarise(&mut messages, &mut report).await;
+            }
+        }
+        if let Some(error) = &report.error {
+            let payload = json!({"agent": self.agent.name, "error": error});
+            self.hooks.emit("on_error", payload).await;
+        }
+        let end = json!({"agent": self.agent.name, "outcome": report.outcome});
+        self.hooks.emit("agent_stop", end.clone()).await;
+        self.hooks.emit("session_end", end).await;
+        report.messages = messages;
+        report.files_changed.sort();
+        report.files_changed.dedup();
+        report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        report
+    }
+
+    async fn call_model(
+        &self,
+        messages: &[Message],
+        tools: Vec<Value>,
+        step: u32,
+        report: &mut RunReport,
+    ) -> Result<crate::llm::LlmResponse, LlmError> {
+        let request = LlmRequest {
+            messages: messages.to_vec(),
+            tools,
+        };
+        let events = self.events.clone();
+        let sink = move |t: &str| {
+            if let Some(s) = &events {
+                s(&AgentEvent::Text {
+                    delta: t.to_owned(),
+                });
+            }
+        };
+        let resp = self.llm.complete(&request, &sink).await?;
+        let (usage, estimated) = if let Some(u) = resp.usage {
+            (u, false)
+        } else {
+            let input: usize = messages.iter().map(|m| m.content.len()).sum();
+            let output = resp.content.len()
+                + resp
+                    .tool_calls
+                    .iter()
+                    .map(|c| c.arguments.len())
+                    .sum::<usize>();
+            (
+                Usage {
+                    input_tokens: estimate_tokens(input),
+                    output_tokens: estimate_tokens(output),
+                },
+                true,
+            )
+        };
+        #[expect(clippy::cast_precision_loss, reason = "token counts fit easily")]
+        let cost_usd = self.prices.map(|(pi, po)| {
+            (usage.input_tokens as f64 * pi + usage.output_tokens as f64 * po) / 1_000_000.0
+        });
+        report.step_usage.push(StepUsage {
+            step,
+            usage,
+            estimated,
+            cost_usd,
+        });
+        Ok(resp)
+    }
+
+    async fn steps(
+        &self,
+        messages: &mut Vec<Message>,
+        report: &mut RunReport,
+        deadline: Option<Instant>,
+    ) -> Stop {
+        let registry = self.engine.registry().clone();
+        let names = self.agent.tool_names(&registry);
+        let tools = registry.schemas(Some(&names), SchemaFormat::OpenAi);
+        for step in 1..=self.max_steps {
+            if self.cancelled() {
+                return Stop::Summarise(Outcome::Interrupted);
+            }
+            self.compress(messages).await;
+            let verdict = self
+                .hooks
+                .emit(
+                    "pre_llm_call",
+                    json!({"step": step, "messages": messages.len()}),
+                )
+                .await;
+            if let Some(reason) = verdict.block {
+                return Stop::Fail(
+                    Outcome::Failed,
+                    format!("blocked by pre_llm_call hook: {reason}"),
+                );
+            }
+            if let Some(ctx) = verdict.additional_context {
+                messages.push(Message::text(Role::User, ctx));
+            }
+            self.emit(&AgentEvent::Step { step });
+            report.steps = step;
+            let call = self.call_model(messages, tools.clone(), step, report);
+            let mut cancel = self.cancel.clone();
+            let cancelled = async move {
+                match &mut cancel {
+                    Some(c) => {
+                        let _ = c.wait_for(|v| *v).await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            let resp = tokio::select! {
+                r = call => r,
+                () = sleep_until(deadline) => return Stop::Summarise(Outcome::Timeout),
+                () = cancelled => return Stop::Summarise(Outcome::Interrupted),
+            };
+            let resp = match resp {
+                Ok(r) => r,
+                Err(e @ LlmError::Auth { .. }) => {
+                    return Stop::Fail(Outcome::AuthFailed, e.to_string());
+                }
+                Err(e) => return Stop::Fail(Outcome::Failed, error_chain(&e)),
+            };
+            self.hooks
+                .emit(
+                    "post_llm_call",
+                    json!({"step": step, "content": resp.content, "tool_calls": resp.tool_calls.len()}),
+                )
+                .await;
+            messages.push(Message {
+                role: Role::Assistant,
+                content: resp.content.clone(),
+                tool_calls: resp.tool_calls.clone(),
+                tool_call_id: None,
+            });
+            if resp.tool_calls.is_empty() {
+                report.final_text.clone_from(&resp.content);
+                let failing: Vec<_> = self
+                    .gates
+                    .run()
+                    .await
+                    .into_iter()
+                    .filter(|g| g.required && !g.passed)
+                    .collect();
+                if failing.is_empty() {
+                    return Stop::Done(Outcome::Completed);
+                }
+                let mut text = String::from("Quality gates failed; fix these before finishing:\n");
+                for g in failing {
+                    self.emit(&AgentEvent::GateFailed {
+                        name: g.name.clone(),
+                    });
+                    let _ = writeln!(text, "[{}]\n{}", g.name, g.output);
+                }
+                messages.push(Message::text(Role::User, text));
+                continue;
+            }
+            let aborted = self
+                .run_tools(step, &resp.tool_calls, messages, report)
+                .await;
+            if aborted {
+                return Stop::Fail(Outcome::Aborted, "aborted at a confirmation prompt".into());
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Stop::Summarise(Outcome::Timeout);
+            }
+        }
+        Stop::Summarise(Outcome::MaxSteps)
+    }
+
+    /// Runs the calls of one step; returns whether the person aborted.
+    async fn run_tools(
+        &self,
+        step: u32,
+        calls: &[ModelToolCall],
+        messages: &mut Vec<Message>,
+        report: &mut RunReport,
+    ) -> bool {
+        let registry = self.engine.registry().clone();
+        // Pre-check every call: Err = the tool error the model will see.
+        let prepared: Vec<Result<ToolCall, (String, String)>> = calls
+            .iter()
+            .map(|c| {
+                if !registry.has(&c.name) {
+                    let known = self.agent.tool_names(&registry).join(", ");
+                    return Err((
+                        "not_found".to_owned(),
+                        format!("unknown tool `{}`; available tools: {known}", c.name),
+                    ));
+                }
+                if !self.agent.allows(&registry, &c.name) {
+                    return Err((
+                        "not_allowed".to_owned(),
+                        format!("tool `{}` is not available to agent `{}`", c.name, self.agent.name),
+                    ));
+                }
+                let raw = if c.arguments.trim().is_empty() { "{}" } else { &c.arguments };
+                match serde_json::from_str::<Value>(raw) {
+                    Ok(v) if v.is_object() => Ok(ToolCall::new(c.id.clone(), c.name.clone(), v)),
+                    Ok(_) => Err((
+                        "malformed_arguments".to_owned(),
+                        "the arguments must be a JSON object".to_owned(),
+                    )),
+                    Err(e) => Err((
+                        "malformed_arguments".to_owned(),
+                        format!("the arguments are not valid JSON ({e}); send a JSON object matching the tool's schema"),
+                    )),
+                }
+            })
+            .collect();
+        let all_read_only = prepared.iter().all(|p| {
+            p.as_ref().is_ok_and(|c| {
+                registry
+                    .get(&c.name)
+                    .is_ok_and(|t| t.spec().annotations.read_only_hint == Some(true))
+            })
+        });
+        let mut results: Vec<Option<toolgate_engine::Execution>> = Vec::new();
+        if all_read_only {
+            let futs = prepared.iter().filter_map(|p| p.as_ref().ok()).map(|c| {
+                let engine = self.engine.clone();
+                let c = c.clone();
+                async move { engine.execute(c).await }
+            });
+            results = futures_util::future::join_all(futs)
+                .await
+                .into_iter()
+                .map(Some)
+                .collect();
+        } else {
+            for p in &prepared {
+                match p {
+                    Ok(c) => {
+                        let ex = self.engine.execute(c.clone()).await;
+                        let aborted = ex.is_aborted();
+                        results.push(Some(ex));
+                        if aborted {
+                            break;
+                        }
+                    }
+                    Err(_) => results.push(None),
+                }
+            }
+        }
+        let mut results = results.into_iter();
+        let mut aborted = false;
+        for (c, p) in calls.iter().zip(&prepared) {
+            let (decision, success, text, ms) = match p {
+                Err((d, msg)) => {
+                    if !all_read_only {
+                        results.next();
+                    }
+                    (d.clone(), false, format!("error: {msg}"), 0)
+                }
+                Ok(_) => match results.next().flatten() {
+                    Some(ex) => {
+                        aborted |= ex.is_aborted();
+                        (
+                            ex.decision.as_str().to_owned(),
+                            ex.result.success,
+                            ex.result.to_model_text(),
+                            u64::try_from(ex.duration.as_millis()).unwrap_or(u64::MAX),
+                        )
+                    }
+                    None => (
+                        "aborted".to_owned(),
+                        false,
+                        "error: not run: the run was aborted".to_owned(),
+                        0,
+                    ),
+                },
+            };
+            let text = truncate_head_tail(&text, self.max_output_chars);
+            if success
+                && registry
+                    .get(&c.name)
+                    .is_ok_and(|t| t.spec().annotations.read_only_hint != Some(true))
+                && let Ok(Value::Object(args)) = serde_json::from_str::<Value>(&c.arguments)
+                && let Some(path) = args.get("path").and_then(Value::as_str)
+            {
+                report.files_changed.push(path.to_owned());
+            }
+            let record = ToolCallRecord {
+                step,
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+                decision,
+                success,
+                duration_ms: ms,
+                output: text.clone(),
+            };
+            self.emit(&AgentEvent::ToolCall(record.clone()));
+            report.tool_calls.push(record);
+            messages.push(Message::tool_result(c.id.clone(), text));
+        }
+        aborted
+    }
+
+    /// Elides old tool outputs once the conversation passes the threshold,
+    /// keeping the last four tool results intact.
+    async fn compress(&self, messages: &mut [Message]) {
+        let total: usize = messages.iter().map(|m| m.content.len()).sum();
+        if total <= self.context_threshold_chars {
+            return;
+        }
+        let tool_idx: Vec<usize> = messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.role == Role::Tool)
+            .map(|(i, _)| i)
+            .collect();
+        let mut removed = 0;
+        for &i in tool_idx.iter().rev().skip(4) {
+            let m = &mut messages[i];
+            if m.content.len() > 200 {
+                removed += m.content.len();
+                let head: String = m.content.chars().take(120).collect();
+                m.content = format!("{head}\n[older output elided to save context]");
+            }
+        }
+        if removed > 0 {
+            self.hooks
+                .emit("context_compress", json!({"removed_chars": removed}))
+                .await;
+            self.emit(&AgentEvent::ContextCompress {
+                removed_chars: removed,
+            });
+        }
+    }
+
+    async fn summarise(&self, messages: &mut Vec<Message>, report: &mut RunReport) {
+        let reason = match report.outcome {
+            Outcome::Timeout => "the time budget ran out",
+            Outcome::Interrupted => "the user interrupted the run",
+            _ => "the step budget ran out",
+        };
+        self.emit(&AgentEvent::Summary {
+            reason: reason.to_owned(),
+        });
+        messages.push(Message::text(
+            Role::User,
+            format!(
+                "Stop here: {reason}. Do not call tools. Summarise what you did, what is left, \
+                 and the state the workspace is in."
+            ),
+        ));
+        let call = self.call_model(messages, Vec::new(), 0, report);
+        let resp = tokio::time::timeout(Duration::from_secs(60), call).await;
+        match resp {
+            Ok(Ok(r)) => {
+                report.final_text.clone_from(&r.content);
+                messages.push(Message::text(Role::Assistant, r.content));
+            }
+            Ok(Err(e)) => {
+                report.final_text = format!("(no summary: {})", error_chain(&e));
+            }
+            Err(_) => report.final_text = "(no summary: the model did not answer in time)".into(),
+        }
+    }
+
+    /// The names of the tools this runner offers the model.
+    pub fn tool_names(&self) -> BTreeSet<String> {
+        self.agent
+            .tool_names(self.engine.registry())
+            .into_iter()
+            .collect()
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        src = c.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_keeps_head_and_tail() {
+        let s = format!("{}{}", "a".repeat(500), "z".repeat(500));
+        let t = truncate_head_tail(&s, 200);
+        assert!(t.starts_with("aaa") && t.ends_with("zzz"));
+        assert!(t.contains("800 characters truncated"));
+        assert_eq!(truncate_head_tail("short", 200), "short");
+    }
+}

@@ -1,0 +1,693 @@
+//! The agent loop against a scripted OpenAI-compatible (and Anthropic)
+//! server on 127.0.0.1.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::format_push_string,
+    clippy::unnecessary_literal_bound,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolgate_agent::{
+    AgentDef, AgentRunner, AnthropicClient, ApiKey, HttpSettings, LlmClient, OpenAiClient, Outcome,
+};
+use toolgate_core::{
+    Registry, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolResult, Workspace,
+};
+use toolgate_engine::ExecutionEngine;
+use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// Answers the n-th request with the n-th template (the last one repeats).
+struct Script {
+    replies: Vec<ResponseTemplate>,
+    n: AtomicUsize,
+}
+
+impl Respond for Script {
+    fn respond(&self, _req: &Request) -> ResponseTemplate {
+        let i = self.n.fetch_add(1, Ordering::SeqCst);
+        self.replies[i.min(self.replies.len() - 1)].clone()
+    }
+}
+
+async fn server(endpoint: &str, replies: Vec<ResponseTemplate>) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path(endpoint))
+        .respond_with(Script {
+            replies,
+            n: AtomicUsize::new(0),
+        })
+        .mount(&server)
+        .await;
+    server
+}
+
+fn tool_calls(calls: &[(&str, &str, &str)]) -> ResponseTemplate {
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(id, name, args)| {
+            json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
+        })
+        .collect();
+    ResponseTemplate::new(200).set_body_json(json!({
+        "choices": [{"index": 0, "finish_reason": "tool_calls",
+                     "message": {"role": "assistant", "content": null, "tool_calls": calls}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5}
+    }))
+}
+
+fn answer(text: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 7}
+    }))
+}
+
+fn sse(events: &[Value]) -> ResponseTemplate {
+    let mut body = String::new();
+    for e in events {
+        body.push_str(&format!("data: {e}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
+}
+
+fn settings(server: &MockServer, stream: bool) -> HttpSettings {
+    let mut s = HttpSettings::new(
+        format!("{}/v1", server.uri()),
+        "test-model",
+        ApiKey::new(Some("sk-test".into())),
+    );
+    s.stream = stream;
+    s.backoff = Duration::from_millis(10);
+    s
+}
+
+fn engine(dir: &std::path::Path, extra: Vec<Arc<dyn Tool>>) -> Arc<ExecutionEngine> {
+    let ws = Workspace::builder(dir).build().unwrap();
+    let registry = Registry::new();
+    for t in toolgate_tools::builtin_tools(&ws, &toolgate_tools::BuiltinOptions::default()) {
+        registry.register_arc(t).unwrap();
+    }
+    for t in extra {
+        registry.register_arc(t).unwrap();
+    }
+    Arc::new(
+        ExecutionEngine::builder(Arc::new(registry))
+            .policy(ConfirmationPolicy::new(ConfirmationMode::Yolo))
+            .build(),
+    )
+}
+
+async fn bodies(server: &MockServer) -> Vec<Value> {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect()
+}
+
+fn build() -> AgentDef {
+    AgentDef::builtin("build").unwrap()
+}
+
+#[tokio::test]
+async fn read_then_edit_then_answer_changes_the_file_and_sends_matching_tool_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hello.txt"), "hello world\n").unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            tool_calls(&[("call_r", "read_file", r#"{"path":"hello.txt"}"#)]),
+            tool_calls(&[(
+                "call_e",
+                "edit_file",
+                r#"{"path":"hello.txt","old_str":"world","new_str":"toolgate"}"#,
+            )]),
+            answer("Done: greeted toolgate."),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .build()
+        .run("Greet toolgate instead of the world", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    assert_eq!(report.final_text, "Done: greeted toolgate.");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("hello.txt")).unwrap(),
+        "hello toolgate\n"
+    );
+    assert_eq!(report.files_changed, vec!["hello.txt".to_owned()]);
+    assert_eq!(report.tokens(), (40, 17));
+
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 3);
+    // Every step offers the tools; the first message is the system prompt.
+    assert!(reqs[0]["tools"].as_array().unwrap().len() > 3);
+    assert_eq!(reqs[0]["messages"][0]["role"], "system");
+    let m = reqs[2]["messages"].as_array().unwrap();
+    let roles: Vec<&str> = m.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "tool"]
+    );
+    assert_eq!(m[2]["tool_calls"][0]["id"], "call_r");
+    assert_eq!(m[2]["content"], "", "content is never null on the wire");
+    assert_eq!(m[3]["tool_call_id"], "call_r");
+    assert!(m[3]["content"].as_str().unwrap().contains("hello world"));
+    assert_eq!(m[5]["tool_call_id"], "call_e");
+    // The key goes in the header.
+    let raw = server.received_requests().await.unwrap();
+    assert_eq!(raw[0].headers["authorization"], "Bearer sk-test");
+}
+
+/// A read-only tool that waits 300 ms.
+struct Slow(&'static str);
+
+#[async_trait]
+impl Tool for Slow {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn description(&self) -> &str {
+        "Waits 300 ms."
+    }
+    fn args_schema(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+    fn sensitivity(&self, _args: &Value) -> Sensitivity {
+        Sensitivity::ReadOnly
+    }
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::from_sensitivity(Sensitivity::ReadOnly)
+    }
+    async fn execute(&self, _args: Value, _ctx: &ToolContext) -> ToolResult {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        ToolResult::success(format!("{} done", self.0))
+    }
+}
+
+#[tokio::test]
+async fn read_only_calls_of_one_step_run_concurrently_and_answer_in_call_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            tool_calls(&[("a", "slow_a", "{}"), ("b", "slow_b", "{}")]),
+            answer("both done"),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let extra: Vec<Arc<dyn Tool>> = vec![Arc::new(Slow("slow_a")), Arc::new(Slow("slow_b"))];
+    let runner = AgentRunner::builder(llm, engine(dir.path(), extra), build()).build();
+    let start = Instant::now();
+    let report = runner.run("wait twice", Vec::new()).await;
+    let took = start.elapsed();
+    eprintln!("two 300 ms read-only tools in one step: whole run took {took:?}");
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert!(took < Duration::from_millis(600), "took {took:?}");
+    let reqs = bodies(&server).await;
+    let m = reqs[1]["messages"].as_array().unwrap();
+    assert_eq!(m[3]["tool_call_id"], "a");
+    assert_eq!(m[3]["content"], "slow_a done");
+    assert_eq!(m[4]["tool_call_id"], "b");
+}
+
+#[tokio::test]
+async fn malformed_arguments_and_unknown_tool_become_tool_errors_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            tool_calls(&[
+                ("bad", "read_file", r#"{"path": "x"#),
+                ("ghost", "teleport", "{}"),
+            ]),
+            answer("sorry"),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .build()
+        .run("try", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert_eq!(report.tool_calls[0].decision, "malformed_arguments");
+    assert_eq!(report.tool_calls[1].decision, "not_found");
+    let reqs = bodies(&server).await;
+    let m = reqs[1]["messages"].as_array().unwrap();
+    assert_eq!(m[3]["tool_call_id"], "bad");
+    assert!(m[3]["content"].as_str().unwrap().contains("not valid JSON"));
+    assert_eq!(m[4]["tool_call_id"], "ghost");
+    assert!(
+        m[4]["content"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool `teleport`")
+    );
+}
+
+#[tokio::test]
+async fn max_steps_ends_with_one_summary_call_without_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            tool_calls(&[("r1", "read_file", r#"{"path":"a.txt"}"#)]),
+            tool_calls(&[("r2", "read_file", r#"{"path":"a.txt"}"#)]),
+            answer("summary: read a.txt twice"),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .max_steps(2)
+        .build()
+        .run("loop", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::MaxSteps);
+    assert_eq!(report.final_text, "summary: read a.txt twice");
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[1].get("tools").is_some());
+    assert!(
+        reqs[2].get("tools").is_none(),
+        "the summary call offers no tools"
+    );
+    let last = reqs[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("Do not call tools")
+    );
+}
+
+#[tokio::test]
+async fn a_429_is_retried_then_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            ResponseTemplate::new(429).insert_header("retry-after", "0"),
+            ResponseTemplate::new(503),
+            answer("ok"),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .build()
+        .run("hi", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    assert_eq!(report.final_text, "ok");
+    assert_eq!(bodies(&server).await.len(), 3);
+}
+
+#[tokio::test]
+async fn a_401_is_an_auth_failure_without_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server("/v1/chat/completions", vec![ResponseTemplate::new(401)]).await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .build()
+        .run("hi", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::AuthFailed);
+    assert!(!report.error.unwrap().contains("sk-test"));
+    assert_eq!(bodies(&server).await.len(), 1);
+}
+
+#[tokio::test]
+async fn streamed_tool_call_deltas_are_reassembled_despite_server_quirks() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.txt"), "streamed content").unwrap();
+    // Text before the call, `content: null`, id and name repeated in every
+    // delta, arguments split mid-string.
+    let d = |v: Value| json!({"choices": [{"index": 0, "delta": v, "finish_reason": null}]});
+    let tc = |args: &str| {
+        json!({"content": null, "tool_calls": [{"index": 0, "id": "c1", "type": "function",
+               "function": {"name": "read_file", "arguments": args}}]})
+    };
+    let step1 = sse(&[
+        d(json!({"role": "assistant", "content": "Let me look. "})),
+        d(tc("{\"pa")),
+        d(tc("th\": \"s.")),
+        d(tc("txt\"}")),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ]);
+    // The second answer is cut by `length` in the middle of the arguments.
+    let step2 = sse(&[
+        d(tc("{\"path\": \"s.t")),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}),
+    ]);
+    let step3 = sse(&[
+        d(json!({"content": "It says "})),
+        d(json!({"content": "streamed content."})),
+        json!({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4}}),
+    ]);
+    let server = server("/v1/chat/completions", vec![step1, step2, step3]).await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, true)));
+    let streamed = Arc::new(std::sync::Mutex::new(String::new()));
+    let s2 = streamed.clone();
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .events(Arc::new(move |e| {
+            if let toolgate_agent::AgentEvent::Text { delta } = e {
+                s2.lock().unwrap().push_str(delta);
+            }
+        }))
+        .build()
+        .run("read s.txt", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    assert_eq!(report.tool_calls[0].arguments, r#"{"path": "s.txt"}"#);
+    assert!(report.tool_calls[0].success);
+    assert_eq!(report.tool_calls[1].decision, "malformed_arguments");
+    assert_eq!(report.final_text, "It says streamed content.");
+    assert_eq!(
+        *streamed.lock().unwrap(),
+        "Let me look. It says streamed content."
+    );
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs[0]["stream"], true);
+    let m = reqs[1]["messages"].as_array().unwrap();
+    assert_eq!(m[2]["tool_calls"][0]["function"]["name"], "read_file");
+    assert_eq!(m[3]["content"], "streamed content");
+}
+
+#[tokio::test]
+async fn anthropic_wire_format_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("n.txt"), "anthropic").unwrap();
+    let step1 = ResponseTemplate::new(200).set_body_json(json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "stop_reason": "tool_use",
+        "content": [{"type": "text", "text": "Reading."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "read_file",
+                     "input": {"path": "n.txt"}}],
+        "usage": {"input_tokens": 11, "output_tokens": 6}
+    }));
+    // The final answer streams.
+    let events = [
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 30, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "It says anthropic."}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}),
+        json!({"type": "message_stop"}),
+    ];
+    let mut body = String::new();
+    for e in &events {
+        body.push_str(&format!(
+            "event: {}\ndata: {e}\n\n",
+            e["type"].as_str().unwrap()
+        ));
+    }
+    let step2 = ResponseTemplate::new(200).set_body_raw(body, "text/event-stream");
+    let server = server("/v1/messages", vec![step1, step2]).await;
+    let llm: Arc<dyn LlmClient> = Arc::new(AnthropicClient::new(settings(&server, true)));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .build()
+        .run("read n.txt", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    assert_eq!(report.final_text, "It says anthropic.");
+    assert_eq!(report.tokens(), (41, 11));
+    let raw = server.received_requests().await.unwrap();
+    assert_eq!(raw[0].headers["x-api-key"], "sk-test");
+    assert_eq!(raw[0].headers["anthropic-version"], "2023-06-01");
+    let reqs = bodies(&server).await;
+    assert!(reqs[0]["system"].as_str().unwrap().contains("engineer"));
+    assert!(reqs[0]["tools"][0].get("input_schema").is_some());
+    assert!(reqs[0]["max_tokens"].as_u64().is_some());
+    let m = reqs[1]["messages"].as_array().unwrap();
+    assert_eq!(m[1]["content"][1]["type"], "tool_use");
+    assert_eq!(m[1]["content"][1]["input"]["path"], "n.txt");
+    assert_eq!(m[2]["role"], "user");
+    assert_eq!(m[2]["content"][0]["type"], "tool_result");
+    assert_eq!(m[2]["content"][0]["tool_use_id"], "toolu_1");
+    assert_eq!(m[2]["content"][0]["content"], "anthropic");
+}
+
+#[tokio::test]
+async fn read_only_agents_see_and_may_call_only_read_only_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            tool_calls(&[("w", "write_file", r#"{"path":"x.txt","content":"x"}"#)]),
+            answer("ok"),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(
+        llm,
+        engine(dir.path(), vec![]),
+        AgentDef::builtin("plan").unwrap(),
+    )
+    .build()
+    .run("plan", Vec::new())
+    .await;
+    assert_eq!(report.tool_calls[0].decision, "not_allowed");
+    assert!(!dir.path().join("x.txt").exists());
+    let reqs = bodies(&server).await;
+    let names: Vec<&str> = reqs[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"read_file"));
+    assert!(!names.contains(&"write_file") && !names.contains(&"edit_file"));
+}
+
+#[tokio::test]
+async fn a_session_is_saved_listed_and_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![answer("first"), answer("second")],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let eng = engine(dir.path(), vec![]);
+    let db = dir.path().join(".toolgate/sessions.db");
+    let mut store = toolgate_agent::SessionStore::open(&db).unwrap();
+    let id = toolgate_agent::SessionStore::new_id();
+    let r1 = AgentRunner::builder(llm.clone(), eng.clone(), build())
+        .build()
+        .run("one", Vec::new())
+        .await;
+    store.save_run(&id, &r1).unwrap();
+    let list = store.list().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].task, "one");
+    let history = store.messages(&id).unwrap();
+    assert_eq!(history.len(), 3);
+    let r2 = AgentRunner::builder(llm, eng, build())
+        .build()
+        .run("two", history)
+        .await;
+    store.save_run(&id, &r2).unwrap();
+    let reqs = bodies(&server).await;
+    let m = reqs[1]["messages"].as_array().unwrap();
+    assert_eq!(m.len(), 4, "resumed with the saved conversation: {m:?}");
+    assert_eq!(m[2]["content"], "first");
+    assert_eq!(store.messages(&id).unwrap().len(), 5);
+    assert_eq!(store.get(&id).unwrap().input_tokens, 40);
+}
+
+#[derive(Default)]
+struct Recorder {
+    events: std::sync::Mutex<Vec<String>>,
+    block_llm: bool,
+}
+
+#[async_trait]
+impl toolgate_agent::LifecycleHooks for Recorder {
+    async fn emit(&self, event: &str, _payload: Value) -> toolgate_agent::HookVerdict {
+        self.events.lock().unwrap().push(event.to_owned());
+        toolgate_agent::HookVerdict {
+            block: (self.block_llm && event == "pre_llm_call").then(|| "no budget".to_owned()),
+            additional_context: None,
+        }
+    }
+}
+
+/// Fails (required) the first time, passes after.
+struct FlakyGate(AtomicUsize);
+
+#[async_trait]
+impl toolgate_agent::QualityGates for FlakyGate {
+    async fn run(&self) -> Vec<toolgate_agent::GateReport> {
+        let n = self.0.fetch_add(1, Ordering::SeqCst);
+        vec![toolgate_agent::GateReport {
+            name: "tests".into(),
+            passed: n > 0,
+            required: true,
+            output: "1 test failed: it_works".into(),
+        }]
+    }
+}
+
+#[tokio::test]
+async fn a_failing_required_gate_is_fed_back_and_lifecycle_events_are_emitted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![answer("done?"), answer("done, tests pass")],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let hooks = Arc::new(Recorder::default());
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .hooks(hooks.clone())
+        .gates(Arc::new(FlakyGate(AtomicUsize::new(0))))
+        .build()
+        .run("fix it", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert_eq!(report.final_text, "done, tests pass");
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 2);
+    let last = reqs[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("1 test failed: it_works")
+    );
+    let events = hooks.events.lock().unwrap().clone();
+    assert_eq!(
+        events,
+        [
+            "session_start",
+            "agent_start",
+            "pre_llm_call",
+            "post_llm_call",
+            "pre_llm_call",
+            "post_llm_call",
+            "agent_stop",
+            "session_end"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_blocking_pre_llm_call_hook_fails_the_run_without_calling_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server("/v1/chat/completions", vec![answer("never")]).await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let hooks = Arc::new(Recorder {
+        block_llm: true,
+        ..Recorder::default()
+    });
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .hooks(hooks)
+        .build()
+        .run("x", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert!(report.error.unwrap().contains("no budget"));
+    assert!(bodies(&server).await.is_empty());
+}
+
+#[tokio::test]
+async fn old_tool_outputs_are_elided_past_the_context_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.txt"), "x".repeat(3000)).unwrap();
+    let calls: Vec<(String, &str, &str)> = (0..6)
+        .map(|i| (format!("c{i}"), "read_file", r#"{"path":"big.txt"}"#))
+        .collect();
+    let calls: Vec<(&str, &str, &str)> =
+        calls.iter().map(|(a, b, c)| (a.as_str(), *b, *c)).collect();
+    let server = server(
+        "/v1/chat/completions",
+        vec![tool_calls(&calls), answer("read")],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let hooks = Arc::new(Recorder::default());
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .hooks(hooks.clone())
+        .context_threshold_chars(5000)
+        .build()
+        .run("read big.txt", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert!(
+        hooks
+            .events
+            .lock()
+            .unwrap()
+            .contains(&"context_compress".to_owned())
+    );
+    let reqs = bodies(&server).await;
+    let m = reqs[1]["messages"].as_array().unwrap();
+    assert!(m[3]["content"].as_str().unwrap().contains("elided"));
+    assert!(m[4]["content"].as_str().unwrap().contains("elided"));
+    assert_eq!(
+        m[5]["content"].as_str().unwrap().len(),
+        3000,
+        "the last four stay whole"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_retried_then_reported_with_its_url() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nobody listens on: bind, read the port, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut s = HttpSettings::new(
+        format!("http://127.0.0.1:{port}/v1"),
+        "m",
+        ApiKey::default(),
+    );
+    s.backoff = Duration::from_millis(5);
+    s.max_retries = 2;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .build()
+        .run("hi", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Failed);
+    let err = report.error.unwrap();
+    assert!(
+        err.contains(&format!(
+            "cannot reach the model server at http://127.0.0.1:{port}"
+        )),
+        "{err}"
+    );
+}

@@ -1,0 +1,332 @@
+//! `toolgate run TASK`: the agent loop in the terminal.
+//!
+//! stdout carries the model's streamed text (or, with `--json`, one JSON
+//! event per line) and the report; stderr carries one line per tool call,
+//! notes and the final summary. Exit codes (DESIGN.md §11): 0 success,
+//! 1 failed, 2 partial, 3 config error, 4 auth error, 5 timeout,
+//! 130 interrupted.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::anyhow;
+use serde_json::json;
+use toolgate_agent::{
+    AgentDef, AgentEvent, AgentRunner, AnthropicClient, ApiKey, GuardrailGates, HttpSettings,
+    LlmClient, Message, OpenAiClient, Outcome, RunReport, SessionStore,
+};
+use toolgate_core::Registry;
+use toolgate_engine::{Approver, HeadlessApprover};
+use toolgate_policy::ConfirmationMode;
+
+use crate::approver::PromptApprover;
+use crate::cli::{ReportFormat, RunArgs};
+use crate::config::LlmProvider;
+use crate::render::{CliError, Exit};
+use crate::{Gatekeepers, Setup, hooks_cmd};
+
+fn config_error(msg: impl Into<String>, hint: &str) -> CliError {
+    CliError::new(Exit::Config, anyhow!(msg.into())).with_hint(hint)
+}
+
+/// Resolves an agent name against the config and the built-ins (a usage
+/// error; `run` turns it into a configuration error).
+pub(crate) fn agent_def(setup: &Setup, name: &str) -> Result<AgentDef, CliError> {
+    AgentDef::resolve(name, &setup.loaded.config.agents).ok_or_else(|| {
+        let mut names: Vec<&str> = vec!["build", "plan", "review"];
+        names.extend(setup.loaded.config.agents.keys().map(String::as_str));
+        CliError::usage(anyhow!("unknown agent `{name}`"))
+            .with_hint(format!("the agents are {}", names.join(", ")))
+    })
+}
+
+/// The session database path.
+pub(crate) fn sessions_db(setup: &Setup) -> PathBuf {
+    match &setup.loaded.config.llm.sessions_db {
+        Some(p) if p.is_absolute() => p.clone(),
+        Some(p) => setup.workspace.join(p),
+        None => setup.workspace.join(".toolgate").join("sessions.db"),
+    }
+}
+
+pub(crate) fn open_store(setup: &Setup) -> Result<SessionStore, CliError> {
+    let path = sessions_db(setup);
+    SessionStore::open(&path).map_err(|e| {
+        CliError::new(
+            Exit::Failure,
+            anyhow!(e).context(format!(
+                "cannot open the session database {}",
+                path.display()
+            )),
+        )
+        .with_hint("set `llm.sessions_db` to a writable path")
+    })
+}
+
+fn client(setup: &Setup, args: &RunArgs) -> Result<Arc<dyn LlmClient>, CliError> {
+    let llm = &setup.loaded.config.llm;
+    let model = args
+        .model
+        .clone()
+        .or_else(|| llm.model.clone())
+        .ok_or_else(|| {
+            config_error(
+                "no model is configured",
+                "set `llm.model` in toolgate.yaml, or pass --model",
+            )
+        })?;
+    let base_url = args
+        .base_url
+        .clone()
+        .or_else(|| llm.base_url.clone())
+        .unwrap_or_else(|| match llm.provider {
+            LlmProvider::Openai => "https://api.openai.com/v1".to_owned(),
+            LlmProvider::Anthropic => "https://api.anthropic.com/v1".to_owned(),
+        });
+    let key = match &llm.api_key_env {
+        None => None,
+        Some(var) => Some(std::env::var(var).map_err(|_| {
+            CliError::new(
+                Exit::Auth,
+                anyhow!("the environment variable {var} (llm.api_key_env) is not set"),
+            )
+            .with_hint(format!("export {var}=… with your API key"))
+        })?),
+    };
+    let mut settings = HttpSettings::new(base_url, model, ApiKey::new(key));
+    settings.request_timeout = Duration::from_secs(llm.timeout.max(1));
+    settings.max_retries = llm.max_retries;
+    settings.stream = llm.stream;
+    settings.max_tokens = llm.max_tokens;
+    Ok(match llm.provider {
+        LlmProvider::Openai => Arc::new(OpenAiClient::new(settings)),
+        LlmProvider::Anthropic => Arc::new(AnthropicClient::new(settings)),
+    })
+}
+
+fn write_out(text: &str) {
+    let mut o = io::stdout().lock();
+    let _ = o.write_all(text.as_bytes());
+    let _ = o.flush();
+}
+
+fn write_err(text: &str) {
+    let _ = writeln!(io::stderr().lock(), "{text}");
+}
+
+/// `toolgate run`.
+pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> {
+    run_task(setup, args).await
+}
+
+pub(crate) async fn run_task(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> {
+    let agent = agent_def(setup, &args.agent).map_err(|mut e| {
+        e.exit = Exit::Config;
+        e
+    })?;
+    let mode = match (setup.mode_flag, &agent.mode) {
+        (Some(m), _) => m,
+        (None, Some(m)) => m.parse::<ConfirmationMode>().map_err(|e| {
+            config_error(
+                format!("agent `{}` has an invalid mode: {e}", agent.name),
+                "use yolo, confirm-sensitive or confirm-all",
+            )
+        })?,
+        (None, None) => setup.loaded.config.confirmation.mode,
+    };
+    let llm = client(setup, &args)?;
+    let store = open_store(setup)?;
+    let (session_id, history) = match &args.session {
+        Some(id) => {
+            let history = store.messages(id).map_err(|e| {
+                CliError::new(Exit::Failure, anyhow!(e))
+                    .with_hint("`toolgate sessions list` shows the saved sessions")
+            })?;
+            (id.clone(), history)
+        }
+        None => (SessionStore::new_id(), Vec::new()),
+    };
+    let (registry, mcp) = setup.registry_with_mcp().await?;
+    let agent = agent.with_extra_tools(mcp.tool_names());
+    let result = run_agent(
+        setup, &args, llm, agent, mode, registry, store, session_id, history,
+    )
+    .await;
+    mcp.shutdown().await;
+    result
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the pieces run_task prepared, each used once"
+)]
+async fn run_agent(
+    setup: &Setup,
+    args: &RunArgs,
+    llm: Arc<dyn LlmClient>,
+    agent: AgentDef,
+    mode: ConfirmationMode,
+    registry: Arc<Registry>,
+    mut store: SessionStore,
+    session_id: String,
+    history: Vec<Message>,
+) -> Result<Exit, CliError> {
+    let approver: Arc<dyn Approver> = match mode {
+        ConfirmationMode::Yolo => Arc::new(HeadlessApprover::default()),
+        _ => match PromptApprover::terminal() {
+            Some(p) => Arc::new(p),
+            None => Arc::new(HeadlessApprover::default()),
+        },
+    };
+    // The gate's guardrails and hooks also serve the loop: lifecycle events
+    // (with this session's id) and the quality gates.
+    let to_config = |mut e: CliError| {
+        e.exit = Exit::Config;
+        e
+    };
+    let gatekeepers = Gatekeepers {
+        guardrails: Arc::new(hooks_cmd::guardrails(setup).map_err(to_config)?),
+        hooks: Arc::new(hooks_cmd::hooks(setup, Some(&session_id)).map_err(to_config)?),
+    };
+    let engine = Arc::new(
+        setup
+            .engine_with(registry, approver, mode, &gatekeepers)
+            .map_err(to_config)?,
+    );
+
+    // Ctrl-C: the first stops gracefully (summary), the second aborts.
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            write_err("\ninterrupted: stopping after a summary (Ctrl-C again to abort)");
+            let _ = cancel_tx.send(true);
+            if tokio::signal::ctrl_c().await.is_ok() {
+                write_err("aborted");
+                std::process::exit(130);
+            }
+        }
+    });
+
+    let json = setup.json;
+    let events = Arc::new(move |e: &AgentEvent| {
+        if json {
+            if let Ok(line) = serde_json::to_string(e) {
+                write_out(&format!("{line}\n"));
+            }
+            return;
+        }
+        match e {
+            AgentEvent::Text { delta } => write_out(delta),
+            AgentEvent::ToolCall(c) => {
+                let mark = if c.success { "✓" } else { "✗" };
+                write_err(&format!(
+                    "\n  {mark} {} [{}] {} ms",
+                    c.name, c.decision, c.duration_ms
+                ));
+            }
+            AgentEvent::ContextCompress { removed_chars } => {
+                write_err(&format!(
+                    "  (context compressed: {removed_chars} characters elided)"
+                ));
+            }
+            AgentEvent::GateFailed { name } => write_err(&format!("  quality gate failed: {name}")),
+            AgentEvent::Summary { reason } => {
+                write_err(&format!("\n  stopping: {reason}; asking for a summary"));
+            }
+            _ => {}
+        }
+    });
+    let gates = GuardrailGates::new(gatekeepers.guardrails, &setup.workspace);
+    let mut builder = AgentRunner::builder(llm, engine, agent)
+        .hooks(gatekeepers.hooks)
+        .gates(Arc::new(gates))
+        .events(events)
+        .cancel(cancel_rx);
+    if let Some(n) = args.max_steps {
+        builder = builder.max_steps(n);
+    }
+    if let Some(t) = args.timeout {
+        builder = builder.timeout(Duration::from_secs(t));
+    }
+    let llm_cfg = &setup.loaded.config.llm;
+    if llm_cfg.input_price_per_mtok.is_some() || llm_cfg.output_price_per_mtok.is_some() {
+        builder = builder.prices(
+            llm_cfg.input_price_per_mtok.unwrap_or(0.0),
+            llm_cfg.output_price_per_mtok.unwrap_or(0.0),
+        );
+    }
+    let spinner = !json && io::stderr().is_terminal();
+    if spinner {
+        write_err(&format!("session {session_id} · thinking…"));
+    }
+    let report = builder.build().run(&args.task, history).await;
+    if let Err(e) = store.save_run(&session_id, &report) {
+        write_err(&format!("warning: the session was not saved: {e}"));
+    }
+    finish(setup, args, &report, &session_id)
+}
+
+fn finish(
+    setup: &Setup,
+    args: &RunArgs,
+    report: &RunReport,
+    session_id: &str,
+) -> Result<Exit, CliError> {
+    let (tin, tout) = report.tokens();
+    if setup.json {
+        let mut done = report.to_json();
+        done["type"] = json!("done");
+        done["session"] = json!(session_id);
+        write_out(&format!("{done}\n"));
+    } else {
+        let cost = report
+            .cost_usd()
+            .map(|c| format!(" · ${c:.4}"))
+            .unwrap_or_default();
+        let files = if report.files_changed.is_empty() {
+            "none".to_owned()
+        } else {
+            report.files_changed.join(", ")
+        };
+        write_out("\n");
+        write_err(&format!(
+            "\n{:?} · {} steps · {} tool calls · {tin} in / {tout} out tokens{cost} · files changed: {files} · session {session_id}",
+            report.outcome,
+            report.steps,
+            report.tool_calls.len()
+        ));
+    }
+    if let Some(format) = args.report {
+        let text = match format {
+            ReportFormat::Json => format!("{:#}\n", report.to_json()),
+            ReportFormat::Markdown => report.to_markdown(),
+        };
+        match &args.report_file {
+            Some(p) => std::fs::write(p, text).map_err(|e| {
+                CliError::new(
+                    Exit::Failure,
+                    anyhow!(e).context(format!("cannot write the report {}", p.display())),
+                )
+            })?,
+            None => write_out(&text),
+        }
+    }
+    let exit = match report.outcome {
+        Outcome::Completed => Exit::Success,
+        Outcome::MaxSteps | Outcome::Interrupted => Exit::Partial,
+        Outcome::Timeout => Exit::Timeout,
+        Outcome::Aborted => Exit::Aborted,
+        Outcome::AuthFailed => Exit::Auth,
+        Outcome::Failed => Exit::Failure,
+    };
+    if let Some(e) = &report.error {
+        let mut err = CliError::new(exit, anyhow!(e.clone()));
+        if exit == Exit::Auth {
+            err = err.with_hint("check the key in the variable named by `llm.api_key_env`");
+        }
+        return Err(err);
+    }
+    Ok(exit)
+}

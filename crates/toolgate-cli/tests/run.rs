@@ -1,0 +1,349 @@
+//! `toolgate run` and `toolgate sessions` as whole processes against a
+//! scripted OpenAI-compatible server on 127.0.0.1.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::format_push_string,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+struct Script {
+    replies: Vec<ResponseTemplate>,
+    n: AtomicUsize,
+}
+
+impl Respond for Script {
+    fn respond(&self, _req: &Request) -> ResponseTemplate {
+        let i = self.n.fetch_add(1, Ordering::SeqCst);
+        self.replies[i.min(self.replies.len() - 1)].clone()
+    }
+}
+
+async fn server(replies: Vec<ResponseTemplate>) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(Script {
+            replies,
+            n: AtomicUsize::new(0),
+        })
+        .mount(&server)
+        .await;
+    server
+}
+
+fn tool_call(id: &str, name: &str, args: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+            "content": null, "tool_calls": [{"id": id, "type": "function",
+            "function": {"name": name, "arguments": args}}]}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10}
+    }))
+}
+
+fn answer(text: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 200, "completion_tokens": 20}
+    }))
+}
+
+struct Ws {
+    dir: tempfile::TempDir,
+}
+
+impl Ws {
+    fn new(server: &MockServer) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("home")).unwrap();
+        std::fs::write(
+            dir.path().join("toolgate.yaml"),
+            format!(
+                "confirmation:\n  mode: yolo\nllm:\n  model: scripted\n  base_url: {}/v1\n  stream: false\n  max_retries: 0\n  api_key_env: TEST_LLM_KEY\n  input_price_per_mtok: 1.0\n  output_price_per_mtok: 2.0\n",
+                server.uri()
+            ),
+        )
+        .unwrap();
+        Self { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        cmd.args(args)
+            .current_dir(self.path())
+            .env("HOME", self.path().join("home"))
+            .env("TEST_LLM_KEY", "sk-very-secret")
+            .env_remove("XDG_CONFIG_HOME")
+            .stdin(Stdio::null());
+        for (key, _) in std::env::vars() {
+            if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
+                cmd.env_remove(key);
+            }
+        }
+        tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap()
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[tokio::test]
+async fn run_reads_edits_answers_exits_0_and_the_session_can_be_listed_shown_and_resumed() {
+    let server = server(vec![
+        tool_call("r", "read_file", r#"{"path":"a.txt"}"#),
+        tool_call(
+            "e",
+            "edit_file",
+            r#"{"path":"a.txt","old_str":"old","new_str":"new"}"#,
+        ),
+        answer("Replaced old with new."),
+        answer("Resumed and done."),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
+    let out = ws
+        .run(&[
+            "run",
+            "Replace old with new",
+            "--report",
+            "json",
+            "--report-file",
+            "r.json",
+        ])
+        .await;
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stdout: {so}\nstderr: {se}");
+    assert!(so.contains("Replaced old with new."));
+    assert!(se.contains("read_file [executed]"), "{se}");
+    assert!(se.contains("edit_file [executed]"), "{se}");
+    assert!(se.contains("files changed: a.txt"), "{se}");
+    assert!(!so.contains("sk-very-secret") && !se.contains("sk-very-secret"));
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "new text\n"
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(report["outcome"], "completed");
+    assert_eq!(report["steps"], 3);
+    assert_eq!(report["tokens"]["input"], 400);
+    assert_eq!(report["tool_calls"].as_array().unwrap().len(), 2);
+    // 400 in at $1/M + 40 out at $2/M.
+    assert!((report["cost_usd"].as_f64().unwrap() - 0.00048).abs() < 1e-9);
+
+    let out = ws.run(&["sessions", "list", "--json"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    let id = list[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(list[0]["task"], "Replace old with new");
+    assert_eq!(list[0]["outcome"], "completed");
+
+    let out = ws.run(&["sessions", "show", &id]).await;
+    let so = text(&out.stdout);
+    assert!(
+        so.contains("read_file(") && so.contains("Replaced old with new."),
+        "{so}"
+    );
+
+    let out = ws.run(&["sessions", "resume", &id, "Anything else?"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("Resumed and done."));
+    // The resumed call carried the whole saved conversation.
+    let reqs = server.received_requests().await.unwrap();
+    let last: Value = serde_json::from_slice(&reqs.last().unwrap().body).unwrap();
+    let msgs = last["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 8, "{msgs:?}");
+    assert_eq!(msgs[7]["content"], "Anything else?");
+    assert_eq!(reqs[0].headers["authorization"], "Bearer sk-very-secret");
+
+    let out = ws.run(&["sessions", "show", "nope"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("sessions list"));
+}
+
+#[tokio::test]
+async fn max_steps_exits_2_partial_after_a_summary() {
+    let server = server(vec![
+        tool_call("r", "read_file", r#"{"path":"a.txt"}"#),
+        answer("Summary: I read a.txt."),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    std::fs::write(ws.path().join("a.txt"), "x").unwrap();
+    let out = ws.run(&["run", "Loop", "--max-steps", "1", "--json"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let lines: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"step"));
+    assert!(
+        types.contains(&"tool_call") && types.contains(&"summary"),
+        "{types:?}"
+    );
+    let done = lines.last().unwrap();
+    assert_eq!(done["type"], "done");
+    assert_eq!(done["outcome"], "max_steps");
+    assert_eq!(done["final_text"], "Summary: I read a.txt.");
+}
+
+#[tokio::test]
+async fn timeout_exits_5() {
+    let server = server(vec![
+        answer("too late").set_delay(Duration::from_secs(5)),
+        answer("Summary after timeout."),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    let out = ws.run(&["run", "Slow", "--timeout", "1"]).await;
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("Summary after timeout."));
+}
+
+#[tokio::test]
+async fn auth_failure_exits_4_and_missing_model_exits_3() {
+    let server = server(vec![ResponseTemplate::new(401)]).await;
+    let ws = Ws::new(&server);
+    let out = ws.run(&["run", "hi"]).await;
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("sk-very-secret"));
+
+    std::fs::write(ws.path().join("toolgate.yaml"), "llm:\n  stream: false\n").unwrap();
+    let out = ws.run(&["run", "hi"]).await;
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("llm.model"));
+
+    std::fs::write(ws.path().join("toolgate.yaml"), "llm:\n  modle: x\n").unwrap();
+    let out = ws.run(&["run", "hi"]).await;
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+
+    let out = ws
+        .run(&["run", "hi", "--agent", "ghost", "--model", "m"])
+        .await;
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn first_ctrl_c_stops_gracefully_with_a_summary_and_exits_2() {
+    let server = server(vec![
+        answer("too late").set_delay(Duration::from_secs(10)),
+        answer("Summary after interrupt."),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.args(["run", "Slow"])
+        .current_dir(ws.path())
+        .env("HOME", ws.path().join("home"))
+        .env("TEST_LLM_KEY", "k")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("TOOLGATE_CONFIG")
+        .env_remove("TOOLGATE_MODE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id().to_string();
+    // Wait until the model call is in flight.
+    for _ in 0..100 {
+        if !server.received_requests().await.unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(status.success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("Summary after interrupt."));
+    assert!(text(&out.stderr).contains("interrupted"));
+}
+
+#[tokio::test]
+async fn run_fires_the_configured_lifecycle_hooks_and_feeds_a_failing_quality_gate_back() {
+    let server = server(vec![
+        answer("Done."),
+        tool_call(
+            "w",
+            "write_file",
+            r#"{"path":"done.txt","content":"ok\n"}"#,
+        ),
+        answer("Done now."),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    let log = r#"[{name: log, command: 'echo "$TOOLGATE_EVENT $TOOLGATE_SESSION_ID" >> events.log'}]"#;
+    let mut config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
+    config.push_str(&format!(
+        "hooks:\n  session_start: {log}\n  pre_llm_call: {log}\n  agent_complete: {log}\n  session_end: {log}\n  pre_tool_use: {log}\n\
+         guardrails:\n  quality_gates:\n    - {{name: done-file, command: 'test -f done.txt', required: true}}\n"
+    ));
+    std::fs::write(ws.path().join("toolgate.yaml"), config).unwrap();
+
+    let out = ws.run(&["run", "Create done.txt", "--json"]).await;
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stdout: {so}\nstderr: {se}");
+    let lines: Vec<Value> = so.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "gate_failed" && l["name"] == "done-file"),
+        "{so}"
+    );
+    let done = lines.last().unwrap();
+    assert_eq!(done["outcome"], "completed", "{so}");
+    let session = done["session"].as_str().unwrap();
+
+    // The gate's failure went back to the model before it wrote the file.
+    let reqs = server.received_requests().await.unwrap();
+    assert_eq!(reqs.len(), 3);
+    let second: Value = serde_json::from_slice(&reqs[1].body).unwrap();
+    let fed_back = second["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(fed_back.contains("[done-file]"), "{fed_back}");
+
+    let events = std::fs::read_to_string(ws.path().join("events.log")).unwrap();
+    let names: Vec<&str> = events.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "SessionStart",
+            "PreLLMCall",
+            "PreLLMCall",
+            "PreToolUse",
+            "PreLLMCall",
+            "AgentComplete",
+            "SessionEnd"
+        ],
+        "{events}"
+    );
+    assert!(
+        events.lines().all(|l| l.ends_with(session)),
+        "every hook saw session {session}:\n{events}"
+    );
+}
