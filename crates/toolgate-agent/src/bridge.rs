@@ -31,7 +31,7 @@ impl LifecycleHooks for HookExecutor {
         HookVerdict {
             block: outcome
                 .blocked
-                .map(|(hook, reason)| format!("blocked by hook {hook}: {reason}")),
+                .map(|(hook, reason)| format!("{hook}: {reason}")),
             additional_context: (!context.is_empty()).then_some(context),
         }
     }

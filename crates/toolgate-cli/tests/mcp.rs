@@ -512,3 +512,78 @@ fn mcp_add_server_connects_and_persists() {
         text(&absent.stderr)
     );
 }
+
+/// `toolgate run` offers MCP tools to the model and runs them through the
+/// gate; a read-only agent gets only the trusted (read-only) ones.
+#[tokio::test]
+async fn an_agent_run_calls_mcp_tools_and_plan_gets_only_trusted_ones() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    let llm = MockServer::start().await;
+    let call = serde_json::json!({
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+            "content": null, "tool_calls": [{"id": "t1", "type": "function", "function": {
+                "name": "mcp_time_get_current_time", "arguments": "{\"timezone\":\"UTC\"}"}}]}}]
+    });
+    let done = serde_json::json!({
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": "It is now."}}]
+    });
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(call))
+        .up_to_n_times(1)
+        .mount(&llm)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(done))
+        .mount(&llm)
+        .await;
+
+    let ws = Ws::new();
+    ws.config(&format!(
+        "llm:\n  model: scripted\n  base_url: {}/v1\n  stream: false\n  max_retries: 0\n\
+         mcp:\n  servers:\n    everything:\n      command: {}\n      args: [stdio]\n    \
+         time:\n      command: {}\n      trusted: true\n",
+        llm.uri(),
+        everything().display(),
+        time_server().display(),
+    ));
+    let mut cmd = ws.cmd(&["run", "What time is it?", "--agent", "plan"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stdout: {so}\nstderr: {se}");
+    assert!(se.contains("mcp_time_get_current_time [executed]"), "{se}");
+
+    let reqs = llm.received_requests().await.unwrap();
+    let first: Value = serde_json::from_slice(&reqs[0].body).unwrap();
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        offered.contains(&"mcp_time_get_current_time"),
+        "{offered:?}"
+    );
+    assert!(offered.contains(&"read_file"), "{offered:?}");
+    assert!(
+        !offered.iter().any(|n| n.starts_with("mcp_everything_")),
+        "untrusted MCP tools are not read-only: {offered:?}"
+    );
+    assert!(!offered.contains(&"write_file"), "{offered:?}");
+    let second: Value = serde_json::from_slice(&reqs[1].body).unwrap();
+    let result = second["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        result.contains("UTC") && result.contains("datetime"),
+        "{result}"
+    );
+}

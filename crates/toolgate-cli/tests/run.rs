@@ -286,16 +286,13 @@ async fn first_ctrl_c_stops_gracefully_with_a_summary_and_exits_2() {
 async fn run_fires_the_configured_lifecycle_hooks_and_feeds_a_failing_quality_gate_back() {
     let server = server(vec![
         answer("Done."),
-        tool_call(
-            "w",
-            "write_file",
-            r#"{"path":"done.txt","content":"ok\n"}"#,
-        ),
+        tool_call("w", "write_file", r#"{"path":"done.txt","content":"ok\n"}"#),
         answer("Done now."),
     ])
     .await;
     let ws = Ws::new(&server);
-    let log = r#"[{name: log, command: 'echo "$TOOLGATE_EVENT $TOOLGATE_SESSION_ID" >> events.log'}]"#;
+    let log =
+        r#"[{name: log, command: 'echo "$TOOLGATE_EVENT $TOOLGATE_SESSION_ID" >> events.log'}]"#;
     let mut config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
     config.push_str(&format!(
         "hooks:\n  session_start: {log}\n  pre_llm_call: {log}\n  agent_complete: {log}\n  session_end: {log}\n  pre_tool_use: {log}\n\
@@ -306,7 +303,10 @@ async fn run_fires_the_configured_lifecycle_hooks_and_feeds_a_failing_quality_ga
     let out = ws.run(&["run", "Create done.txt", "--json"]).await;
     let (so, se) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "stdout: {so}\nstderr: {se}");
-    let lines: Vec<Value> = so.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = so
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert!(
         lines
             .iter()
@@ -328,7 +328,10 @@ async fn run_fires_the_configured_lifecycle_hooks_and_feeds_a_failing_quality_ga
     assert!(fed_back.contains("[done-file]"), "{fed_back}");
 
     let events = std::fs::read_to_string(ws.path().join("events.log")).unwrap();
-    let names: Vec<&str> = events.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    let names: Vec<&str> = events
+        .lines()
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
     assert_eq!(
         names,
         [

@@ -231,20 +231,6 @@ impl McpManager {
     }
 }
 
-/// Appends the MCP tools to an agent's explicit `allowed_tools` (seed 000):
-/// remote tools are configured per workspace, so an agent that lists its
-/// tools still gets them. `None` (every tool) stays `None`.
-pub fn with_mcp_tools(allowed: Option<Vec<String>>, mcp_tools: &[String]) -> Option<Vec<String>> {
-    allowed.map(|mut names| {
-        for tool in mcp_tools {
-            if !names.contains(tool) {
-                names.push(tool.clone());
-            }
-        }
-        names
-    })
-}
-
 fn transport_name(server: &McpServerConfig) -> &'static str {
     if server.url.is_some() {
         "http"
@@ -619,19 +605,5 @@ mod tests {
         let out = result_to_tool_result(&failed);
         assert!(!out.success);
         assert_eq!(out.error.as_deref(), Some("no such file"));
-    }
-
-    #[test]
-    fn mcp_tools_join_explicit_allowed_lists_only() {
-        let mcp = vec!["mcp_a_x".to_owned()];
-        assert_eq!(with_mcp_tools(None, &mcp), None);
-        assert_eq!(
-            with_mcp_tools(Some(vec!["read_file".into(), "mcp_a_x".into()]), &mcp),
-            Some(vec!["read_file".to_owned(), "mcp_a_x".to_owned()])
-        );
-        assert_eq!(
-            with_mcp_tools(Some(vec![]), &mcp),
-            Some(vec!["mcp_a_x".to_owned()])
-        );
     }
 }

@@ -4,8 +4,8 @@
 //!   (stdio or streamable HTTP) and registers each remote tool as a local
 //!   tool named `mcp_{server}_{tool}`. Those tools go through the gate like
 //!   any other: sensitive by default, arguments validated against the remote
-//!   `inputSchema`. [`with_mcp_tools`] adds them to an agent's explicit
-//!   `allowed_tools`; [`AddServerTool`] connects a server at run time.
+//!   `inputSchema`; [`McpManager::tool_names`] lists them for an agent's
+//!   tool list. [`AddServerTool`] connects a server at run time.
 //! - **Server**: [`McpServer`] serves a registry to MCP clients, over stdio or
 //!   streamable HTTP; every call goes through the
 //!   [`ExecutionEngine`](toolgate_engine::ExecutionEngine), and a call that
@@ -35,7 +35,7 @@
 //! ```
 
 pub use add_server::AddServerTool;
-pub use client::{McpManager, ServerState, ServerStatus, with_mcp_tools};
+pub use client::{McpManager, ServerState, ServerStatus};
 pub use config::{McpConfig, McpServerConfig};
 pub use error::Error;
 pub use server::{ElicitationApprover, McpServer};
