@@ -338,6 +338,10 @@ async fn connect(name: &str, server: &McpServerConfig) -> Result<Client, Error> 
                 })?;
                 config = config.auth_header(token);
             }
+            // With toolgate-agent in the same build, reqwest has rustls
+            // without a default crypto provider and its client constructor
+            // panics unless one is installed; a second install is a no-op.
+            let _ = rustls::crypto::ring::default_provider().install_default();
             let transport = StreamableHttpClientTransport::from_config(config);
             ().serve(transport).await.map_err(protocol)
         }
