@@ -209,13 +209,22 @@ impl Drop for Reap {
 }
 
 fn raw_post(port: u16, auth: Option<&str>) -> String {
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    raw_post_body(
+        port,
+        auth,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        "",
+    )
+}
+
+/// One HTTP POST to /mcp; `extra` is more header lines, each ending in \r\n.
+fn raw_post_body(port: u16, auth: Option<&str>, body: &str, extra: &str) -> String {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let auth = auth.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
     write!(
         stream,
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\n\
+         Accept: application/json, text/event-stream\r\n{auth}{extra}Content-Length: {}\r\n\
          Connection: close\r\n\r\n{body}",
         body.len()
     )
@@ -241,6 +250,27 @@ fn python_sdk_over_streamable_http_with_a_bearer_token() {
     assert!(unauthorized.starts_with("HTTP/1.1 401"), "{unauthorized}");
     let wrong = raw_post(port, Some("nope"));
     assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+
+    // The 2026-07-28 opener gets method-not-found, as over stdio.
+    let probe = raw_post_body(
+        port,
+        Some("t0ken-for-tests"),
+        r#"{"jsonrpc":"2.0","id":"d1","method":"server/discover","params":{}}"#,
+        "MCP-Protocol-Version: 2026-07-28\r\n",
+    );
+    assert!(probe.starts_with("HTTP/1.1 200"), "{probe}");
+    assert!(
+        probe.contains(r#""id":"d1""#) && probe.contains("-32601"),
+        "{probe}"
+    );
+    // Without the token even the probe is refused.
+    let probe = raw_post_body(
+        port,
+        None,
+        r#"{"jsonrpc":"2.0","id":"d1","method":"server/discover"}"#,
+        "",
+    );
+    assert!(probe.starts_with("HTTP/1.1 401"), "{probe}");
 
     let url = format!("http://{addr}/mcp");
     let report = py(&["http", &url, "--token", "t0ken-for-tests"]);

@@ -381,7 +381,11 @@ impl Workspace {
         if !opened.is_file() {
             return Err(WorkspaceError::NotAFile { path: user });
         }
-        let mut bytes = Vec::new();
+        // Room for the whole file and one byte more, so a file that has
+        // not grown since the `fstat` is read in two `read` calls (the
+        // second sees EOF) instead of doubling up from 32 bytes.
+        let expected = opened.len().min(max.unwrap_or(u64::MAX)).saturating_add(1);
+        let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
         match max {
             Some(max) => {
                 if opened.len() > max {

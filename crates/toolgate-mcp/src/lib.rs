@@ -44,5 +44,6 @@ mod add_server;
 mod client;
 mod config;
 mod error;
+mod http_guard;
 mod names;
 mod server;

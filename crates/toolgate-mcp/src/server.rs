@@ -19,6 +19,7 @@ use toolgate_core::{RegisteredTool, ToolCall};
 use toolgate_engine::{Approval, ApprovalRequest, Approver, ExecutionEngine};
 
 use crate::error::Error;
+use crate::http_guard;
 
 /// The newest protocol revision we speak: the last one with the
 /// `initialize` handshake, which every current peer negotiates.
@@ -46,8 +47,9 @@ tokio::task_local! {
 ///
 /// Protocol versions up to 2025-11-25 with the `initialize` handshake. A
 /// `server/discover` probe (the 2026-07-28 opener that the Python SDK 2.x
-/// tries first) is answered with JSON-RPC -32601 and the connection stays
-/// open, so the client falls back to `initialize`.
+/// tries first) is answered with JSON-RPC -32601, over stdio by the
+/// handler and over HTTP before rmcp sees it, and the connection stays open,
+/// so the client falls back to `initialize`.
 #[derive(Clone)]
 pub struct McpServer {
     engine: Arc<ExecutionEngine>,
@@ -97,7 +99,7 @@ impl McpServer {
     /// Serves one client on stdin/stdout until it disconnects.
     pub async fn serve_stdio(self) -> Result<(), Error> {
         let running = self
-            .serve(rmcp::transport::stdio())
+            .serve(stdio_transport())
             .await
             .map_err(|e| Error::Serve {
                 what: "the stdio handshake failed".to_owned(),
@@ -145,31 +147,15 @@ impl McpServer {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let token = token.map(Arc::new);
-        let router =
-            axum::Router::new()
-                .nest_service("/mcp", service)
-                .layer(axum::middleware::from_fn(
-                    move |request: axum::extract::Request, next: axum::middleware::Next| {
-                        let token = token.clone();
-                        async move {
-                            if let Some(token) = token {
-                                let expected = format!("Bearer {token}");
-                                let given = request
-                                    .headers()
-                                    .get(axum::http::header::AUTHORIZATION)
-                                    .and_then(|v| v.to_str().ok());
-                                if given != Some(expected.as_str()) {
-                                    return axum::response::IntoResponse::into_response((
-                                        axum::http::StatusCode::UNAUTHORIZED,
-                                        "missing or wrong bearer token\n",
-                                    ));
-                                }
-                            }
-                            next.run(request).await
-                        }
-                    },
-                ));
+        let mut router = axum::Router::new()
+            .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn(http_guard::answer_discover));
+        if let Some(token) = token.map(Arc::new) {
+            // Outermost: nothing is read before the token is checked.
+            router = router.layer(axum::middleware::from_fn(move |request, next| {
+                http_guard::require_token(Arc::clone(&token), request, next)
+            }));
+        }
         axum::serve(listener, router)
             .with_graceful_shutdown(shutdown)
             .await
@@ -178,6 +164,40 @@ impl McpServer {
                 source: Box::new(e),
             })
     }
+}
+
+type BoxedRead = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+type BoxedWrite = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+
+/// stdin and stdout for the stdio transport. When they are pipes (as when an
+/// MCP client spawns us) they are read and written as non-blocking pipes on
+/// the runtime's reactor; tokio's `stdin()`/`stdout()` instead hand every
+/// read and write to the blocking thread pool, a thread hop each way per
+/// message that dominates a small call. Anything else (a terminal, a file)
+/// falls back to tokio's handles.
+fn stdio_transport() -> (BoxedRead, BoxedWrite) {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+
+    let read: BoxedRead = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .and_then(|fd| pipe::Receiver::from_file(std::fs::File::from(fd)).ok())
+        .map_or_else(
+            || Box::new(tokio::io::stdin()) as BoxedRead,
+            |r| Box::new(r),
+        );
+    let write: BoxedWrite = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .and_then(|fd| pipe::Sender::from_file(std::fs::File::from(fd)).ok())
+        .map_or_else(
+            || Box::new(tokio::io::stdout()) as BoxedWrite,
+            |w| Box::new(w),
+        );
+    (read, write)
 }
 
 /// The MCP form of a tool: name, description, schema, annotations.

@@ -164,11 +164,6 @@ fn read_file(workspace: &Workspace, max: u64, args: &ReadFileArgs) -> Result<Too
     let path = workspace.resolve(&args.path).map_err(|e| describe(&e))?;
     let display = workspace.display(&path);
     let paged = args.offset.is_some() || args.limit.is_some();
-    if workspace.metadata(&path).is_ok_and(|m| m.is_dir()) {
-        return Err(format!(
-            "`{display}` is a directory; use list_files to see what it holds"
-        ));
-    }
     let cap = if paged {
         max.saturating_mul(PAGED_READ_FACTOR)
     } else {
@@ -183,6 +178,11 @@ fn read_file(workspace: &Workspace, max: u64, args: &ReadFileArgs) -> Result<Too
                 human_size(size),
                 human_size(max)
             ),
+            WorkspaceError::NotAFile { .. }
+                if workspace.metadata(&path).is_ok_and(|m| m.is_dir()) =>
+            {
+                format!("`{display}` is a directory; use list_files to see what it holds")
+            }
             other => describe(&other),
         })?;
     let size = bytes.len();

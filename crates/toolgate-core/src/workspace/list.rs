@@ -152,7 +152,7 @@ impl Workspace {
 }
 
 /// Opens the directory a lookup ended on.
-fn open_located_dir(located: Located, user: &str) -> Result<Dir, WorkspaceError> {
+fn open_located_dir(located: Located<'_>, user: &str) -> Result<Dir, WorkspaceError> {
     match (&located.name, &located.meta) {
         (_, None) => Err(WorkspaceError::NotFound {
             path: user.to_owned(),
@@ -160,7 +160,7 @@ fn open_located_dir(located: Located, user: &str) -> Result<Dir, WorkspaceError>
         (_, Some(meta)) if !meta.is_dir() => Err(WorkspaceError::NotADirectory {
             path: user.to_owned(),
         }),
-        (None, Some(_)) => Ok(located.parent),
+        (None, Some(_)) => located.parent.into_owned(user),
         (Some(name), Some(_)) => located
             .parent
             .open_dir_nofollow(name)

@@ -86,12 +86,48 @@ impl Lookup {
     };
 }
 
+/// A directory handle a lookup ended in: the workspace's own root handle
+/// (borrowed: most paths live at the top level, and a lookup should not cost
+/// a `dup` and a `close`) or a directory below it that the lookup opened.
+#[derive(Debug)]
+pub(super) enum ParentDir<'w> {
+    /// The root.
+    Root(&'w Dir),
+    /// A directory below the root.
+    Below(Dir),
+}
+
+impl ParentDir<'_> {
+    /// An owned handle (a `dup` of the root's).
+    pub(super) fn into_owned(self, user: &str) -> Result<Dir, WorkspaceError> {
+        match self {
+            Self::Root(dir) => dir.try_clone().map_err(|source| WorkspaceError::Io {
+                action: "open the workspace root for",
+                path: user.to_owned(),
+                source,
+            }),
+            Self::Below(dir) => Ok(dir),
+        }
+    }
+}
+
+impl std::ops::Deref for ParentDir<'_> {
+    type Target = Dir;
+
+    fn deref(&self) -> &Dir {
+        match self {
+            Self::Root(dir) => dir,
+            Self::Below(dir) => dir,
+        }
+    }
+}
+
 /// Where a path physically is.
 #[derive(Debug)]
-pub(super) struct Located {
+pub(super) struct Located<'w> {
     /// The directory that holds `name`, or, when `name` is `None`, the
     /// directory the path resolves to.
-    pub(super) parent: Dir,
+    pub(super) parent: ParentDir<'w>,
     /// The final entry's name; `None` when the path resolves to a directory
     /// we already hold (the root, or a symlink to `.` or `..`).
     pub(super) name: Option<OsString>,
@@ -111,7 +147,7 @@ enum Token {
 
 impl Workspace {
     /// Resolves `p` physically beneath the root; see the module docs.
-    pub(super) fn locate(&self, p: &WsPath, lookup: Lookup) -> Result<Located, WorkspaceError> {
+    pub(super) fn locate(&self, p: &WsPath, lookup: Lookup) -> Result<Located<'_>, WorkspaceError> {
         let user = rel_display(&p.rel);
         let mut pending: VecDeque<Token> = p
             .rel
@@ -135,8 +171,8 @@ impl Workspace {
                 // The path ends on a directory we already hold.
                 let phys = phys_path(&stack, None);
                 let dir = match stack.pop() {
-                    Some((dir, _)) => dir,
-                    None => self.root_handle(&user)?,
+                    Some((dir, _)) => ParentDir::Below(dir),
+                    None => ParentDir::Root(&self.inner.dir),
                 };
                 let meta = dir.dir_metadata().map_err(|source| WorkspaceError::Io {
                     action: "inspect",
@@ -168,8 +204,8 @@ impl Workspace {
                 Err(err) if err.kind() == io::ErrorKind::NotFound => {
                     if is_last {
                         let parent = match stack.pop() {
-                            Some((dir, _)) => dir,
-                            None => self.root_handle(&user)?,
+                            Some((dir, _)) => ParentDir::Below(dir),
+                            None => ParentDir::Root(&self.inner.dir),
                         };
                         return Ok(Located {
                             parent,
@@ -258,8 +294,8 @@ impl Workspace {
 
             if is_last {
                 let parent = match stack.pop() {
-                    Some((dir, _)) => dir,
-                    None => self.root_handle(&user)?,
+                    Some((dir, _)) => ParentDir::Below(dir),
+                    None => ParentDir::Root(&self.inner.dir),
                 };
                 return Ok(Located {
                     parent,
@@ -280,18 +316,6 @@ impl Workspace {
                 .map_err(|err| open_error(err, "open the directory", &user, &here))?;
             stack.push((dir, name));
         }
-    }
-
-    /// A fresh handle on the root directory (callers may consume it).
-    pub(super) fn root_handle(&self, user: &str) -> Result<Dir, WorkspaceError> {
-        self.inner
-            .dir
-            .try_clone()
-            .map_err(|source| WorkspaceError::Io {
-                action: "open the workspace root for",
-                path: user.to_owned(),
-                source,
-            })
     }
 
     fn escape_error(&self, user: &str, link: Option<(PathBuf, PathBuf)>) -> WorkspaceError {
