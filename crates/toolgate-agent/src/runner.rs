@@ -112,6 +112,13 @@ pub enum AgentEvent {
         /// The gate.
         name: String,
     },
+    /// 80 % of the cost budget is spent.
+    BudgetWarning {
+        /// USD spent so far.
+        spent_usd: f64,
+        /// The budget in USD.
+        budget_usd: f64,
+    },
     /// The loop asks for a summary without tools.
     Summary {
         /// Why the loop stopped.
@@ -150,6 +157,8 @@ pub enum Outcome {
     MaxSteps,
     /// The time budget ran out.
     Timeout,
+    /// The cost budget ran out (partial).
+    Budget,
     /// Stopped gracefully by the person (Ctrl-C).
     Interrupted,
     /// The person aborted at a confirmation prompt.
@@ -279,6 +288,7 @@ pub struct AgentRunnerBuilder {
     max_output_chars: usize,
     context_threshold_chars: usize,
     prices: Option<(f64, f64)>,
+    budget_usd: Option<f64>,
     events: Option<EventSink>,
     cancel: Option<watch::Receiver<bool>>,
 }
@@ -335,6 +345,15 @@ impl AgentRunnerBuilder {
         self
     }
 
+    /// Cost budget in USD (needs [`prices`](Self::prices)). At 80 % the
+    /// `budget_warning` hook fires once; once it is spent, the run stops
+    /// after one last call without tools for a summary. By default, none.
+    #[must_use]
+    pub fn budget_usd(mut self, usd: f64) -> Self {
+        self.budget_usd = Some(usd);
+        self
+    }
+
     /// Live events. By default, none.
     #[must_use]
     pub fn events(mut self, sink: EventSink) -> Self {
@@ -362,6 +381,7 @@ impl AgentRunnerBuilder {
             max_output_chars: self.max_output_chars,
             context_threshold_chars: self.context_threshold_chars,
             prices: self.prices,
+            budget_usd: self.budget_usd,
             events: self.events,
             cancel: self.cancel,
         }
@@ -380,6 +400,7 @@ pub struct AgentRunner {
     max_output_chars: usize,
     context_threshold_chars: usize,
     prices: Option<(f64, f64)>,
+    budget_usd: Option<f64>,
     events: Option<EventSink>,
     cancel: Option<watch::Receiver<bool>>,
 }
@@ -427,6 +448,7 @@ impl AgentRunner {
             max_output_chars: 20_000,
             context_threshold_chars: 400_000,
             prices: None,
+            budget_usd: None,
             events: None,
             cancel: None,
         }
@@ -557,9 +579,15 @@ impl AgentRunner {
         let registry = self.engine.registry().clone();
         let names = self.agent.tool_names(&registry);
         let tools = registry.schemas(Some(&names), SchemaFormat::OpenAi);
+        let mut warned = false;
         for step in 1..=self.max_steps {
             if self.cancelled() {
                 return Stop::Summarise(Outcome::Interrupted);
+            }
+            if let (Some(budget), Some(spent)) = (self.budget_usd, report.cost_usd())
+                && spent >= budget
+            {
+                return Stop::Summarise(Outcome::Budget);
             }
             self.compress(messages).await;
             let verdict = self
@@ -608,6 +636,17 @@ impl AgentRunner {
                     json!({"step": step, "content": resp.content, "tool_calls": resp.tool_calls.len()}),
                 )
                 .await;
+            if let (false, Some(budget), Some(spent)) = (warned, self.budget_usd, report.cost_usd())
+                && spent >= 0.8 * budget
+            {
+                warned = true;
+                let payload = json!({"spent_usd": spent, "budget_usd": budget});
+                self.hooks.emit("budget_warning", payload).await;
+                self.emit(&AgentEvent::BudgetWarning {
+                    spent_usd: spent,
+                    budget_usd: budget,
+                });
+            }
             messages.push(Message {
                 role: Role::Assistant,
                 content: resp.content.clone(),
@@ -813,6 +852,7 @@ impl AgentRunner {
     async fn summarise(&self, messages: &mut Vec<Message>, report: &mut RunReport) {
         let reason = match report.outcome {
             Outcome::Timeout => "the time budget ran out",
+            Outcome::Budget => "the cost budget ran out",
             Outcome::Interrupted => "the user interrupted the run",
             _ => "the step budget ran out",
         };

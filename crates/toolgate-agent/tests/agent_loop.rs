@@ -691,3 +691,58 @@ async fn an_unreachable_server_is_retried_then_reported_with_its_url() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_spent_cost_budget_warns_at_80_percent_then_ends_with_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+    // Each tool-call answer costs (10 in + 5 out) tokens at $1M/$2M per
+    // million: 10 + 10 = $20. Budget $50: warned after the second call
+    // ($40 >= $40), stopped before the fourth ($60 >= $50).
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            tool_calls(&[("r1", "read_file", r#"{"path":"a.txt"}"#)]),
+            tool_calls(&[("r2", "read_file", r#"{"path":"a.txt"}"#)]),
+            tool_calls(&[("r3", "read_file", r#"{"path":"a.txt"}"#)]),
+            answer("summary: out of budget"),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let hooks = Arc::new(Recorder::default());
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .prices(1_000_000.0, 2_000_000.0)
+        .budget_usd(50.0)
+        .hooks(hooks.clone())
+        .build()
+        .run("spend", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Budget);
+    assert_eq!(report.final_text, "summary: out of budget");
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 4, "three steps, then the summary");
+    assert!(
+        reqs[3].get("tools").is_none(),
+        "the summary offers no tools"
+    );
+    let events = hooks.events.lock().unwrap().clone();
+    let warnings: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| *e == "budget_warning")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(warnings.len(), 1, "{events:?}");
+    // After the second model call, before the third.
+    let post_calls: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| *e == "post_llm_call")
+        .map(|(i, _)| i)
+        .collect();
+    assert!(
+        post_calls[1] < warnings[0] && warnings[0] < post_calls[2],
+        "{events:?}"
+    );
+}

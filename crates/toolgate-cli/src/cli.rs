@@ -156,6 +156,9 @@ pub(crate) struct RunArgs {
     /// Time budget of the whole run, in seconds.
     #[arg(long, value_name = "SECS")]
     pub(crate) timeout: Option<u64>,
+    /// Cost budget in USD (overrides `llm.budget_usd`; needs the prices).
+    #[arg(long, value_name = "USD")]
+    pub(crate) budget: Option<f64>,
     /// Continue this session (see `toolgate sessions list`).
     #[arg(long, value_name = "ID")]
     pub(crate) session: Option<String>,

@@ -92,6 +92,8 @@ pub(crate) struct LlmSection {
     pub(crate) input_price_per_mtok: Option<f64>,
     /// USD per million output tokens. Default: none.
     pub(crate) output_price_per_mtok: Option<f64>,
+    /// Cost budget of one run in USD; needs the prices. Default: none.
+    pub(crate) budget_usd: Option<f64>,
     /// The session database. Default: `.toolgate/sessions.db` in the workspace.
     pub(crate) sessions_db: Option<PathBuf>,
 }
@@ -109,6 +111,7 @@ impl Default for LlmSection {
             max_tokens: 4096,
             input_price_per_mtok: None,
             output_price_per_mtok: None,
+            budget_usd: None,
             sessions_db: None,
         }
     }

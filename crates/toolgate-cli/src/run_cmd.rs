@@ -232,6 +232,12 @@ async fn run_agent(
                 ));
             }
             AgentEvent::GateFailed { name } => write_err(&format!("  quality gate failed: {name}")),
+            AgentEvent::BudgetWarning {
+                spent_usd,
+                budget_usd,
+            } => write_err(&format!(
+                "  budget warning: ${spent_usd:.4} of ${budget_usd:.4} spent"
+            )),
             AgentEvent::Summary { reason } => {
                 write_err(&format!("\n  stopping: {reason}; asking for a summary"));
             }
@@ -251,11 +257,22 @@ async fn run_agent(
         builder = builder.timeout(Duration::from_secs(t));
     }
     let llm_cfg = &setup.loaded.config.llm;
-    if llm_cfg.input_price_per_mtok.is_some() || llm_cfg.output_price_per_mtok.is_some() {
+    let priced = llm_cfg.input_price_per_mtok.is_some() || llm_cfg.output_price_per_mtok.is_some();
+    if priced {
         builder = builder.prices(
             llm_cfg.input_price_per_mtok.unwrap_or(0.0),
             llm_cfg.output_price_per_mtok.unwrap_or(0.0),
         );
+    }
+    if let Some(budget) = args.budget.or(llm_cfg.budget_usd) {
+        if !priced || !budget.is_finite() || budget <= 0.0 {
+            return Err(config_error(
+                format!("a cost budget of {budget} USD cannot be enforced"),
+                "the budget must be a positive number, and `llm.input_price_per_mtok` / \
+                 `llm.output_price_per_mtok` must be set so the cost can be counted",
+            ));
+        }
+        builder = builder.budget_usd(budget);
     }
     let spinner = !json && io::stderr().is_terminal();
     if spinner {
@@ -315,7 +332,7 @@ fn finish(
     }
     let exit = match report.outcome {
         Outcome::Completed => Exit::Success,
-        Outcome::MaxSteps | Outcome::Interrupted => Exit::Partial,
+        Outcome::MaxSteps | Outcome::Interrupted | Outcome::Budget => Exit::Partial,
         Outcome::Timeout => Exit::Timeout,
         Outcome::Aborted => Exit::Aborted,
         Outcome::AuthFailed => Exit::Auth,

@@ -78,6 +78,7 @@ pub(crate) async fn sessions(setup: &Setup, cmd: SessionsCommand) -> Result<Exit
                 base_url: None,
                 max_steps: None,
                 timeout: None,
+                budget: None,
                 session: Some(id),
                 report: None,
                 report_file: None,

@@ -350,3 +350,38 @@ async fn run_fires_the_configured_lifecycle_hooks_and_feeds_a_failing_quality_ga
         "every hook saw session {session}:\n{events}"
     );
 }
+
+#[tokio::test]
+async fn a_spent_budget_exits_2_after_a_summary_and_a_budget_without_prices_exits_3() {
+    let server = server(vec![
+        tool_call("r1", "read_file", r#"{"path":"a.txt"}"#),
+        tool_call("r2", "read_file", r#"{"path":"a.txt"}"#),
+        answer("Summary: budget spent."),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    std::fs::write(ws.path().join("a.txt"), "x").unwrap();
+    // Each call costs 100 in at $1/M + 10 out at $2/M = $0.00012.
+    let out = ws.run(&["run", "Spend", "--budget", "0.0002"]).await;
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "stdout: {so}\nstderr: {se}");
+    assert!(se.contains("budget warning: $0.0002 of $0.0002"), "{se}");
+    assert!(se.contains("the cost budget ran out"), "{se}");
+    assert!(so.contains("Summary: budget spent."), "{so}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
+
+    let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
+    let unpriced: Vec<&str> = config
+        .lines()
+        .filter(|l| !l.contains("price_per_mtok"))
+        .collect();
+    std::fs::write(ws.path().join("toolgate.yaml"), unpriced.join("\n")).unwrap();
+    let out = ws.run(&["run", "Spend", "--budget", "1"]).await;
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("cannot be enforced"));
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        3,
+        "no model call without a countable budget"
+    );
+}
