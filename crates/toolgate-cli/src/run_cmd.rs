@@ -106,6 +106,80 @@ fn client(setup: &Setup, args: &RunArgs) -> Result<Arc<dyn LlmClient>, CliError>
     })
 }
 
+/// A `⠋ thinking… step 3 · 2.1 s` line on a terminal's stderr while the
+/// model has not answered yet; erased before anything else is printed.
+#[derive(Clone)]
+struct Spinner {
+    state: Option<Arc<std::sync::Mutex<SpinnerState>>>,
+}
+
+struct SpinnerState {
+    label: Option<(String, std::time::Instant)>,
+    drawn: bool,
+}
+
+impl Spinner {
+    /// A spinner that draws only when `enabled`.
+    fn start(enabled: bool) -> Self {
+        if !enabled {
+            return Self { state: None };
+        }
+        let state = Arc::new(std::sync::Mutex::new(SpinnerState {
+            label: None,
+            drawn: false,
+        }));
+        let weak = Arc::downgrade(&state);
+        tokio::spawn(async move {
+            const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+            let mut frame = 0usize;
+            let mut tick = tokio::time::interval(Duration::from_millis(100));
+            loop {
+                tick.tick().await;
+                let Some(state) = weak.upgrade() else { return };
+                let Ok(mut state) = state.lock() else { return };
+                if let Some((label, since)) = &state.label {
+                    let line = format!(
+                        "\r\x1b[K{} thinking… {label} · {:.1} s",
+                        FRAMES[frame % FRAMES.len()],
+                        since.elapsed().as_secs_f64()
+                    );
+                    let mut err = io::stderr().lock();
+                    let _ = err.write_all(line.as_bytes());
+                    let _ = err.flush();
+                    state.drawn = true;
+                    frame += 1;
+                }
+            }
+        });
+        Self { state: Some(state) }
+    }
+
+    fn enabled(&self) -> bool {
+        self.state.is_some()
+    }
+
+    fn show(&self, label: String) {
+        if let Some(state) = &self.state
+            && let Ok(mut state) = state.lock()
+        {
+            state.label = Some((label, std::time::Instant::now()));
+        }
+    }
+
+    fn hide(&self) {
+        if let Some(state) = &self.state
+            && let Ok(mut state) = state.lock()
+        {
+            state.label = None;
+            if std::mem::take(&mut state.drawn) {
+                let mut err = io::stderr().lock();
+                let _ = err.write_all(b"\r\x1b[K");
+                let _ = err.flush();
+            }
+        }
+    }
+}
+
 fn write_out(text: &str) {
     let mut o = io::stdout().lock();
     let _ = o.write_all(text.as_bytes());
@@ -210,12 +284,21 @@ async fn run_agent(
     });
 
     let json = setup.json;
+    let spinner = Spinner::start(!json && io::stderr().is_terminal());
+    let events_spinner = spinner.clone();
     let events = Arc::new(move |e: &AgentEvent| {
         if json {
             if let Ok(line) = serde_json::to_string(e) {
                 write_out(&format!("{line}\n"));
             }
             return;
+        }
+        // Waiting for the model from the start of a step (and of the
+        // summary call) to its first output.
+        match e {
+            AgentEvent::Step { step } => events_spinner.show(format!("step {step}")),
+            AgentEvent::Summary { .. } => events_spinner.show("summary".to_owned()),
+            _ => events_spinner.hide(),
         }
         match e {
             AgentEvent::Text { delta } => write_out(delta),
@@ -274,11 +357,11 @@ async fn run_agent(
         }
         builder = builder.budget_usd(budget);
     }
-    let spinner = !json && io::stderr().is_terminal();
-    if spinner {
-        write_err(&format!("session {session_id} · thinking…"));
+    if spinner.enabled() {
+        write_err(&format!("session {session_id}"));
     }
     let report = builder.build().run(&args.task, history).await;
+    spinner.hide();
     if let Err(e) = store.save_run(&session_id, &report) {
         write_err(&format!("warning: the session was not saved: {e}"));
     }

@@ -385,3 +385,41 @@ async fn a_spent_budget_exits_2_after_a_summary_and_a_budget_without_prices_exit
         "no model call without a countable budget"
     );
 }
+
+/// On a terminal a spinner shows while the model is slow, and is erased
+/// before the answer is printed.
+#[tokio::test]
+async fn a_spinner_shows_on_a_terminal_while_the_model_thinks() {
+    let server = server(vec![
+        answer("Slow answer.").set_delay(Duration::from_millis(700)),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    let bin = env!("CARGO_BIN_EXE_toolgate");
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &format!("{bin} run 'Think'"), "/dev/null"])
+        .current_dir(ws.path())
+        .env("HOME", ws.path().join("home"))
+        .env("TEST_LLM_KEY", "sk-very-secret")
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(Stdio::null());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
+            cmd.env_remove(key);
+        }
+    }
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let tty = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{tty}");
+    let spin = tty
+        .find("thinking… step 1")
+        .unwrap_or_else(|| panic!("{tty}"));
+    let answer = tty.find("Slow answer.").unwrap();
+    let erase = tty[spin..answer].rfind("\r\x1b[K").map(|i| spin + i);
+    assert!(
+        erase.is_some_and(|e| e < answer),
+        "the spinner line is erased before the answer: {tty:?}"
+    );
+}
