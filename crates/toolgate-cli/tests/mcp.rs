@@ -508,6 +508,52 @@ fn server_children_are_gone_after_toolgate_exits() {
     }
 }
 
+/// Even a `kill -9` of toolgate, which closes nothing, takes the MCP
+/// servers with it (`PR_SET_PDEATHSIG`) — also one that would outlive the
+/// end of its stdin: here a shell that sleeps on after its server exits.
+#[test]
+fn server_children_die_with_a_killed_toolgate() {
+    let ws = Ws::new();
+    let pidfile = ws.dir.path().join("server.pid");
+    ws.config(&format!(
+        "mcp:\n  servers:\n    everything:\n      command: /bin/sh\n      args:\n        - -c\n        \
+         - echo $$ > {}; {} stdio; sleep 300\n",
+        pidfile.display(),
+        everything().display()
+    ));
+    let mut serve = ws.cmd(&["mcp", "serve"]);
+    serve
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut toolgate = Reap(serve.spawn().unwrap());
+    let start = Instant::now();
+    let pid: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the server never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(pid_alive(pid));
+    toolgate.0.kill().unwrap(); // SIGKILL
+    toolgate.0.wait().unwrap();
+    let start = Instant::now();
+    while pid_alive(pid) {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "server process {pid} outlived a killed toolgate"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn mcp_add_server_connects_and_persists() {
     let ws = Ws::new();

@@ -231,6 +231,25 @@ impl McpManager {
     }
 }
 
+/// Has the kernel kill the server when the thread that spawned it ends —
+/// also when toolgate is killed with SIGKILL and cannot close its children.
+/// (The thread is the runtime's: the CLI's only thread, or a worker of a
+/// multi-thread runtime, which lives as long as the runtime.)
+#[expect(unsafe_code, reason = "pre_exec runs code between fork and exec")]
+fn die_with_parent(cmd: &mut tokio::process::Command) {
+    // SAFETY: the closure runs in the child between fork and exec; it makes
+    // one async-signal-safe system call and builds an `io::Error` from errno
+    // (no allocation, no locks).
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 fn transport_name(server: &McpServerConfig) -> &'static str {
     if server.url.is_some() {
         "http"
@@ -298,6 +317,7 @@ async fn connect(name: &str, server: &McpServerConfig) -> Result<Client, Error> 
         (Some(command), None) => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(&server.args).envs(&server.env);
+            die_with_parent(&mut cmd);
             let (transport, stderr) = TokioChildProcess::builder(cmd)
                 .stderr(Stdio::piped())
                 .spawn()
