@@ -102,7 +102,8 @@ pub enum AgentEvent {
     },
     /// A tool call went through the gate.
     ToolCall(ToolCallRecord),
-    /// Old tool outputs were elided to keep the context small.
+    /// Old steps were summarised or old tool outputs elided to keep the
+    /// context small.
     ContextCompress {
         /// Characters removed.
         removed_chars: usize,
@@ -330,7 +331,8 @@ impl AgentRunnerBuilder {
         self
     }
 
-    /// Conversation size past which old tool outputs are elided. By
+    /// Conversation size past which old steps are summarised (and, if that
+    /// is not enough, old tool outputs elided). By
     /// default, 400,000 characters (~100k tokens).
     #[must_use]
     pub fn context_threshold_chars(mut self, n: usize) -> Self {
@@ -519,18 +521,21 @@ impl AgentRunner {
         report
     }
 
+    /// One model call, its usage recorded for `step`. With `quiet`, the
+    /// streamed text is not shown (a summary of old steps is not an answer).
     async fn call_model(
         &self,
         messages: &[Message],
         tools: Vec<Value>,
         step: u32,
+        quiet: bool,
         report: &mut RunReport,
     ) -> Result<crate::llm::LlmResponse, LlmError> {
         let request = LlmRequest {
             messages: messages.to_vec(),
             tools,
         };
-        let events = self.events.clone();
+        let events = if quiet { None } else { self.events.clone() };
         let sink = move |t: &str| {
             if let Some(s) = &events {
                 s(&AgentEvent::Text {
@@ -589,7 +594,7 @@ impl AgentRunner {
             {
                 return Stop::Summarise(Outcome::Budget);
             }
-            self.compress(messages).await;
+            self.compress(messages, step, report).await;
             let verdict = self
                 .hooks
                 .emit(
@@ -608,7 +613,7 @@ impl AgentRunner {
             }
             self.emit(&AgentEvent::Step { step });
             report.steps = step;
-            let call = self.call_model(messages, tools.clone(), step, report);
+            let call = self.call_model(messages, tools.clone(), step, false, report);
             let mut cancel = self.cancel.clone();
             let cancelled = async move {
                 match &mut cancel {
@@ -819,33 +824,119 @@ impl AgentRunner {
 
     /// Elides old tool outputs once the conversation passes the threshold,
     /// keeping the last four tool results intact.
-    async fn compress(&self, messages: &mut [Message]) {
-        let total: usize = messages.iter().map(|m| m.content.len()).sum();
+    /// Keeps the conversation under the context threshold: first the model
+    /// summarises the completed old steps (everything between the task and
+    /// the latest step, never splitting a step from its tool results) into
+    /// one message; if that is not possible or not enough, old tool outputs
+    /// beyond the last four are elided.
+    async fn compress(&self, messages: &mut Vec<Message>, step: u32, report: &mut RunReport) {
+        let size = |m: &[Message]| m.iter().map(|m| m.content.len()).sum::<usize>();
+        let total = size(messages);
         if total <= self.context_threshold_chars {
             return;
         }
-        let tool_idx: Vec<usize> = messages
+        let mut summarised = 0;
+        // The task is the first message after the system prompt; the latest
+        // step starts at the last assistant message.
+        let start = messages
             .iter()
-            .enumerate()
-            .filter(|(_, m)| m.role == Role::Tool)
-            .map(|(i, _)| i)
-            .collect();
-        let mut removed = 0;
-        for &i in tool_idx.iter().rev().skip(4) {
-            let m = &mut messages[i];
-            if m.content.len() > 200 {
-                removed += m.content.len();
-                let head: String = m.content.chars().take(120).collect();
-                m.content = format!("{head}\n[older output elided to save context]");
+            .position(|m| m.role != Role::System)
+            .map_or(messages.len(), |i| i + 1);
+        let end = messages
+            .iter()
+            .rposition(|m| m.role == Role::Assistant)
+            .unwrap_or(0);
+        if end > start
+            && let Some(summary) = self
+                .summarise_steps(&messages[start..end], step, report)
+                .await
+        {
+            summarised = end - start;
+            messages.splice(
+                start..end,
+                [Message::text(
+                    Role::User,
+                    format!("[Summary of the earlier steps of this run]\n{summary}"),
+                )],
+            );
+        }
+        let mut elided = 0;
+        if size(messages) > self.context_threshold_chars {
+            let tool_idx: Vec<usize> = messages
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.role == Role::Tool)
+                .map(|(i, _)| i)
+                .collect();
+            for &i in tool_idx.iter().rev().skip(4) {
+                let m = &mut messages[i];
+                if m.content.len() > 200 {
+                    elided += m.content.len();
+                    let head: String = m.content.chars().take(120).collect();
+                    m.content = format!("{head}\n[older output elided to save context]");
+                }
             }
         }
-        if removed > 0 {
+        let removed = total.saturating_sub(size(messages));
+        if summarised > 0 || elided > 0 {
             self.hooks
-                .emit("context_compress", json!({"removed_chars": removed}))
+                .emit(
+                    "context_compress",
+                    json!({"removed_chars": removed, "summarised_messages": summarised}),
+                )
                 .await;
             self.emit(&AgentEvent::ContextCompress {
                 removed_chars: removed,
             });
+        }
+    }
+
+    /// Asks the model, without tools, for a summary of `old` steps. `None`
+    /// when the call fails or comes back empty (the caller then elides).
+    async fn summarise_steps(
+        &self,
+        old: &[Message],
+        step: u32,
+        report: &mut RunReport,
+    ) -> Option<String> {
+        let mut transcript = String::new();
+        for m in old {
+            let role = match m.role {
+                Role::System => "system",
+                Role::User => "user",
+                Role::Assistant => "assistant",
+                Role::Tool => "tool result",
+            };
+            let _ = writeln!(
+                transcript,
+                "[{role}] {}",
+                truncate_head_tail(&m.content, 4_000)
+            );
+            for call in &m.tool_calls {
+                let _ = writeln!(
+                    transcript,
+                    "[tool call] {}({})",
+                    call.name,
+                    truncate_head_tail(&call.arguments, 1_000)
+                );
+            }
+        }
+        let request = vec![
+            Message::text(
+                Role::System,
+                "You compress the transcript of an agent's earlier steps so that it can go on \
+                 working. Keep every fact it will need: files read or changed and what was \
+                 found in them, decisions, errors, what is left to do. Be concise.",
+            ),
+            Message::text(
+                Role::User,
+                format!("Summarise these earlier steps:\n\n{transcript}"),
+            ),
+        ];
+        let call = self.call_model(&request, Vec::new(), step, true, report);
+        match tokio::time::timeout(Duration::from_secs(120), call).await {
+            Ok(Ok(resp)) if !resp.content.trim().is_empty() => Some(resp.content),
+            _ => None,
         }
     }
 
@@ -866,7 +957,7 @@ impl AgentRunner {
                  and the state the workspace is in."
             ),
         ));
-        let call = self.call_model(messages, Vec::new(), 0, report);
+        let call = self.call_model(messages, Vec::new(), 0, false, report);
         let resp = tokio::time::timeout(Duration::from_secs(60), call).await;
         match resp {
             Ok(Ok(r)) => {

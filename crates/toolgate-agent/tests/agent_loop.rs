@@ -746,3 +746,72 @@ async fn a_spent_cost_budget_warns_at_80_percent_then_ends_with_a_summary() {
         "{events:?}"
     );
 }
+
+#[tokio::test]
+async fn completed_old_steps_are_summarised_by_the_model_past_the_context_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.txt"), "x".repeat(3000)).unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            tool_calls(&[("c1", "read_file", r#"{"path":"big.txt"}"#)]),
+            tool_calls(&[("c2", "read_file", r#"{"path":"big.txt"}"#)]),
+            answer("SUMMARY: step 1 read big.txt (3000 x)."),
+            answer("done"),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let hooks = Arc::new(Recorder::default());
+    let texts = Arc::new(std::sync::Mutex::new(String::new()));
+    let sink_texts = texts.clone();
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .hooks(hooks.clone())
+        .context_threshold_chars(5000)
+        .events(Arc::new(move |e: &toolgate_agent::AgentEvent| {
+            if let toolgate_agent::AgentEvent::Text { delta } = e {
+                sink_texts.lock().unwrap().push_str(delta);
+            }
+        }))
+        .build()
+        .run("read big.txt twice", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert_eq!(report.final_text, "done");
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 4);
+    // The third request is the summary: no tools, the old step's transcript.
+    assert!(reqs[2].get("tools").is_none());
+    let asked = reqs[2]["messages"][1]["content"].as_str().unwrap();
+    assert!(asked.contains("[tool call] read_file"), "{asked}");
+    // The fourth carries the summary in place of step 1, and step 2 whole.
+    let m = reqs[3]["messages"].as_array().unwrap();
+    let contents: Vec<&str> = m
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or(""))
+        .collect();
+    assert!(
+        contents
+            .iter()
+            .any(|c| c.contains("SUMMARY: step 1 read big.txt")),
+        "{contents:?}"
+    );
+    let tool_results: Vec<&Value> = m.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(tool_results.len(), 1, "only step 2's result is left");
+    assert_eq!(tool_results[0]["tool_call_id"], "c2");
+    assert_eq!(tool_results[0]["content"].as_str().unwrap().len(), 3000);
+    assert!(
+        hooks
+            .events
+            .lock()
+            .unwrap()
+            .contains(&"context_compress".to_owned())
+    );
+    // The summary is not shown as the model's answer; the answer is.
+    let shown = texts.lock().unwrap().clone();
+    assert!(
+        shown.contains("done") && !shown.contains("SUMMARY"),
+        "{shown}"
+    );
+    assert_eq!(report.step_usage.len(), 4, "the summary call is counted");
+}
