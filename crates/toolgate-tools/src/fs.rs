@@ -143,48 +143,71 @@ impl TypedTool for ReadFile {
         // about half of a whole MCP round trip for a 2 KiB file). The stat
         // that decides it is one syscall; bigger files still go to the pool
         // so a slow read never stalls the async workers.
-        let small = self
-            .workspace
-            .resolve(&args.path)
-            .ok()
-            .and_then(|path| self.workspace.metadata(&path).ok())
-            .is_some_and(|m| m.is_file() && m.len() <= INLINE_READ_MAX);
-        if small {
-            return read_file(&self.workspace, max, &args).unwrap_or_else(ToolResult::failure);
+        if let Some(done) = read_file(&self.workspace, max, &args, Some(INLINE_READ_MAX)) {
+            return done.unwrap_or_else(ToolResult::failure);
         }
         let workspace = self.workspace.clone();
-        blocking(move || read_file(&workspace, max, &args))
+        blocking(move || read_file(&workspace, max, &args, None).unwrap_or_else(not_attempted))
             .await
             .and_then(|result| result)
             .unwrap_or_else(ToolResult::failure)
     }
 }
 
-fn read_file(workspace: &Workspace, max: u64, args: &ReadFileArgs) -> Result<ToolResult, String> {
-    let path = workspace.resolve(&args.path).map_err(|e| describe(&e))?;
-    let display = workspace.display(&path);
+/// Never reached: without an inline limit `read_file` always answers.
+fn not_attempted() -> Result<ToolResult, String> {
+    Err("internal error: the read was not attempted".to_owned())
+}
+
+/// Reads and formats. With `inline`, reads only files up to that size and
+/// returns `None` for a bigger one (the caller then reads it on the
+/// blocking pool), so a small file costs no extra `stat` to decide.
+fn read_file(
+    workspace: &Workspace,
+    max: u64,
+    args: &ReadFileArgs,
+    inline: Option<u64>,
+) -> Option<Result<ToolResult, String>> {
+    let path = match workspace.resolve(&args.path) {
+        Ok(path) => path,
+        Err(e) => return Some(Err(describe(&e))),
+    };
     let paged = args.offset.is_some() || args.limit.is_some();
     let cap = if paged {
         max.saturating_mul(PAGED_READ_FACTOR)
     } else {
         max
     };
-    let bytes = workspace
-        .read_limited(&path, cap)
-        .map_err(|error| match error {
-            WorkspaceError::TooLarge { size, .. } if !paged => format!(
-                "`{display}` is {} ({size} bytes), over the {} limit for reading a file whole; \
+    let bytes = match workspace.read_limited(&path, inline.map_or(cap, |i| i.min(cap))) {
+        Err(WorkspaceError::TooLarge { size, .. }) if inline.is_some() && size <= cap => {
+            return None;
+        }
+        other => other,
+    };
+    Some(format_read(workspace, &path, max, args, paged, bytes))
+}
+
+fn format_read(
+    workspace: &Workspace,
+    path: &WsPath,
+    max: u64,
+    args: &ReadFileArgs,
+    paged: bool,
+    bytes: Result<Vec<u8>, WorkspaceError>,
+) -> Result<ToolResult, String> {
+    let display = workspace.display(path);
+    let bytes = bytes.map_err(|error| match error {
+        WorkspaceError::TooLarge { size, .. } if !paged => format!(
+            "`{display}` is {} ({size} bytes), over the {} limit for reading a file whole; \
              read it in pages with offset and limit, e.g. offset=1 limit={DEFAULT_PAGE_LINES}",
-                human_size(size),
-                human_size(max)
-            ),
-            WorkspaceError::NotAFile { .. }
-                if workspace.metadata(&path).is_ok_and(|m| m.is_dir()) =>
-            {
-                format!("`{display}` is a directory; use list_files to see what it holds")
-            }
-            other => describe(&other),
-        })?;
+            human_size(size),
+            human_size(max)
+        ),
+        WorkspaceError::NotAFile { .. } if workspace.metadata(path).is_ok_and(|m| m.is_dir()) => {
+            format!("`{display}` is a directory; use list_files to see what it holds")
+        }
+        other => describe(&other),
+    })?;
     let size = bytes.len();
     let text = decode_text(&display, bytes)?;
     if !paged {
