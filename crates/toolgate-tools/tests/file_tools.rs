@@ -461,3 +461,23 @@ async fn apply_patch_cases() {
     assert!(!f.outside().join("escape.txt").exists());
     assert_eq!(f.get("docs/new.md"), b"# New\n");
 }
+
+/// Files under 64 KiB are read inline; bigger ones (whole, or paged) go to
+/// the blocking pool. Both paths return the same text.
+#[tokio::test]
+async fn read_file_over_the_inline_size_is_read_whole_and_paged() {
+    let f = Fixture::with(BuiltinOptions::default());
+    let line = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n";
+    let big = line.repeat(2048); // 128 KiB
+    f.put("big.txt", big.as_str());
+    f.put("small.txt", line);
+    assert_eq!(f.ok("read_file", json!({"path": "big.txt"})).await, big);
+    assert_eq!(f.ok("read_file", json!({"path": "small.txt"})).await, line);
+    let page = f
+        .ok(
+            "read_file",
+            json!({"path": "big.txt", "offset": 2048, "limit": 1}),
+        )
+        .await;
+    assert!(page.starts_with("  2048\t0123456789abcdef"), "{page}");
+}
