@@ -452,6 +452,14 @@ fn openai_usage(v: &Value) -> Option<Usage> {
     })
 }
 
+/// Whether the server answered with server-sent events (a stream).
+fn is_event_stream(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("event-stream"))
+}
+
 #[async_trait]
 impl LlmClient for OpenAiClient {
     async fn complete(
@@ -472,11 +480,7 @@ impl LlmClient for OpenAiClient {
             &self.body(request),
         )
         .await?;
-        let is_sse = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.contains("event-stream"));
+        let is_sse = is_event_stream(&resp);
         if !is_sse {
             let v: Value = resp
                 .json()
@@ -672,11 +676,7 @@ impl LlmClient for AnthropicClient {
             &self.body(request),
         )
         .await?;
-        let is_sse = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.contains("event-stream"));
+        let is_sse = is_event_stream(&resp);
         let mut out = LlmResponse::default();
         let mut usage = Usage::default();
         if !is_sse {

@@ -224,29 +224,43 @@ pub(crate) async fn run_task(setup: &Setup, args: RunArgs) -> Result<Exit, CliEr
     };
     let (registry, mcp) = setup.registry_with_mcp().await?;
     let agent = agent.with_extra_tools(mcp.tool_names());
-    let result = run_agent(
-        setup, &args, llm, agent, mode, registry, store, session_id, history,
-    )
-    .await;
+    let run = Prepared {
+        llm,
+        agent,
+        mode,
+        store,
+        session_id,
+        history,
+    };
+    let result = run_agent(setup, &args, run, registry).await;
     mcp.shutdown().await;
     result
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the pieces run_task prepared, each used once"
-)]
-async fn run_agent(
-    setup: &Setup,
-    args: &RunArgs,
+/// What `run_task` resolved before the MCP servers started.
+struct Prepared {
     llm: Arc<dyn LlmClient>,
     agent: AgentDef,
     mode: ConfirmationMode,
-    registry: Arc<Registry>,
-    mut store: SessionStore,
+    store: SessionStore,
     session_id: String,
     history: Vec<Message>,
+}
+
+async fn run_agent(
+    setup: &Setup,
+    args: &RunArgs,
+    run: Prepared,
+    registry: Arc<Registry>,
 ) -> Result<Exit, CliError> {
+    let Prepared {
+        llm,
+        agent,
+        mode,
+        mut store,
+        session_id,
+        history,
+    } = run;
     let approver: Arc<dyn Approver> = match mode {
         ConfirmationMode::Yolo => Arc::new(HeadlessApprover::default()),
         _ => match PromptApprover::terminal() {

@@ -475,16 +475,35 @@ fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// Configures `everything` behind `sh -c 'echo $$ > PIDFILE; SCRIPT'`
+/// (`{server}` in `script` is the server command) and returns PIDFILE.
+fn pid_recording_server(ws: &Ws, script: &str) -> PathBuf {
+    let pidfile = ws.dir.path().join("server.pid");
+    let script = script.replace("{server}", &everything().display().to_string());
+    ws.config(&format!(
+        "mcp:\n  servers:\n    everything:\n      command: /bin/sh\n      args:\n        - -c\n        \
+         - echo $$ > {}; {script}\n",
+        pidfile.display(),
+    ));
+    pidfile
+}
+
+/// Waits up to five seconds for `pid` to be gone.
+fn assert_dies(pid: u32, what: &str) {
+    let start = Instant::now();
+    while pid_alive(pid) {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "server process {pid} outlived {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn server_children_are_gone_after_toolgate_exits() {
     let ws = Ws::new();
-    let pidfile = ws.dir.path().join("server.pid");
-    ws.config(&format!(
-        "mcp:\n  servers:\n    everything:\n      command: /bin/sh\n      args:\n        - -c\n        \
-         - echo $$ > {}; exec {} stdio\n",
-        pidfile.display(),
-        everything().display()
-    ));
+    let pidfile = pid_recording_server(&ws, "exec {server} stdio");
     let echo = ws.run(&[
         "call",
         "mcp_everything_echo",
@@ -498,14 +517,7 @@ fn server_children_are_gone_after_toolgate_exits() {
         .trim()
         .parse()
         .unwrap();
-    let start = Instant::now();
-    while pid_alive(pid) {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "server process {pid} outlived toolgate"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert_dies(pid, "toolgate");
 }
 
 /// Even a `kill -9` of toolgate, which closes nothing, takes the MCP
@@ -514,13 +526,7 @@ fn server_children_are_gone_after_toolgate_exits() {
 #[test]
 fn server_children_die_with_a_killed_toolgate() {
     let ws = Ws::new();
-    let pidfile = ws.dir.path().join("server.pid");
-    ws.config(&format!(
-        "mcp:\n  servers:\n    everything:\n      command: /bin/sh\n      args:\n        - -c\n        \
-         - echo $$ > {}; {} stdio; sleep 300\n",
-        pidfile.display(),
-        everything().display()
-    ));
+    let pidfile = pid_recording_server(&ws, "{server} stdio; sleep 300");
     let mut serve = ws.cmd(&["mcp", "serve"]);
     serve
         .stdin(Stdio::piped())
@@ -544,14 +550,7 @@ fn server_children_die_with_a_killed_toolgate() {
     assert!(pid_alive(pid));
     toolgate.0.kill().unwrap(); // SIGKILL
     toolgate.0.wait().unwrap();
-    let start = Instant::now();
-    while pid_alive(pid) {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "server process {pid} outlived a killed toolgate"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert_dies(pid, "a killed toolgate");
 }
 
 #[test]

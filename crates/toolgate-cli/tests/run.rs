@@ -82,9 +82,16 @@ impl Ws {
     }
 
     async fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-        cmd.args(args)
-            .current_dir(self.path())
+        let mut cmd = self.command(env!("CARGO_BIN_EXE_toolgate"));
+        cmd.args(args);
+        output(cmd).await
+    }
+
+    /// `program` in the workspace with a clean environment: our HOME, the
+    /// test key, no `TOOLGATE_*` or `RUST_LOG` from the caller.
+    fn command(&self, program: &str) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(self.path())
             .env("HOME", self.path().join("home"))
             .env("TEST_LLM_KEY", "sk-very-secret")
             .env_remove("XDG_CONFIG_HOME")
@@ -94,10 +101,14 @@ impl Ws {
                 cmd.env_remove(key);
             }
         }
-        tokio::task::spawn_blocking(move || cmd.output().unwrap())
-            .await
-            .unwrap()
+        cmd
     }
+}
+
+async fn output(mut cmd: Command) -> Output {
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
 }
 
 fn text(b: &[u8]) -> String {
@@ -396,21 +407,9 @@ async fn a_spinner_shows_on_a_terminal_while_the_model_thinks() {
     .await;
     let ws = Ws::new(&server);
     let bin = env!("CARGO_BIN_EXE_toolgate");
-    let mut cmd = Command::new("script");
-    cmd.args(["-qec", &format!("{bin} run 'Think'"), "/dev/null"])
-        .current_dir(ws.path())
-        .env("HOME", ws.path().join("home"))
-        .env("TEST_LLM_KEY", "sk-very-secret")
-        .env_remove("XDG_CONFIG_HOME")
-        .stdin(Stdio::null());
-    for (key, _) in std::env::vars() {
-        if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
-    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
+    let mut cmd = ws.command("script");
+    cmd.args(["-qec", &format!("{bin} run 'Think'"), "/dev/null"]);
+    let out = output(cmd).await;
     let tty = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{tty}");
     let spin = tty
