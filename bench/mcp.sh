@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # MCP server benchmark: `toolgate mcp serve` vs the reference Node
 # `@modelcontextprotocol/server-filesystem`, on the same directory, driven by
-# the same Rust client (bench/mcp_driver.rs, over rmcp), in the same run.
+# the same Rust client (bench/mcp_driver.rs), in the same run.
 #
 #   bench/mcp.sh [CALLS] [RUNS]      (peers from .ci/run, or $TOOLGATE_MCP_PEERS)
+#   MCP_CLIENT=rmcp bench/mcp.sh     (drive both through rmcp's client instead
+#                                     of the lean one; see bench/mcp_driver.rs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CALLS=${1:-5000}
+CLIENT=${MCP_CLIENT:-lean}
 RUNS=${2:-15}
 PEERS=${TOOLGATE_MCP_PEERS:-$PWD/.ci}
 NODE_FS="$PEERS/node/node_modules/.bin/mcp-server-filesystem"
@@ -23,12 +26,12 @@ mkdir -p "$DIR/ws" "$DIR/home"
 # A small source-like file (2 KiB).
 for i in $(seq 1 64); do echo "line $i: fn main() { println!(\"hello\"); }"; done > "$DIR/ws/hello.txt"
 
-echo "toolgate mcp serve ($CALLS read_file calls, $RUNS cold starts)" >&2
-TG=$(env -u TOOLGATE_CONFIG HOME="$DIR/home" "$DRIVER" --tool read_file --args '{"path":"hello.txt"}' \
+echo "toolgate mcp serve ($CALLS read_file calls, $RUNS cold starts, $CLIENT client)" >&2
+TG=$(env -u TOOLGATE_CONFIG HOME="$DIR/home" "$DRIVER" --tool read_file --args '{"path":"hello.txt"}' --client "$CLIENT" \
   --calls "$CALLS" --runs "$RUNS" -- "$TOOLGATE" --workspace "$DIR/ws" mcp serve)
 echo "  $TG" >&2
 echo "server-filesystem (Node $(node --version)) ($CALLS read_text_file calls)" >&2
-NODE=$("$DRIVER" --tool read_text_file --args "{\"path\":\"$DIR/ws/hello.txt\"}" \
+NODE=$("$DRIVER" --tool read_text_file --args "{\"path\":\"$DIR/ws/hello.txt\"}" --client "$CLIENT" \
   --calls "$CALLS" --runs "$RUNS" -- "$NODE_FS" "$DIR/ws")
 echo "  $NODE" >&2
 
