@@ -285,7 +285,18 @@ impl Workspace {
         if let Some(pattern) = self.inner.sensitive.matches(&p.rel) {
             return Some(pattern);
         }
+        self.resolves_sensitive(p)
+    }
+
+    /// The first sensitive-file pattern that the path `p` resolves to
+    /// matches, when that differs from `p` as written (a symlink on the
+    /// way). For callers that have already judged `p` as written, with
+    /// [`sensitive_refusal`](Self::sensitive_refusal).
+    pub fn resolves_sensitive(&self, p: &WsPath) -> Option<&str> {
         let located = self.locate(p, Lookup::READ).ok()?;
+        if located.phys == p.rel {
+            return None;
+        }
         self.inner.sensitive.matches(&located.phys)
     }
 
@@ -337,7 +348,9 @@ impl Workspace {
         let user = self.display(p);
         self.check_sensitive(p, None)?;
         let located = self.locate(p, Lookup::READ)?;
-        self.check_sensitive(p, Some(&located.phys))?;
+        if located.phys != p.rel {
+            self.check_sensitive(p, Some(&located.phys))?;
+        }
         let (Some(name), Some(meta)) = (&located.name, &located.meta) else {
             return Err(match located.meta {
                 None => WorkspaceError::NotFound { path: user },

@@ -528,7 +528,7 @@ fn refusal(set: &Workspace, root: &Path, path: &str) -> Option<String> {
         return Some(pattern.to_owned());
     }
     let ws = set.resolve(&rel.to_string_lossy()).ok()?;
-    set.is_sensitive(&ws).map(str::to_owned)
+    set.resolves_sensitive(&ws).map(str::to_owned)
 }
 
 /// The ways a word can name a path: itself, and the value of `--opt=VALUE`.

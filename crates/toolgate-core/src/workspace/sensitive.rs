@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::WorkspaceError;
 
@@ -116,7 +116,13 @@ impl SensitiveSet {
         if rel.as_os_str().is_empty() {
             return None;
         }
-        let first = self.set.matches(rel).into_iter().min()?;
+        // Almost every path matches nothing: answer that with the cheaper
+        // `is_match`, and only look for the first pattern on a hit.
+        let candidate = Candidate::new(rel);
+        if !self.set.is_match_candidate(&candidate) {
+            return None;
+        }
+        let first = self.set.matches_candidate(&candidate).into_iter().min()?;
         let index = *self.origin.get(first)?;
         self.patterns.get(index).map(String::as_str)
     }
