@@ -47,3 +47,4 @@ mod error;
 mod http_guard;
 mod names;
 mod server;
+mod stdio;

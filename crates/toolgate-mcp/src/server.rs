@@ -20,6 +20,7 @@ use toolgate_engine::{Approval, ApprovalRequest, Approver, ExecutionEngine};
 
 use crate::error::Error;
 use crate::http_guard;
+use crate::stdio::LineTransport;
 
 /// The newest protocol revision we speak: the last one with the
 /// `initialize` handshake, which every current peer negotiates.
@@ -174,8 +175,8 @@ type BoxedWrite = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
 /// the runtime's reactor; tokio's `stdin()`/`stdout()` instead hand every
 /// read and write to the blocking thread pool, a thread hop each way per
 /// message that dominates a small call. Anything else (a terminal, a file)
-/// falls back to tokio's handles.
-fn stdio_transport() -> (BoxedRead, BoxedWrite) {
+/// falls back to tokio's handles. Framed by our [`LineTransport`].
+fn stdio_transport() -> LineTransport<BoxedRead, BoxedWrite> {
     use std::os::fd::AsFd;
     use tokio::net::unix::pipe;
 
@@ -197,7 +198,7 @@ fn stdio_transport() -> (BoxedRead, BoxedWrite) {
             || Box::new(tokio::io::stdout()) as BoxedWrite,
             |w| Box::new(w),
         );
-    (read, write)
+    LineTransport::new(read, write)
 }
 
 /// The MCP form of a tool: name, description, schema, annotations.
