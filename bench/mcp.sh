@@ -3,14 +3,19 @@
 # `@modelcontextprotocol/server-filesystem`, on the same directory, driven by
 # the same Rust client (bench/mcp_driver.rs), in the same run.
 #
-#   bench/mcp.sh [CALLS] [RUNS]      (peers from .ci/run, or $TOOLGATE_MCP_PEERS)
+#   bench/mcp.sh [CALLS] [ROUNDS]   (peers from .ci/run, or $TOOLGATE_MCP_PEERS)
 #   MCP_CLIENT=rmcp bench/mcp.sh     (drive both through rmcp's client instead
 #                                     of the lean one; see bench/mcp_driver.rs)
+#
+# The two servers take turns: each round measures toolgate, then the Node
+# server (3 cold starts and CALLS sequential calls each), so a slow spell on a
+# shared machine hits both. Reported: medians over the rounds, and the range
+# of the per-round throughput ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CALLS=${1:-5000}
+ROUNDS=${2:-5}
 CLIENT=${MCP_CLIENT:-lean}
-RUNS=${2:-15}
 PEERS=${TOOLGATE_MCP_PEERS:-$PWD/.ci}
 NODE_FS="$PEERS/node/node_modules/.bin/mcp-server-filesystem"
 [ -x "$NODE_FS" ] || { echo "missing $NODE_FS: run .ci/run first" >&2; exit 1; }
@@ -26,20 +31,32 @@ mkdir -p "$DIR/ws" "$DIR/home"
 # A small source-like file (2 KiB).
 for i in $(seq 1 64); do echo "line $i: fn main() { println!(\"hello\"); }"; done > "$DIR/ws/hello.txt"
 
-echo "toolgate mcp serve ($CALLS read_file calls, $RUNS cold starts, $CLIENT client)" >&2
-TG=$(env -u TOOLGATE_CONFIG HOME="$DIR/home" "$DRIVER" --tool read_file --args '{"path":"hello.txt"}' --client "$CLIENT" \
-  --calls "$CALLS" --runs "$RUNS" -- "$TOOLGATE" --workspace "$DIR/ws" mcp serve)
-echo "  $TG" >&2
-echo "server-filesystem (Node $(node --version)) ($CALLS read_text_file calls)" >&2
-NODE=$("$DRIVER" --tool read_text_file --args "{\"path\":\"$DIR/ws/hello.txt\"}" --client "$CLIENT" \
-  --calls "$CALLS" --runs "$RUNS" -- "$NODE_FS" "$DIR/ws")
-echo "  $NODE" >&2
+echo "toolgate mcp serve vs server-filesystem (Node $(node --version)): $ROUNDS rounds of $CALLS calls, $CLIENT client" >&2
+TG_RUNS=() NODE_RUNS=()
+for round in $(seq 1 "$ROUNDS"); do
+  TG_RUNS+=("$(env -u TOOLGATE_CONFIG HOME="$DIR/home" "$DRIVER" --tool read_file \
+    --args '{"path":"hello.txt"}' --client "$CLIENT" --calls "$CALLS" --runs 3 \
+    -- "$TOOLGATE" --workspace "$DIR/ws" mcp serve)")
+  NODE_RUNS+=("$("$DRIVER" --tool read_text_file --args "{\"path\":\"$DIR/ws/hello.txt\"}" \
+    --client "$CLIENT" --calls "$CALLS" --runs 3 -- "$NODE_FS" "$DIR/ws")")
+  echo "  round $round: ${TG_RUNS[-1]}" >&2
+  echo "           ${NODE_RUNS[-1]}" >&2
+done
 
-python3 - "$TG" "$NODE" <<'PY'
-import json, sys
-tg, node = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-print(f"{'':28}{'toolgate':>12}{'server-filesystem':>20}{'ratio':>10}")
-print(f"{'cold start, median (ms)':28}{tg['cold_start_ms_median']:>12.1f}{node['cold_start_ms_median']:>20.1f}{node['cold_start_ms_median']/tg['cold_start_ms_median']:>9.1f}x")
-print(f"{'cold start, best (ms)':28}{tg['cold_start_ms_best']:>12.1f}{node['cold_start_ms_best']:>20.1f}{node['cold_start_ms_best']/tg['cold_start_ms_best']:>9.1f}x")
-print(f"{'read_file calls/s':28}{tg['calls_per_sec']:>12.0f}{node['calls_per_sec']:>20.0f}{tg['calls_per_sec']/node['calls_per_sec']:>9.1f}x")
+python3 - "$ROUNDS" "${TG_RUNS[@]}" "${NODE_RUNS[@]}" <<'PY'
+import json, statistics, sys
+rounds = int(sys.argv[1])
+runs = [json.loads(a) for a in sys.argv[2:]]
+tg, node = runs[:rounds], runs[rounds:]
+def starts(rs): return [s for r in rs for s in r["cold_starts_ms"]]
+def rate(rs): return [r["calls_per_sec"] for r in rs]
+row = "{:28}{:>12}{:>20}{:>10}"
+print(row.format("", "toolgate", "server-filesystem", "ratio"))
+for name, f in [("cold start, median (ms)", statistics.median), ("cold start, best (ms)", min)]:
+    a, b = f(starts(tg)), f(starts(node))
+    print(row.format(name, f"{a:.1f}", f"{b:.1f}", f"{b / a:.1f}x"))
+a, b = statistics.median(rate(tg)), statistics.median(rate(node))
+print(row.format("read_file calls/s, median", f"{a:.0f}", f"{b:.0f}", f"{a / b:.1f}x"))
+ratios = sorted(t / n for t, n in zip(rate(tg), rate(node)))
+print(f"per-round throughput ratios: {', '.join(f'{r:.1f}x' for r in ratios)}")
 PY

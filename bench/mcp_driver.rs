@@ -81,6 +81,7 @@ fn main() {
             "client": client,
             "cold_start_ms_median": starts[starts.len() / 2].as_secs_f64() * 1e3,
             "cold_start_ms_best": starts[0].as_secs_f64() * 1e3,
+            "cold_starts_ms": starts.iter().map(|d| d.as_secs_f64() * 1e3).collect::<Vec<_>>(),
             "calls": opts.calls,
             "calls_per_sec": opts.calls as f64 / measured.elapsed.as_secs_f64(),
         })
