@@ -459,10 +459,152 @@ fn streamable_http_server_everything() {
     ]);
     assert_eq!(echo.status.code(), Some(0), "{}", text(&echo.stderr));
     assert_eq!(text(&echo.stdout), "Echo: over http\n");
+}
 
-    ws.config("mcp:\n  servers:\n    tls:\n      url: https://127.0.0.1:1/mcp\n");
-    let list = text(&ws.run(&["mcp", "list"]).stdout);
-    assert!(list.contains("no TLS"), "{list}");
+/// A private CA and a certificate it signs for 127.0.0.1, made by `openssl`
+/// into `dir`: (ca.pem, cert.pem, key.pem).
+fn test_certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl (installed by .ci/run)");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            text(&out.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    openssl(
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=toolgate test CA",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"][..],
+            &ec,
+            &[
+                "-keyout",
+                "key.pem",
+                "-out",
+                "leaf.csr",
+                "-subj",
+                "/CN=127.0.0.1",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "cert.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "leaf.ext",
+    ]);
+    (
+        dir.join("ca.pem"),
+        dir.join("cert.pem"),
+        dir.join("key.pem"),
+    )
+}
+
+#[test]
+fn https_server_with_a_private_ca() {
+    let ws = Ws::new();
+    let (ca, cert, key) = test_certificates(ws.dir.path());
+    let port = free_port();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/tls_server.py");
+    let mut cmd = Command::new(python());
+    cmd.arg(script)
+        .arg(port.to_string())
+        .arg(&cert)
+        .arg(&key)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut server = Reap(cmd.spawn().unwrap());
+    wait_for_port(port, &mut server.0);
+    let url = format!("https://127.0.0.1:{port}/mcp");
+
+    // Trusting the private CA: the remote tool works.
+    ws.config(&format!(
+        "mcp:\n  servers:\n    tls:\n      url: {url}\n      ca_cert: {}\n",
+        ca.display()
+    ));
+    let shout = ws.run(&[
+        "call",
+        "mcp_tls_shout",
+        r#"{"text":"over tls"}"#,
+        "--mode",
+        "yolo",
+    ]);
+    assert_eq!(shout.status.code(), Some(0), "{}", text(&shout.stderr));
+    assert_eq!(text(&shout.stdout), "OVER TLS\n");
+
+    // Without it the certificate is refused: the server is skipped, named
+    // with the reason, and the rest of toolgate works.
+    ws.config(&format!("mcp:\n  servers:\n    tls:\n      url: {url}\n"));
+    let list = ws.run(&["mcp", "list"]);
+    let listed = text(&list.stdout);
+    assert!(
+        listed.contains("tls") && listed.to_lowercase().contains("certificate"),
+        "{listed}"
+    );
+    assert!(!listed.contains("mcp_tls_shout"), "{listed}");
+
+    // A CA file that is not one, and `ca_cert` on plain http, are config
+    // errors that say what to do.
+    std::fs::write(ws.dir.path().join("junk.pem"), "not a certificate\n").unwrap();
+    ws.config(&format!(
+        "mcp:\n  servers:\n    tls:\n      url: {url}\n      ca_cert: {}\n",
+        ws.dir.path().join("junk.pem").display()
+    ));
+    let listed = text(&ws.run(&["mcp", "list"]).stdout);
+    assert!(listed.contains("holds no certificate"), "{listed}");
+    ws.config(&format!(
+        "mcp:\n  servers:\n    tls:\n      url: http://127.0.0.1:{port}/mcp\n      ca_cert: {}\n",
+        ca.display()
+    ));
+    let listed = text(&ws.run(&["mcp", "list"]).stdout);
+    assert!(
+        listed.contains("`ca_cert` is for an `https://` url"),
+        "{listed}"
+    );
 }
 
 fn pid_alive(pid: u32) -> bool {

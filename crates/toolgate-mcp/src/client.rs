@@ -305,7 +305,10 @@ async fn connect(name: &str, server: &McpServerConfig) -> Result<Client, Error> 
     let protocol = |e: rmcp::service::ClientInitializeError| Error::Protocol {
         server: name.to_owned(),
         stage: "initialize",
-        source: Box::new(e),
+        source: match http_failure(&e) {
+            Some(cause) => format!("{e}: {cause}").into(),
+            None => Box::new(e),
+        },
     };
     match (&server.command, &server.url) {
         (Some(_), Some(_)) => Err(config_error(
@@ -340,14 +343,15 @@ async fn connect(name: &str, server: &McpServerConfig) -> Result<Client, Error> 
             ().serve(transport).await.map_err(protocol)
         }
         (None, Some(url)) => {
-            if url.starts_with("https://") {
+            if !url.starts_with("https://") && !url.starts_with("http://") {
                 return Err(config_error(
-                    "`https://` URLs are not supported: this build of toolgate has no TLS; \
-                     use an `http://` URL on a trusted network or a stdio `command`",
+                    "`url` must start with `https://` or `http://`",
                 ));
             }
-            if !url.starts_with("http://") {
-                return Err(config_error("`url` must start with `http://`"));
+            if server.ca_cert.is_some() && !url.starts_with("https://") {
+                return Err(config_error(
+                    "`ca_cert` is for an `https://` url; remove it or use https",
+                ));
             }
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             if let Some(var) = &server.token_env {
@@ -358,14 +362,70 @@ async fn connect(name: &str, server: &McpServerConfig) -> Result<Client, Error> 
                 })?;
                 config = config.auth_header(token);
             }
-            // With toolgate-agent in the same build, reqwest has rustls
-            // without a default crypto provider and its client constructor
-            // panics unless one is installed; a second install is a no-op.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            let transport = StreamableHttpClientTransport::from_config(config);
+            let client = http_client(server).map_err(|e| config_error(&e))?;
+            let transport = StreamableHttpClientTransport::with_client(client, config);
             ().serve(transport).await.map_err(protocol)
         }
     }
+}
+
+/// Why an HTTP request failed, from the reqwest error that rmcp's
+/// `initialize` error holds but does not chain as its source (so a refused
+/// certificate would otherwise read as just "error sending request").
+fn http_failure(error: &rmcp::service::ClientInitializeError) -> Option<String> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = error else {
+        return None;
+    };
+    match error
+        .error
+        .downcast_ref::<StreamableHttpError<reqwest::Error>>()?
+    {
+        StreamableHttpError::Client(e) => {
+            let chain = error_chain(e);
+            // The first link is rmcp's message already.
+            let cause = chain
+                .split_once(": ")
+                .map_or(chain.as_str(), |(_, rest)| rest);
+            Some(if cause.contains("certificate") {
+                format!(
+                    "{cause} (for a private or self-signed CA, name its PEM file in the server's `ca_cert`)"
+                )
+            } else {
+                cause.to_owned()
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The HTTP client for one server: TLS through rustls with the system's
+/// certificate authorities plus the server's `ca_cert`; no redirects
+/// followed, so a bearer token never goes anywhere but `url`; no idle
+/// connections kept (as rmcp's own client).
+fn http_client(server: &McpServerConfig) -> Result<reqwest::Client, String> {
+    // reqwest is built with rustls but without a default crypto provider
+    // (toolgate-agent's choice too); its client constructor panics unless
+    // one is installed. A second install is a no-op.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::none());
+    if let Some(path) = &server.ca_cert {
+        let pem =
+            std::fs::read(path).map_err(|e| format!("`ca_cert` `{path}` cannot be read: {e}"))?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| format!("`ca_cert` `{path}` is not a PEM certificate file: {e}"))?;
+        if certs.is_empty() {
+            return Err(format!(
+                "`ca_cert` `{path}` holds no certificate; give a PEM file with `BEGIN CERTIFICATE` blocks"
+            ));
+        }
+        builder = builder.tls_certs_merge(certs);
+    }
+    builder
+        .build()
+        .map_err(|e| format!("cannot build the HTTPS client: {}", error_chain(&e)))
 }
 
 /// One connected server, shared by its tools.

@@ -30,12 +30,17 @@ pub struct McpServerConfig {
     /// Extra environment variables for it.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
-    /// The endpoint (streamable HTTP transport), `http://` only.
+    /// The endpoint (streamable HTTP transport), `https://` or `http://`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// The environment variable holding a bearer token for `url`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_env: Option<String>,
+    /// A PEM file of certificate authorities to trust for an `https://`
+    /// `url`, besides the system's (a private or self-signed CA). A relative
+    /// path is taken from the directory toolgate runs in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ca_cert: Option<String>,
     /// Only these remote tools (remote names). Default: all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled_tools: Option<Vec<String>>,
@@ -62,6 +67,7 @@ impl Default for McpServerConfig {
             env: BTreeMap::new(),
             url: None,
             token_env: None,
+            ca_cert: None,
             enabled_tools: None,
             disabled_tools: Vec::new(),
             trusted: false,
