@@ -48,3 +48,6 @@ mod http_guard;
 mod names;
 mod server;
 mod stdio;
+
+#[doc(hidden)]
+pub use stdio::check_line as fuzz_stdio_line;

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestMethod, CallToolRequestParams, ClientRequest, ErrorData,
-    JsonRpcMessage, JsonRpcVersion2_0, RequestId,
+    JsonRpcMessage, JsonRpcVersion2_0, RequestId, RequestMetaObject,
 };
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -241,6 +241,31 @@ fn decode(line: &[u8]) -> Decoded {
     }
 }
 
+/// Decodes one line as the transport would, and checks what the fast path
+/// promises: a line it takes is one rmcp's parse makes the same message of,
+/// `_meta` included. Panics if not. For the `mcp_line` fuzz target.
+#[doc(hidden)]
+pub fn check_line(line: &[u8]) {
+    let line = trim_line(line);
+    let Ok(call) = serde_json::from_slice::<CallLine>(line) else {
+        let _ = decode(line);
+        return;
+    };
+    let ours = call_message(call);
+    let theirs: RxJsonRpcMessage<RoleServer> = serde_json::from_slice(line)
+        .unwrap_or_else(|err| panic!("the fast path took a line rmcp refuses ({err})"));
+    let json = |m: &RxJsonRpcMessage<RoleServer>| serde_json::to_value(m).ok();
+    assert_eq!(json(&ours), json(&theirs), "the two parses differ");
+    let meta = |m: RxJsonRpcMessage<RoleServer>| match m.into_request() {
+        Some((ClientRequest::CallToolRequest(request), _)) => (
+            request.params.meta,
+            request.extensions.get::<RequestMetaObject>().cloned(),
+        ),
+        _ => panic!("rmcp made something else than a call of the line"),
+    };
+    assert_eq!(meta(ours), meta(theirs), "`_meta` lands elsewhere");
+}
+
 /// The message rmcp's parse makes of the same line: the call's `_meta`
 /// travels in the request's extensions, not in its parameters.
 fn call_message(call: CallLine) -> RxJsonRpcMessage<RoleServer> {
@@ -262,8 +287,6 @@ mod tests {
     )]
 
     use std::time::Duration;
-
-    use rmcp::model::RequestMetaObject;
 
     use super::*;
 
@@ -298,6 +321,7 @@ mod tests {
         ];
         for line in lines {
             assert_eq!(ours(line), full_parse(line), "{line}");
+            check_line(line.as_bytes());
         }
         // The fast path takes the calls, and puts `_meta` where rmcp does:
         // in the request's extensions, not its parameters (their JSON is the
