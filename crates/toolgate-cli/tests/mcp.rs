@@ -92,6 +92,13 @@ impl Ws {
     fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().unwrap()
     }
+
+    /// `toolgate call TOOL ARGS --mode yolo`, which must succeed: its stdout.
+    fn call_yolo(&self, tool: &str, args: &str) -> String {
+        let out = self.run(&["call", tool, args, "--mode", "yolo"]);
+        assert_eq!(out.status.code(), Some(0), "{tool}: {}", text(&out.stderr));
+        text(&out.stdout)
+    }
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -324,24 +331,13 @@ fn remote_tools_are_local_tools_and_a_broken_server_is_skipped() {
         "{warning}"
     );
 
-    let echo = ws.run(&[
-        "call",
-        "mcp_everything_echo",
-        r#"{"message":"hi"}"#,
-        "--mode",
-        "yolo",
-    ]);
-    assert_eq!(echo.status.code(), Some(0), "{}", text(&echo.stderr));
-    assert_eq!(text(&echo.stdout), "Echo: hi\n");
+    assert_eq!(
+        ws.call_yolo("mcp_everything_echo", r#"{"message":"hi"}"#),
+        "Echo: hi\n"
+    );
 
-    let sum = ws.run(&[
-        "call",
-        "mcp_everything_get-sum",
-        r#"{"a":2,"b":40}"#,
-        "--mode",
-        "yolo",
-    ]);
-    assert!(text(&sum.stdout).contains("42"), "{}", text(&sum.stdout));
+    let sum = ws.call_yolo("mcp_everything_get-sum", r#"{"a":2,"b":40}"#);
+    assert!(sum.contains("42"), "{sum}");
 
     let time = ws.run(&[
         "call",
@@ -450,15 +446,10 @@ fn streamable_http_server_everything() {
     ws.config(&format!(
         "mcp:\n  servers:\n    everything:\n      url: http://127.0.0.1:{port}/mcp\n"
     ));
-    let echo = ws.run(&[
-        "call",
-        "mcp_everything_echo",
-        r#"{"message":"over http"}"#,
-        "--mode",
-        "yolo",
-    ]);
-    assert_eq!(echo.status.code(), Some(0), "{}", text(&echo.stderr));
-    assert_eq!(text(&echo.stdout), "Echo: over http\n");
+    assert_eq!(
+        ws.call_yolo("mcp_everything_echo", r#"{"message":"over http"}"#),
+        "Echo: over http\n"
+    );
 }
 
 /// A private CA and a certificate it signs for 127.0.0.1, made by `openssl`
@@ -566,15 +557,10 @@ fn https_server_with_a_private_ca() {
         "mcp:\n  servers:\n    tls:\n      url: {url}\n      ca_cert: {}\n",
         ca.display()
     ));
-    let shout = ws.run(&[
-        "call",
-        "mcp_tls_shout",
-        r#"{"text":"over tls"}"#,
-        "--mode",
-        "yolo",
-    ]);
-    assert_eq!(shout.status.code(), Some(0), "{}", text(&shout.stderr));
-    assert_eq!(text(&shout.stdout), "OVER TLS\n");
+    assert_eq!(
+        ws.call_yolo("mcp_tls_shout", r#"{"text":"over tls"}"#),
+        "OVER TLS\n"
+    );
 
     // Without it the certificate is refused: the server is skipped, named
     // with the reason, and the rest of toolgate works.
@@ -646,14 +632,10 @@ fn assert_dies(pid: u32, what: &str) {
 fn server_children_are_gone_after_toolgate_exits() {
     let ws = Ws::new();
     let pidfile = pid_recording_server(&ws, "exec {server} stdio");
-    let echo = ws.run(&[
-        "call",
-        "mcp_everything_echo",
-        r#"{"message":"bye"}"#,
-        "--mode",
-        "yolo",
-    ]);
-    assert_eq!(text(&echo.stdout), "Echo: bye\n", "{}", text(&echo.stderr));
+    assert_eq!(
+        ws.call_yolo("mcp_everything_echo", r#"{"message":"bye"}"#),
+        "Echo: bye\n"
+    );
     let pid: u32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
