@@ -822,8 +822,6 @@ impl AgentRunner {
         aborted
     }
 
-    /// Elides old tool outputs once the conversation passes the threshold,
-    /// keeping the last four tool results intact.
     /// Keeps the conversation under the context threshold: first the model
     /// summarises the completed old steps (everything between the task and
     /// the latest step, never splitting a step from its tool results) into

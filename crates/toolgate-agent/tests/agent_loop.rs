@@ -65,6 +65,25 @@ fn tool_calls(calls: &[(&str, &str, &str)]) -> ResponseTemplate {
     }))
 }
 
+/// A workspace holding `a.txt`, and a model that reads it in `n` steps and
+/// then answers `last`.
+async fn reads_of_a(n: usize, last: &str) -> (tempfile::TempDir, MockServer, Arc<dyn LlmClient>) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+    let server = server("/v1/chat/completions", reads_of_a_then(n, last)).await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    (dir, server, llm)
+}
+
+/// `n` steps that each read `a.txt`, then the final answer `last`.
+fn reads_of_a_then(n: usize, last: &str) -> Vec<ResponseTemplate> {
+    let mut replies: Vec<ResponseTemplate> = (1..=n)
+        .map(|i| tool_calls(&[(&format!("r{i}"), "read_file", r#"{"path":"a.txt"}"#)]))
+        .collect();
+    replies.push(answer(last));
+    replies
+}
+
 fn answer(text: &str) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
         "choices": [{"index": 0, "finish_reason": "stop",
@@ -265,18 +284,7 @@ async fn malformed_arguments_and_unknown_tool_become_tool_errors_and_the_run_goe
 
 #[tokio::test]
 async fn max_steps_ends_with_one_summary_call_without_tools() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a.txt"), "a").unwrap();
-    let server = server(
-        "/v1/chat/completions",
-        vec![
-            tool_calls(&[("r1", "read_file", r#"{"path":"a.txt"}"#)]),
-            tool_calls(&[("r2", "read_file", r#"{"path":"a.txt"}"#)]),
-            answer("summary: read a.txt twice"),
-        ],
-    )
-    .await;
-    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let (dir, server, llm) = reads_of_a(2, "summary: read a.txt twice").await;
     let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
         .max_steps(2)
         .build()
@@ -694,22 +702,10 @@ async fn an_unreachable_server_is_retried_then_reported_with_its_url() {
 
 #[tokio::test]
 async fn a_spent_cost_budget_warns_at_80_percent_then_ends_with_a_summary() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a.txt"), "a").unwrap();
     // Each tool-call answer costs (10 in + 5 out) tokens at $1M/$2M per
     // million: 10 + 10 = $20. Budget $50: warned after the second call
     // ($40 >= $40), stopped before the fourth ($60 >= $50).
-    let server = server(
-        "/v1/chat/completions",
-        vec![
-            tool_calls(&[("r1", "read_file", r#"{"path":"a.txt"}"#)]),
-            tool_calls(&[("r2", "read_file", r#"{"path":"a.txt"}"#)]),
-            tool_calls(&[("r3", "read_file", r#"{"path":"a.txt"}"#)]),
-            answer("summary: out of budget"),
-        ],
-    )
-    .await;
-    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let (dir, server, llm) = reads_of_a(3, "summary: out of budget").await;
     let hooks = Arc::new(Recorder::default());
     let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
         .prices(1_000_000.0, 2_000_000.0)

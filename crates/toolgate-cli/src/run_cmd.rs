@@ -211,6 +211,7 @@ pub(crate) async fn run_task(setup: &Setup, args: RunArgs) -> Result<Exit, CliEr
         (None, None) => setup.loaded.config.confirmation.mode,
     };
     let llm = client(setup, &args)?;
+    let costs = costs(setup, &args)?;
     let store = open_store(setup)?;
     let (session_id, history) = match &args.session {
         Some(id) => {
@@ -226,6 +227,7 @@ pub(crate) async fn run_task(setup: &Setup, args: RunArgs) -> Result<Exit, CliEr
     let agent = agent.with_extra_tools(mcp.tool_names());
     let run = Prepared {
         llm,
+        costs,
         agent,
         mode,
         store,
@@ -237,9 +239,42 @@ pub(crate) async fn run_task(setup: &Setup, args: RunArgs) -> Result<Exit, CliEr
     result
 }
 
+/// Token prices and the cost budget of a run.
+struct Costs {
+    /// USD per million input and output tokens.
+    prices: Option<(f64, f64)>,
+    budget_usd: Option<f64>,
+}
+
+/// The prices from `llm:`, and the budget (`--budget` over
+/// `llm.budget_usd`), which needs them to be enforced.
+fn costs(setup: &Setup, args: &RunArgs) -> Result<Costs, CliError> {
+    let llm_cfg = &setup.loaded.config.llm;
+    let prices = (llm_cfg.input_price_per_mtok.is_some()
+        || llm_cfg.output_price_per_mtok.is_some())
+    .then(|| {
+        (
+            llm_cfg.input_price_per_mtok.unwrap_or(0.0),
+            llm_cfg.output_price_per_mtok.unwrap_or(0.0),
+        )
+    });
+    let budget_usd = args.budget.or(llm_cfg.budget_usd);
+    if let Some(budget) = budget_usd
+        && (prices.is_none() || !budget.is_finite() || budget <= 0.0)
+    {
+        return Err(config_error(
+            format!("a cost budget of {budget} USD cannot be enforced"),
+            "the budget must be a positive number, and `llm.input_price_per_mtok` / \
+             `llm.output_price_per_mtok` must be set so the cost can be counted",
+        ));
+    }
+    Ok(Costs { prices, budget_usd })
+}
+
 /// What `run_task` resolved before the MCP servers started.
 struct Prepared {
     llm: Arc<dyn LlmClient>,
+    costs: Costs,
     agent: AgentDef,
     mode: ConfirmationMode,
     store: SessionStore,
@@ -255,6 +290,7 @@ async fn run_agent(
 ) -> Result<Exit, CliError> {
     let Prepared {
         llm,
+        costs,
         agent,
         mode,
         mut store,
@@ -353,22 +389,10 @@ async fn run_agent(
     if let Some(t) = args.timeout {
         builder = builder.timeout(Duration::from_secs(t));
     }
-    let llm_cfg = &setup.loaded.config.llm;
-    let priced = llm_cfg.input_price_per_mtok.is_some() || llm_cfg.output_price_per_mtok.is_some();
-    if priced {
-        builder = builder.prices(
-            llm_cfg.input_price_per_mtok.unwrap_or(0.0),
-            llm_cfg.output_price_per_mtok.unwrap_or(0.0),
-        );
+    if let Some((input, output)) = costs.prices {
+        builder = builder.prices(input, output);
     }
-    if let Some(budget) = args.budget.or(llm_cfg.budget_usd) {
-        if !priced || !budget.is_finite() || budget <= 0.0 {
-            return Err(config_error(
-                format!("a cost budget of {budget} USD cannot be enforced"),
-                "the budget must be a positive number, and `llm.input_price_per_mtok` / \
-                 `llm.output_price_per_mtok` must be set so the cost can be counted",
-            ));
-        }
+    if let Some(budget) = costs.budget_usd {
         builder = builder.budget_usd(budget);
     }
     if spinner.enabled() {

@@ -177,27 +177,20 @@ type BoxedWrite = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
 /// message that dominates a small call. Anything else (a terminal, a file)
 /// falls back to tokio's handles. Framed by our [`LineTransport`].
 fn stdio_transport() -> LineTransport<BoxedRead, BoxedWrite> {
-    use std::os::fd::AsFd;
+    use std::os::fd::{AsFd, BorrowedFd};
     use tokio::net::unix::pipe;
 
-    let read: BoxedRead = std::io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .ok()
-        .and_then(|fd| pipe::Receiver::from_file(std::fs::File::from(fd)).ok())
-        .map_or_else(
-            || Box::new(tokio::io::stdin()) as BoxedRead,
-            |r| Box::new(r),
-        );
-    let write: BoxedWrite = std::io::stdout()
-        .as_fd()
-        .try_clone_to_owned()
-        .ok()
-        .and_then(|fd| pipe::Sender::from_file(std::fs::File::from(fd)).ok())
-        .map_or_else(
-            || Box::new(tokio::io::stdout()) as BoxedWrite,
-            |w| Box::new(w),
-        );
+    let dup = |fd: BorrowedFd<'_>| fd.try_clone_to_owned().ok().map(std::fs::File::from);
+    let read: BoxedRead =
+        match dup(std::io::stdin().as_fd()).and_then(|file| pipe::Receiver::from_file(file).ok()) {
+            Some(pipe) => Box::new(pipe),
+            None => Box::new(tokio::io::stdin()),
+        };
+    let write: BoxedWrite =
+        match dup(std::io::stdout().as_fd()).and_then(|file| pipe::Sender::from_file(file).ok()) {
+            Some(pipe) => Box::new(pipe),
+            None => Box::new(tokio::io::stdout()),
+        };
     LineTransport::new(read, write)
 }
 

@@ -256,14 +256,25 @@ pub fn check_line(line: &[u8]) {
         .unwrap_or_else(|err| panic!("the fast path took a line rmcp refuses ({err})"));
     let json = |m: &RxJsonRpcMessage<RoleServer>| serde_json::to_value(m).ok();
     assert_eq!(json(&ours), json(&theirs), "the two parses differ");
-    let meta = |m: RxJsonRpcMessage<RoleServer>| match m.into_request() {
+    assert_eq!(
+        call_meta(ours),
+        call_meta(theirs),
+        "`_meta` lands elsewhere"
+    );
+}
+
+/// A call's `_meta` in its parameters, and in its extensions (their JSON is
+/// the same either way, so look at the request itself).
+fn call_meta(
+    message: RxJsonRpcMessage<RoleServer>,
+) -> (Option<RequestMetaObject>, Option<RequestMetaObject>) {
+    match message.into_request() {
         Some((ClientRequest::CallToolRequest(request), _)) => (
             request.params.meta,
             request.extensions.get::<RequestMetaObject>().cloned(),
         ),
-        _ => panic!("rmcp made something else than a call of the line"),
-    };
-    assert_eq!(meta(ours), meta(theirs), "`_meta` lands elsewhere");
+        _ => panic!("not a tools/call request"),
+    }
 }
 
 /// The message rmcp's parse makes of the same line: the call's `_meta`
@@ -335,19 +346,6 @@ mod tests {
         let our_meta = call_meta(*message);
         assert_eq!(our_meta, rmcp_meta);
         assert_eq!(our_meta.1.unwrap()["progressToken"], 5);
-    }
-
-    /// A call's `_meta` in its parameters, and in its extensions.
-    fn call_meta(
-        message: RxJsonRpcMessage<RoleServer>,
-    ) -> (Option<RequestMetaObject>, Option<RequestMetaObject>) {
-        let Some((ClientRequest::CallToolRequest(request), _)) = message.into_request() else {
-            panic!("not a call")
-        };
-        (
-            request.params.meta,
-            request.extensions.get::<RequestMetaObject>().cloned(),
-        )
     }
 
     #[test]

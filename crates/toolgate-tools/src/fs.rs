@@ -138,53 +138,37 @@ impl TypedTool for ReadFile {
 
     async fn run(&self, args: ReadFileArgs, _ctx: &ToolContext) -> ToolResult {
         let max = self.max_file_size;
+        let path = match self.workspace.resolve(&args.path) {
+            Ok(path) => path,
+            Err(e) => return ToolResult::failure(describe(&e)),
+        };
+        let paged = args.offset.is_some() || args.limit.is_some();
+        let cap = if paged {
+            max.saturating_mul(PAGED_READ_FACTOR)
+        } else {
+            max
+        };
         // A small file is read on the calling thread: handing it to the
         // blocking pool costs more than the read itself (two thread wake-ups,
-        // about half of a whole MCP round trip for a 2 KiB file). The stat
-        // that decides it is one syscall; bigger files still go to the pool
-        // so a slow read never stalls the async workers.
-        if let Some(done) = read_file(&self.workspace, max, &args, Some(INLINE_READ_MAX)) {
-            return done.unwrap_or_else(ToolResult::failure);
-        }
-        let workspace = self.workspace.clone();
-        blocking(move || read_file(&workspace, max, &args, None).unwrap_or_else(not_attempted))
-            .await
-            .and_then(|result| result)
+        // about half of a whole MCP round trip for a 2 KiB file). The read
+        // itself tells a bigger file (no `stat` first), which then goes to
+        // the pool, so a slow read never stalls the async workers.
+        let bytes = match self.workspace.read_limited(&path, INLINE_READ_MAX.min(cap)) {
+            Err(WorkspaceError::TooLarge { size, .. }) if size <= cap => {
+                let workspace = self.workspace.clone();
+                return blocking(move || {
+                    let bytes = workspace.read_limited(&path, cap);
+                    format_read(&workspace, &path, max, &args, paged, bytes)
+                })
+                .await
+                .and_then(|result| result)
+                .unwrap_or_else(ToolResult::failure);
+            }
+            other => other,
+        };
+        format_read(&self.workspace, &path, max, &args, paged, bytes)
             .unwrap_or_else(ToolResult::failure)
     }
-}
-
-/// Never reached: without an inline limit `read_file` always answers.
-fn not_attempted() -> Result<ToolResult, String> {
-    Err("internal error: the read was not attempted".to_owned())
-}
-
-/// Reads and formats. With `inline`, reads only files up to that size and
-/// returns `None` for a bigger one (the caller then reads it on the
-/// blocking pool), so a small file costs no extra `stat` to decide.
-fn read_file(
-    workspace: &Workspace,
-    max: u64,
-    args: &ReadFileArgs,
-    inline: Option<u64>,
-) -> Option<Result<ToolResult, String>> {
-    let path = match workspace.resolve(&args.path) {
-        Ok(path) => path,
-        Err(e) => return Some(Err(describe(&e))),
-    };
-    let paged = args.offset.is_some() || args.limit.is_some();
-    let cap = if paged {
-        max.saturating_mul(PAGED_READ_FACTOR)
-    } else {
-        max
-    };
-    let bytes = match workspace.read_limited(&path, inline.map_or(cap, |i| i.min(cap))) {
-        Err(WorkspaceError::TooLarge { size, .. }) if inline.is_some() && size <= cap => {
-            return None;
-        }
-        other => other,
-    };
-    Some(format_read(workspace, &path, max, args, paged, bytes))
 }
 
 fn format_read(
