@@ -72,8 +72,8 @@ pub use schema::{
 };
 pub use tool::{CommandClass, Sensitivity, Tool, ToolAnnotations, ToolContext, TypedTool};
 pub use workspace::{
-    DEFAULT_SENSITIVE_PATTERNS, DirEntryInfo, EntryKind, Workspace, WorkspaceBuilder,
-    WorkspaceError, WsPath,
+    DEFAULT_PROTECTED_PATTERNS, DEFAULT_SENSITIVE_PATTERNS, DirEntryInfo, EntryKind, PathPatterns,
+    Workspace, WorkspaceBuilder, WorkspaceError, WsPath,
 };
 
 mod call;

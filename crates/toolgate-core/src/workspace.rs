@@ -19,10 +19,9 @@ use cap_std::fs::{Dir, Metadata, OpenOptions};
 
 pub use error::WorkspaceError;
 pub use list::{DirEntryInfo, EntryKind};
-pub use sensitive::DEFAULT_SENSITIVE_PATTERNS;
+pub use sensitive::{DEFAULT_PROTECTED_PATTERNS, DEFAULT_SENSITIVE_PATTERNS, PathPatterns};
 
 use locate::{Lookup, open_error};
-use sensitive::SensitiveSet;
 
 mod error;
 mod list;
@@ -137,7 +136,7 @@ impl WorkspaceBuilder {
         // absolute path or symlink through e.g. `/tmp` -> `/private/tmp` on
         // macOS is still recognised as inside.
         let given_root = std::path::absolute(&self.root).unwrap_or_else(|_| root.clone());
-        let sensitive = SensitiveSet::new(&self.patterns)?;
+        let sensitive = PathPatterns::new(self.patterns.iter().cloned())?;
         Ok(Workspace {
             inner: Arc::new(Inner {
                 root,
@@ -215,7 +214,7 @@ struct Inner {
     given_root: PathBuf,
     /// Handle on the root; every operation starts from it.
     dir: Dir,
-    sensitive: SensitiveSet,
+    sensitive: PathPatterns,
     allow_sensitive: bool,
 }
 

@@ -1,4 +1,5 @@
-//! Sensitive-file patterns: which workspace paths hold secrets.
+//! Path patterns: which workspace paths hold secrets (sensitive) and which
+//! hold toolgate's own policy (protected).
 
 use std::path::Path;
 
@@ -48,19 +49,73 @@ pub const DEFAULT_SENSITIVE_PATTERNS: &[&str] = &[
     ".pypirc",
 ];
 
-/// A compiled set of sensitive-file patterns.
-#[derive(Debug)]
-pub(super) struct SensitiveSet {
+/// The built-in protected paths: toolgate's own policy files and git's
+/// configuration, which can make the user's own `git` run programs
+/// (`core.fsmonitor`, hooks). Anchored at the workspace root: they are the
+/// files toolgate and git read there.
+///
+/// - `/toolgate.yaml`, `/.toolgate`: toolgate's configuration, trust-relevant
+///   state, audit log and sessions.
+/// - `/.git/config`, `/.git/config.worktree`, `/.git/commondir`: git reads
+///   its configuration (and where to find more of it) from these.
+/// - `/.git/hooks`: programs git runs on commit, checkout, push….
+/// - `/.git/modules/**/config`, `/.git/modules/**/hooks`: the same for
+///   submodules.
+///
+/// Protected paths may be read but not written, created, renamed or deleted:
+/// by the file tools (the workspace refuses them) and by every process
+/// toolgate starts (the sandbox mounts them read-only). Configured
+/// `guardrails.protected_files` add to this set; nothing removes from it.
+pub const DEFAULT_PROTECTED_PATTERNS: &[&str] = &[
+    "/toolgate.yaml",
+    "/.toolgate",
+    "/.git/config",
+    "/.git/config.worktree",
+    "/.git/commondir",
+    "/.git/hooks",
+    "/.git/modules/**/config",
+    "/.git/modules/**/hooks",
+];
+
+/// A compiled set of path patterns, matched against workspace-relative
+/// paths. See
+/// [`WorkspaceBuilder::sensitive_patterns`](super::WorkspaceBuilder::sensitive_patterns)
+/// for the rules; sensitive and protected patterns follow the same ones.
+///
+/// # Example
+///
+/// ```
+/// use std::path::Path;
+/// use toolgate_core::PathPatterns;
+///
+/// # fn main() -> Result<(), toolgate_core::WorkspaceError> {
+/// let set = PathPatterns::new(["*.pem", "/toolgate.yaml"])?;
+/// assert_eq!(set.matches(Path::new("keys/a.pem")), Some("*.pem"));
+/// assert_eq!(set.matches(Path::new("toolgate.yaml")), Some("/toolgate.yaml"));
+/// assert_eq!(set.matches(Path::new("sub/toolgate.yaml")), None);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct PathPatterns {
     set: GlobSet,
     /// For each glob in `set`, the index of the pattern it came from.
     origin: Vec<usize>,
     patterns: Vec<String>,
 }
 
-impl SensitiveSet {
-    /// Compiles `patterns`; see `WorkspaceBuilder::sensitive_patterns` for
-    /// the rules.
-    pub(super) fn new(patterns: &[String]) -> Result<Self, WorkspaceError> {
+impl PathPatterns {
+    /// Compiles `patterns`.
+    ///
+    /// # Errors
+    ///
+    /// [`WorkspaceError::InvalidPattern`] for an empty or malformed pattern.
+    pub fn new<I, S>(patterns: I) -> Result<Self, WorkspaceError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let patterns: Vec<String> = patterns.into_iter().map(Into::into).collect();
         // File names are case-insensitive on macOS and Windows by default, so
         // `.ENV` opens `.env` there: match the way the file system does.
         let case_insensitive = cfg!(any(target_os = "macos", windows));
@@ -107,12 +162,23 @@ impl SensitiveSet {
         Ok(Self {
             set,
             origin,
-            patterns: patterns.to_vec(),
+            patterns,
         })
     }
 
-    /// The first configured pattern that `rel` (workspace-relative) matches.
-    pub(super) fn matches(&self, rel: &Path) -> Option<&str> {
+    /// The patterns, as given.
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
+
+    /// Whether the set has no pattern at all.
+    pub fn is_empty(&self) -> bool {
+        self.patterns.is_empty()
+    }
+
+    /// The first pattern that `rel` (workspace-relative, `/`-separated)
+    /// matches, or `None`. The empty path (the root) matches nothing.
+    pub fn matches(&self, rel: &Path) -> Option<&str> {
         if rel.as_os_str().is_empty() {
             return None;
         }
@@ -132,12 +198,8 @@ impl SensitiveSet {
 mod tests {
     use super::*;
 
-    fn defaults() -> SensitiveSet {
-        let patterns: Vec<String> = DEFAULT_SENSITIVE_PATTERNS
-            .iter()
-            .map(|p| (*p).to_owned())
-            .collect();
-        SensitiveSet::new(&patterns).unwrap()
+    fn defaults() -> PathPatterns {
+        PathPatterns::new(DEFAULT_SENSITIVE_PATTERNS.iter().copied()).unwrap()
     }
 
     #[test]
@@ -188,7 +250,7 @@ mod tests {
             "/vault/**/*.txt".to_owned(),
             "secret*".to_owned(),
         ];
-        let set = SensitiveSet::new(&patterns).unwrap();
+        let set = PathPatterns::new(patterns).unwrap();
         let cases: &[(&str, Option<&str>)] = &[
             ("build/a.log", Some("/build/*.log")),
             ("build/sub/a.log", None),
@@ -206,9 +268,43 @@ mod tests {
     }
 
     #[test]
+    fn protected_defaults_are_anchored_at_the_root() {
+        let set = PathPatterns::new(DEFAULT_PROTECTED_PATTERNS.iter().copied()).unwrap();
+        let cases: &[(&str, bool)] = &[
+            ("toolgate.yaml", true),
+            (".toolgate", true),
+            (".toolgate/audit.jsonl", true),
+            (".git/config", true),
+            (".git/config.worktree", true),
+            (".git/commondir", true),
+            (".git/hooks", true),
+            (".git/hooks/pre-commit", true),
+            (".git/modules/lib/config", true),
+            (".git/modules/a/b/hooks/post-checkout", true),
+            // Not protected.
+            ("sub/toolgate.yaml", false),
+            ("toolgate.yml", false),
+            (".git", false),
+            (".git/HEAD", false),
+            (".git/index", false),
+            (".git/objects/ab/cdef", false),
+            (".git/refs/heads/main", false),
+            ("sub/.git/config", false),
+            ("src/config", false),
+        ];
+        for (path, protected) in cases {
+            assert_eq!(
+                set.matches(Path::new(path)).is_some(),
+                *protected,
+                "path {path}"
+            );
+        }
+    }
+
+    #[test]
     fn invalid_and_empty_patterns_are_refused() {
         for bad in ["", "/", "[abc"] {
-            let err = SensitiveSet::new(&[bad.to_owned()]).unwrap_err();
+            let err = PathPatterns::new([bad]).unwrap_err();
             assert!(
                 matches!(&err, WorkspaceError::InvalidPattern { pattern, .. } if pattern == bad),
                 "{err:?}"
