@@ -1,0 +1,62 @@
+//! The one process runner of toolgate, and the kernel sandbox every process
+//! runs in.
+//!
+//! **The classifier decides whether to ask; the kernel decides what a process
+//! can do.** Every process toolgate starts — commands, background processes,
+//! hooks, quality gates, MCP servers — is started by a [`Sandbox`], in a
+//! [`Profile`]:
+//!
+//! - [`Profile::ReadOnly`], for commands judged read-only: nothing writable
+//!   but `/dev/null`, no network, and `execve` of nothing but the programs
+//!   the command line names. A misjudged command can only read.
+//! - [`Profile::Standard`], for everything else: writes beneath the
+//!   workspace and a private `/tmp`; toolgate's policy files and the
+//!   protected paths read-only.
+//!
+//! In both, the workspace's sensitive files, the home directory and the
+//! user's secrets are unreadable, other processes invisible, the
+//! environment built rather than inherited ([`EnvPolicy`]). The rules are
+//! on [`Sandbox`]; how it is built, with namespaces, mounts and Landlock,
+//! in the `linux::child` module. [`SandboxStatus`] says what the running
+//! kernel allows; where it lacks a piece, callers ask before every command.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use toolgate_sandbox::{Profile, RunOptions, Sandbox, Spawn};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let sandbox = Sandbox::builder("/path/to/workspace").build()?;
+//! let spawn = Spawn::shell("cat .env; ls").profile(Profile::ReadOnly {
+//!     programs: vec!["cat".into(), "ls".into()],
+//! });
+//! let done = sandbox.run(&spawn, &RunOptions::new(Duration::from_secs(10))).await?;
+//! assert!(!done.stdout.contains("API_KEY")); // .env is masked
+//! # Ok(())
+//! # }
+//! ```
+
+pub use env::{CORE_VARIABLES, EnvPolicy, looks_like_credential};
+pub use error::SandboxError;
+pub use gitconfig::KEPT_SECTIONS;
+pub use placeholder::Lease;
+pub use runner::{Capture, Finished, RunOptions, kill_group};
+pub use sandbox::{
+    DEFAULT_HOME_READABLE, DEFAULT_HOME_SECRETS, DEFAULT_SYSTEM_SECRETS, Prepared, Profile,
+    Running, Sandbox, SandboxBuilder, SandboxMode, Spawn,
+};
+pub use scan::MAX_ENTRIES;
+pub use status::{Level, SandboxStatus};
+
+mod capture;
+mod env;
+mod error;
+pub mod gitconfig;
+mod linux;
+mod placeholder;
+mod resolve;
+mod runner;
+mod sandbox;
+mod scan;
+mod status;

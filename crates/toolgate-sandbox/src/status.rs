@@ -1,0 +1,67 @@
+//! What the kernel lets the sandbox enforce on this machine.
+
+use std::fmt;
+
+/// How much of the sandbox is in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// No sandbox: processes run with toolgate's rights (only their
+    /// environment is built).
+    Off,
+    /// Landlock only: writes confined, but nothing hidden — sensitive files,
+    /// the home directory and other processes stay visible.
+    LandlockOnly,
+    /// Namespaces, mounts and Landlock: the full profiles.
+    Full,
+}
+
+/// What the sandbox enforces here, and what it does not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxStatus {
+    pub(crate) level: Level,
+    pub(crate) landlock_abi: i32,
+    pub(crate) missing: Vec<String>,
+}
+
+impl SandboxStatus {
+    /// How much is in force.
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    /// The kernel's Landlock ABI version (0: none).
+    pub fn landlock_abi(&self) -> i32 {
+        self.landlock_abi
+    }
+
+    /// Whether the read-only profile is enforced by the kernel: a command
+    /// judged read-only can then run without asking, because if the
+    /// judgement is wrong it still cannot write, reach the network, run
+    /// other programs, or read a secret.
+    pub fn enforces_read_only(&self) -> bool {
+        self.level == Level::Full && self.landlock_abi >= 1
+    }
+
+    /// What is not enforced, one item per line, for people.
+    pub fn missing(&self) -> &[String] {
+        &self.missing
+    }
+}
+
+impl fmt::Display for SandboxStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.level {
+            Level::Full => write!(
+                f,
+                "namespaces + read-only mounts + Landlock ABI {}",
+                self.landlock_abi
+            )?,
+            Level::LandlockOnly => write!(f, "Landlock ABI {} only", self.landlock_abi)?,
+            Level::Off => f.write_str("none")?,
+        }
+        if !self.missing.is_empty() {
+            write!(f, " (not enforced: {})", self.missing.join("; "))?;
+        }
+        Ok(())
+    }
+}
