@@ -1,7 +1,8 @@
 //! Placeholders: empty stand-ins for policy paths that do not exist yet.
 //!
 //! A read-only bind mount needs something to mount on. When `toolgate.yaml`,
-//! `.toolgate/`, `.git` (or `.git/config`, `.git/hooks`) does not exist, a
+//! `.toolgate/`, `.git` (or `.git/config`, `.git/hooks`, `.git/commondir`,
+//! `.git/config.worktree`) does not exist, a
 //! sandboxed process could otherwise *create* it — a `toolgate.yaml` with a
 //! hook, a fresh `.git` whose `core.fsmonitor` runs on the user's next
 //! `git status`. So before such a process starts, toolgate creates an empty
@@ -32,7 +33,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// What a placeholder is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
-    File,
+    /// A file with these contents (empty, or what makes it harmless:
+    /// `.git/commondir` holding `.` names the repository itself).
+    File(&'static [u8]),
+    /// An empty directory.
     Dir,
 }
 
@@ -95,7 +99,7 @@ fn pid_alive(pid: i32) -> bool {
     }
 }
 
-fn is_empty_placeholder(path: &Path, ino: u64) -> bool {
+fn is_untouched_placeholder(path: &Path, ino: u64, contents: &[u8]) -> bool {
     let Ok(meta) = fs::symlink_metadata(path) else {
         return false;
     };
@@ -103,7 +107,7 @@ fn is_empty_placeholder(path: &Path, ino: u64) -> bool {
         return false;
     }
     if meta.is_file() {
-        meta.len() == 0
+        fs::read(path).is_ok_and(|bytes| bytes == contents)
     } else if meta.is_dir() {
         fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
     } else {
@@ -139,11 +143,11 @@ impl Placeholders {
         let dir = self.markers.join(marker_dir_name(path));
         fs::create_dir_all(&dir)?;
         let created = match kind {
-            Kind::File => fs::OpenOptions::new()
+            Kind::File(contents) => fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .open(path)
-                .map(|_| ()),
+                .and_then(|mut f| f.write_all(contents)),
             Kind::Dir => fs::create_dir(path),
         };
         match created {
@@ -151,7 +155,11 @@ impl Placeholders {
                 let ino = fs::symlink_metadata(path)?.ino();
                 let mut record = fs::File::create(dir.join("created"))?;
                 writeln!(record, "{ino}")?;
-                writeln!(record, "{}", path.display())?;
+                let contents = match kind {
+                    Kind::File(contents) => contents,
+                    Kind::Dir => &[],
+                };
+                record.write_all(contents)?;
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e),
@@ -191,9 +199,16 @@ impl Placeholders {
         if others {
             return;
         }
-        let record = fs::read_to_string(dir.join("created")).unwrap_or_default();
-        if let Some(ino) = record.lines().next().and_then(|l| l.parse::<u64>().ok())
-            && is_empty_placeholder(path, ino)
+        let record = fs::read(dir.join("created")).unwrap_or_default();
+        let (first, contents) = match record.iter().position(|b| *b == b'\n') {
+            Some(at) => (&record[..at], &record[at + 1..]),
+            None => (&record[..], &[][..]),
+        };
+        let ino = std::str::from_utf8(first)
+            .ok()
+            .and_then(|l| l.parse::<u64>().ok());
+        if let Some(ino) = ino
+            && is_untouched_placeholder(path, ino, contents)
         {
             let removed = if path.is_dir() {
                 fs::remove_dir(path)
@@ -219,7 +234,7 @@ mod tests {
         let places = Arc::new(Placeholders::new());
         let file = dir.path().join("toolgate.yaml");
         let sub = dir.path().join(".toolgate");
-        let wanted = [(file.clone(), Kind::File), (sub.clone(), Kind::Dir)];
+        let wanted = [(file.clone(), Kind::File(b"")), (sub.clone(), Kind::Dir)];
         let first = places.acquire(&wanted).unwrap();
         let second = places.acquire(&wanted[..1]).unwrap();
         assert!(file.is_file() && sub.is_dir());
@@ -238,7 +253,7 @@ mod tests {
         std::fs::write(&real, "").unwrap();
         let filled = dir.path().join(".toolgate");
         let lease = places
-            .acquire(&[(real.clone(), Kind::File), (filled.clone(), Kind::Dir)])
+            .acquire(&[(real.clone(), Kind::File(b"")), (filled.clone(), Kind::Dir)])
             .unwrap();
         std::fs::write(filled.join("audit.jsonl"), "{}").unwrap();
         drop(lease);
@@ -254,14 +269,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let places = Arc::new(Placeholders::new());
         let file = dir.path().join("toolgate.yaml");
-        let lease = places.acquire(&[(file.clone(), Kind::File)]).unwrap();
+        let lease = places.acquire(&[(file.clone(), Kind::File(b""))]).unwrap();
         // Another toolgate process (pid 1 is alive) uses it too.
         let other = places.markers.join(marker_dir_name(&file)).join("1");
         std::fs::write(&other, "").unwrap();
         drop(lease);
         assert!(file.exists());
         std::fs::remove_file(other).unwrap();
-        let lease = places.acquire(&[(file.clone(), Kind::File)]).unwrap();
+        let lease = places.acquire(&[(file.clone(), Kind::File(b""))]).unwrap();
         drop(lease);
         assert!(!file.exists(), "removed once no one else uses it");
     }

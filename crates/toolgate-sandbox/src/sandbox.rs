@@ -893,14 +893,19 @@ impl Sandbox {
     fn placeholders_wanted(&self) -> (Vec<(PathBuf, Kind)>, bool) {
         let ws = &self.inner.view.workspace;
         let mut wanted = vec![
-            (ws.join("toolgate.yaml"), Kind::File),
+            (ws.join("toolgate.yaml"), Kind::File(b"")),
             (ws.join(".toolgate"), Kind::Dir),
         ];
         let git = ws.join(".git");
         let whole_git = match std::fs::symlink_metadata(&git) {
             Ok(meta) if meta.is_dir() => {
-                wanted.push((git.join("config"), Kind::File));
+                wanted.push((git.join("config"), Kind::File(b"")));
                 wanted.push((git.join("hooks"), Kind::Dir));
+                // Git reads its configuration from where `commondir` points
+                // (`.` is the repository itself, as if there were none), and
+                // from `config.worktree` when the configuration says so.
+                wanted.push((git.join("commondir"), Kind::File(b".\n")));
+                wanted.push((git.join("config.worktree"), Kind::File(b"")));
                 false
             }
             Ok(_) => true,
