@@ -38,7 +38,7 @@ pub(crate) struct GlobalArgs {
     pub(crate) mode: Option<ConfirmationMode>,
 
     /// Describe what would run instead of running it; never asks for confirmation.
-    #[arg(long, global = true, env = env_vars::TOOLGATE_DRY_RUN)]
+    #[arg(long, global = true, env = env_vars::TOOLGATE_DRY_RUN, value_parser = clap::builder::BoolishValueParser::new())]
     pub(crate) dry_run: bool,
 
     /// Run for real (the default). Wins over `--dry-run` and `TOOLGATE_DRY_RUN`.

@@ -8,7 +8,8 @@ pub(crate) const TOOLGATE_CONFIG: &str = "TOOLGATE_CONFIG";
 pub(crate) const TOOLGATE_WORKSPACE: &str = "TOOLGATE_WORKSPACE";
 /// The confirmation mode (same as `--mode`).
 pub(crate) const TOOLGATE_MODE: &str = "TOOLGATE_MODE";
-/// Dry-run on (`true`/`1`) or off (same as `--dry-run`/`--no-dry-run`).
+/// Dry-run on (`1`/`true`/`yes`/`on`) or off (`0`/`false`/`no`/`off`);
+/// same as `--dry-run`.
 pub(crate) const TOOLGATE_DRY_RUN: &str = "TOOLGATE_DRY_RUN";
 /// Apply the workspace configuration file fully for this run, trusted or
 /// not, without recording trust (same as `--trust-workspace`; for CI):

@@ -232,6 +232,16 @@ fn sensitive_call_without_a_terminal() {
         stdout(&dry),
         "[DRY-RUN] would execute echo({\"message\":\"hello\"})\n"
     );
+    // The variable takes 1 as well as true (regression: 1 was a usage error).
+    for value in ["1", "true"] {
+        let dry = ws
+            .cmd(&args)
+            .env("TOOLGATE_DRY_RUN", value)
+            .output()
+            .unwrap();
+        assert_eq!(code(&dry), 0, "{value}: {}", stderr(&dry));
+        assert!(stdout(&dry).starts_with("[DRY-RUN]"), "{value}");
+    }
 
     let yolo = ws.run(&[&args[..], &["--mode", "yolo"]].concat());
     assert_eq!(code(&yolo), 0, "{}", stderr(&yolo));
