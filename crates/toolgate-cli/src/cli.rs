@@ -38,7 +38,7 @@ pub(crate) struct GlobalArgs {
     pub(crate) mode: Option<ConfirmationMode>,
 
     /// Describe what would run instead of running it; never asks for confirmation.
-    #[arg(long, global = true, env = env_vars::TOOLGATE_DRY_RUN)]
+    #[arg(long, global = true, env = env_vars::TOOLGATE_DRY_RUN, value_parser = clap::builder::BoolishValueParser::new())]
     pub(crate) dry_run: bool,
 
     /// Run for real (the default). Wins over `--dry-run` and `TOOLGATE_DRY_RUN`.
@@ -60,6 +60,15 @@ pub(crate) struct GlobalArgs {
     /// Do not register `run_command` and `process`. Wins over `--allow-commands`.
     #[arg(long, global = true)]
     pub(crate) no_commands: bool,
+
+    /// Apply the workspace configuration fully for this run, trusted or not; records nothing (for CI).
+    #[arg(long, global = true, env = env_vars::TOOLGATE_TRUST_WORKSPACE, value_parser = clap::builder::BoolishValueParser::new())]
+    pub(crate) trust_workspace: bool,
+
+    /// Apply the trust-only keys of the workspace configuration only if it is trusted (the default).
+    /// Wins over `--trust-workspace` and `TOOLGATE_TRUST_WORKSPACE`.
+    #[arg(long, global = true)]
+    pub(crate) no_trust_workspace: bool,
 
     /// More diagnostics on stderr (-v: info, -vv: debug, -vvv: trace).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -96,6 +105,22 @@ pub(crate) enum Command {
     /// List, show and resume saved agent sessions.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Trust a workspace's configuration file as it is now, so its hooks, MCP servers and policy apply.
+    Trust(TrustArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// The workspace whose `toolgate.yaml` to trust [default: --workspace, or the current
+    /// directory]. With `--config FILE`, FILE is trusted instead.
+    #[arg(value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
+    /// Stop trusting it.
+    #[arg(long, conflicts_with = "list")]
+    pub(crate) revoke: bool,
+    /// List the trusted files and whether each is unchanged since.
+    #[arg(long, conflicts_with = "dir")]
+    pub(crate) list: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,7 +7,8 @@
 //!
 //! 1. built-in defaults;
 //! 2. the workspace file, `WORKSPACE/toolgate.yaml` (or the file given by
-//!    `--config` / `TOOLGATE_CONFIG`, which must exist);
+//!    `--config` / `TOOLGATE_CONFIG`, which must exist) — only the keys
+//!    [`crate::trust`] lets apply untrusted, unless the file is trusted;
 //! 3. the user file, `$XDG_CONFIG_HOME/toolgate/config.yaml` or
 //!    `~/.config/toolgate/config.yaml`;
 //! 4. `TOOLGATE_<SECTION>__<KEY>` environment variables;
@@ -17,6 +18,10 @@
 //! wrong type is reported with the layer it came from (file and line, or the
 //! variable's name). Relative paths in the configuration are relative to the
 //! workspace root.
+//!
+//! The workspace file is read once: the bytes hashed for the trust check
+//! are the bytes parsed, so the file cannot change between the check and
+//! the use.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -27,6 +32,7 @@ use serde_yaml_ng::{Mapping, Value};
 use toolgate_policy::ConfirmationMode;
 
 use crate::env_vars;
+use crate::trust::{self, ReviewItem, Trust};
 
 /// The whole configuration.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -329,6 +335,82 @@ pub(crate) struct Loaded {
     /// The workspace file (`--config` or `WORKSPACE/toolgate.yaml`), whether
     /// or not it exists: where `mcp_add_server` saves servers.
     pub(crate) project_file: PathBuf,
+    /// The workspace file's trust, when there is one.
+    pub(crate) project: Option<ProjectStatus>,
+}
+
+/// How the workspace file was applied.
+#[derive(Debug, Clone)]
+pub(crate) struct ProjectStatus {
+    /// Its canonical path.
+    pub(crate) file: PathBuf,
+    /// Hex SHA-256 of the bytes read.
+    pub(crate) sha256: String,
+    /// Its keys that need trust (dotted).
+    pub(crate) trust_only_keys: Vec<String>,
+    /// Whether they applied, and why.
+    pub(crate) trust: Trust,
+}
+
+impl ProjectStatus {
+    /// The trust-only keys that were ignored (none when trusted).
+    pub(crate) fn ignored(&self) -> &[String] {
+        if self.trust.applies() {
+            &[]
+        } else {
+            &self.trust_only_keys
+        }
+    }
+}
+
+/// A workspace configuration file, read once and checked, split into the
+/// keys that apply untrusted and the keys that need trust.
+#[derive(Debug)]
+pub(crate) struct ProjectFile {
+    /// The canonical path (symlinks resolved): the trust store's key.
+    pub(crate) path: PathBuf,
+    /// Hex SHA-256 of the bytes that were parsed.
+    pub(crate) sha256: String,
+    split: trust::Split,
+}
+
+impl ProjectFile {
+    /// Reads and checks the file at `path`.
+    pub(crate) fn read(path: &Path) -> Result<Self> {
+        let path = path
+            .canonicalize()
+            .with_context(|| format!("could not read the configuration file {}", path.display()))?;
+        let bytes = std::fs::read(&path)
+            .with_context(|| format!("could not read the configuration file {}", path.display()))?;
+        let sha256 = trust::sha256_hex(&bytes);
+        let Ok(text) = String::from_utf8(bytes) else {
+            bail!(ConfigError {
+                source: Source::File(path),
+                key: String::new(),
+                message: "the file is not UTF-8 text".into(),
+                location: None,
+                hint: None,
+            });
+        };
+        let layer = parse_file_layer(&text, &path)?;
+        let defaults = serde_yaml_ng::to_value(Config::default())
+            .context("could not represent the default configuration")?;
+        Ok(Self {
+            path,
+            sha256,
+            split: trust::split(layer, &defaults),
+        })
+    }
+
+    /// The keys that need trust (dotted: `hooks.pre_tool_use`).
+    pub(crate) fn trust_only_keys(&self) -> &[String] {
+        &self.split.keys
+    }
+
+    /// What the trust-only keys would do: programs and values.
+    pub(crate) fn review(&self) -> Vec<ReviewItem> {
+        trust::review(&self.split.withheld, &self.split.keys)
+    }
 }
 
 /// Flags that override the configuration (layer 5).
@@ -339,18 +421,21 @@ pub(crate) struct Overrides {
     pub(crate) commands: Option<bool>,
 }
 
-/// Loads every layer for a workspace.
+/// Loads every layer for a workspace. When the workspace file has keys that
+/// need trust, `decide` says whether they apply (it is not called
+/// otherwise); an error from it ends the load.
 pub(crate) fn load(
     workspace: &Path,
     explicit: Option<&Path>,
     env: &[(String, String)],
     overrides: &Overrides,
+    decide: impl FnOnce(&ProjectFile) -> Result<Trust>,
 ) -> Result<Loaded> {
     let mut merged = Value::Mapping(Mapping::new());
     let mut sources = Vec::new();
 
     let project_file = explicit.map_or_else(|| workspace.join("toolgate.yaml"), Path::to_owned);
-    let project = match explicit {
+    let project_path = match explicit {
         Some(path) => {
             if !path.is_file() {
                 bail!(ConfigError {
@@ -365,8 +450,34 @@ pub(crate) fn load(
         }
         None => Some(workspace.join("toolgate.yaml")).filter(|p| p.is_file()),
     };
-    let user = user_config_path(env).filter(|p| p.is_file());
-    for path in project.into_iter().chain(user) {
+    let mut project = None;
+    if let Some(path) = project_path {
+        let file = ProjectFile::read(&path)?;
+        let trust = if file.trust_only_keys().is_empty() {
+            Trust::NotNeeded
+        } else {
+            decide(&file)?
+        };
+        let ProjectFile {
+            path: canonical,
+            sha256,
+            split,
+        } = file;
+        merge(&mut merged, split.kept);
+        if trust.applies() {
+            merge(&mut merged, split.withheld);
+        }
+        sources.push(Source::File(path));
+        project = Some(ProjectStatus {
+            file: canonical,
+            sha256,
+            trust_only_keys: split.keys,
+            trust,
+        });
+    }
+
+    // The user's own file: always trusted.
+    if let Some(path) = user_config_path(env).filter(|p| p.is_file()) {
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("could not read the configuration file {}", path.display()))?;
         let layer = parse_file_layer(&text, &path)?;
@@ -397,10 +508,12 @@ pub(crate) fn load(
         config,
         sources,
         project_file,
+        project,
     })
 }
 
-fn user_config_path(env: &[(String, String)]) -> Option<PathBuf> {
+/// `$XDG_CONFIG_HOME/toolgate`, else `~/.config/toolgate`.
+fn user_config_dir(env: &[(String, String)]) -> Option<PathBuf> {
     let get = |key: &str| {
         env.iter()
             .find(|(k, _)| k == key)
@@ -410,7 +523,16 @@ fn user_config_path(env: &[(String, String)]) -> Option<PathBuf> {
     let base = get(env_vars::XDG_CONFIG_HOME)
         .map(PathBuf::from)
         .or_else(|| get(env_vars::HOME).map(|home| Path::new(&home).join(".config")))?;
-    Some(base.join("toolgate").join("config.yaml"))
+    Some(base.join("toolgate"))
+}
+
+fn user_config_path(env: &[(String, String)]) -> Option<PathBuf> {
+    user_config_dir(env).map(|dir| dir.join("config.yaml"))
+}
+
+/// Where the trust store lives: `trusted.json` next to the user file.
+pub(crate) fn trust_store_path(env: &[(String, String)]) -> Option<PathBuf> {
+    user_config_dir(env).map(|dir| dir.join("trusted.json"))
 }
 
 /// Checks one file on its own (so errors carry its name and line) and
@@ -538,6 +660,15 @@ mod tests {
         env: &[(&str, &str)],
         overrides: &Overrides,
     ) -> Result<Loaded> {
+        load_trusting(files, env, overrides, Trust::ThisRun)
+    }
+
+    fn load_trusting(
+        files: &[(&str, &str)],
+        env: &[(&str, &str)],
+        overrides: &Overrides,
+        trust: Trust,
+    ) -> Result<Loaded> {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
         for (name, text) in files {
@@ -548,7 +679,7 @@ mod tests {
         let mut vars: Vec<(String, String)> =
             vec![(env_vars::HOME.into(), home.display().to_string())];
         vars.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
-        load(dir.path(), None, &vars, overrides)
+        load(dir.path(), None, &vars, overrides, |_| Ok(trust))
     }
 
     #[test]
@@ -654,5 +785,75 @@ mod tests {
             "{}",
             path.display()
         );
+    }
+
+    #[test]
+    fn an_untrusted_workspace_file_applies_only_the_allowed_keys() {
+        let files = [
+            (
+                "toolgate.yaml",
+                "confirmation:\n  mode: yolo\ntools:\n  timeout: 5\nhooks:\n  pre_tool_use: [{name: m, command: touch x}]\nworkspace:\n  allow_delete: false\n  max_file_size: 10\n",
+            ),
+            (
+                "home/.config/toolgate/config.yaml",
+                "workspace:\n  allow_sensitive: true\n",
+            ),
+        ];
+        let untrusted =
+            load_trusting(&files, &[], &Overrides::default(), Trust::Untrusted).unwrap();
+        let config = &untrusted.config;
+        assert_eq!(config.confirmation.mode, ConfirmationMode::ConfirmSensitive);
+        assert!(config.hooks.pre_tool_use.is_empty());
+        assert_eq!(config.tools.timeout, 5);
+        assert_eq!(config.workspace.max_file_size, 10);
+        assert!(
+            config.workspace.allow_sensitive,
+            "the user file is always trusted"
+        );
+        let project = untrusted.project.as_ref().unwrap();
+        assert_eq!(
+            project.ignored(),
+            ["confirmation.mode", "hooks.pre_tool_use"],
+            "`allow_delete: false` is the default: nothing to ignore"
+        );
+        assert_eq!(project.sha256.len(), 64);
+
+        let trusted = load_trusting(&files, &[], &Overrides::default(), Trust::Recorded).unwrap();
+        assert_eq!(trusted.config.confirmation.mode, ConfirmationMode::Yolo);
+        assert_eq!(trusted.config.hooks.pre_tool_use.len(), 1);
+        assert!(trusted.project.unwrap().ignored().is_empty());
+    }
+
+    #[test]
+    fn trust_is_not_asked_for_a_file_without_trust_only_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("toolgate.yaml"),
+            "tools:\n  timeout: 5\nconfirmation:\n  mode: confirm-sensitive\n",
+        )
+        .unwrap();
+        let loaded = load(dir.path(), None, &[], &Overrides::default(), |_| {
+            panic!("decide must not be called")
+        })
+        .unwrap();
+        assert_eq!(loaded.project.unwrap().trust, Trust::NotNeeded);
+    }
+
+    #[test]
+    fn every_allowed_key_exists() {
+        // The allow-list names real keys: a typo there would silently keep
+        // a key trust-only, and a rename would drop it from the list.
+        let defaults = serde_yaml_ng::to_value(Config::default()).unwrap();
+        let agent = serde_yaml_ng::to_value(toolgate_agent::AgentConfig::default()).unwrap();
+        for pattern in trust::APPLIES_UNTRUSTED {
+            let found = match pattern.strip_prefix("agents.*.") {
+                Some(field) => agent.get(field).is_some(),
+                None => pattern
+                    .split('.')
+                    .try_fold(&defaults, |v, seg| v.get(seg))
+                    .is_some(),
+            };
+            assert!(found, "{pattern} is not a configuration key");
+        }
     }
 }

@@ -8,16 +8,24 @@ pub(crate) const TOOLGATE_CONFIG: &str = "TOOLGATE_CONFIG";
 pub(crate) const TOOLGATE_WORKSPACE: &str = "TOOLGATE_WORKSPACE";
 /// The confirmation mode (same as `--mode`).
 pub(crate) const TOOLGATE_MODE: &str = "TOOLGATE_MODE";
-/// Dry-run on (`true`/`1`) or off (same as `--dry-run`/`--no-dry-run`).
+/// Dry-run on (`1`/`true`/`yes`/`on`) or off (`0`/`false`/`no`/`off`);
+/// same as `--dry-run`.
 pub(crate) const TOOLGATE_DRY_RUN: &str = "TOOLGATE_DRY_RUN";
+/// Apply the workspace configuration file fully for this run, trusted or
+/// not, without recording trust (same as `--trust-workspace`; for CI):
+/// `1`/`true`/`yes`/`on`, or `0`/`false`/`no`/`off`. `--no-trust-workspace`
+/// wins over it.
+pub(crate) const TOOLGATE_TRUST_WORKSPACE: &str = "TOOLGATE_TRUST_WORKSPACE";
 /// Log filter for stderr diagnostics, in `tracing` `EnvFilter` syntax
 /// (e.g. `toolgate=debug`). `RUST_LOG` is read when this is unset.
 pub(crate) const TOOLGATE_LOG: &str = "TOOLGATE_LOG";
 /// The standard fallback for [`TOOLGATE_LOG`].
 pub(crate) const RUST_LOG: &str = "RUST_LOG";
-/// Base directory of the user configuration (`$XDG_CONFIG_HOME/toolgate/config.yaml`).
+/// Base directory of the user configuration (`$XDG_CONFIG_HOME/toolgate/config.yaml`)
+/// and of the trust store (`$XDG_CONFIG_HOME/toolgate/trusted.json`).
 pub(crate) const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
-/// Used for `~/.config/toolgate/config.yaml` when `XDG_CONFIG_HOME` is unset.
+/// Used for `~/.config/toolgate/config.yaml` and `~/.config/toolgate/trusted.json`
+/// when `XDG_CONFIG_HOME` is unset.
 pub(crate) const HOME: &str = "HOME";
 
 /// Prefix of the variables that set any configuration key:

@@ -27,6 +27,7 @@ use crate::cli::{
 };
 use crate::config::{ConfigError, Loaded, NetworkSetting, Overrides, SandboxSetting};
 use crate::render::{CliError, Exit};
+use crate::trust_cmd::Ask;
 
 mod approver;
 mod cli;
@@ -37,6 +38,8 @@ mod mcp_cmd;
 mod render;
 mod run_cmd;
 mod sessions_cmd;
+mod trust;
+mod trust_cmd;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -98,8 +101,12 @@ fn init_tracing(verbose: u8) {
 }
 
 async fn run(cli: Cli) -> Result<Exit, CliError> {
+    if let Command::Trust(args) = &cli.command {
+        // It reads the workspace file itself and applies nothing.
+        return trust_cmd::trust(&cli.global, args);
+    }
     let agent_command = matches!(cli.command, Command::Run(_) | Command::Sessions(_));
-    let setup = Setup::new(&cli.global).map_err(|mut e| {
+    let setup = Setup::new(&cli.global, ask_for(&cli.command)).map_err(|mut e| {
         // DESIGN.md §11: the agent commands exit 3 on configuration errors.
         if agent_command && e.exit == Exit::Usage {
             e.exit = Exit::Config;
@@ -116,7 +123,45 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Config(ConfigCommand::Check) => config_check(&setup),
         Command::Classify { command } => classify(&setup, &command),
         Command::Hooks(HooksCommand::Test(args)) => hooks_cmd::hooks_test(&setup, args).await,
+        // Returned above, before any configuration was loaded.
+        Command::Trust(args) => trust_cmd::trust(&cli.global, &args),
     }
+}
+
+/// Whether a command may ask on the terminal about an untrusted workspace
+/// file: never where stdin carries data (a prompt would eat it), nor where
+/// the command only inspects (it reports the ignored keys instead).
+fn ask_for(command: &Command) -> Ask {
+    match command {
+        Command::Call(args) if args.args.as_deref() == Some("-") => Ask::Never,
+        Command::Mcp(McpCommand::Serve(args)) if args.http.is_none() => Ask::Never,
+        Command::Config(_) | Command::Classify { .. } | Command::Trust(_) => Ask::Never,
+        _ => Ask::Terminal,
+    }
+}
+
+/// The workspace directory, canonical: `dir`, or the current directory.
+pub(crate) fn resolve_workspace(dir: Option<&PathBuf>) -> Result<PathBuf, CliError> {
+    let workspace = match dir {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| {
+            CliError::usage(anyhow!(e).context("could not read the current directory"))
+        })?,
+    };
+    let workspace = workspace.canonicalize().map_err(|e| {
+        CliError::usage(anyhow!(e).context(format!(
+            "the workspace {} cannot be used",
+            workspace.display()
+        )))
+        .with_hint("pass an existing directory with --workspace")
+    })?;
+    if !workspace.is_dir() {
+        return Err(CliError::usage(anyhow!(
+            "the workspace {} is not a directory",
+            workspace.display()
+        )));
+    }
+    Ok(workspace)
 }
 
 /// What every subcommand starts from.
@@ -131,26 +176,8 @@ struct Setup {
 }
 
 impl Setup {
-    fn new(global: &GlobalArgs) -> Result<Self, CliError> {
-        let workspace = match &global.workspace {
-            Some(dir) => dir.clone(),
-            None => std::env::current_dir().map_err(|e| {
-                CliError::usage(anyhow!(e).context("could not read the current directory"))
-            })?,
-        };
-        let workspace = workspace.canonicalize().map_err(|e| {
-            CliError::usage(anyhow!(e).context(format!(
-                "the workspace {} cannot be used",
-                workspace.display()
-            )))
-            .with_hint("pass an existing directory with --workspace")
-        })?;
-        if !workspace.is_dir() {
-            return Err(CliError::usage(anyhow!(
-                "the workspace {} is not a directory",
-                workspace.display()
-            )));
-        }
+    fn new(global: &GlobalArgs, ask: Ask) -> Result<Self, CliError> {
+        let workspace = resolve_workspace(global.workspace.as_ref())?;
         let env: Vec<(String, String)> = std::env::vars().collect();
         let commands = if global.no_commands {
             Some(false)
@@ -163,18 +190,34 @@ impl Setup {
             mode: global.mode,
             commands,
         };
-        let loaded = config::load(&workspace, global.config.as_deref(), &env, &overrides).map_err(
-            |error| {
-                let hint = error
-                    .downcast_ref::<ConfigError>()
-                    .and_then(|e| e.hint.clone());
-                let mut error = CliError::usage(error.context("invalid configuration"));
-                if let Some(hint) = hint {
-                    error = error.with_hint(hint);
-                }
-                error
-            },
-        )?;
+        let force_trust = global.trust_workspace && !global.no_trust_workspace;
+        let store = config::trust_store_path(&env);
+        let loaded = config::load(
+            &workspace,
+            global.config.as_deref(),
+            &env,
+            &overrides,
+            |project| trust_cmd::decide(project, force_trust, store.as_deref(), ask),
+        )
+        .map_err(|error| {
+            if let Some(hint) = error
+                .downcast_ref::<trust::TrustError>()
+                .map(trust::TrustError::hint)
+            {
+                return CliError::usage(error).with_hint(hint);
+            }
+            let hint = error
+                .downcast_ref::<ConfigError>()
+                .and_then(|e| e.hint.clone());
+            let mut error = CliError::usage(error.context("invalid configuration"));
+            if let Some(hint) = hint {
+                error = error.with_hint(hint);
+            }
+            error
+        })?;
+        if let Some(project) = &loaded.project {
+            trust_cmd::warn_ignored(project, global, &workspace);
+        }
         let command_policy = CommandPolicy::builder()
             .blocked_patterns(
                 loaded
@@ -432,17 +475,41 @@ fn classify(setup: &Setup, command: &str) -> Result<Exit, CliError> {
 fn config_check(setup: &Setup) -> Result<Exit, CliError> {
     let config = &setup.loaded.config;
     let text = if setup.json {
-        json_text(config)?
+        // The configuration's own keys, plus `trust`: how the workspace file
+        // was applied (null without one). Not a configuration key.
+        let mut value =
+            serde_json::to_value(config).map_err(|e| CliError::new(Exit::Failure, anyhow!(e)))?;
+        if let Some(object) = value.as_object_mut() {
+            let trust = setup.loaded.project.as_ref().map(|p| {
+                serde_json::json!({
+                    "file": p.file,
+                    "sha256": p.sha256,
+                    "state": p.trust,
+                    "trust_only_keys": p.trust_only_keys,
+                    "ignored": p.ignored(),
+                })
+            });
+            object.insert("trust".to_owned(), trust.into());
+        }
+        json_text(&value)?
     } else {
         serde_yaml_ng::to_string(config)
             .context("could not print the configuration")
             .map_err(|e| CliError::new(Exit::Failure, e))?
     };
+    let project = setup.loaded.project.as_ref();
     let sources: Vec<String> = setup
         .loaded
         .sources
         .iter()
-        .map(ToString::to_string)
+        .enumerate()
+        .map(|(i, source)| match project {
+            // The workspace file is the first file layer when there is one.
+            Some(p) if i == 0 && !p.ignored().is_empty() => {
+                format!("{source} (not trusted: {} ignored)", p.ignored().join(", "))
+            }
+            _ => source.to_string(),
+        })
         .collect();
     render::note(&format!(
         "configuration is valid (workspace {}; layers: defaults{}{})",
@@ -479,6 +546,29 @@ pub(crate) fn out(text: &str) -> Result<Exit, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn which_commands_may_ask_for_trust() {
+        let cases: &[(&[&str], Ask)] = &[
+            (&["call", "echo", "{}"], Ask::Terminal),
+            (&["call", "echo"], Ask::Terminal),
+            (&["call", "echo", "-"], Ask::Never),
+            (&["mcp", "serve"], Ask::Never),
+            (&["mcp", "serve", "--http", "127.0.0.1:1"], Ask::Terminal),
+            (&["mcp", "list"], Ask::Terminal),
+            (&["tools", "list"], Ask::Terminal),
+            (&["run", "task"], Ask::Terminal),
+            (&["sessions", "list"], Ask::Terminal),
+            (&["hooks", "test", "session_start"], Ask::Terminal),
+            (&["config", "check"], Ask::Never),
+            (&["classify", "ls"], Ask::Never),
+            (&["trust"], Ask::Never),
+        ];
+        for (args, expected) in cases {
+            let cli = Cli::try_parse_from(std::iter::once(&"toolgate").chain(*args)).unwrap();
+            assert_eq!(ask_for(&cli.command), *expected, "{args:?}");
+        }
+    }
 
     #[test]
     fn one_line_descriptions() {

@@ -86,6 +86,15 @@ pub(crate) fn error(error: &CliError) {
     }
 }
 
+/// Prints `warning: …`, then `hint: …`.
+pub(crate) fn warning(message: &str, hint: Option<&str>) {
+    let mut stderr = io::stderr().lock();
+    let _ = writeln!(stderr, "warning: {message}");
+    if let Some(hint) = hint {
+        let _ = writeln!(stderr, "hint: {hint}");
+    }
+}
+
 /// Prints a failed tool call's error.
 pub(crate) fn tool_error(message: &str) {
     let _ = writeln!(io::stderr().lock(), "error: {message}");

@@ -17,13 +17,26 @@ use serde_json::Value;
 
 struct Ws {
     dir: tempfile::TempDir,
+    trusted: bool,
 }
 
 impl Ws {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("home")).unwrap();
-        Self { dir }
+        Self {
+            dir,
+            trusted: false,
+        }
+    }
+
+    /// A workspace whose `toolgate.yaml` applies fully
+    /// (`TOOLGATE_TRUST_WORKSPACE=1`): for tests of keys that need trust.
+    fn trusted() -> Self {
+        Self {
+            trusted: true,
+            ..Self::new()
+        }
     }
 
     fn path(&self) -> &Path {
@@ -46,6 +59,9 @@ impl Ws {
             if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
                 cmd.env_remove(key);
             }
+        }
+        if self.trusted {
+            cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");
         }
         cmd.stdin(Stdio::null());
         cmd
@@ -194,7 +210,7 @@ fn bad_calls_exit_1_with_a_precise_message() {
 
 #[test]
 fn sensitive_call_without_a_terminal() {
-    let ws = Ws::new();
+    let ws = Ws::trusted();
     let args = ["call", "echo", r#"{"message":"hello"}"#];
 
     let refused = ws.run(&args);
@@ -216,6 +232,16 @@ fn sensitive_call_without_a_terminal() {
         stdout(&dry),
         "[DRY-RUN] would execute echo({\"message\":\"hello\"})\n"
     );
+    // The variable takes 1 as well as true (regression: 1 was a usage error).
+    for value in ["1", "true"] {
+        let dry = ws
+            .cmd(&args)
+            .env("TOOLGATE_DRY_RUN", value)
+            .output()
+            .unwrap();
+        assert_eq!(code(&dry), 0, "{value}: {}", stderr(&dry));
+        assert!(stdout(&dry).starts_with("[DRY-RUN]"), "{value}");
+    }
 
     let yolo = ws.run(&[&args[..], &["--mode", "yolo"]].concat());
     assert_eq!(code(&yolo), 0, "{}", stderr(&yolo));
@@ -397,7 +423,7 @@ fn config_check_prints_the_effective_configuration() {
 
 #[test]
 fn audit_file_gets_one_line_per_call() {
-    let ws = Ws::new();
+    let ws = Ws::trusted();
     ws.write("toolgate.yaml", "audit:\n  path: .toolgate/audit.jsonl\n");
     ws.run(&["call", "get_datetime"]);
     ws.run(&["call", "echo", r#"{"message":"m"}"#]);
@@ -438,7 +464,7 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn file_tools_through_the_gate() {
-    let ws = Ws::new();
+    let ws = Ws::trusted();
     ws.write("toolgate.yaml", "workspace:\n  allow_delete: true\n");
     ws.write("notes.txt", "alpha\nbeta\n");
 

@@ -86,6 +86,8 @@ impl Ws {
                 cmd.env_remove(key);
             }
         }
+        // The MCP servers under test are in the workspace file: trust it.
+        cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");
         cmd
     }
 

@@ -101,6 +101,9 @@ impl Ws {
                 cmd.env_remove(key);
             }
         }
+        // The workspace file sets the model server, the key variable, the
+        // mode, hooks and gates: trust it.
+        cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");
         cmd
     }
 }
@@ -271,6 +274,7 @@ async fn first_ctrl_c_stops_gracefully_with_a_summary_and_exits_2() {
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("TOOLGATE_CONFIG")
         .env_remove("TOOLGATE_MODE")
+        .env("TOOLGATE_TRUST_WORKSPACE", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -1,0 +1,270 @@
+//! `toolgate trust`, and the people-facing side of workspace trust: the
+//! terminal prompt and the warning about ignored keys. The rules are in
+//! [`crate::trust`].
+
+use std::fmt::Write as _;
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::anyhow;
+use serde_json::json;
+
+use crate::cli::{GlobalArgs, TrustArgs};
+use crate::config::{self, ProjectFile, ProjectStatus};
+use crate::render::{self, CliError, Exit};
+use crate::trust::{ReviewItem, Trust, TrustError, TrustStore};
+use crate::{json_text, out};
+
+/// How a command may settle an untrusted workspace file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ask {
+    /// Ask on the terminal when there is one (stdin and stderr are TTYs).
+    Terminal,
+    /// Never ask: the command reads data from stdin (`mcp serve` over
+    /// stdio, `call TOOL -`), or only inspects (`config check`, `classify`).
+    Never,
+}
+
+/// Decides whether `project`'s trust-only keys apply: `--trust-workspace`,
+/// then the trust store, then (with [`Ask::Terminal`] on a terminal) the
+/// user's answer, which is recorded when it is yes.
+pub(crate) fn decide(
+    project: &ProjectFile,
+    force: bool,
+    store: Option<&Path>,
+    ask: Ask,
+) -> anyhow::Result<Trust> {
+    if force {
+        return Ok(Trust::ThisRun);
+    }
+    let mut store = store.map(TrustStore::open).transpose()?;
+    if store
+        .as_ref()
+        .is_some_and(|s| s.is_trusted(&project.path, &project.sha256))
+    {
+        return Ok(Trust::Recorded);
+    }
+    let terminal = io::stdin().is_terminal() && io::stderr().is_terminal();
+    if ask == Ask::Never || !terminal || !prompt(project) {
+        return Ok(Trust::Untrusted);
+    }
+    let Some(store) = store.as_mut() else {
+        return Err(TrustError::NoPlace.into());
+    };
+    store.trust(project.path.clone(), project.sha256.clone());
+    store.save()?;
+    Ok(Trust::Recorded)
+}
+
+/// Shows what the file would run and set, and asks. Only a `y`/`yes` line
+/// trusts; anything else, end of input included, does not.
+fn prompt(project: &ProjectFile) -> bool {
+    let text = format!(
+        "\ntoolgate: the workspace configuration {} is not trusted.\n\
+         Trusting it lets it run these programs and set these keys:\n{}\
+         Its other keys apply either way. A yes is recorded for this content of the file \
+         (`toolgate trust --revoke` undoes it).\n\
+         Trust this configuration? [y/N] ",
+        project.path.display(),
+        review_text(&project.review()),
+    );
+    let mut stderr = io::stderr().lock();
+    let _ = stderr.write_all(text.as_bytes());
+    let _ = stderr.flush();
+    drop(stderr);
+    let mut line = String::new();
+    match io::stdin().lock().read_line(&mut line) {
+        Ok(0) | Err(_) => {
+            let _ = writeln!(io::stderr());
+            false
+        }
+        Ok(_) => matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"),
+    }
+}
+
+/// The trust-only keys and what they would run, one block per key:
+///
+/// ```text
+///   hooks.pre_tool_use:
+///     marker: sh -c 'echo {file} >> hook.log'
+///   confirmation.mode: "yolo"
+/// ```
+fn review_text(items: &[ReviewItem]) -> String {
+    let mut text = String::new();
+    for item in items {
+        match &item.value {
+            Some(value) if item.programs.is_empty() => {
+                let _ = writeln!(text, "  {}: {value}", item.key);
+            }
+            _ => {
+                let _ = writeln!(text, "  {}:", item.key);
+                for program in &item.programs {
+                    let _ = writeln!(text, "    {}: {}", program.name, program.run);
+                }
+            }
+        }
+    }
+    text
+}
+
+/// The one warning about the keys an untrusted workspace file could not
+/// set, with the command that trusts it.
+pub(crate) fn warn_ignored(status: &ProjectStatus, global: &GlobalArgs, workspace: &Path) {
+    let ignored = status.ignored();
+    if ignored.is_empty() {
+        return;
+    }
+    render::warning(
+        &format!(
+            "ignoring {} in {}: the workspace configuration is not trusted",
+            ignored.join(", "),
+            status.file.display()
+        ),
+        Some(&format!(
+            "run `{}` to apply them, or pass --trust-workspace for this run only",
+            trust_command(global, workspace)
+        )),
+    );
+}
+
+/// `toolgate trust`, spelled for this invocation's file.
+fn trust_command(global: &GlobalArgs, workspace: &Path) -> String {
+    if let Some(file) = &global.config {
+        return format!("toolgate --config {} trust", file.display());
+    }
+    let here = std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .is_ok_and(|d| d == workspace);
+    if here {
+        "toolgate trust".to_owned()
+    } else {
+        format!("toolgate trust {}", workspace.display())
+    }
+}
+
+fn store_error(error: TrustError) -> CliError {
+    let hint = error.hint();
+    CliError::usage(anyhow!(error)).with_hint(hint)
+}
+
+fn open_store() -> Result<TrustStore, CliError> {
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let path = config::trust_store_path(&env).ok_or_else(|| store_error(TrustError::NoPlace))?;
+    TrustStore::open(path).map_err(store_error)
+}
+
+/// `toolgate trust [DIR]`, `--revoke`, `--list`.
+pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliError> {
+    let json = global.json && !global.no_json;
+    let mut store = open_store()?;
+    if args.list {
+        return list(&store, json);
+    }
+    let workspace = crate::resolve_workspace(args.dir.as_ref().or(global.workspace.as_ref()))?;
+    let file = global
+        .config
+        .clone()
+        .unwrap_or_else(|| workspace.join("toolgate.yaml"));
+    if args.revoke {
+        let canonical = file
+            .canonicalize()
+            .unwrap_or_else(|_| std::path::absolute(&file).unwrap_or(file));
+        let was_trusted = store.revoke(&canonical);
+        if was_trusted {
+            store.save().map_err(store_error)?;
+        }
+        if json {
+            return out(&json_text(
+                &json!({"file": canonical, "was_trusted": was_trusted}),
+            )?);
+        }
+        if !was_trusted {
+            render::note(&format!("{} was not trusted", canonical.display()));
+            return Ok(Exit::Success);
+        }
+        return out(&format!("no longer trusted: {}\n", canonical.display()));
+    }
+    if !file.is_file() {
+        return Err(CliError::usage(anyhow!(
+            "there is no configuration file to trust at {}",
+            file.display()
+        ))
+        .with_hint("trust a workspace that has a toolgate.yaml, or name the file with --config"));
+    }
+    let project = ProjectFile::read(&file).map_err(|error| {
+        let hint = error
+            .downcast_ref::<config::ConfigError>()
+            .and_then(|e| e.hint.clone());
+        let error = CliError::usage(error.context("invalid configuration"));
+        match hint {
+            Some(hint) => error.with_hint(hint),
+            None => error,
+        }
+    })?;
+    store.trust(project.path.clone(), project.sha256.clone());
+    store.save().map_err(store_error)?;
+    let review = project.review();
+    if json {
+        return out(&json_text(&json!({
+            "file": project.path,
+            "sha256": project.sha256,
+            "store": store.path(),
+            "trust_only_keys": review,
+        }))?);
+    }
+    let mut text = format!(
+        "trusted {} (sha256 {})\n",
+        project.path.display(),
+        &project.sha256[..12]
+    );
+    if review.is_empty() {
+        text.push_str("it has no keys that need trust: all of it applied already\n");
+    } else {
+        text.push_str("it may now run these programs and set these keys:\n");
+        text.push_str(&review_text(&review));
+        text.push_str("a change to the file makes it untrusted again\n");
+    }
+    out(&text)
+}
+
+/// Whether a trusted file is as it was when trusted.
+fn state(path: &PathBuf, sha256: &str) -> &'static str {
+    match std::fs::read(path) {
+        Ok(bytes) if crate::trust::sha256_hex(&bytes) == sha256 => "unchanged",
+        Ok(_) => "changed",
+        Err(_) => "missing",
+    }
+}
+
+fn list(store: &TrustStore, json: bool) -> Result<Exit, CliError> {
+    if json {
+        let files: Vec<_> = store
+            .files()
+            .iter()
+            .map(|f| {
+                json!({
+                    "file": f.path,
+                    "sha256": f.sha256,
+                    "trusted_at": f.trusted_at,
+                    "state": state(&f.path, &f.sha256),
+                })
+            })
+            .collect();
+        return out(&json_text(&files)?);
+    }
+    if store.files().is_empty() {
+        render::note("no workspace configuration is trusted");
+        return Ok(Exit::Success);
+    }
+    let mut text = String::new();
+    for f in store.files() {
+        let _ = writeln!(
+            text,
+            "{}  {}  trusted {}",
+            f.path.display(),
+            state(&f.path, &f.sha256),
+            f.trusted_at
+        );
+    }
+    out(&text)
+}
