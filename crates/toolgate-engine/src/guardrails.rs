@@ -2,7 +2,6 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -13,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgate_core::{DEFAULT_SENSITIVE_PATTERNS, ToolResult, Workspace};
 use toolgate_policy::command_operands;
+use toolgate_sandbox::{Capture, RunOptions, Sandbox, Spawn};
 
 use crate::guards::CommandGuard;
 use crate::stages::{CallView, GuardrailBlock, Guardrails};
@@ -128,6 +128,9 @@ pub enum GuardrailsError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The sandbox quality gates run in could not be made.
+    #[error("the sandbox for quality gates could not be made")]
+    Sandbox(#[source] toolgate_sandbox::SandboxError),
 }
 
 /// Builds a [`GuardrailsEngine`].
@@ -137,6 +140,7 @@ pub struct GuardrailsEngineBuilder {
     root: PathBuf,
     command_guard: Option<CommandGuard>,
     allow_sensitive: bool,
+    sandbox: Option<Sandbox>,
 }
 
 impl GuardrailsEngineBuilder {
@@ -156,8 +160,23 @@ impl GuardrailsEngineBuilder {
         self
     }
 
+    /// The sandbox quality gates run in (the standard profile). By default,
+    /// a sandbox of its own over the workspace root with the default
+    /// settings.
+    #[must_use]
+    pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
     /// Compiles patterns and regexes.
     pub fn build(self) -> Result<GuardrailsEngine, GuardrailsError> {
+        let sandbox = match self.sandbox {
+            Some(sandbox) => sandbox,
+            None => Sandbox::builder(&self.root)
+                .build()
+                .map_err(GuardrailsError::Sandbox)?,
+        };
         let c = &self.config;
         let sensitive = Workspace::builder(&self.root)
             .sensitive_patterns(
@@ -211,6 +230,7 @@ impl GuardrailsEngineBuilder {
             counters: Mutex::new(Counters::default()),
             config: self.config,
             root: self.root,
+            sandbox,
         })
     }
 }
@@ -270,6 +290,7 @@ pub struct GuardrailsEngine {
     command_guard: Option<CommandGuard>,
     allow_sensitive: bool,
     counters: Mutex<Counters>,
+    sandbox: Sandbox,
 }
 
 const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "delete_file", "apply_patch"];
@@ -290,6 +311,7 @@ impl GuardrailsEngine {
             root: root.into(),
             command_guard: None,
             allow_sensitive: false,
+            sandbox: None,
         }
     }
 
@@ -310,7 +332,7 @@ impl GuardrailsEngine {
     pub async fn run_quality_gates(&self, cwd: &Path) -> Vec<QualityGateReport> {
         let mut out = Vec::new();
         for gate in &self.config.quality_gates {
-            out.push(run_gate(gate, cwd).await);
+            out.push(run_gate(&self.sandbox, gate, cwd).await);
         }
         out
     }
@@ -706,7 +728,9 @@ impl Guardrails for GuardrailsEngine {
     }
 }
 
-async fn run_gate(gate: &QualityGate, cwd: &Path) -> QualityGateReport {
+/// Runs one gate like every process toolgate starts: in the sandbox's
+/// standard profile, its whole process tree killed at the timeout.
+async fn run_gate(sandbox: &Sandbox, gate: &QualityGate, cwd: &Path) -> QualityGateReport {
     let timeout = Duration::from_secs_f64(gate.timeout.unwrap_or(300.0).clamp(0.0, 86_400.0));
     let mut report = QualityGateReport {
         name: gate.name.clone(),
@@ -716,43 +740,29 @@ async fn run_gate(gate: &QualityGate, cwd: &Path) -> QualityGateReport {
         timed_out: false,
         output: String::new(),
     };
-    let child = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(&gate.command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn();
-    let child = match child {
-        Ok(child) => child,
-        Err(error) => {
-            report.output = format!("could not start `sh`: {error}");
-            return report;
-        }
-    };
-    let pid = child.id();
-    match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Ok(Ok(output)) => {
-            report.exit_code = output.status.code();
-            report.passed = output.status.success();
-            let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
-            text.push_str(&String::from_utf8_lossy(&output.stderr));
-            report.output = cap(text, 64 * 1024);
-        }
-        Ok(Err(error)) => report.output = format!("could not run: {error}"),
-        Err(_) => {
-            // Kill the gate's whole group: `sh -c` may have started a tree.
-            if let Some(pid) = pid
-                .and_then(|p| i32::try_from(p).ok())
-                .and_then(rustix::process::Pid::from_raw)
-            {
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-            }
+    let spawn = Spawn::shell(&gate.command).cwd(cwd);
+    let options = RunOptions::new(timeout).capture(Capture::Bytes(64 * 1024));
+    match sandbox.run(&spawn, &options).await {
+        Ok(finished) if finished.timed_out => {
             report.timed_out = true;
             report.output = format!("timed out after {}s", timeout.as_secs_f64());
+        }
+        Ok(finished) => {
+            report.exit_code = finished.exit_code;
+            report.passed = finished.exit_code == Some(0);
+            let mut text = finished.stdout;
+            text.push_str(&finished.stderr);
+            report.output = cap(text, 64 * 1024);
+        }
+        Err(error) => {
+            let mut text = format!("could not run: {error}");
+            let mut source = std::error::Error::source(&error);
+            while let Some(cause) = source {
+                text.push_str(": ");
+                text.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            report.output = text;
         }
     }
     report

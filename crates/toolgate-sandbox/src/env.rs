@@ -79,9 +79,7 @@ const CREDENTIAL_MARKERS: &[&str] = &[
     "PASSWD",
     "PASSPHRASE",
     "CREDENTIAL",
-    "AUTH",
     "COOKIE",
-    "SESSION",
     "PRIVATE",
     "SIGNATURE",
     "DSN",
@@ -95,7 +93,11 @@ const CREDENTIAL_MARKERS: &[&str] = &[
 /// `DB_PASSWORD`, `SENTRY_DSN`, `GH_PAT`… Case-insensitive.
 pub fn looks_like_credential(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    CREDENTIAL_MARKERS.iter().any(|m| upper.contains(m)) || upper == "PAT"
+    // `AUTH` as in `SSH_AUTH_SOCK` or `_authToken`, not as in `GIT_AUTHOR_NAME`.
+    let auth = upper
+        .match_indices("AUTH")
+        .any(|(at, _)| !upper[at + 4..].starts_with("OR"));
+    auth || CREDENTIAL_MARKERS.iter().any(|m| upper.contains(m)) || upper == "PAT"
 }
 
 /// How the environment of every process is built (see the [rules](self)).
@@ -233,6 +235,9 @@ mod tests {
             ("CARGO_HOME", false),
             ("TERM", false),
             ("PATTERN", false),
+            ("GIT_AUTHOR_NAME", false),
+            ("TOOLGATE_SESSION_ID", false),
+            ("GITHUB_AUTH", true),
         ];
         for (name, expected) in cases {
             assert_eq!(looks_like_credential(name), *expected, "{name}");

@@ -8,7 +8,9 @@
 //! `session_id`, `cwd`), and the environment variables `TOOLGATE_EVENT`,
 //! `TOOLGATE_TOOL_NAME`, `TOOLGATE_TOOL_INPUT`, `TOOLGATE_FILE`,
 //! `TOOLGATE_WORKSPACE` and `TOOLGATE_SESSION_ID`. It runs in the workspace
-//! root, in a process group of its own.
+//! root, in the sandbox's standard profile (`toolgate-sandbox`): it may
+//! write the workspace but not toolgate's policy files, cannot read secrets,
+//! and sees only its own processes.
 //!
 //! 1. Exit 0: no objection. If stdout is a JSON object, its
 //!    `additionalContext`, `updatedInput`, `decision` (`"block"`) and
@@ -33,6 +35,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 use toolgate_core::ToolResult;
+use toolgate_sandbox::Sandbox;
 
 pub use config::{HookSpec, HooksConfig, OnFailure, POST_EDIT_MATCHER};
 
@@ -157,6 +160,9 @@ pub enum HookConfigError {
     /// A negative or absurd `timeout`.
     #[error("hook `{0}`: `timeout` must be a number of seconds between 0 and 86400")]
     Timeout(String),
+    /// The sandbox hooks run in could not be made.
+    #[error("the sandbox for hooks could not be made")]
+    Sandbox(#[source] toolgate_sandbox::SandboxError),
 }
 
 /// What one hook did.
@@ -283,6 +289,7 @@ pub struct HookExecutorBuilder {
     root: PathBuf,
     session_id: Option<String>,
     output_cap: usize,
+    sandbox: Option<Sandbox>,
 }
 
 impl HookExecutorBuilder {
@@ -301,8 +308,24 @@ impl HookExecutorBuilder {
         self
     }
 
+    /// The sandbox hooks run in (`toolgate-sandbox`: the standard profile).
+    /// By default, a sandbox of its own over the workspace root with the
+    /// default settings; pass the front end's shared one so that every
+    /// process of a session is configured alike.
+    #[must_use]
+    pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
     /// Compiles matchers and globs.
     pub fn build(self) -> Result<HookExecutor, HookConfigError> {
+        let sandbox = match self.sandbox {
+            Some(sandbox) => sandbox,
+            None => Sandbox::builder(&self.root)
+                .build()
+                .map_err(HookConfigError::Sandbox)?,
+        };
         let HooksConfig {
             pre_tool_use,
             mut post_tool_use,
@@ -346,6 +369,7 @@ impl HookExecutorBuilder {
             root: self.root,
             session_id: self.session_id.unwrap_or_default(),
             output_cap: self.output_cap,
+            sandbox,
         })
     }
 }
@@ -360,6 +384,7 @@ pub struct HookExecutor {
     root: PathBuf,
     session_id: String,
     output_cap: usize,
+    sandbox: Sandbox,
 }
 
 impl HookExecutor {
@@ -370,6 +395,7 @@ impl HookExecutor {
             root: root.into(),
             session_id: None,
             output_cap: 64 * 1024,
+            sandbox: None,
         }
     }
 

@@ -1,25 +1,16 @@
-//! Running one hook process.
+//! Running one hook process, through the sandbox's process runner.
 //!
-//! The hook runs in a process group of its own (`process_group(0)`), so a
-//! timeout can kill everything it started — a `sh -c` wrapper, a `sleep`
-//! grandchild — with one `kill(-pgid, SIGKILL)`. Killing only the direct
-//! child would leave the grandchildren running with our pipes open, and the
-//! reads below would never see end-of-file. The same holds after a normal
-//! exit with a background job left behind, so the group is killed then too.
-//! See `kill(2)` and
-//! <https://docs.rs/tokio/latest/tokio/process/struct.Command.html#method.process_group>.
-
-use std::process::Stdio;
-use std::time::Duration;
+//! A hook runs like every process toolgate starts (`toolgate-sandbox`): in
+//! the standard profile (it may write the workspace, not toolgate's policy
+//! files; it cannot read secrets), with a built environment plus the
+//! `TOOLGATE_*` variables, in a process group (or PID namespace) that is
+//! killed whole on timeout and after it exits, so a `sleep &` left behind
+//! neither runs on unowned nor holds the output pipes open.
 
 use serde_json::{Map, Value};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
+use toolgate_sandbox::{Capture, RunOptions, Spawn};
 
 use super::{Hook, HookDecision, HookEvent, HookExecutor, HookRun, OnFailure};
-
-/// How long the readers may take to finish after the group was killed.
-const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 pub(super) async fn run(
     executor: &HookExecutor,
@@ -39,7 +30,7 @@ pub(super) async fn run(
         stdout: String::new(),
         stderr: String::new(),
     };
-    let mut command = match (&spec.argv, &spec.command) {
+    let spawn = match (&spec.argv, &spec.command) {
         (Some(argv), _) => {
             let substituted: Vec<String> = argv
                 .iter()
@@ -48,15 +39,10 @@ pub(super) async fn run(
             let Some((program, args)) = substituted.split_first() else {
                 return failed(hook, run, "has an empty `argv`");
             };
-            let mut c = Command::new(program);
-            c.args(args);
-            c
+            Spawn::program(program, args)
         }
         (None, Some(line)) => {
-            let line = line.replace("{file}", &shell_quote(file.unwrap_or("")));
-            let mut c = Command::new("sh");
-            c.arg("-c").arg(line);
-            c
+            Spawn::shell(line.replace("{file}", &shell_quote(file.unwrap_or(""))))
         }
         (None, None) => return failed(hook, run, "has no command"),
     };
@@ -65,61 +51,41 @@ pub(super) async fn run(
         .get("session_id")
         .and_then(Value::as_str)
         .unwrap_or("");
-    command
-        .current_dir(&executor.root)
+    let spawn = spawn
+        .cwd(&executor.root)
         .env("TOOLGATE_EVENT", event.as_str())
         .env("TOOLGATE_TOOL_NAME", tool.unwrap_or(""))
         .env("TOOLGATE_TOOL_INPUT", input.unwrap_or_default())
         .env("TOOLGATE_FILE", file.unwrap_or(""))
-        .env("TOOLGATE_WORKSPACE", &executor.root)
-        .env("TOOLGATE_SESSION_ID", session)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(error) => return failed(hook, run, &format!("could not start: {error}")),
-    };
-    let pid = child.id();
+        .env(
+            "TOOLGATE_WORKSPACE",
+            executor.root.to_string_lossy().into_owned(),
+        )
+        .env("TOOLGATE_SESSION_ID", session);
     let body = Value::Object(payload.clone()).to_string();
-    if let Some(mut stdin) = child.stdin.take() {
-        // A hook that never reads stdin closes the pipe: that is fine.
-        tokio::spawn(async move {
-            let _ = stdin.write_all(body.as_bytes()).await;
-            let _ = stdin.shutdown().await;
-        });
-    }
-    let cap = executor.output_cap;
-    let stdout = child
-        .stdout
-        .take()
-        .map(|s| tokio::spawn(read_capped(s, cap)));
-    let stderr = child
-        .stderr
-        .take()
-        .map(|s| tokio::spawn(read_capped(s, cap)));
-    let status = tokio::time::timeout(hook.timeout, child.wait()).await;
-    let timed_out = status.is_err();
-    // On a timeout the whole group goes. After a normal exit too: anything
-    // the hook left running in the background (`cmd &`) would hold our pipes
-    // open and keep running unowned; `run_command` treats leftovers alike.
-    kill_group(pid);
-    if timed_out {
-        let _ = child.kill().await;
-    }
-    run.stdout = collect(stdout).await;
-    run.stderr = collect(stderr).await;
-    if timed_out {
+    let options = RunOptions::new(hook.timeout)
+        .stdin(body.into_bytes())
+        .capture(Capture::Bytes(executor.output_cap));
+    let finished = match executor.sandbox.run(&spawn, &options).await {
+        Ok(finished) => finished,
+        Err(error) => {
+            let mut what = format!("could not start: {error}");
+            let mut source = std::error::Error::source(&error);
+            while let Some(cause) = source {
+                what.push_str(": ");
+                what.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            return failed(hook, run, &what);
+        }
+    };
+    run.stdout = finished.stdout;
+    run.stderr = finished.stderr;
+    if finished.timed_out {
         let reason = format!("timed out after {}s", hook.timeout.as_secs_f64());
         return failed(hook, run, &reason);
     }
-    let code = match status {
-        Ok(Ok(status)) => status.code(),
-        Ok(Err(error)) => return failed(hook, run, &format!("could not be waited for: {error}")),
-        Err(_) => None,
-    };
+    let code = finished.exit_code;
     run.exit_code = code;
     match code {
         Some(0) => {
@@ -199,43 +165,6 @@ fn read_json(run: &mut HookRun) {
             .unwrap_or_else(|| "blocked (no reason given)".to_owned());
         run.decision = HookDecision::Block(reason);
     }
-}
-
-fn kill_group(pid: Option<u32>) {
-    let Some(pid) = pid
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return;
-    };
-    // The group id is the child's pid: it was made a group leader at spawn.
-    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-}
-
-async fn collect(task: Option<tokio::task::JoinHandle<Vec<u8>>>) -> String {
-    let Some(task) = task else {
-        return String::new();
-    };
-    match tokio::time::timeout(DRAIN_GRACE, task).await {
-        Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-        _ => String::new(),
-    }
-}
-
-/// Reads up to `cap` bytes, then drains the rest so the writer never blocks.
-async fn read_capped(mut reader: impl AsyncRead + Unpin, cap: usize) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut buf = [0_u8; 8192];
-    loop {
-        match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = cap.saturating_sub(kept.len());
-                kept.extend_from_slice(buf.get(..n.min(room)).unwrap_or_default());
-            }
-        }
-    }
-    kept
 }
 
 /// `s` as one shell word: single quotes, with each `'` spelled `'\''`.
