@@ -254,9 +254,23 @@ impl Setup {
                     .map(|p| (*p).to_owned())
                     .chain(config.guardrails.sensitive_files.iter().cloned()),
             )
+            // toolgate's and git's own files, plus the configured ones: the
+            // file tools refuse to change them even where the guardrails step
+            // would not see it (a path through a symlink to a directory that
+            // does not exist yet).
+            .protected_patterns(
+                toolgate_core::DEFAULT_PROTECTED_PATTERNS
+                    .iter()
+                    .map(|p| (*p).to_owned())
+                    .chain(config.guardrails.protected_files.iter().cloned()),
+            )
             .allow_sensitive(config.workspace.allow_sensitive)
             .build()
-            .map_err(|e| CliError::usage(anyhow!(e).context("the workspace cannot be used")))?;
+            .map_err(|e| {
+                CliError::usage(anyhow!(e).context("the workspace cannot be used")).with_hint(
+                    "fix `guardrails.sensitive_files` and `guardrails.protected_files`: each entry is a glob",
+                )
+            })?;
         let commands = &config.commands;
         let command_options = commands.enabled.then(|| {
             CommandOptions::default()

@@ -46,10 +46,23 @@ impl Setup {
 pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliError> {
     let token = match &args.token_env {
         None => None,
-        Some(var) => Some(std::env::var(var).map_err(|_| {
-            CliError::usage(anyhow!("`--token-env {var}`: the variable is not set"))
-                .with_hint(format!("export {var}=<a long random token>"))
-        })?),
+        Some(var) => {
+            let token = std::env::var(var).map_err(|_| {
+                CliError::usage(anyhow!("`--token-env {var}`: the variable is not set"))
+                    .with_hint(format!("export {var}=<a long random token>"))
+            })?;
+            // An empty token would let in every request that sends
+            // `Authorization: Bearer ` (and a blank one is surely a mistake).
+            if token.trim().is_empty() {
+                return Err(CliError::usage(anyhow!(
+                    "`--token-env {var}`: the variable is empty; refusing to serve with an empty bearer token"
+                ))
+                .with_hint(format!(
+                    "export {var}=<a long random token>, e.g. export {var}=\"$(openssl rand -hex 32)\""
+                )));
+            }
+            Some(token)
+        }
     };
     if let Some(addr) = args.http
         && !addr.ip().is_loopback()

@@ -788,3 +788,42 @@ async fn an_agent_run_calls_mcp_tools_and_plan_gets_only_trusted_ones() {
         "{result}"
     );
 }
+
+/// Regression: `--token-env VAR` with `VAR` set but empty served with an
+/// empty bearer token, which `Authorization: Bearer ` satisfies.
+#[test]
+fn mcp_serve_refuses_an_empty_token() {
+    let ws = Ws::new();
+    for (addr, token) in [
+        ("127.0.0.1:1", ""),
+        ("127.0.0.1:1", "   "),
+        ("0.0.0.0:1", ""),
+        ("0.0.0.0:1", " \t"),
+    ] {
+        let child = ws
+            .cmd(&["mcp", "serve", "--http", addr, "--token-env", "MCP_TOKEN"])
+            .env("MCP_TOKEN", token)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let (done, exited) = std::sync::mpsc::channel();
+        std::thread::spawn(move || done.send(child.wait_with_output()));
+        // It must exit by itself; a server that started would not. The
+        // deadline only turns a regression into a failure instead of a hang.
+        let Ok(output) = exited.recv_timeout(Duration::from_secs(60)) else {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+            panic!("{addr} {token:?}: still serving with an empty token");
+        };
+        let output = output.unwrap();
+        let status = output.status;
+        let stderr = text(&output.stderr);
+        assert_eq!(status.code(), Some(2), "{addr} {token:?}: {stderr}");
+        assert!(
+            stderr.contains("`--token-env MCP_TOKEN`: the variable is empty")
+                && stderr.contains("export MCP_TOKEN=<a long random token>"),
+            "{addr} {token:?}: {stderr}"
+        );
+    }
+}

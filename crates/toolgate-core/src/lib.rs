@@ -15,8 +15,8 @@
 //!   model can act on.
 //! - [`Workspace`] is the only way tools touch files: a path sandbox that
 //!   resolves beneath its root with the kernel's help (`openat2`
-//!   `RESOLVE_BENEATH` via `cap-std`), refuses sensitive files, and writes
-//!   atomically.
+//!   `RESOLVE_BENEATH` via `cap-std`), refuses sensitive files, refuses to
+//!   change protected ones, and writes atomically.
 //!
 //! This crate makes no decisions about what may run: that is
 //! `toolgate-policy`, and the gate that applies the decisions is
@@ -73,7 +73,7 @@ pub use schema::{
 pub use tool::{CommandClass, Sensitivity, Tool, ToolAnnotations, ToolContext, TypedTool};
 pub use workspace::{
     DEFAULT_PROTECTED_PATTERNS, DEFAULT_SENSITIVE_PATTERNS, DirEntryInfo, EntryKind, PathPatterns,
-    Workspace, WorkspaceBuilder, WorkspaceError, WsPath,
+    WalkReport, Workspace, WorkspaceBuilder, WorkspaceError, WsPath,
 };
 
 mod call;

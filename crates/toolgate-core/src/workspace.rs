@@ -3,8 +3,9 @@
 //! [`Workspace`] is the only way toolgate's tools reach the file system. It
 //! resolves every path beneath its root with the kernel's help, so that no
 //! `..`, absolute path or symlink (even one swapped in while we look) can
-//! lead a read or a write outside; and it refuses sensitive files (keys,
-//! `.env`, credentials) unless configured otherwise. How the resolution stays
+//! lead a read or a write outside; it refuses sensitive files (keys,
+//! `.env`, credentials) unless configured otherwise; and it refuses to change
+//! protected files (toolgate's and git's own configuration). How the resolution stays
 //! race-free is explained in the `locate` module; how writes stay atomic, in
 //! the `write` module.
 
@@ -18,7 +19,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata, OpenOptions};
 
 pub use error::WorkspaceError;
-pub use list::{DirEntryInfo, EntryKind};
+pub use list::{DirEntryInfo, EntryKind, WalkReport};
 pub use sensitive::{DEFAULT_PROTECTED_PATTERNS, DEFAULT_SENSITIVE_PATTERNS, PathPatterns};
 
 use locate::{Lookup, open_error};
@@ -67,6 +68,7 @@ impl WsPath {
 pub struct WorkspaceBuilder {
     root: PathBuf,
     patterns: Vec<String>,
+    protected: Vec<String>,
     allow_sensitive: bool,
 }
 
@@ -104,6 +106,31 @@ impl WorkspaceBuilder {
         self
     }
 
+    /// Sets the protected-file patterns, replacing the current ones.
+    ///
+    /// By default, the patterns are [`DEFAULT_PROTECTED_PATTERNS`]
+    /// (toolgate's own configuration and git's). Callers that take
+    /// `guardrails.protected_files` from a configuration add them to the
+    /// defaults rather than replace them:
+    /// `DEFAULT_PROTECTED_PATTERNS.iter().copied().chain(["/Cargo.lock"])`.
+    ///
+    /// Patterns match exactly as [sensitive
+    /// patterns](Self::sensitive_patterns) do. A protected file may be read,
+    /// listed and searched, but every operation that would change it fails
+    /// with [`WorkspaceError::Protected`]: see rule 5 on [`Workspace`].
+    /// [`allow_sensitive`](Self::allow_sensitive) does not lift it; nothing
+    /// does, short of leaving the pattern out.
+    ///
+    /// [`build`](Self::build) refuses an empty or malformed pattern.
+    pub fn protected_patterns<I, S>(&mut self, patterns: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.protected = patterns.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// Allows reading and writing sensitive files.
     ///
     /// By default, this is `false`: every operation on a path that matches a
@@ -137,12 +164,14 @@ impl WorkspaceBuilder {
         // macOS is still recognised as inside.
         let given_root = std::path::absolute(&self.root).unwrap_or_else(|_| root.clone());
         let sensitive = PathPatterns::new(self.patterns.iter().cloned())?;
+        let protected = PathPatterns::new(self.protected.iter().cloned())?;
         Ok(Workspace {
             inner: Arc::new(Inner {
                 root,
                 given_root,
                 dir,
                 sensitive,
+                protected,
                 allow_sensitive: self.allow_sensitive,
             }),
         })
@@ -175,10 +204,29 @@ impl WorkspaceBuilder {
 ///    listing fail with [`WorkspaceError::Sensitive`], unless the workspace
 ///    allows sensitive files. [`metadata`](Self::metadata) and
 ///    [`exists`](Self::exists) reveal no content and are not refused.
-///
-/// Hard links are out of scope: a hard link inside the root to a file
-/// outside is the same file, and no path check can tell. Tools that let a
-/// model create hard links must not exist.
+///    Listings ([`read_dir`](Self::read_dir), [`walk`](Self::walk)) do not
+///    fail on a sensitive entry: they mark it or skip it, and count it.
+/// 5. If the path as written, the path it resolves to, or (for a path that
+///    does not exist yet) the path a write would create, matches a
+///    protected-file pattern, every operation that changes the file system
+///    there fails with [`WorkspaceError::Protected`] before anything is
+///    created: [`write_atomic`](Self::write_atomic),
+///    [`append`](Self::append), [`remove_file`](Self::remove_file), and the
+///    creation of missing parent directories. A rename is a write of the
+///    destination plus a removal of the source, so both ends are checked.
+///    Reading, listing and searching protected files is allowed, and
+///    [`allow_sensitive`](WorkspaceBuilder::allow_sensitive) does not lift
+///    the refusal. Removing a symlink that points at a protected file is
+///    allowed: it removes the link, never the file.
+/// 6. Hard links cannot be told apart by path: a hard link inside the root
+///    to a file outside is the same file, and reading it reads that file.
+///    Tools that let a model create hard links must not exist. What the
+///    workspace does guarantee is that no write through it modifies an
+///    inode that has other links:
+///    [`write_atomic`](Self::write_atomic) always writes a new inode and
+///    renames it into place, and [`append`](Self::append) to a file with
+///    more than one link copies it to a new inode first. The other links
+///    keep the old content.
 ///
 /// # Example
 ///
@@ -198,6 +246,11 @@ impl WorkspaceBuilder {
 /// assert!(err.to_string().contains("use a path inside it"));
 /// let env = ws.resolve(".env")?;
 /// assert!(matches!(ws.read(&env), Err(WorkspaceError::Sensitive { .. })));
+/// let config = ws.resolve("./toolgate.yaml")?;
+/// assert!(matches!(
+///     ws.write_atomic(&config, b"confirmation: {mode: yolo}\n"),
+///     Err(WorkspaceError::Protected { .. })
+/// ));
 /// # Ok(())
 /// # }
 /// ```
@@ -215,6 +268,7 @@ struct Inner {
     /// Handle on the root; every operation starts from it.
     dir: Dir,
     sensitive: PathPatterns,
+    protected: PathPatterns,
     allow_sensitive: bool,
 }
 
@@ -224,6 +278,10 @@ impl Workspace {
         WorkspaceBuilder {
             root: root.into(),
             patterns: DEFAULT_SENSITIVE_PATTERNS
+                .iter()
+                .map(|p| (*p).to_owned())
+                .collect(),
+            protected: DEFAULT_PROTECTED_PATTERNS
                 .iter()
                 .map(|p| (*p).to_owned())
                 .collect(),
@@ -314,6 +372,38 @@ impl Workspace {
         self.inner.sensitive.matches(rel)
     }
 
+    /// The first protected-file pattern that `p`, as written or as it
+    /// resolves (following symlinks that stay inside), matches.
+    pub fn is_protected(&self, p: &WsPath) -> Option<&str> {
+        if let Some(pattern) = self.inner.protected.matches(&p.rel) {
+            return Some(pattern);
+        }
+        let located = self.locate(p, Lookup::READ).ok()?;
+        self.inner.protected.matches(&located.phys)
+    }
+
+    /// Refuses `p` as a write to it would be refused by policy, without
+    /// changing anything: [`WorkspaceError::Sensitive`] or
+    /// [`WorkspaceError::Protected`] when `p` as written, as it resolves, or
+    /// as a write would create it matches (rules 4 and 5 in the
+    /// [type docs](Self)); and the errors of resolving it (a symlink that
+    /// leaves, a loop). A missing file or directory is no error.
+    ///
+    /// For tools that make several changes and must refuse before making
+    /// any (a patch of several files); the write itself checks again.
+    pub fn check_write(&self, p: &WsPath) -> Result<(), WorkspaceError> {
+        self.check_sensitive(p, None)?;
+        self.check_protected(p, None)?;
+        match self.locate(p, Lookup::PROBE) {
+            Ok(located) => {
+                self.check_sensitive(p, Some(&located.phys))?;
+                self.check_protected(p, Some(&located.phys))
+            }
+            Err(WorkspaceError::NotFound { .. }) => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
     /// Whether `p` exists inside the workspace (following symlinks that stay
     /// inside). A symlink that leads outside does not exist, as far as the
     /// workspace is concerned.
@@ -343,7 +433,20 @@ impl Workspace {
         self.read_impl(p, Some(max))
     }
 
-    fn read_impl(&self, p: &WsPath, max: Option<u64>) -> Result<Vec<u8>, WorkspaceError> {
+    /// Opens a regular file for reading, after the same checks as
+    /// [`read`](Self::read): for callers that read a large file in parts
+    /// instead of whole.
+    pub fn open_read(&self, p: &WsPath) -> Result<std::fs::File, WorkspaceError> {
+        self.open_read_checked(p, None)
+            .map(cap_std::fs::File::into_std)
+    }
+
+    /// Opens `p` for reading; with `max`, refuses it first if it is larger.
+    fn open_read_checked(
+        &self,
+        p: &WsPath,
+        max: Option<u64>,
+    ) -> Result<cap_std::fs::File, WorkspaceError> {
         let user = self.display(p);
         self.check_sensitive(p, None)?;
         let located = self.locate(p, Lookup::READ)?;
@@ -360,21 +463,20 @@ impl Workspace {
         if !meta.is_file() {
             return Err(WorkspaceError::NotAFile { path: user });
         }
-        let too_large = |size: u64, max: u64| WorkspaceError::TooLarge {
-            path: user.clone(),
-            size,
-            max,
-        };
         if let Some(max) = max
             && meta.len() > max
         {
-            return Err(too_large(meta.len(), max));
+            return Err(WorkspaceError::TooLarge {
+                path: user,
+                size: meta.len(),
+                max,
+            });
         }
         // `O_NOFOLLOW`: the name was not a symlink when `locate` looked; if
         // it is one now, fail rather than follow it. `O_NONBLOCK`: if a FIFO
         // was swapped in, do not hang in `open`; the type check below then
         // refuses it. (Regular files ignore `O_NONBLOCK`.)
-        let mut file = located
+        let file = located
             .parent
             .open_with(
                 name,
@@ -384,15 +486,31 @@ impl Workspace {
                     .nonblock(true),
             )
             .map_err(|err| open_error(err, "read", &user, &located.phys))?;
+        let opened = file.metadata().map_err(|source| WorkspaceError::Io {
+            action: "read",
+            path: user.clone(),
+            source,
+        })?;
+        if !opened.is_file() {
+            return Err(WorkspaceError::NotAFile { path: user });
+        }
+        Ok(file)
+    }
+
+    fn read_impl(&self, p: &WsPath, max: Option<u64>) -> Result<Vec<u8>, WorkspaceError> {
+        let user = self.display(p);
+        let mut file = self.open_read_checked(p, max)?;
         let io_error = |source| WorkspaceError::Io {
             action: "read",
             path: user.clone(),
             source,
         };
+        let too_large = |size: u64, max: u64| WorkspaceError::TooLarge {
+            path: user.clone(),
+            size,
+            max,
+        };
         let opened = file.metadata().map_err(io_error)?;
-        if !opened.is_file() {
-            return Err(WorkspaceError::NotAFile { path: user });
-        }
         // Room for the whole file and one byte more, so a file that has
         // not grown since the `fstat` is read in two `read` calls (the
         // second sees EOF) instead of doubling up from 32 bytes.
@@ -403,7 +521,7 @@ impl Workspace {
                 if opened.len() > max {
                     return Err(too_large(opened.len(), max));
                 }
-                let read = file
+                let read = (&mut file)
                     .take(max.saturating_add(1))
                     .read_to_end(&mut bytes)
                     .map_err(io_error)?;
@@ -423,8 +541,10 @@ impl Workspace {
     pub fn remove_file(&self, p: &WsPath) -> Result<(), WorkspaceError> {
         let user = self.display(p);
         self.check_sensitive(p, None)?;
+        self.check_protected(p, None)?;
         let located = self.locate(p, Lookup::ENTRY)?;
         self.check_sensitive(p, Some(&located.phys))?;
+        self.check_protected(p, Some(&located.phys))?;
         let (Some(name), Some(meta)) = (&located.name, &located.meta) else {
             return Err(match located.meta {
                 None => WorkspaceError::NotFound { path: user },
@@ -450,6 +570,19 @@ impl Workspace {
         let rel = phys.unwrap_or(&p.rel);
         match self.inner.sensitive.matches(rel) {
             Some(pattern) => Err(WorkspaceError::Sensitive {
+                path: self.display(p),
+                pattern: pattern.to_owned(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses `p` if it (as written, or its physical path `phys` when
+    /// given) is protected.
+    fn check_protected(&self, p: &WsPath, phys: Option<&Path>) -> Result<(), WorkspaceError> {
+        let rel = phys.unwrap_or(&p.rel);
+        match self.inner.protected.matches(rel) {
+            Some(pattern) => Err(WorkspaceError::Protected {
                 path: self.display(p),
                 pattern: pattern.to_owned(),
             }),

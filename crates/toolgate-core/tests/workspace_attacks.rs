@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::os::unix::fs::{PermissionsExt as _, symlink};
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _, symlink};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -870,4 +870,350 @@ fn resolve_never_escapes_on_a_generated_corpus() {
     }
     assert!(accepted > 1000, "only {accepted} inputs accepted");
     assert!(inside_reads.len() > 3, "{inside_reads:?}");
+}
+
+// ------------------------------------------------------------ protected files
+
+/// A workspace with toolgate's and git's policy files, and ways around
+/// their names.
+fn protected_fixture() -> Fixture {
+    let fx = Fixture::new();
+    let root = fx.root.clone();
+    fx.file("toolgate.yaml", "CFG")
+        .file(".toolgate/audit.jsonl", "AUDIT")
+        .file(".git/config", "GITCFG")
+        .file(".git/HEAD", "ref: refs/heads/main")
+        .file(".git/hooks/pre-commit", "HOOK")
+        .file(".git/modules/lib/config", "SUBCFG")
+        .file("sub/keep.txt", "K")
+        .link("link.yaml", "toolgate.yaml")
+        .link("abs_link.yaml", root.join("toolgate.yaml"))
+        .link("g", ".git")
+        .link("hooks_alias", ".git/hooks")
+        .link("sub/up", "..");
+    fx
+}
+
+/// Every file and directory under the root with its content (`None` for a
+/// directory or a symlink): nothing of it may change when a write is refused.
+fn tree(root: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(root).unwrap().to_path_buf();
+            if meta.is_dir() {
+                stack.push(path);
+                out.push((rel, None));
+            } else if meta.is_file() {
+                out.push((rel, Some(fs::read(&path).unwrap())));
+            } else {
+                out.push((rel, None));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `(path as typed, the pattern that refuses it, whether removing it is
+/// refused too)`. Removing a symlink to a protected file removes the link,
+/// never the file, so that is allowed.
+const PROTECTED: &[(&str, &str, bool)] = &[
+    ("toolgate.yaml", "/toolgate.yaml", true),
+    ("./toolgate.yaml", "/toolgate.yaml", true),
+    ("sub/../toolgate.yaml", "/toolgate.yaml", true),
+    ("{ws}/toolgate.yaml", "/toolgate.yaml", true),
+    ("sub/up/toolgate.yaml", "/toolgate.yaml", true),
+    ("link.yaml", "/toolgate.yaml", false),
+    ("abs_link.yaml", "/toolgate.yaml", false),
+    (".toolgate/audit.jsonl", "/.toolgate", true),
+    (".toolgate/new.db", "/.toolgate", true),
+    (".toolgate/deep/new/x", "/.toolgate", true),
+    (".git/config", "/.git/config", true),
+    ("g/config", "/.git/config", true),
+    ("{ws}/g/config", "/.git/config", true),
+    (".git/config.worktree", "/.git/config.worktree", true),
+    (".git/commondir", "/.git/commondir", true),
+    (".git/hooks/pre-commit", "/.git/hooks", true),
+    (".git/hooks/post-checkout", "/.git/hooks", true),
+    ("g/hooks/pre-commit", "/.git/hooks", true),
+    ("hooks_alias/pre-push", "/.git/hooks", true),
+    (".git/modules/lib/config", "/.git/modules/**/config", true),
+    (".git/modules/lib/hooks/x", "/.git/modules/**/hooks", true),
+];
+
+fn protected_pattern(result: &Result<(), WorkspaceError>) -> Option<&str> {
+    match result {
+        Err(WorkspaceError::Protected { pattern, .. }) => Some(pattern),
+        _ => None,
+    }
+}
+
+#[test]
+fn protected_files_refuse_every_change_however_they_are_spelled() {
+    let fx = protected_fixture();
+    let ws = fx.ws();
+    let before = tree(&fx.root);
+    let mut failures = Vec::new();
+    for (input, pattern, remove_refused) in PROTECTED {
+        let input = fx.expand(input);
+        let p = ws.resolve(&input).unwrap();
+        let mut results = vec![
+            ("write", ws.write_atomic(&p, b"PWNED")),
+            ("append", ws.append(&p, b"PWNED")),
+            ("check_write", ws.check_write(&p)),
+        ];
+        if *remove_refused {
+            results.push(("remove", ws.remove_file(&p)));
+        }
+        for (op, result) in results {
+            if protected_pattern(&result) != Some(pattern) {
+                failures.push(format!(
+                    "{op} {input:?}: expected {pattern}, got {result:?}"
+                ));
+            }
+        }
+        if ws.is_protected(&p) != Some(pattern) {
+            failures.push(format!("is_protected {input:?}: {:?}", ws.is_protected(&p)));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(tree(&fx.root), before, "a refused change changed the tree");
+    // Reading is allowed, through every spelling.
+    for input in ["toolgate.yaml", "link.yaml", "sub/up/toolgate.yaml"] {
+        assert_eq!(ws.read(&ws.resolve(input).unwrap()).unwrap(), b"CFG");
+    }
+    assert_eq!(
+        ws.read(&ws.resolve("g/config").unwrap()).unwrap(),
+        b"GITCFG"
+    );
+    assert_eq!(
+        ws.walk(&ws.resolve(".git/hooks").unwrap(), true)
+            .unwrap()
+            .len(),
+        1
+    );
+    // Removing a link to a protected file removes the link only.
+    ws.remove_file(&ws.resolve("link.yaml").unwrap()).unwrap();
+    assert_eq!(fs::read(fx.root.join("toolgate.yaml")).unwrap(), b"CFG");
+}
+
+#[test]
+fn protected_paths_that_do_not_exist_yet_cannot_be_created() {
+    let fx = Fixture::new();
+    fx.file("a.txt", "A")
+        .link("g", ".git")
+        .link("t", ".toolgate");
+    let ws = fx.ws();
+    let before = tree(&fx.root);
+    let cases: &[(&str, &str)] = &[
+        ("toolgate.yaml", "/toolgate.yaml"),
+        ("new/../toolgate.yaml", "/toolgate.yaml"),
+        (".toolgate", "/.toolgate"),
+        (".toolgate/x", "/.toolgate"),
+        ("t/x", "/.toolgate"),
+        (".git/config", "/.git/config"),
+        (".git/hooks/pre-commit", "/.git/hooks"),
+        ("g/config", "/.git/config"),
+        ("g/hooks/pre-commit", "/.git/hooks"),
+        (".git/modules/a/b/hooks/x", "/.git/modules/**/hooks"),
+    ];
+    let mut failures = Vec::new();
+    for (input, pattern) in cases {
+        let p = ws.resolve(input).unwrap();
+        for (op, result) in [
+            ("write", ws.write_atomic(&p, b"x")),
+            ("append", ws.append(&p, b"x")),
+            ("check_write", ws.check_write(&p)),
+        ] {
+            if protected_pattern(&result) != Some(*pattern) {
+                failures.push(format!(
+                    "{op} {input:?}: expected {pattern}, got {result:?}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Not even the parent directories were created.
+    assert_eq!(tree(&fx.root), before);
+    assert!(!fx.root.join(".git").exists() && !fx.root.join(".toolgate").exists());
+}
+
+#[test]
+fn paths_near_protected_ones_are_writable() {
+    let fx = protected_fixture();
+    let ws = fx.ws();
+    for input in [
+        "sub/toolgate.yaml",
+        "toolgate.yml",
+        "toolgate.yaml.bak",
+        ".git/HEAD",
+        ".git/info/exclude",
+        "sub/.git/config",
+        ".toolgate-notes.md",
+    ] {
+        let p = ws.resolve(input).unwrap();
+        ws.check_write(&p).unwrap();
+        ws.write_atomic(&p, b"ok")
+            .unwrap_or_else(|e| panic!("{input}: {e}"));
+        ws.append(&p, b"!").unwrap();
+        assert_eq!(ws.read(&p).unwrap(), b"ok!", "{input}");
+        assert_eq!(ws.is_protected(&p), None, "{input}");
+    }
+}
+
+#[test]
+fn protected_patterns_are_configurable_and_not_lifted_by_allow_sensitive() {
+    let fx = protected_fixture();
+    fx.file("Cargo.lock", "LOCK")
+        .file("migrations/001.sql", "SQL");
+    let ws = Workspace::builder(&fx.root)
+        .protected_patterns(
+            toolgate_core::DEFAULT_PROTECTED_PATTERNS
+                .iter()
+                .copied()
+                .chain(["/Cargo.lock", "migrations/**"]),
+        )
+        .allow_sensitive(true)
+        .build()
+        .unwrap();
+    let cases: &[(&str, &str)] = &[
+        ("Cargo.lock", "/Cargo.lock"),
+        ("migrations/001.sql", "migrations/**"),
+        ("migrations/002.sql", "migrations/**"),
+        ("toolgate.yaml", "/toolgate.yaml"),
+    ];
+    for (input, pattern) in cases {
+        let p = ws.resolve(input).unwrap();
+        let result = ws.write_atomic(&p, b"x");
+        assert_eq!(
+            protected_pattern(&result),
+            Some(*pattern),
+            "{input}: {result:?}"
+        );
+    }
+    assert_eq!(fs::read(fx.root.join("Cargo.lock")).unwrap(), b"LOCK");
+
+    // Replacing the set replaces the defaults.
+    let only_lock = Workspace::builder(&fx.root)
+        .protected_patterns(["/Cargo.lock"])
+        .build()
+        .unwrap();
+    only_lock
+        .write_atomic(&only_lock.resolve("sub/new.txt").unwrap(), b"x")
+        .unwrap();
+    assert!(
+        only_lock
+            .write_atomic(&only_lock.resolve("Cargo.lock").unwrap(), b"x")
+            .is_err()
+    );
+    let bad = Workspace::builder(&fx.root)
+        .protected_patterns(["[oops"])
+        .build();
+    assert!(
+        matches!(&bad, Err(WorkspaceError::InvalidPattern { pattern, .. }) if pattern == "[oops"),
+        "{bad:?}"
+    );
+}
+
+#[test]
+fn protected_refusal_says_it_is_a_policy_file_for_the_user() {
+    let fx = protected_fixture();
+    let ws = fx.ws();
+    let err = ws
+        .write_atomic(&ws.resolve("link.yaml").unwrap(), b"x")
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "refusing to change `link.yaml`: it matches the protected-file pattern `/toolgate.yaml`; \
+         it is a policy file that only the user edits (reading it is allowed)"
+    );
+}
+
+// ---------------------------------------------------------------- hard links
+
+#[test]
+fn appending_to_a_hard_link_never_changes_the_file_outside() {
+    let fx = Fixture::new();
+    let outside = fx.outside.join("shared.txt");
+    fs::write(&outside, "OUTSIDE\n").unwrap();
+    fs::set_permissions(&outside, fs::Permissions::from_mode(0o640)).unwrap();
+    fs::hard_link(&outside, fx.root.join("linked.txt")).unwrap();
+    fs::hard_link(&outside, fx.root.join("linked2.txt")).unwrap();
+    let ws = fx.ws();
+
+    let linked = ws.resolve("linked.txt").unwrap();
+    ws.append(&linked, b"appended\n").unwrap();
+    assert_eq!(fs::read(&outside).unwrap(), b"OUTSIDE\n");
+    assert_eq!(
+        fs::read(fx.root.join("linked.txt")).unwrap(),
+        b"OUTSIDE\nappended\n"
+    );
+    let meta = fs::metadata(fx.root.join("linked.txt")).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o640, "permissions kept");
+    // Now a file of its own: further appends go in place.
+    assert_eq!(meta.nlink(), 1);
+    ws.append(&linked, b"more\n").unwrap();
+    assert_eq!(
+        fs::read(fx.root.join("linked.txt")).unwrap(),
+        b"OUTSIDE\nappended\nmore\n"
+    );
+    assert!(temp_files(&fx.root).is_empty());
+
+    // The other write paths replace the inode: the outside file keeps its
+    // content too.
+    let linked2 = ws.resolve("linked2.txt").unwrap();
+    ws.write_atomic(&linked2, b"replaced\n").unwrap();
+    ws.remove_file(&linked2).unwrap();
+    assert_eq!(fs::read(&outside).unwrap(), b"OUTSIDE\n");
+    assert_eq!(fs::metadata(&outside).unwrap().nlink(), 1);
+}
+
+// ------------------------------------------------------------------ listings
+
+#[test]
+fn listings_mark_and_count_sensitive_entries() {
+    let fx = walk_fixture();
+    fx.file("keys/server.pem", "").link("notes.txt", ".env");
+    let ws = fx.ws();
+    let entries = ws.read_dir(&ws.resolve("").unwrap()).unwrap();
+    let sensitive: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.sensitive)
+        .map(|e| e.name.as_str())
+        .collect();
+    assert_eq!(sensitive, [".env", "notes.txt"]);
+
+    let report = ws.walk_report(&ws.resolve("").unwrap(), true).unwrap();
+    assert_eq!(
+        names(&ws, &report.sensitive),
+        [".env", "keys/server.pem", "notes.txt"]
+    );
+    assert_eq!(
+        report.files,
+        ws.walk(&ws.resolve("").unwrap(), true).unwrap()
+    );
+
+    let allowing = Workspace::builder(&fx.root)
+        .allow_sensitive(true)
+        .build()
+        .unwrap();
+    let root = allowing.resolve("").unwrap();
+    assert!(
+        allowing
+            .read_dir(&root)
+            .unwrap()
+            .iter()
+            .all(|e| !e.sensitive)
+    );
+    assert!(
+        allowing
+            .walk_report(&root, true)
+            .unwrap()
+            .sensitive
+            .is_empty()
+    );
 }

@@ -42,6 +42,11 @@ pub enum Error {
         /// The timeout.
         seconds: u64,
     },
+    /// [`McpServer::serve_http`](crate::McpServer::serve_http) was given an
+    /// empty or blank bearer token, which would let in any request that
+    /// sends `Authorization: Bearer `.
+    #[error("MCP server: the bearer token is empty; use a long random token")]
+    EmptyToken,
     /// Serving MCP failed.
     #[error("MCP server: {what}")]
     Serve {

@@ -115,8 +115,10 @@ impl McpServer {
 
     /// Serves streamable HTTP at `http://ADDR/mcp` until `shutdown`
     /// resolves. With a `token`, every request must carry
-    /// `Authorization: Bearer TOKEN`. Requests must name a loopback `Host`
-    /// unless `addr` is not a loopback address (DNS-rebinding protection).
+    /// `Authorization: Bearer TOKEN`; an empty or blank token is refused
+    /// ([`Error::EmptyToken`]) before anything listens. Requests must name a
+    /// loopback `Host` unless `addr` is not a loopback address
+    /// (DNS-rebinding protection).
     pub async fn serve_http(
         self,
         addr: SocketAddr,
@@ -127,6 +129,9 @@ impl McpServer {
         use rmcp::transport::streamable_http_server::{
             StreamableHttpServerConfig, StreamableHttpService,
         };
+        if token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err(Error::EmptyToken);
+        }
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| Error::Serve {
@@ -367,6 +372,29 @@ impl Approver for ElicitationApprover {
                 "the MCP client could not be asked for confirmation ({error}); {}",
                 self.hint
             )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn serve_http_refuses_an_empty_token() {
+        for token in ["", "  ", "\t\n"] {
+            let engine = ExecutionEngine::builder(Arc::new(toolgate_core::Registry::new())).build();
+            let served = McpServer::new(Arc::new(engine))
+                .serve_http(
+                    "127.0.0.1:0".parse().expect("an address"),
+                    Some(token.to_owned()),
+                    async {},
+                )
+                .await;
+            assert!(
+                matches!(served, Err(Error::EmptyToken)),
+                "{token:?}: {served:?}"
+            );
         }
     }
 }

@@ -93,6 +93,9 @@ impl TypedTool for EditFile {
         blocking(move || {
             let path = workspace.resolve(&args.path).map_err(|e| e.to_string())?;
             let display = workspace.display(&path);
+            // Refused before reading, so that a protected file gets the
+            // reason rather than a diff it cannot have.
+            workspace.check_write(&path).map_err(|e| e.to_string())?;
             let original = read_text(&workspace, &path)?;
             let outcome = replace_exact(&original, &args.old_str, &args.new_str, args.replace_all)
                 .map_err(|error| format!("cannot edit `{display}`: {error}"))?;
@@ -163,15 +166,49 @@ pub struct ApplyPatchArgs {
 }
 
 /// `apply_patch`: applies a whole patch, or nothing.
+///
+/// # Rules
+///
+/// 1. The patch is parsed whole first ([`patch::parse`]); a parse error
+///    changes nothing.
+/// 2. A patch that deletes a file (unified `+++ /dev/null`, git's
+///    `deleted file mode`, the envelope's `*** Delete File:`) is refused
+///    whole, naming the files, unless deletion is allowed
+///    ([`allow_delete`](Self::allow_delete), `workspace.allow_delete`).
+///    A rename (`rename from`/`rename to`, `*** Move to:`) is not a
+///    deletion: the content lives on under the new name, so it is allowed
+///    either way; it writes the destination and removes the source, and
+///    both must be writable (rule 3).
+/// 3. Every file the patch would write, create, remove or rename, on both
+///    ends of a rename, is checked against the workspace's policy
+///    ([`Workspace::check_write`]: sensitive and protected files) before
+///    anything is written; one refusal refuses the whole patch.
+/// 4. Every hunk of every file is placed in memory; one that cannot be
+///    placed refuses the whole patch.
+/// 5. Only then are the files written; if a write still fails, the files
+///    already written are restored.
 #[derive(Debug, Clone)]
 pub struct ApplyPatch {
     workspace: Workspace,
+    allow_delete: bool,
 }
 
 impl ApplyPatch {
     /// An `apply_patch` over `workspace`.
     pub fn new(workspace: Workspace) -> Self {
-        Self { workspace }
+        Self {
+            workspace,
+            allow_delete: false,
+        }
+    }
+
+    /// Sets whether a patch may delete files (rule 2 in the
+    /// [type docs](Self)). By default, it may not, as `delete_file` may not
+    /// (seed 000: deletion is off unless `workspace.allow_delete`).
+    #[must_use]
+    pub fn allow_delete(mut self, allow: bool) -> Self {
+        self.allow_delete = allow;
+        self
     }
 }
 
@@ -182,12 +219,14 @@ impl TypedTool for ApplyPatch {
     const DESCRIPTION: &'static str = "Apply a patch to one or more files: a unified diff, or a \
         `*** Begin Patch` / `*** End Patch` envelope (Add File, Update File with optional Move to, Delete File). \
         Hunks are found by their context even if line numbers are off. All or nothing: if any hunk \
-        cannot be placed, no file changes. Returns a summary and the resulting diff.";
+        cannot be placed, no file changes. Deleting files works only when the configuration sets \
+        workspace.allow_delete: true. Returns a summary and the resulting diff.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
 
     async fn run(&self, args: ApplyPatchArgs, _ctx: &ToolContext) -> ToolResult {
         let workspace = self.workspace.clone();
-        blocking(move || apply_patch(&workspace, &args)).await
+        let allow_delete = self.allow_delete;
+        blocking(move || apply_patch(&workspace, &args, allow_delete)).await
     }
 }
 
@@ -205,7 +244,11 @@ struct Planned {
     summary: String,
 }
 
-fn apply_patch(workspace: &Workspace, args: &ApplyPatchArgs) -> Result<ToolResult, String> {
+fn apply_patch(
+    workspace: &Workspace,
+    args: &ApplyPatchArgs,
+    allow_delete: bool,
+) -> Result<ToolResult, String> {
     // Bare hunks with `path` given: the path stands in for the headers a
     // model often leaves out once it has named the file.
     let with_headers;
@@ -224,6 +267,23 @@ fn apply_patch(workspace: &Workspace, args: &ApplyPatchArgs) -> Result<ToolResul
              leave `path` out and let the patch's headers name the files",
             files.len()
         ));
+    }
+
+    if !allow_delete {
+        let deleted: Vec<String> = files
+            .iter()
+            .filter(|file| file.kind() == FileKind::Delete)
+            .map(|file| format!("`{}`", args.path.as_deref().unwrap_or_else(|| file.path())))
+            .collect();
+        if !deleted.is_empty() {
+            return Err(format!(
+                "this patch deletes {} and deleting files is disabled in this workspace \
+                 (`workspace.allow_delete` is false); no file was changed. Send the patch without \
+                 the deletion; a person can enable deletion with `workspace.allow_delete: true` \
+                 in toolgate.yaml",
+                deleted.join(", ")
+            ));
+        }
     }
 
     // 1. Place every hunk of every file in memory.
@@ -286,6 +346,12 @@ fn plan_file(
     let source_name = path_override.unwrap_or_else(|| file.path());
     let source = workspace.resolve(source_name).map_err(|e| e.to_string())?;
     let display = workspace.display(&source);
+    // The file the patch updates, deletes or moves away, before anything is
+    // written (and before reading, so that the reason is the first thing
+    // the model reads).
+    workspace
+        .check_write(&source)
+        .map_err(|e| format!("{e}; no file was changed"))?;
     let before = match workspace.read_limited(&source, MAX_EDIT_SIZE) {
         Ok(bytes) => Some(decode_text(&display, bytes)?),
         Err(WorkspaceError::NotFound { .. }) => None,
@@ -321,6 +387,12 @@ fn plan_file(
         }
         _ => Some(source.clone()),
     };
+    // The other end of a move, before anything is written.
+    if let Some(target) = target.as_ref().filter(|t| **t != source) {
+        workspace
+            .check_write(target)
+            .map_err(|e| format!("{e}; no file was changed"))?;
+    }
     if let Some(target) = target.as_ref().filter(|t| **t != source)
         && workspace.exists(target)
     {

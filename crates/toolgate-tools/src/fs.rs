@@ -7,14 +7,19 @@
 
 use std::fmt::Write as _;
 
+use page::{PageRequest, read_page};
+
 use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::json;
 use toolgate_core::{
     EntryKind, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace,
     WorkspaceError, WsPath,
 };
+
+mod page;
 
 /// How many bytes at the start of a file are searched for a NUL byte when
 /// deciding whether it is binary (git and ripgrep use the same kind of test).
@@ -24,8 +29,10 @@ const BINARY_SNIFF: usize = 8 * 1024;
 /// limit.
 const DEFAULT_PAGE_LINES: usize = 2000;
 
-/// How many times `max_file_size` a paged read may load: paging is the way
-/// to read files over the limit, but not files of any size.
+/// How many times `max_file_size` a file may be for a paged read: paging is
+/// the way to read files over the limit, but not files of any size (a paged
+/// read streams, so this bounds time, not memory: the lines after the page
+/// are counted for `total_lines`).
 const PAGED_READ_FACTOR: u64 = 64;
 
 /// Files up to this size are read without a hand-off to the blocking pool.
@@ -99,9 +106,27 @@ pub struct ReadFileArgs {
     /// How many lines to return (default 2000 when `offset` is given).
     #[schemars(range(min = 1))]
     pub limit: Option<usize>,
+    /// Byte position, from 1, in the first line to start at: for reading
+    /// on in a line that an earlier page cut (its note gives the value).
+    #[schemars(range(min = 1))]
+    pub column: Option<usize>,
 }
 
 /// `read_file`: a UTF-8 text file, whole or a page of numbered lines.
+///
+/// # Rules
+///
+/// 1. Without `offset`, `limit` or `column`, the file is returned whole if
+///    it is at most `max_file_size` bytes, and refused with a hint to page
+///    otherwise.
+/// 2. With any of them, a page of numbered lines is returned: at most
+///    `limit` lines (default 2000) and at most `max_file_size` bytes of
+///    output, streamed from the file so that neither a big file nor a huge
+///    line is ever held in memory. A line that alone is over the byte limit
+///    is cut, with a note saying how to read on (`offset` and `column`);
+///    the metadata says what was cut (`cut`, `truncated`). The rules of a
+///    page are on the `page` module.
+/// 3. Paging works on files up to 64 × `max_file_size`.
 #[derive(Debug, Clone)]
 pub struct ReadFile {
     workspace: Workspace,
@@ -110,7 +135,7 @@ pub struct ReadFile {
 
 impl ReadFile {
     /// A `read_file` over `workspace` that returns files up to
-    /// `max_file_size` bytes whole.
+    /// `max_file_size` bytes whole, and pages of up to that many bytes.
     pub fn new(workspace: Workspace, max_file_size: u64) -> Self {
         Self {
             workspace,
@@ -126,7 +151,8 @@ impl TypedTool for ReadFile {
     const DESCRIPTION: &'static str = "Read a UTF-8 text file from the workspace. \
         Without offset/limit the whole file is returned (up to the size limit); \
         with them, numbered lines: `offset` is the first line (from 1), `limit` how many lines. \
-        Use offset/limit to page through large files.";
+        Use offset/limit to page through large files. One page is also limited in bytes: \
+        a line too long for it is cut, and a note gives the offset and column to read on.";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
 
     fn annotations(&self) -> ToolAnnotations {
@@ -142,23 +168,21 @@ impl TypedTool for ReadFile {
             Ok(path) => path,
             Err(e) => return ToolResult::failure(describe(&e)),
         };
-        let paged = args.offset.is_some() || args.limit.is_some();
-        let cap = if paged {
-            max.saturating_mul(PAGED_READ_FACTOR)
-        } else {
-            max
-        };
+        let paged = args.offset.is_some() || args.limit.is_some() || args.column.is_some();
+        if paged {
+            return self.run_paged(path, &args).await;
+        }
         // A small file is read on the calling thread: handing it to the
         // blocking pool costs more than the read itself (two thread wake-ups,
         // about half of a whole MCP round trip for a 2 KiB file). The read
         // itself tells a bigger file (no `stat` first), which then goes to
         // the pool, so a slow read never stalls the async workers.
-        let bytes = match self.workspace.read_limited(&path, INLINE_READ_MAX.min(cap)) {
-            Err(WorkspaceError::TooLarge { size, .. }) if size <= cap => {
+        let bytes = match self.workspace.read_limited(&path, INLINE_READ_MAX.min(max)) {
+            Err(WorkspaceError::TooLarge { size, .. }) if size <= max => {
                 let workspace = self.workspace.clone();
                 return blocking(move || {
-                    let bytes = workspace.read_limited(&path, cap);
-                    format_read(&workspace, &path, max, &args, paged, bytes)
+                    let bytes = workspace.read_limited(&path, max);
+                    format_whole(&workspace, &path, max, bytes)
                 })
                 .await
                 .and_then(|result| result)
@@ -166,22 +190,106 @@ impl TypedTool for ReadFile {
             }
             other => other,
         };
-        format_read(&self.workspace, &path, max, &args, paged, bytes)
+        format_whole(&self.workspace, &path, max, bytes).unwrap_or_else(ToolResult::failure)
+    }
+}
+
+impl ReadFile {
+    /// A page of numbered lines (rule 2 in the [type docs](Self)). The file
+    /// is opened here; a small one is read here too, a bigger one on the
+    /// blocking pool.
+    async fn run_paged(&self, path: WsPath, args: &ReadFileArgs) -> ToolResult {
+        let max = self.max_file_size;
+        let cap = max.saturating_mul(PAGED_READ_FACTOR);
+        let display = self.workspace.display(&path);
+        let opened = self.workspace.open_read(&path).and_then(|file| {
+            let size = file
+                .metadata()
+                .map_err(|source| WorkspaceError::Io {
+                    action: "read",
+                    path: display.clone(),
+                    source,
+                })?
+                .len();
+            Ok((file, size))
+        });
+        let (file, size) = match opened {
+            Ok(opened) => opened,
+            Err(error) => {
+                return ToolResult::failure(read_error(&self.workspace, &path, max, error));
+            }
+        };
+        if size > cap {
+            return ToolResult::failure(format!(
+                "`{display}` is {} ({size} bytes), over the {} limit for paging \
+                 (64 × the whole-file limit); search it with grep or search_code instead",
+                human_size(size),
+                human_size(cap)
+            ));
+        }
+        let request = Request {
+            display,
+            size,
+            offset: args.offset.unwrap_or(1).max(1),
+            column: args.column.unwrap_or(1).max(1),
+            limit: args.limit.unwrap_or(DEFAULT_PAGE_LINES).max(1),
+            budget: usize::try_from(max).unwrap_or(usize::MAX).max(1),
+        };
+        if size <= INLINE_READ_MAX {
+            return format_page(file, &request).unwrap_or_else(ToolResult::failure);
+        }
+        blocking(move || format_page(file, &request))
+            .await
+            .and_then(|result| result)
             .unwrap_or_else(ToolResult::failure)
     }
 }
 
-fn format_read(
-    workspace: &Workspace,
-    path: &WsPath,
-    max: u64,
-    args: &ReadFileArgs,
-    paged: bool,
-    bytes: Result<Vec<u8>, WorkspaceError>,
-) -> Result<ToolResult, String> {
+/// A paged read, owned so it can move to the blocking pool.
+struct Request {
+    display: String,
+    size: u64,
+    offset: usize,
+    column: usize,
+    limit: usize,
+    budget: usize,
+}
+
+fn format_page(file: std::fs::File, request: &Request) -> Result<ToolResult, String> {
+    let page = read_page(
+        file,
+        &PageRequest {
+            display: &request.display,
+            offset: request.offset,
+            column: request.column,
+            limit: request.limit,
+            budget: request.budget,
+        },
+    )?;
+    let cut = page.cut.map(|cut| {
+        json!({
+            "line": cut.line,
+            "line_bytes": cut.line_bytes,
+            "next_column": cut.next_column,
+        })
+    });
+    Ok(ToolResult::success(page.text)
+        .with_metadata("path", request.display.clone())
+        .with_metadata("bytes", request.size)
+        .with_metadata("total_lines", page.total)
+        .with_metadata("first_line", page.first)
+        .with_metadata("last_line", page.last)
+        .with_metadata("first_column", request.column)
+        .with_metadata("byte_limit", request.budget)
+        .with_metadata("truncated", page.truncated)
+        .with_metadata("cut", cut))
+}
+
+/// The message a model sees when a file cannot be read.
+fn read_error(workspace: &Workspace, path: &WsPath, max: u64, error: WorkspaceError) -> String {
     let display = workspace.display(path);
-    let bytes = bytes.map_err(|error| match error {
-        WorkspaceError::TooLarge { size, .. } if !paged => format!(
+    match error {
+        WorkspaceError::TooLarge { size, .. } => format!(
             "`{display}` is {} ({size} bytes), over the {} limit for reading a file whole; \
              read it in pages with offset and limit, e.g. offset=1 limit={DEFAULT_PAGE_LINES}",
             human_size(size),
@@ -191,42 +299,22 @@ fn format_read(
             format!("`{display}` is a directory; use list_files to see what it holds")
         }
         other => describe(&other),
-    })?;
+    }
+}
+
+fn format_whole(
+    workspace: &Workspace,
+    path: &WsPath,
+    max: u64,
+    bytes: Result<Vec<u8>, WorkspaceError>,
+) -> Result<ToolResult, String> {
+    let display = workspace.display(path);
+    let bytes = bytes.map_err(|error| read_error(workspace, path, max, error))?;
     let size = bytes.len();
     let text = decode_text(&display, bytes)?;
-    if !paged {
-        return Ok(ToolResult::success(text)
-            .with_metadata("path", display)
-            .with_metadata("bytes", size));
-    }
-
-    let offset = args.offset.unwrap_or(1).max(1);
-    let limit = args.limit.unwrap_or(DEFAULT_PAGE_LINES).max(1);
-    let total = text.lines().count();
-    if offset > total.max(1) {
-        return Err(format!(
-            "`{display}` has {total} lines; offset {offset} is past the end"
-        ));
-    }
-    let mut output = String::new();
-    let mut last = offset.saturating_sub(1);
-    for (index, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
-        let _ = writeln!(output, "{:>6}\t{line}", index + 1);
-        last = index + 1;
-    }
-    if last < total {
-        let _ = write!(
-            output,
-            "… lines {offset}–{last} of {total}; continue with offset={}",
-            last + 1
-        );
-    }
-    Ok(ToolResult::success(output)
+    Ok(ToolResult::success(text)
         .with_metadata("path", display)
-        .with_metadata("bytes", size)
-        .with_metadata("total_lines", total)
-        .with_metadata("first_line", offset)
-        .with_metadata("last_line", last))
+        .with_metadata("bytes", size))
 }
 
 // --------------------------------------------------------------- write_file
@@ -412,7 +500,8 @@ impl TypedTool for ListFiles {
     const NAME: &'static str = "list_files";
     const DESCRIPTION: &'static str = "List files in a workspace directory as workspace-relative paths, sorted. \
         Not recursive by default (directories end with `/`); recursive=true lists every file below. \
-        Optional glob `pattern` such as `*.py` or `src/**/*.ts`. Skips .git.";
+        Optional glob `pattern` such as `*.py` or `src/**/*.ts`. Skips .git; sensitive files \
+        (.env, keys, credentials) are not shown, only counted.";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
 
     fn annotations(&self) -> ToolAnnotations {
@@ -474,9 +563,16 @@ fn list_files(workspace: &Workspace, args: &ListFilesArgs) -> Result<ToolResult,
         Err(error) => return Err(describe(&error)),
     }
     let glob = args.pattern.as_deref().map(NameGlob::new).transpose()?;
+    // Sensitive entries are left out (unless allowed); how many is said, so
+    // that "no match" is not mistaken for "no such file".
+    let mut hidden: Vec<String> = Vec::new();
     let mut entries: Vec<String> = if args.recursive {
-        let files = workspace.walk(&dir, true).map_err(|e| describe(&e))?;
-        files
+        let report = workspace
+            .walk_report(&dir, true)
+            .map_err(|e| describe(&e))?;
+        hidden.extend(report.sensitive.iter().map(|p| workspace.display(p)));
+        report
+            .files
             .iter()
             .map(|p: &WsPath| workspace.display(p))
             .collect()
@@ -496,12 +592,17 @@ fn list_files(workspace: &Workspace, args: &ListFilesArgs) -> Result<ToolResult,
                     // nothing a tool can use.
                     _ => return None,
                 };
+                if entry.sensitive {
+                    hidden.push(path);
+                    return None;
+                }
                 Some(if is_dir { format!("{path}/") } else { path })
             })
             .collect()
     };
     if let Some(glob) = &glob {
         entries.retain(|entry| !entry.ends_with('/') && glob.is_match(entry));
+        hidden.retain(|entry| glob.is_match(entry));
     }
     entries.sort();
     let total = entries.len();
@@ -527,11 +628,41 @@ fn list_files(workspace: &Workspace, args: &ListFilesArgs) -> Result<ToolResult,
                 ""
             }
         );
+        if !hidden.is_empty() {
+            let _ = write!(
+                output,
+                "; {}",
+                hidden_note(hidden.len(), ("entry", "entries"))
+            );
+        }
+    } else if !hidden.is_empty() {
+        let _ = write!(
+            output,
+            "\n({})",
+            hidden_note(hidden.len(), ("entry", "entries"))
+        );
     }
     Ok(ToolResult::success(output)
         .with_metadata("path", display)
         .with_metadata("count", total)
+        .with_metadata("sensitive_hidden", hidden.len())
         .with_metadata("truncated", total > MAX_LIST_ENTRIES))
+}
+
+/// The note for `n` sensitive entries left out of a listing: `what` is the
+/// singular and plural of what they are (`("entry", "entries")`).
+pub(crate) fn hidden_note(n: usize, what: (&str, &str)) -> String {
+    if n == 1 {
+        format!(
+            "1 sensitive {} is hidden: sensitive files are off limits",
+            what.0
+        )
+    } else {
+        format!(
+            "{n} sensitive {} are hidden: sensitive files are off limits",
+            what.1
+        )
+    }
 }
 
 #[cfg(test)]

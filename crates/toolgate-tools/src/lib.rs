@@ -56,7 +56,8 @@ pub struct BuiltinOptions {
     pub default_timezone: Option<String>,
     /// The largest file `read_file` returns whole, in bytes.
     pub max_file_size: u64,
-    /// Whether `delete_file` may delete.
+    /// Whether `delete_file` may delete, and `apply_patch` apply a patch
+    /// that deletes files.
     pub allow_delete: bool,
     /// How `run_command` runs commands; `None` leaves `run_command` and
     /// `process` out.
@@ -97,7 +98,8 @@ impl BuiltinOptions {
         self
     }
 
-    /// Sets whether `delete_file` may delete. By default, it may not.
+    /// Sets whether `delete_file` may delete, and whether `apply_patch` may
+    /// apply a patch that deletes files. By default, neither may.
     #[must_use]
     pub fn allow_delete(mut self, allow: bool) -> Self {
         self.allow_delete = allow;
@@ -137,7 +139,7 @@ pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc
         Arc::new(fs::DeleteFile::new(workspace.clone(), options.allow_delete)),
         Arc::new(fs::ListFiles::new(workspace.clone())),
         Arc::new(editing::EditFile::new(workspace.clone())),
-        Arc::new(editing::ApplyPatch::new(workspace.clone())),
+        Arc::new(editing::ApplyPatch::new(workspace.clone()).allow_delete(options.allow_delete)),
         Arc::new(search::SearchCode::new(workspace.clone())),
         Arc::new(search::Grep::new(workspace.clone())),
         Arc::new(search::FindFiles::new(workspace.clone())),

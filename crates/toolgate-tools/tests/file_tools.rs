@@ -384,7 +384,7 @@ async fn edit_file_cases() {
 
 #[tokio::test]
 async fn apply_patch_cases() {
-    let f = Fixture::new();
+    let f = Fixture::with(BuiltinOptions::default().allow_delete(true));
     f.put("one.txt", "a\nb\nc\n");
     f.put("two.txt", "x\r\ny\r\nz\r\n");
     let multi = "--- a/one.txt\n+++ b/one.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n--- a/two.txt\n+++ b/two.txt\n@@ -1,3 +1,3 @@\n x\n-y\n+Y\n z\n";
@@ -480,4 +480,623 @@ async fn read_file_over_the_inline_size_is_read_whole_and_paged() {
         )
         .await;
     assert!(page.starts_with("  2048\t0123456789abcdef"), "{page}");
+}
+
+/// Every file and directory under `root`, with file contents: nothing of it
+/// may change when a call is refused.
+fn snapshot(root: &std::path::Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(root).unwrap().to_path_buf();
+            if meta.is_dir() {
+                stack.push(path);
+                out.push((rel, None));
+            } else if meta.is_file() {
+                out.push((rel, Some(std::fs::read(&path).unwrap())));
+            } else {
+                out.push((rel, None));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `(tool, arguments, the protected pattern named in the refusal)`;
+/// `{ws}` is the workspace's absolute path.
+const PROTECTED_CALLS: &[(&str, &str, &str)] = &[
+    (
+        "write_file",
+        r#"{"path": "toolgate.yaml", "content": "x"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "write_file",
+        r#"{"path": "./toolgate.yaml", "content": "x"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "write_file",
+        r#"{"path": "sub/../toolgate.yaml", "content": "x"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "write_file",
+        r#"{"path": "{ws}/toolgate.yaml", "content": "x"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "write_file",
+        r#"{"path": "link.yaml", "content": "x"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "write_file",
+        r#"{"path": "toolgate.yaml", "content": "x", "mode": "append"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "write_file",
+        r#"{"path": "link.yaml", "content": "x", "mode": "append"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "write_file",
+        r#"{"path": "g/config", "content": "x"}"#,
+        "/.git/config",
+    ),
+    (
+        "write_file",
+        r#"{"path": ".git/config", "content": "x", "mode": "append"}"#,
+        "/.git/config",
+    ),
+    (
+        "write_file",
+        r#"{"path": ".git/hooks/pre-commit", "content": "x"}"#,
+        "/.git/hooks",
+    ),
+    (
+        "write_file",
+        r#"{"path": ".git/hooks/post-merge", "content": "x"}"#,
+        "/.git/hooks",
+    ),
+    (
+        "write_file",
+        r#"{"path": "g/hooks/post-merge", "content": "x"}"#,
+        "/.git/hooks",
+    ),
+    (
+        "write_file",
+        r#"{"path": ".toolgate/x", "content": "x"}"#,
+        "/.toolgate",
+    ),
+    (
+        "write_file",
+        r#"{"path": ".toolgate/new/deep.db", "content": "x"}"#,
+        "/.toolgate",
+    ),
+    (
+        "edit_file",
+        r#"{"path": "toolgate.yaml", "old_str": "CFG", "new_str": "x"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "edit_file",
+        r#"{"path": "link.yaml", "old_str": "CFG", "new_str": "x"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "edit_file",
+        r#"{"path": "g/config", "old_str": "GIT", "new_str": "x"}"#,
+        "/.git/config",
+    ),
+    (
+        "edit_file",
+        r#"{"path": ".git/hooks/pre-commit", "old_str": "HOOK", "new_str": "x"}"#,
+        "/.git/hooks",
+    ),
+    (
+        "delete_file",
+        r#"{"path": "toolgate.yaml"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "delete_file",
+        r#"{"path": "./sub/../toolgate.yaml"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "delete_file",
+        r#"{"path": ".git/hooks/pre-commit"}"#,
+        "/.git/hooks",
+    ),
+    ("delete_file", r#"{"path": "g/config"}"#, "/.git/config"),
+    ("delete_file", r#"{"path": ".toolgate/x"}"#, "/.toolgate"),
+    (
+        "apply_patch",
+        r#"{"patch": "--- a/toolgate.yaml\n+++ b/toolgate.yaml\n@@ -1 +1 @@\n-CFG\n+x\n"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "apply_patch",
+        r#"{"patch": "--- a/link.yaml\n+++ b/link.yaml\n@@ -1 +1 @@\n-CFG\n+x\n"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "apply_patch",
+        r#"{"patch": "@@ -1 +1 @@\n-CFG\n+x\n", "path": "toolgate.yaml"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "apply_patch",
+        r#"{"patch": "--- /dev/null\n+++ b/.git/hooks/post-checkout\n@@ -0,0 +1 @@\n+x\n"}"#,
+        "/.git/hooks",
+    ),
+    (
+        "apply_patch",
+        r#"{"patch": "--- a/toolgate.yaml\n+++ /dev/null\n@@ -1 +0,0 @@\n-CFG\n"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "apply_patch",
+        r#"{"patch": "*** Begin Patch\n*** Add File: .toolgate/evil\n+x\n*** End Patch"}"#,
+        "/.toolgate",
+    ),
+    (
+        "apply_patch",
+        r#"{"patch": "*** Begin Patch\n*** Delete File: g/config\n*** End Patch"}"#,
+        "/.git/config",
+    ),
+    (
+        "apply_patch",
+        r#"{"patch": "*** Begin Patch\n*** Update File: toolgate.yaml\n*** Move to: cfg.yaml\n@@\n-CFG\n+CFG\n*** End Patch"}"#,
+        "/toolgate.yaml",
+    ),
+    (
+        "apply_patch",
+        r#"{"patch": "*** Begin Patch\n*** Update File: a.txt\n*** Move to: .git/hooks/pre-push\n@@\n-A\n+x\n*** End Patch"}"#,
+        "/.git/hooks",
+    ),
+    (
+        "apply_patch",
+        r#"{"patch": "diff --git a/a.txt b/toolgate.yaml\nsimilarity index 100%\nrename from a.txt\nrename to toolgate.yaml\n"}"#,
+        "/toolgate.yaml",
+    ),
+    // All or nothing: the first file is fine, the second is protected.
+    (
+        "apply_patch",
+        r#"{"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-A\n+x\n--- a/g/hooks/pre-commit\n+++ b/g/hooks/pre-commit\n@@ -1 +1 @@\n-HOOK\n+x\n"}"#,
+        "/.git/hooks",
+    ),
+];
+
+#[tokio::test]
+async fn protected_files_are_refused_by_every_file_tool() {
+    let f = Fixture::with(BuiltinOptions::default().allow_delete(true));
+    f.put("toolgate.yaml", "CFG\n");
+    f.put(".toolgate/x", "AUDIT\n");
+    f.put(".git/config", "GIT\n");
+    f.put(".git/hooks/pre-commit", "HOOK\n");
+    f.put("a.txt", "A\n");
+    std::fs::create_dir(f.root().join("sub")).unwrap();
+    std::os::unix::fs::symlink("toolgate.yaml", f.root().join("link.yaml")).unwrap();
+    std::os::unix::fs::symlink(".git", f.root().join("g")).unwrap();
+    let before = snapshot(&f.root());
+    let root = f.root().display().to_string();
+    let mut failures = Vec::new();
+    for (tool, args, pattern) in PROTECTED_CALLS {
+        let args: Value = serde_json::from_str(&args.replace("{ws}", &root)).unwrap();
+        let result = f.call(tool, args.clone()).await;
+        let error = result.error.unwrap_or_default();
+        let expected = format!(
+            "protected-file pattern `{pattern}`; it is a policy file that only the user edits"
+        );
+        if result.success || !error.contains(&expected) {
+            failures.push(format!("{tool} {args}: {error}{}", result.output));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(
+        snapshot(&f.root()),
+        before,
+        "a refused call changed the tree"
+    );
+
+    // Reading, listing and searching them is allowed.
+    assert_eq!(
+        f.ok("read_file", json!({"path": "link.yaml"})).await,
+        "CFG\n"
+    );
+    assert_eq!(
+        f.ok("read_file", json!({"path": "g/config"})).await,
+        "GIT\n"
+    );
+    assert!(
+        f.ok("list_files", json!({}))
+            .await
+            .contains("toolgate.yaml")
+    );
+    assert!(
+        f.ok("grep", json!({"pattern": "CFG"}))
+            .await
+            .starts_with("toolgate.yaml:1:")
+    );
+}
+
+#[tokio::test]
+async fn protected_files_cannot_be_created_where_they_do_not_exist() {
+    let f = Fixture::new();
+    std::os::unix::fs::symlink(".git", f.root().join("g")).unwrap();
+    let cases: &[(&str, &str)] = &[
+        ("toolgate.yaml", "/toolgate.yaml"),
+        (".toolgate", "/.toolgate"),
+        (".toolgate/sessions.db", "/.toolgate"),
+        (".git/config", "/.git/config"),
+        (".git/hooks/pre-commit", "/.git/hooks"),
+        ("g/config", "/.git/config"),
+    ];
+    for (path, pattern) in cases {
+        for mode in ["overwrite", "append"] {
+            let error = f
+                .err(
+                    "write_file",
+                    json!({"path": path, "content": "x", "mode": mode}),
+                )
+                .await;
+            assert!(
+                error.contains(&format!("pattern `{pattern}`")),
+                "{path} {mode}: {error}"
+            );
+        }
+        let patch = format!("--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+x\n");
+        let error = f.err("apply_patch", json!({"patch": patch})).await;
+        assert!(
+            error.contains(&format!("pattern `{pattern}`")),
+            "{path} patch: {error}"
+        );
+    }
+    // Nothing was created, not even a parent directory.
+    let mut left: Vec<_> = std::fs::read_dir(f.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["g"]);
+}
+
+/// The configured `guardrails.protected_files` reach the workspace through
+/// `WorkspaceBuilder::protected_patterns` (as the CLI wires them).
+#[tokio::test]
+async fn configured_protected_patterns_are_refused_too() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Cargo.lock"), "LOCK\n").unwrap();
+    let workspace = Workspace::builder(dir.path())
+        .protected_patterns(
+            toolgate_core::DEFAULT_PROTECTED_PATTERNS
+                .iter()
+                .copied()
+                .chain(["Cargo.lock"]),
+        )
+        .build()
+        .unwrap();
+    let tool = builtin_tools(&workspace, &BuiltinOptions::default())
+        .into_iter()
+        .find(|t| t.name() == "write_file")
+        .unwrap();
+    for path in ["Cargo.lock", "toolgate.yaml", "vendor/Cargo.lock"] {
+        let result = tool
+            .execute(
+                json!({"path": path, "content": "x"}),
+                &ToolContext::new("t"),
+            )
+            .await;
+        assert!(!result.success, "{path}");
+        assert!(
+            result.error.unwrap().contains("protected-file pattern"),
+            "{path}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(dir.path().join("Cargo.lock")).unwrap(),
+        b"LOCK\n"
+    );
+}
+
+/// A hard link inside the workspace to a file outside: no tool writes
+/// through it.
+#[tokio::test]
+async fn writes_through_a_hard_link_leave_the_outside_file_unchanged() {
+    let f = Fixture::with(BuiltinOptions::default().allow_delete(true));
+    let outside = f.outside().join("victim.txt");
+    std::fs::write(&outside, "OUTSIDE\n").unwrap();
+    let calls: &[(&str, &str, Value)] = &[
+        (
+            "append.txt",
+            "write_file",
+            json!({"path": "append.txt", "content": "PWNED\n", "mode": "append"}),
+        ),
+        (
+            "write.txt",
+            "write_file",
+            json!({"path": "write.txt", "content": "PWNED\n"}),
+        ),
+        (
+            "edit.txt",
+            "edit_file",
+            json!({"path": "edit.txt", "old_str": "OUTSIDE", "new_str": "PWNED"}),
+        ),
+        (
+            "patch.txt",
+            "apply_patch",
+            json!({"patch": "--- a/patch.txt\n+++ b/patch.txt\n@@ -1 +1,2 @@\n OUTSIDE\n+PWNED\n"}),
+        ),
+        ("delete.txt", "delete_file", json!({"path": "delete.txt"})),
+    ];
+    for (name, tool, args) in calls {
+        std::fs::hard_link(&outside, f.root().join(name)).unwrap();
+        f.ok(tool, args.clone()).await;
+        assert_eq!(
+            std::fs::read(&outside).unwrap(),
+            b"OUTSIDE\n",
+            "{tool} {name}"
+        );
+    }
+    assert_eq!(f.get("append.txt"), b"OUTSIDE\nPWNED\n");
+    assert_eq!(f.get("edit.txt"), b"PWNED\n");
+    assert_eq!(f.get("patch.txt"), b"OUTSIDE\nPWNED\n");
+}
+
+/// `(patch, the file it deletes)`: every form of deletion the parser knows.
+const DELETING_PATCHES: &[(&str, &str)] = &[
+    ("--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-A\n", "a.txt"),
+    (
+        "--- a.txt\t2024-01-01 10:00:00\n+++ a.txt\t1970-01-01 00:00:00\n@@ -1 +0,0 @@\n-A\n",
+        "a.txt",
+    ),
+    (
+        "diff --git a/a.txt b/a.txt\ndeleted file mode 100644\nindex 1234567..0000000\n--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-A\n",
+        "a.txt",
+    ),
+    (
+        "diff --git a/empty.txt b/empty.txt\ndeleted file mode 100644\nindex e69de29..0000000\n",
+        "empty.txt",
+    ),
+    (
+        "*** Begin Patch\n*** Delete File: a.txt\n*** End Patch",
+        "a.txt",
+    ),
+    (
+        "*** Begin Patch\n*** Update File: b.txt\n@@\n-B\n+b\n*** Delete File: sub/c.txt\n*** End Patch",
+        "sub/c.txt",
+    ),
+    (
+        "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-B\n+b\n--- a/sub/c.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-C\n",
+        "sub/c.txt",
+    ),
+];
+
+#[tokio::test]
+async fn apply_patch_deletions_obey_allow_delete() {
+    for allow in [false, true] {
+        for (patch, deleted) in DELETING_PATCHES {
+            let f = Fixture::with(BuiltinOptions::default().allow_delete(allow));
+            f.put("a.txt", "A\n");
+            f.put("b.txt", "B\n");
+            f.put("sub/c.txt", "C\n");
+            f.put("empty.txt", "");
+            let before = snapshot(&f.root());
+            let result = f.call("apply_patch", json!({"patch": patch})).await;
+            if allow {
+                assert!(result.success, "{patch}: {:?}", result.error);
+                assert!(!f.root().join(deleted).exists(), "{patch}");
+            } else {
+                let error = result.error.unwrap_or_default();
+                assert!(
+                    error.contains(&format!("this patch deletes `{deleted}`"))
+                        && error.contains("`workspace.allow_delete` is false")
+                        && error.contains("no file was changed"),
+                    "{patch}: {error}"
+                );
+                assert_eq!(snapshot(&f.root()), before, "{patch}");
+            }
+        }
+    }
+    // A rename is not a deletion: allowed without `allow_delete`.
+    let f = Fixture::new();
+    f.put("a.txt", "A\n");
+    f.put("b.txt", "B\n");
+    let renames = [
+        "diff --git a/a.txt b/a2.txt\nsimilarity index 100%\nrename from a.txt\nrename to a2.txt\n",
+        "*** Begin Patch\n*** Update File: b.txt\n*** Move to: b2.txt\n@@\n-B\n+B2\n*** End Patch",
+    ];
+    for patch in renames {
+        f.ok("apply_patch", json!({"patch": patch})).await;
+    }
+    assert_eq!(f.get("a2.txt"), b"A\n");
+    assert_eq!(f.get("b2.txt"), b"B2\n");
+    assert!(!f.root().join("a.txt").exists() && !f.root().join("b.txt").exists());
+}
+
+#[tokio::test]
+async fn read_file_pages_are_bounded_in_bytes() {
+    // The 64-byte budget: `     1\t` (7) + 56 bytes of text + `\n`.
+    let f = Fixture::with(BuiltinOptions::default().max_file_size(64));
+    let fits = "a".repeat(56);
+    let over = "b".repeat(57);
+    f.put("fits.txt", format!("{fits}\n"));
+    f.put("over.txt", format!("{over}\n"));
+    f.put("two.txt", format!("x\n{fits}\n"));
+    f.put("lines.txt", "0123456789\n".repeat(20));
+    f.put("crlf.txt", "é".repeat(40) + "\r\nz\r\n");
+    let page = |path: &str, offset: usize, column: Option<usize>| {
+        let mut args = json!({"path": path, "offset": offset});
+        if let Some(column) = column {
+            args["column"] = json!(column);
+        }
+        args
+    };
+    // (arguments, whole expected output)
+    let cases: Vec<(Value, String)> = vec![
+        (page("fits.txt", 1, None), format!("     1\t{fits}\n")),
+        (
+            page("over.txt", 1, None),
+            format!(
+                "     1\t{}\n… line 1 is 57 bytes long; this page shows bytes 1–56 of it \
+                 (the 64 bytes per-call limit); read on with offset=1 column=57\n",
+                "b".repeat(56)
+            ),
+        ),
+        (page("over.txt", 1, Some(57)), "     1\tb\n".to_owned()),
+        (
+            page("two.txt", 1, None),
+            "     1\tx\n… lines 1–1 of 2 (the 64 bytes per-call limit); continue with offset=2"
+                .to_owned(),
+        ),
+        (page("two.txt", 2, None), format!("     2\t{fits}\n")),
+        (
+            page("lines.txt", 1, None),
+            "     1\t0123456789\n     2\t0123456789\n     3\t0123456789\n\
+             … lines 1–3 of 20 (the 64 bytes per-call limit); continue with offset=4"
+                .to_owned(),
+        ),
+        (
+            page("lines.txt", 19, None),
+            "    19\t0123456789\n    20\t0123456789\n".to_owned(),
+        ),
+        // 28 characters of two bytes fit in 56; the cut never splits one.
+        (
+            page("crlf.txt", 1, None),
+            format!(
+                "     1\t{}\n… line 1 is 81 bytes long; this page shows bytes 1–56 of it \
+                 (the 64 bytes per-call limit); read on with offset=1 column=57\n",
+                "é".repeat(28)
+            ),
+        ),
+        (
+            page("crlf.txt", 1, Some(57)),
+            format!("     1\t{}\n     2\tz\n", "é".repeat(12)),
+        ),
+    ];
+    for (args, expected) in &cases {
+        assert_eq!(&f.ok("read_file", args.clone()).await, expected, "{args}");
+    }
+    let result = f.call("read_file", page("over.txt", 1, None)).await;
+    assert_eq!(result.metadata["truncated"], true);
+    assert_eq!(
+        result.metadata["cut"],
+        json!({"line": 1, "line_bytes": 57, "next_column": 57})
+    );
+    let result = f.call("read_file", page("fits.txt", 1, None)).await;
+    assert_eq!(result.metadata["truncated"], false);
+    assert_eq!(result.metadata["cut"], Value::Null);
+    for (args, fragment) in [
+        (
+            page("fits.txt", 1, Some(58)),
+            "line 1 of `fits.txt` is 56 bytes long; column 58 is past its end",
+        ),
+        (
+            page("fits.txt", 2, None),
+            "has 1 lines; offset 2 is past the end",
+        ),
+    ] {
+        let error = f.err("read_file", args.clone()).await;
+        assert!(error.contains(fragment), "{args}: {error}");
+    }
+}
+
+/// The file of the report: one 48 MiB line. A page of it is at most
+/// `max_file_size` (1 MiB by default) plus the note, and the note leads to
+/// the rest of the line.
+#[tokio::test]
+async fn read_file_cuts_a_huge_single_line() {
+    let f = Fixture::new();
+    let size: usize = 48 * 1024 * 1024;
+    {
+        use std::io::Write as _;
+        let mut file = std::fs::File::create(f.root().join("huge.min.js")).unwrap();
+        let chunk = "x".repeat(1024 * 1024);
+        for _ in 0..47 {
+            file.write_all(chunk.as_bytes()).unwrap();
+        }
+        file.write_all(&chunk.as_bytes()[..1024 * 1024 - 3])
+            .unwrap();
+        file.write_all(b"END").unwrap();
+    }
+    let error = f.err("read_file", json!({"path": "huge.min.js"})).await;
+    assert!(error.contains("read it in pages"), "{error}");
+
+    let result = f
+        .call("read_file", json!({"path": "huge.min.js", "offset": 1}))
+        .await;
+    assert!(result.success, "{:?}", result.error);
+    assert!(
+        result.output.len() <= 1024 * 1024 + 200,
+        "{}",
+        result.output.len()
+    );
+    assert!(
+        result.output.ends_with(&format!(
+            "… line 1 is {size} bytes long; this page shows bytes 1–1048568 of it \
+             (the 1.0 MiB per-call limit); read on with offset=1 column=1048569\n"
+        )),
+        "{}",
+        &result.output[result.output.len() - 200..]
+    );
+    assert_eq!(result.metadata["total_lines"], 1);
+    assert_eq!(result.metadata["cut"]["line_bytes"], size);
+
+    let tail = f
+        .ok(
+            "read_file",
+            json!({"path": "huge.min.js", "offset": 1, "column": size - 4}),
+        )
+        .await;
+    assert_eq!(tail, "     1\txxEND\n");
+}
+
+#[tokio::test]
+async fn list_files_hides_sensitive_entries_and_says_so() {
+    let f = Fixture::new();
+    for name in [
+        "app.py",
+        ".env",
+        ".env.local",
+        "keys/server.pem",
+        "keys/README.md",
+        ".ssh/id_ed25519",
+        "credentials/prod.json",
+    ] {
+        f.put(name, "x");
+    }
+    std::os::unix::fs::symlink(".env", f.root().join("notes.txt")).unwrap();
+    let cases: &[(Value, &str)] = &[
+        (
+            json!({}),
+            ".ssh/\napp.py\nkeys/\n(4 sensitive entries are hidden: sensitive files are off limits)",
+        ),
+        (
+            json!({"recursive": true}),
+            "app.py\nkeys/README.md\n(6 sensitive entries are hidden: sensitive files are off limits)",
+        ),
+        (
+            json!({"path": "keys"}),
+            "keys/README.md\n(1 sensitive entry is hidden: sensitive files are off limits)",
+        ),
+        (
+            json!({"pattern": ".env*"}),
+            "no files in `.` match the pattern; 2 sensitive entries are hidden: sensitive files are off limits",
+        ),
+        (
+            json!({"path": ".ssh", "recursive": true}),
+            "no files in `.ssh`; 1 sensitive entry is hidden: sensitive files are off limits",
+        ),
+        (json!({"pattern": "*.py"}), "app.py"),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(f.ok("list_files", args.clone()).await, *expected, "{args}");
+    }
 }

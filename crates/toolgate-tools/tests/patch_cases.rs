@@ -651,3 +651,58 @@ fn mutated_patches_never_panic() {
         "parsed {parsed}, applied {applied}"
     );
 }
+
+/// Every way a patch can delete a file parses as [`FileKind::Delete`]:
+/// `apply_patch` refuses deletions unless `workspace.allow_delete`, and it
+/// decides on the parsed kind, so a form missing here would slip through.
+/// A rename is an update with a new name, not a deletion.
+#[test]
+fn every_deletion_form_parses_as_a_deletion() {
+    let cases: &[(&str, FileKind, &str)] = &[
+        (
+            "--- a/f\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n",
+            FileKind::Delete,
+            "f",
+        ),
+        (
+            "--- f\t2024-01-01 10:00:00\n+++ f\t1970-01-01 00:00:00 +0000\n@@ -1 +0,0 @@\n-a\n",
+            FileKind::Delete,
+            "f",
+        ),
+        (
+            "diff --git a/f b/f\ndeleted file mode 100644\nindex 1234567..0000000\n--- a/f\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n",
+            FileKind::Delete,
+            "f",
+        ),
+        (
+            "diff --git a/f b/f\ndeleted file mode 100644\nindex e69de29..0000000\n",
+            FileKind::Delete,
+            "f",
+        ),
+        (
+            "*** Begin Patch\n*** Delete File: f\n*** End Patch",
+            FileKind::Delete,
+            "f",
+        ),
+        (
+            "diff --git a/f b/g\nsimilarity index 100%\nrename from f\nrename to g\n",
+            FileKind::Update,
+            "f",
+        ),
+        (
+            "*** Begin Patch\n*** Update File: f\n*** Move to: g\n@@\n-a\n+b\n*** End Patch",
+            FileKind::Update,
+            "f",
+        ),
+        (
+            "--- a/f\n+++ b/f\n@@ -1 +0,0 @@\n-a\n",
+            FileKind::Update,
+            "f",
+        ),
+    ];
+    for (text, kind, path) in cases {
+        let parsed = patch::parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        let file = &parsed.files()[0];
+        assert_eq!((file.kind(), file.path()), (*kind, *path), "{text:?}");
+    }
+}

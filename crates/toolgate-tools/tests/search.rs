@@ -429,12 +429,25 @@ async fn sensitive_files_are_never_returned() {
         assert!(result.output.starts_with("app.py:1:"), "{}", result.output);
         assert_eq!(result.metadata["total_matches"], 1);
         assert_eq!(result.metadata["files_searched"], 1);
+        assert_eq!(result.metadata["sensitive_skipped"], 4);
+        assert!(
+            result.output.ends_with(
+                "\n(4 sensitive files were not searched: sensitive files are off limits)"
+            ),
+            "{}",
+            result.output
+        );
     }
-    assert_eq!(f.ok("find_files", json!({"pattern": "*"})).await, "app.py");
+    assert_eq!(
+        f.ok("find_files", json!({"pattern": "*"})).await,
+        "app.py\n(4 sensitive files are hidden: sensitive files are off limits)"
+    );
     assert!(
         f.ok("find_files", json!({"pattern": ".env*"}))
             .await
-            .starts_with("no files match `.env*` in `.`")
+            .starts_with(
+                "no files match `.env*` in `.`; 2 sensitive files are hidden: sensitive files are off limits"
+            )
     );
 
     // Asked for by name, it is refused with the reason.
@@ -450,7 +463,10 @@ async fn sensitive_files_are_never_returned() {
         .ok("grep", json!({"pattern": "needle", "path": ".ssh"}))
         .await;
     assert!(
-        out.starts_with("no matches for text `needle` in `.ssh` (0 files searched)"),
+        out.starts_with(
+            "no matches for text `needle` in `.ssh` (0 files searched); \
+             1 sensitive file was not searched: sensitive files are off limits"
+        ),
         "{out}"
     );
     // A symlink inside the workspace to a sensitive file hides nothing.
@@ -728,4 +744,58 @@ async fn a_directory_swapped_for_a_symlink_mid_search_leaks_nothing() {
     }
     stop.store(true, Ordering::Relaxed);
     assert!(swapper.join().unwrap() > 0);
+}
+
+/// Sensitive files are left out and counted; the count covers only the
+/// files the call would otherwise have looked at.
+#[tokio::test]
+async fn skipped_sensitive_files_are_counted_in_the_output() {
+    let f = Fixture::new();
+    f.put(".env", "needle\n");
+    f.put("deploy/.env.prod", "needle\n");
+    f.put("keys/server.pem", "needle\n");
+    f.put("src/app.py", "nothing\n");
+    symlink(".env", f.root().join("settings.txt")).unwrap();
+    let cases: &[(&str, Value, &str)] = &[
+        (
+            "grep",
+            json!({"pattern": "needle"}),
+            "no matches for text `needle` in `.` (1 file searched); 3 sensitive files were not searched: \
+             sensitive files are off limits; files ignored by .gitignore/.ignore were skipped \
+             (include_ignored=true searches them)",
+        ),
+        (
+            "search_code",
+            json!({"pattern": "needle", "file_pattern": "*.pem"}),
+            "no matches for pattern `needle` in `.` (0 files searched); 1 sensitive file was not searched: \
+             sensitive files are off limits; files ignored by .gitignore/.ignore were skipped \
+             (include_ignored=true searches them)",
+        ),
+        (
+            "grep",
+            json!({"pattern": "nothing"}),
+            "src/app.py:1: nothing\n(3 sensitive files were not searched: sensitive files are off limits)",
+        ),
+        (
+            "grep",
+            json!({"pattern": "nothing", "file_pattern": "*.py"}),
+            "src/app.py:1: nothing",
+        ),
+        (
+            "find_files",
+            json!({"pattern": ".env*"}),
+            "no files match `.env*` in `.`; 2 sensitive files are hidden: sensitive files are off limits; \
+             files ignored by .gitignore/.ignore were skipped (include_ignored=true lists them)",
+        ),
+        ("find_files", json!({"pattern": "*.py"}), "src/app.py"),
+        (
+            "find_files",
+            json!({"pattern": "*"}),
+            // The symlink is not listed: the search tools follow none.
+            "src/app.py\n(3 sensitive files are hidden: sensitive files are off limits)",
+        ),
+    ];
+    for (tool, args, expected) in cases {
+        assert_eq!(f.ok(tool, args.clone()).await, *expected, "{tool} {args}");
+    }
 }

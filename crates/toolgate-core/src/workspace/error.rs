@@ -28,8 +28,8 @@ pub enum WorkspaceError {
         /// The root as configured.
         root: PathBuf,
     },
-    /// A sensitive-file pattern is not a valid glob.
-    #[error("invalid sensitive-file pattern `{pattern}`: {reason}")]
+    /// A sensitive-file or protected-file pattern is not a valid glob.
+    #[error("invalid path pattern `{pattern}`: {reason}")]
     InvalidPattern {
         /// The pattern as configured.
         pattern: String,
@@ -78,6 +78,19 @@ pub enum WorkspaceError {
          sensitive files are off limits unless the configuration allows them"
     )]
     Sensitive {
+        /// The path as given, workspace-relative.
+        path: String,
+        /// The pattern it matches, as configured.
+        pattern: String,
+    },
+    /// The operation would change a protected file (or create one, or a
+    /// directory where one would go): one of toolgate's or git's own policy
+    /// files, which only the user edits.
+    #[error(
+        "refusing to change `{path}`: it matches the protected-file pattern `{pattern}`; \
+         it is a policy file that only the user edits (reading it is allowed)"
+    )]
+    Protected {
         /// The path as given, workspace-relative.
         path: String,
         /// The pattern it matches, as configured.

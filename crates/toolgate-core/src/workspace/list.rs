@@ -42,6 +42,23 @@ pub struct DirEntryInfo {
     pub path: WsPath,
     /// What the entry is.
     pub kind: EntryKind,
+    /// Whether the workspace refuses the entry as sensitive: its path, or
+    /// for a symlink the path it resolves to, matches a sensitive-file
+    /// pattern, and sensitive files are not allowed. Listings shown to a
+    /// model leave such entries out (and may say how many there were).
+    pub sensitive: bool,
+}
+
+/// What [`Workspace::walk_report`] found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WalkReport {
+    /// The files, sorted, as [`Workspace::walk`] returns them.
+    pub files: Vec<WsPath>,
+    /// The regular files skipped because they are sensitive (rule 4 of
+    /// [`Workspace::walk`]), sorted: for a count, or to tell whether a
+    /// filter would have matched any. Their content must not be shown.
+    pub sensitive: Vec<WsPath>,
 }
 
 impl Workspace {
@@ -65,16 +82,22 @@ impl Workspace {
             let entry = entry.map_err(list_error)?;
             let name = entry.file_name();
             let file_type = entry.file_type().map_err(list_error)?;
+            let child = p.join(&name);
+            let child_phys = phys.join(&name);
+            let mut sensitive =
+                self.refuses_sensitive(&child.rel) || self.refuses_sensitive(&child_phys);
             let kind = if file_type.is_symlink() {
-                let target = WsPath {
-                    rel: phys.join(&name),
-                };
+                let target = WsPath { rel: child_phys };
                 match self.locate(&target, Lookup::READ) {
                     Err(
                         WorkspaceError::SymlinkEscapes { .. }
                         | WorkspaceError::OutsideWorkspace { .. },
                     ) => EntryKind::SymlinkOutside,
-                    _ => EntryKind::SymlinkInside,
+                    Ok(located) => {
+                        sensitive |= self.refuses_sensitive(&located.phys);
+                        EntryKind::SymlinkInside
+                    }
+                    Err(_) => EntryKind::SymlinkInside,
                 }
             } else if file_type.is_dir() {
                 EntryKind::Dir
@@ -85,8 +108,9 @@ impl Workspace {
             };
             out.push(DirEntryInfo {
                 name: name.to_string_lossy().into_owned(),
-                path: p.join(&name),
+                path: child,
                 kind,
+                sensitive,
             });
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -105,9 +129,9 @@ impl Workspace {
     /// 3. Symlinks that lead outside the workspace, dangling symlinks and
     ///    symlink loops are skipped silently; nothing outside is ever
     ///    listed or entered.
-    /// 4. Sensitive files are skipped silently unless the workspace allows
-    ///    them, so that everything returned can be read. A sensitive `p`
-    ///    itself is refused.
+    /// 4. Sensitive files are skipped unless the workspace allows them, so
+    ///    that everything returned can be read; [`walk_report`](Self::walk_report)
+    ///    says which. A sensitive `p` itself is refused.
     /// 5. Each directory is entered once, so the walk ends even with symlink
     ///    cycles. Real directories are walked before symlinked ones, so a
     ///    directory reachable both ways is listed under its real path.
@@ -115,13 +139,24 @@ impl Workspace {
     ///    levels down, is skipped with a `tracing` warning; only a failure to
     ///    read `p` itself is an error.
     pub fn walk(&self, p: &WsPath, recursive: bool) -> Result<Vec<WsPath>, WorkspaceError> {
+        self.walk_report(p, recursive).map(|report| report.files)
+    }
+
+    /// Walks like [`walk`](Self::walk), and also reports the sensitive files
+    /// it skipped.
+    pub fn walk_report(&self, p: &WsPath, recursive: bool) -> Result<WalkReport, WorkspaceError> {
         let user = self.display(p);
         self.check_sensitive(p, None)?;
         let located = self.locate(p, Lookup::READ)?;
         self.check_sensitive(p, Some(&located.phys))?;
         match &located.meta {
             None => return Err(WorkspaceError::NotFound { path: user }),
-            Some(meta) if meta.is_file() => return Ok(vec![p.clone()]),
+            Some(meta) if meta.is_file() => {
+                return Ok(WalkReport {
+                    files: vec![p.clone()],
+                    sensitive: Vec::new(),
+                });
+            }
             Some(_) => {}
         }
         let phys = located.phys.clone();
@@ -132,6 +167,7 @@ impl Workspace {
             visited: HashSet::new(),
             linked_dirs: VecDeque::new(),
             files: Vec::new(),
+            sensitive: Vec::new(),
         };
         walker
             .visit(&dir, p, &phys, 0)
@@ -145,9 +181,19 @@ impl Workspace {
         while let Some((lexical, link_phys, depth)) = walker.linked_dirs.pop_front() {
             walker.visit_linked_dir(&lexical, &link_phys, depth);
         }
-        let mut files = walker.files;
+        let Walker {
+            mut files,
+            mut sensitive,
+            ..
+        } = walker;
         files.sort();
-        Ok(files)
+        sensitive.sort();
+        Ok(WalkReport { files, sensitive })
+    }
+
+    /// Whether sensitive files are refused and `rel` is one.
+    fn refuses_sensitive(&self, rel: &Path) -> bool {
+        !self.inner.allow_sensitive && self.inner.sensitive.matches(rel).is_some()
     }
 }
 
@@ -177,6 +223,8 @@ struct Walker<'a> {
     /// were reached by, their own physical path, their depth.
     linked_dirs: VecDeque<(WsPath, PathBuf, usize)>,
     files: Vec<WsPath>,
+    /// Sensitive files skipped.
+    sensitive: Vec<WsPath>,
 }
 
 impl Walker<'_> {
@@ -281,13 +329,10 @@ impl Walker<'_> {
     }
 
     fn push_file(&mut self, lexical: WsPath, phys: &Path) {
-        let ws = &self.ws.inner;
-        if !ws.allow_sensitive
-            && (ws.sensitive.matches(&lexical.rel).is_some()
-                || ws.sensitive.matches(phys).is_some())
-        {
-            return;
+        if self.ws.refuses_sensitive(&lexical.rel) || self.ws.refuses_sensitive(phys) {
+            self.sensitive.push(lexical);
+        } else {
+            self.files.push(lexical);
         }
-        self.files.push(lexical);
     }
 }

@@ -66,6 +66,10 @@ pub(super) struct Lookup {
     pub(super) follow_last: bool,
     /// Create missing parent directories (writes).
     pub(super) create_parents: bool,
+    /// At a missing parent directory, refuse as a write would (sensitive or
+    /// protected place) instead of just reporting it missing; creates
+    /// nothing ([`Workspace::check_write`]).
+    pub(super) probe: bool,
 }
 
 impl Lookup {
@@ -73,16 +77,26 @@ impl Lookup {
     pub(super) const READ: Self = Self {
         follow_last: true,
         create_parents: false,
+        probe: false,
     };
     /// Follow everything, create missing parents.
     pub(super) const WRITE: Self = Self {
         follow_last: true,
         create_parents: true,
+        probe: false,
     };
     /// Do not follow the last component, create nothing.
     pub(super) const ENTRY: Self = Self {
         follow_last: false,
         create_parents: false,
+        probe: false,
+    };
+    /// Follow everything, create nothing, but judge missing parents as a
+    /// write would.
+    pub(super) const PROBE: Self = Self {
+        follow_last: true,
+        create_parents: false,
+        probe: true,
     };
 }
 
@@ -214,20 +228,30 @@ impl Workspace {
                             meta: None,
                         });
                     }
-                    if !lookup.create_parents {
+                    if !lookup.create_parents && !lookup.probe {
                         return Err(WorkspaceError::NotFound { path: user });
                     }
                     // Refuse before creating anything: a write that would
-                    // land in a sensitive place must not leave directories
-                    // there either.
+                    // land in a sensitive or protected place must not leave
+                    // directories there either (`.git/hooks/` where there
+                    // was no `.git`, reached through a dangling symlink).
+                    let planned = prospective(&here, &pending);
                     if !self.inner.allow_sensitive
-                        && let Some(pattern) =
-                            self.inner.sensitive.matches(&prospective(&here, &pending))
+                        && let Some(pattern) = self.inner.sensitive.matches(&planned)
                     {
                         return Err(WorkspaceError::Sensitive {
                             path: user,
                             pattern: pattern.to_owned(),
                         });
+                    }
+                    if let Some(pattern) = self.inner.protected.matches(&planned) {
+                        return Err(WorkspaceError::Protected {
+                            path: user,
+                            pattern: pattern.to_owned(),
+                        });
+                    }
+                    if !lookup.create_parents {
+                        return Err(WorkspaceError::NotFound { path: user });
                     }
                     match cur.create_dir(&name) {
                         Ok(()) => {}

@@ -32,12 +32,27 @@
 //! gets its name (a new file gets `0o666` less the umask, as `open` would
 //! give it). Ownership, extended attributes and hard links to the old file
 //! are not carried over: that is the price of atomic replacement.
+//!
+//! # Hard links
+//!
+//! A file inside the workspace may be a hard link to a file outside it (put
+//! there before the workspace was handed to a model, or by a process that
+//! could reach both). No path check can see that: both names are the same
+//! inode. Replacement is immune, since it writes a new inode and only moves
+//! this directory's name to it; the other names keep the old inode and its
+//! content. Appending in place, though, would write into the shared inode,
+//! so [`Workspace::append`] checks the link count of the file it opened
+//! (`fstat`, not a path) and, when it is above one, appends by replacement:
+//! copy the old content and the new bytes to a temporary file, rename it
+//! over the name. That append is atomic, but not safe against a concurrent
+//! appender to the same file (its bytes may be lost); the single-link case
+//! keeps `O_APPEND`.
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write as _};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_fs_ext::{OpenOptionsFollowExt as _, OpenOptionsSyncExt as _};
+use cap_fs_ext::{MetadataExt as _, OpenOptionsFollowExt as _, OpenOptionsSyncExt as _};
 use cap_std::fs::{Dir, File, OpenOptions, Permissions};
 
 use super::locate::{Lookup, open_error};
@@ -54,8 +69,10 @@ impl Workspace {
     pub fn write_atomic(&self, p: &WsPath, bytes: &[u8]) -> Result<(), WorkspaceError> {
         let user = self.display(p);
         self.check_sensitive(p, None)?;
+        self.check_protected(p, None)?;
         let located = self.locate(p, Lookup::WRITE)?;
         self.check_sensitive(p, Some(&located.phys))?;
+        self.check_protected(p, Some(&located.phys))?;
         let Some(name) = &located.name else {
             return Err(WorkspaceError::NotAFile { path: user });
         };
@@ -73,43 +90,77 @@ impl Workspace {
 
     /// Appends to a file, creating it and its parent directories if needed.
     ///
-    /// Not atomic: a concurrent reader may see part of `bytes`. Each call is
-    /// one `write` with `O_APPEND`, so concurrent appenders do not overwrite
-    /// each other.
+    /// Each call is one `write` with `O_APPEND`, so concurrent appenders do
+    /// not overwrite each other; it is not atomic (a concurrent reader may
+    /// see part of `bytes`). A file with more than one hard link is instead
+    /// copied, with `bytes` added, to a new file that replaces it
+    /// atomically, so that the other links are left unchanged (see the
+    /// module docs).
     pub fn append(&self, p: &WsPath, bytes: &[u8]) -> Result<(), WorkspaceError> {
         let user = self.display(p);
         self.check_sensitive(p, None)?;
+        self.check_protected(p, None)?;
         let located = self.locate(p, Lookup::WRITE)?;
         self.check_sensitive(p, Some(&located.phys))?;
+        self.check_protected(p, Some(&located.phys))?;
         let Some(name) = &located.name else {
             return Err(WorkspaceError::NotAFile { path: user });
         };
         if located.meta.as_ref().is_some_and(|meta| !meta.is_file()) {
             return Err(WorkspaceError::NotAFile { path: user });
         }
-        let mut options = OpenOptions::new();
-        options
-            .append(true)
-            .create(true)
-            .follow(cap_fs_ext::FollowSymlinks::No)
-            .nonblock(true);
-        set_mode(&mut options, 0o666);
         // Same reasoning as in `read`: `O_NOFOLLOW` refuses a symlink swapped
         // in since the lookup, `O_NONBLOCK` keeps a swapped-in FIFO from
-        // blocking the open, and the type check refuses it.
-        let mut file = located
-            .parent
-            .open_with(name, &options)
-            .map_err(|err| open_error(err, "append to", &user, &located.phys))?;
+        // blocking the open, and the type check refuses it. Opened for
+        // reading too, for the copy a hard-linked file needs; a file we may
+        // write but not read (mode `0o200`) is opened without.
+        let open = |read: bool| {
+            let mut options = OpenOptions::new();
+            options
+                .read(read)
+                .append(true)
+                .create(true)
+                .follow(cap_fs_ext::FollowSymlinks::No)
+                .nonblock(true);
+            set_mode(&mut options, 0o666);
+            located.parent.open_with(name, &options)
+        };
+        let (mut file, readable) = match open(true) {
+            Ok(file) => (file, true),
+            Err(err) if err.kind() == io::ErrorKind::PermissionDenied => (
+                open(false).map_err(|err| open_error(err, "append to", &user, &located.phys))?,
+                false,
+            ),
+            Err(err) => return Err(open_error(err, "append to", &user, &located.phys)),
+        };
         let io_error = |source| WorkspaceError::Io {
             action: "append to",
             path: user.clone(),
             source,
         };
-        if !file.metadata().map_err(io_error)?.is_file() {
+        let meta = file.metadata().map_err(io_error)?;
+        if !meta.is_file() {
             return Err(WorkspaceError::NotAFile { path: user });
         }
-        file.write_all(bytes).map_err(io_error)
+        if meta.nlink() <= 1 {
+            return file.write_all(bytes).map_err(io_error);
+        }
+        if !readable {
+            return Err(WorkspaceError::Io {
+                action: "append to",
+                path: user,
+                source: io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    "the file has other hard links and cannot be read to copy it",
+                ),
+            });
+        }
+        // Reads start at offset 0 whatever `O_APPEND` says.
+        replace_with(&located.parent, name, Some(meta.permissions()), |temp| {
+            io::copy(&mut file, temp)?;
+            temp.write_all(bytes)
+        })
+        .map_err(io_error)
     }
 }
 
@@ -121,12 +172,23 @@ pub(super) fn replace_in(
     bytes: &[u8],
     permissions: Option<Permissions>,
 ) -> io::Result<()> {
+    replace_with(dir, name, permissions, |file| file.write_all(bytes))
+}
+
+/// Atomically replaces `name` in `dir` with what `fill` writes to a new
+/// temporary file; see the module docs.
+fn replace_with(
+    dir: &Dir,
+    name: &OsStr,
+    permissions: Option<Permissions>,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<()> {
     let (temp_name, mut file) = create_temp(dir, permissions.is_some())?;
     let temp = TempGuard {
         dir,
         name: Some(temp_name),
     };
-    file.write_all(bytes)?;
+    fill(&mut file)?;
     if let Some(permissions) = permissions {
         file.set_permissions(permissions)?;
     }

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -122,6 +122,9 @@ pub(super) struct Found {
     pub(super) files_matched: u64,
     /// Files skipped as binary.
     pub(super) binary_skipped: u64,
+    /// Files not searched because they are sensitive (among those the
+    /// search would otherwise have searched).
+    pub(super) sensitive_skipped: u64,
     /// Whether the search stopped early because the call was abandoned.
     pub(super) cancelled: bool,
 }
@@ -181,6 +184,7 @@ impl Search<'_> {
             files_searched: collected.files_searched,
             files_matched: collected.files_matched,
             binary_skipped: collected.binary_skipped,
+            sensitive_skipped: collected.sensitive_skipped,
             cancelled: self.cancel.load(Ordering::Relaxed),
         }
     }
@@ -200,9 +204,6 @@ impl Search<'_> {
         let Some((shown, physical)) = self.scope.relative(found) else {
             return;
         };
-        if self.refused(physical) || (*shown != *physical && self.refused(&shown)) {
-            return;
-        }
         let glob = self.glob.as_ref().filter(|_| filter);
         let mut path = None;
         if let Some(glob) = glob {
@@ -211,10 +212,17 @@ impl Search<'_> {
                 return;
             }
         }
+        // Counted, so the output can say that files were left out.
+        let skip_sensitive = || lock(collected).sensitive_skipped += 1;
+        if self.refused(physical) || (*shown != *physical && self.refused(&shown)) {
+            skip_sensitive();
+            return;
+        }
         let Some((file, real)) = self.scope.open(found, physical, Access::Read) else {
             return;
         };
         if *real != *physical && self.refused(&real) {
+            skip_sensitive();
             return;
         }
         let collect = !lock(collected).is_full_before(&shown, self.max_results);
@@ -253,6 +261,15 @@ impl Search<'_> {
     }
 }
 
+/// What [`find`] found.
+#[derive(Debug, Default)]
+pub(super) struct Finds {
+    /// Workspace-relative paths, sorted.
+    pub(super) paths: Vec<String>,
+    /// Files whose path matched but that were left out as sensitive.
+    pub(super) sensitive: u64,
+}
+
 /// Lists the files in `scope` whose workspace-relative path matches `glob`,
 /// sorted; each one checked as the search checks the files it reads, so
 /// that no name from outside the workspace and no sensitive file is listed.
@@ -263,21 +280,26 @@ pub(super) fn find(
     recursive: bool,
     include_ignored: bool,
     cancel: &AtomicBool,
-) -> Vec<String> {
+) -> Finds {
     let found = Mutex::new(Vec::new());
+    let sensitive = AtomicU64::new(0);
     let check = |path: &Path| {
         let (shown, physical) = scope.relative(path)?;
-        let refused = |rel: &Path| workspace.sensitive_refusal(rel).is_some();
-        if refused(physical) || (*shown != *physical && refused(&shown)) {
-            return None;
-        }
         let text = display(&shown);
         if !glob.is_match(&text) {
             return None;
         }
+        let refused = |rel: &Path| workspace.sensitive_refusal(rel).is_some();
+        let skip = || {
+            sensitive.fetch_add(1, Ordering::Relaxed);
+            None
+        };
+        if refused(physical) || (*shown != *physical && refused(&shown)) {
+            return skip();
+        }
         let (_, real) = scope.open(path, physical, Access::Locate)?;
         if *real != *physical && refused(&real) {
-            return None;
+            return skip();
         }
         Some((shown.into_owned(), text))
     };
@@ -304,7 +326,10 @@ pub(super) fn find(
     }
     let mut found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
     found.sort_unstable();
-    found.into_iter().map(|(_, text)| text).collect()
+    Finds {
+        paths: found.into_iter().map(|(_, text)| text).collect(),
+        sensitive: sensitive.into_inner(),
+    }
 }
 
 /// Locks `mutex`; a worker that panicked while holding it left data that is
@@ -351,6 +376,7 @@ struct Collected {
     files_searched: u64,
     files_matched: u64,
     binary_skipped: u64,
+    sensitive_skipped: u64,
 }
 
 impl Collected {

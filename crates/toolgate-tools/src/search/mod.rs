@@ -39,10 +39,15 @@
 //!    A file is searched only when it is, at the moment it is opened, a
 //!    regular file inside the workspace (see below).
 //! 6. Sensitive files (DESIGN.md §7; [`Workspace::sensitive_refusal`]) are
-//!    skipped silently, as the path was found and as the opened file really
-//!    lies, unless the workspace allows them: their content is never
-//!    returned, even when it matches, and `find_files` does not list them
-//!    (as `list_files` does not).
+//!    skipped, as the path was found and as the opened file really lies,
+//!    unless the workspace allows them: their content is never returned,
+//!    even when it matches, and `find_files` does not list them (as
+//!    `list_files` does not). They are counted, though, and the output says
+//!    how many were left out (`N sensitive files were not searched`,
+//!    `N sensitive files are hidden`; metadata `sensitive_skipped`,
+//!    `sensitive_hidden`), so that "no match" is not mistaken for "no such
+//!    file". A search counts those that `file_pattern` lets through;
+//!    `find_files` those whose path matches its glob.
 //! 7. A glob (`file_pattern`, `find_files`'s `pattern`) without `/` matches
 //!    file names at any depth (`*.rs`); with one, it matches the
 //!    workspace-relative path (`src/**/*.rs`); `*` never crosses `/`.
@@ -118,7 +123,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toolgate_core::{Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace};
 
-use crate::fs::NameGlob;
+use crate::fs::{NameGlob, hidden_note};
 use engine::{Found, Search};
 use walk::Scope;
 
@@ -256,6 +261,11 @@ fn search(
             let _ = write!(text, ", or raise max_results (up to {MAX_RESULTS})");
         }
     }
+    if found.total_matches > 0 && found.sensitive_skipped > 0 {
+        let text_end = text.trim_end().len();
+        text.truncate(text_end);
+        let _ = write!(text, "\n({})", not_searched(found.sensitive_skipped));
+    }
     Ok(ToolResult::success(text.trim_end().to_owned())
         .with_metadata("path", scope.display.clone())
         .with_metadata("matches", rendered.matches)
@@ -263,6 +273,7 @@ fn search(
         .with_metadata("files_searched", found.files_searched)
         .with_metadata("files_matched", found.files_matched)
         .with_metadata("binary_skipped", found.binary_skipped)
+        .with_metadata("sensitive_skipped", found.sensitive_skipped)
         .with_metadata("truncated", hidden > 0))
 }
 
@@ -283,12 +294,23 @@ fn no_matches(query: &TextQuery, scope: &Scope, found: &Found) -> String {
         let _ = write!(text, ", {} binary skipped", found.binary_skipped);
     }
     text.push(')');
+    if found.sensitive_skipped > 0 {
+        let _ = write!(text, "; {}", not_searched(found.sensitive_skipped));
+    }
     if found.cancelled {
         text.push_str("; the search was stopped before it finished");
     } else if !query.include_ignored && !scope.is_file {
         text.push_str("; files ignored by .gitignore/.ignore were skipped (include_ignored=true searches them)");
     }
     text
+}
+
+/// The note for `n` sensitive files left out of a search.
+fn not_searched(n: u64) -> String {
+    format!(
+        "{n} sensitive {} not searched: sensitive files are off limits",
+        plural(n, "file was", "files were")
+    )
 }
 
 fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
@@ -521,7 +543,7 @@ fn find_files(
     }
     let glob = NameGlob::new(&args.pattern)?;
     let scope = Scope::new(workspace, &args.path)?;
-    let found = engine::find(
+    let finds = engine::find(
         workspace,
         &scope,
         &glob,
@@ -529,6 +551,7 @@ fn find_files(
         args.include_ignored,
         cancel,
     );
+    let found = &finds.paths;
     let total = found.len();
     let mut text = found
         .iter()
@@ -543,14 +566,21 @@ fn find_files(
             total - MAX_FOUND
         );
     }
+    let hidden = usize::try_from(finds.sensitive).unwrap_or(usize::MAX);
     if total == 0 {
         text = format!("no files match `{}` in `{}`", args.pattern, scope.display);
+        if hidden > 0 {
+            let _ = write!(text, "; {}", hidden_note(hidden, ("file", "files")));
+        }
         if !args.include_ignored && !scope.is_file {
             text.push_str("; files ignored by .gitignore/.ignore were skipped (include_ignored=true lists them)");
         }
+    } else if hidden > 0 {
+        let _ = write!(text, "\n({})", hidden_note(hidden, ("file", "files")));
     }
     Ok(ToolResult::success(text)
         .with_metadata("path", scope.display.clone())
         .with_metadata("count", total)
+        .with_metadata("sensitive_hidden", hidden)
         .with_metadata("truncated", total > MAX_FOUND))
 }
