@@ -30,6 +30,9 @@ mod locate;
 mod sensitive;
 mod write;
 
+/// Protected whatever the configured patterns.
+const GIT_DIR_PATTERN: &str = "/.git";
+
 /// A path inside a [`Workspace`]: relative to the root, normalised, with no
 /// `.` or `..` components. The empty path is the root itself.
 ///
@@ -106,7 +109,8 @@ impl WorkspaceBuilder {
         self
     }
 
-    /// Sets the protected-file patterns, replacing the current ones.
+    /// Sets the protected-file patterns, replacing the current ones
+    /// (`/.git`, git's directory or file, is always protected on top).
     ///
     /// By default, the patterns are [`DEFAULT_PROTECTED_PATTERNS`]
     /// (toolgate's own configuration and git's). Callers that take
@@ -164,7 +168,16 @@ impl WorkspaceBuilder {
         // macOS is still recognised as inside.
         let given_root = std::path::absolute(&self.root).unwrap_or_else(|_| root.clone());
         let sensitive = PathPatterns::new(self.patterns.iter().cloned())?;
-        let protected = PathPatterns::new(self.protected.iter().cloned())?;
+        // Git's own directory, always: the file tools have no business in
+        // it, and a `.git` *file* (`gitdir: elsewhere`) would point the
+        // user's git at a configuration of the model's choosing.
+        let protected = PathPatterns::new(
+            self.protected
+                .iter()
+                .map(String::as_str)
+                .chain([GIT_DIR_PATTERN])
+                .map(str::to_owned),
+        )?;
         Ok(Workspace {
             inner: Arc::new(Inner {
                 root,
@@ -214,6 +227,8 @@ impl WorkspaceBuilder {
 ///    [`append`](Self::append), [`remove_file`](Self::remove_file), and the
 ///    creation of missing parent directories. A rename is a write of the
 ///    destination plus a removal of the source, so both ends are checked.
+///    `/.git` (the directory, or a `gitdir:` file) is always protected,
+///    whatever the patterns: the file tools never write git's internals.
 ///    Reading, listing and searching protected files is allowed, and
 ///    [`allow_sensitive`](WorkspaceBuilder::allow_sensitive) does not lift
 ///    the refusal. Removing a symlink that points at a protected file is

@@ -943,6 +943,10 @@ const PROTECTED: &[(&str, &str, bool)] = &[
     ("hooks_alias/pre-push", "/.git/hooks", true),
     (".git/modules/lib/config", "/.git/modules/**/config", true),
     (".git/modules/lib/hooks/x", "/.git/modules/**/hooks", true),
+    // Git's directory itself, always, whatever the configured patterns.
+    (".git/HEAD", "/.git", true),
+    (".git/objects/ab/cd", "/.git", true),
+    ("g/HEAD", "/.git", true),
 ];
 
 fn protected_pattern(result: &Result<(), WorkspaceError>) -> Option<&str> {
@@ -1002,6 +1006,22 @@ fn protected_files_refuse_every_change_however_they_are_spelled() {
 }
 
 #[test]
+fn a_git_redirect_file_cannot_be_written() {
+    // With no `.git`, a `.git` *file* saying `gitdir: evil` would make the
+    // user's git read `evil/config`; the workspace never writes `.git`,
+    // even when the configured patterns leave it out.
+    let fx = Fixture::new();
+    fx.file("evil/config", "[core]\n\tfsmonitor = touch /tmp/pwned\n");
+    let mut builder = Workspace::builder(&fx.root);
+    builder.protected_patterns(["/only-this"]);
+    let ws = builder.build().unwrap();
+    let git = ws.resolve(".git").unwrap();
+    let result = ws.write_atomic(&git, b"gitdir: evil\n");
+    assert_eq!(protected_pattern(&result), Some("/.git"), "{result:?}");
+    assert!(!fx.root.join(".git").exists());
+}
+
+#[test]
 fn protected_paths_that_do_not_exist_yet_cannot_be_created() {
     let fx = Fixture::new();
     fx.file("a.txt", "A")
@@ -1050,8 +1070,8 @@ fn paths_near_protected_ones_are_writable() {
         "sub/toolgate.yaml",
         "toolgate.yml",
         "toolgate.yaml.bak",
-        ".git/HEAD",
-        ".git/info/exclude",
+        ".gitignore",
+        ".github/workflows/ci.yml",
         "sub/.git/config",
         ".toolgate-notes.md",
     ] {
