@@ -77,6 +77,7 @@ mod git;
 mod limits;
 mod model;
 mod operands;
+mod options;
 mod parse;
 mod scripts;
 mod tables;
