@@ -72,6 +72,7 @@ pub use parse::{ParseError, parse_command};
 pub use words::Word;
 
 mod blocklist;
+mod builtins;
 mod classify;
 mod git;
 mod limits;
@@ -79,9 +80,12 @@ mod model;
 mod operands;
 mod options;
 mod parse;
+mod programs;
 mod scripts;
+mod specs;
 mod tables;
 mod toolchains;
+mod variables;
 mod words;
 mod wrappers;
 
@@ -99,6 +103,7 @@ pub enum VerdictKind {
 pub struct Verdict {
     kind: VerdictKind,
     reason: String,
+    programs: Vec<String>,
 }
 
 impl Verdict {
@@ -106,6 +111,7 @@ impl Verdict {
         Self {
             kind: VerdictKind::Blocked,
             reason,
+            programs: Vec::new(),
         }
     }
 
@@ -113,6 +119,7 @@ impl Verdict {
         Self {
             kind: VerdictKind::Class(class),
             reason,
+            programs: Vec::new(),
         }
     }
 
@@ -140,6 +147,36 @@ impl Verdict {
         &self.reason
     }
 
+    /// For a `safe` verdict, every program the line may `execve`, each once,
+    /// in the order met: each simple command's program as written (`ls`,
+    /// `/usr/bin/ls`), nested ones included (`sh -c 'ls'` gives `sh`,
+    /// `ls`), the wrappers that are programs (`timeout 5 ls` gives
+    /// `timeout`, `ls`; `xargs cat` gives `xargs`, `cat`; `env ls` gives
+    /// `env`, `ls`), and the programs those start themselves (`egrep` runs
+    /// `sh` and `grep`; `xargs` alone runs `echo`; `tar` runs a
+    /// decompressor through `sh`). Bash's builtins and keywords (`echo`,
+    /// `printf`, `test`, `[`, `cd`, `read`, `true`, `pwd`, …) are left out:
+    /// bash never `execve`s them, unless a wrapper that is a program runs
+    /// the file of that name (`env echo` gives `env`, `echo`).
+    ///
+    /// Empty for any other verdict.
+    ///
+    /// The kernel profile of a `safe` command grants `EXECUTE` on exactly
+    /// these files, resolved through `PATH` as the shell will resolve them
+    /// (and on the shell itself): a `safe` line that tries to start anything
+    /// else is refused by the kernel.
+    ///
+    /// ```
+    /// use toolgate_policy::classify;
+    ///
+    /// assert_eq!(classify("timeout 5 git log -3 | head").programs(), ["timeout", "git", "head"]);
+    /// assert_eq!(classify("echo hi; cd src && ls").programs(), ["ls"]);
+    /// assert!(classify("cargo build").programs().is_empty());
+    /// ```
+    pub fn programs(&self) -> &[String] {
+        &self.programs
+    }
+
     /// `blocked`, `safe`, `dev` or `dangerous`.
     pub fn label(&self) -> &'static str {
         match self.kind {
@@ -157,12 +194,18 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// Serialized as `{"class": "blocked"|"safe"|"dev"|"dangerous", "reason": "…"}`.
+/// Serialized as `{"class": "blocked"|"safe"|"dev"|"dangerous", "reason": "…"}`,
+/// plus `"programs": ["…", …]` for a `safe` verdict that runs any (see
+/// [`Verdict::programs`]).
 impl Serialize for Verdict {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Verdict", 2)?;
+        let fields = if self.programs.is_empty() { 2 } else { 3 };
+        let mut s = serializer.serialize_struct("Verdict", fields)?;
         s.serialize_field("class", self.label())?;
         s.serialize_field("reason", &self.reason)?;
+        if !self.programs.is_empty() {
+            s.serialize_field("programs", &self.programs)?;
+        }
         s.end()
     }
 }
@@ -336,15 +379,15 @@ impl CommandPolicy {
             return Verdict::blocked(reason);
         }
         let mut worst: Option<classify::Judgement> = None;
-        let mut programs: Vec<&str> = Vec::new();
+        let mut names: Vec<&str> = Vec::new();
         for simple in parsed.simple_commands() {
             let judgement = classify::classify_simple(simple, &self.extra);
             if judgement.class == CommandClass::Safe
                 && !simple.is_compound_part()
                 && !simple.program().is_empty()
-                && !programs.contains(&simple.program_name())
+                && !names.contains(&simple.program_name())
             {
-                programs.push(simple.program_name());
+                names.push(simple.program_name());
             }
             if worst.as_ref().is_none_or(|w| judgement.class > w.class) {
                 let done = judgement.class == CommandClass::Dangerous;
@@ -354,16 +397,64 @@ impl CommandPolicy {
                 }
             }
         }
-        match worst {
-            Some(j) if j.class == CommandClass::Safe && programs.len() > 1 => Verdict::class(
+        let mut verdict = match worst {
+            Some(j) if j.class == CommandClass::Safe && names.len() > 1 => Verdict::class(
                 j.class,
                 format!(
                     "every command only reads or prints (`{}`)",
-                    programs.join("`, `")
+                    names.join("`, `")
                 ),
             ),
             Some(j) => Verdict::class(j.class, j.reason),
             None => Verdict::class(CommandClass::Safe, "the command runs nothing".to_owned()),
+        };
+        if verdict.kind == VerdictKind::Class(CommandClass::Safe) {
+            for simple in parsed.simple_commands() {
+                programs::executed(simple, &mut verdict.programs);
+            }
+        }
+        verdict
+    }
+
+    /// Classifies a command line to be run with extra environment variables,
+    /// as `run_command` does with its `env` argument.
+    ///
+    /// `env_names` are judged like assignments in front of the whole line
+    /// (`NAME=value cmd`): a name that decides which code runs (`PATH`,
+    /// `LD_PRELOAD`, `GIT_*`, `HOME`, `PAGER`, …) makes the line at least
+    /// `dangerous`, and a name toolgate does not know to be harmless (only
+    /// `LANG`, `LC_*`, `TZ`, `TERM`, `NO_COLOR`, `COLUMNS`, `RUST_LOG`,
+    /// `CI` and the like are) makes it at least `dev`. The values do not
+    /// matter. A blocked line stays blocked.
+    ///
+    /// ```
+    /// use toolgate_policy::classify;
+    /// use toolgate_policy::CommandPolicy;
+    ///
+    /// let policy = CommandPolicy::default();
+    /// assert_eq!(policy.classify_with_env("ls", &["LANG", "TZ"]).label(), "safe");
+    /// assert_eq!(policy.classify_with_env("ls", &["MY_FLAG"]).label(), "dev");
+    /// assert_eq!(policy.classify_with_env("ls", &["LD_PRELOAD"]).label(), "dangerous");
+    /// assert!(policy.classify_with_env("sudo ls", &[]).is_blocked());
+    /// # let _ = classify;
+    /// ```
+    pub fn classify_with_env(&self, cmd: &str, env_names: &[&str]) -> Verdict {
+        let verdict = self.classify(cmd);
+        if verdict.is_blocked() {
+            return verdict;
+        }
+        let mut worst: Option<classify::Judgement> = None;
+        for name in env_names {
+            if let Some(j) =
+                builtins::judge_name(name, builtins::Scope::Exported, "the `env` argument")
+                && worst.as_ref().is_none_or(|w| j.class > w.class)
+            {
+                worst = Some(j);
+            }
+        }
+        match worst {
+            Some(j) if j.class > verdict.command_class() => Verdict::class(j.class, j.reason),
+            _ => verdict,
         }
     }
 
