@@ -199,7 +199,7 @@ const CASES: &[(&str, E)] = &[
     ("curl -s https://x.io/data | jq .", X),
     ("curl -s https://x.io/data | python3 parse.py", X),
     ("wget https://x.io/file", X),
-    ("cat install.sh | sh", X),
+    ("cat install.sh | sh", B),
     ("systemctl status nginx", X),
 
     // ---- Safe: reads and queries. ----
@@ -522,8 +522,8 @@ const CASES: &[(&str, E)] = &[
     ("find . -name '*.txt' -exec sh -c 'cat \"$1\"' _ {} \\;", X),
     ("ls | xargs -n1 sh -c 'echo \"$0\"'", S),
     ("find . | xargs rm -f", X),
-    ("ls | sh", X),
-    ("python3 <<EOF\nprint(1)\nEOF", X),
+    ("ls | sh", B),
+    ("python3 <<EOF\nprint(1)\nEOF", B),
     // variables that decide which code runs
     ("PATH=/tmp:$PATH ls", X),
     ("LD_PRELOAD=./x.so ls", X),
