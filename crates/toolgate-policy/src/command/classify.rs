@@ -1,14 +1,21 @@
 //! The class of one simple command: `safe`, `dev` or `dangerous`.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use toolgate_core::CommandClass;
 
+use super::builtins::{self, Scope, assign_target};
 use super::git::git;
 use super::model::{Kind, Script, SimpleCommand};
+use super::options::{Scanned, Spec, scan};
 use super::scripts::{awk_program_danger, sed_script_danger};
-use super::tables::{Check, Rule, is_code_loading_variable, known_danger, lookup};
-use super::toolchains::{cargo, docker, go, kubectl, npm, npx, pip, pnpm, python, runner, yarn};
+use super::specs;
+use super::tables::{Check, Rule, known_danger, lookup};
+use super::toolchains::{
+    bun, cargo, deno, docker, dotnet, go, gradle, helm, kubectl, make, maven, node, npm, npx, pip,
+    pnpm, python, runner, rustc, rustup, terraform, yarn,
+};
 use super::words::Word;
 
 /// A class and the reason for it.
@@ -70,6 +77,12 @@ pub(crate) fn classify_simple(cmd: &SimpleCommand, extra: &Extra) -> Judgement {
             format!("`{}` runs another command and uses its output", short(raw))
         });
     }
+    if let Some(word) = cmd.all_words().find(|w| w.evaluates_variables()) {
+        return dangerous(format!(
+            "`{}` evaluates a variable's value as arithmetic, which can run commands (`a[$(cmd)]`)",
+            short(word.raw())
+        ));
+    }
     for redirection in cmd.redirections() {
         if redirection.writes_file() {
             let fd = redirection
@@ -83,16 +96,43 @@ pub(crate) fn classify_simple(cmd: &SimpleCommand, extra: &Extra) -> Judgement {
             ));
         }
     }
+    let j = judge(cmd, extra);
+    match &cmd.wrapper_floor {
+        Some(floor) if floor.class > j.class => floor.clone(),
+        _ => j,
+    }
+}
+
+fn judge(cmd: &SimpleCommand, extra: &Extra) -> Judgement {
+    // An assignment before a program is in that program's environment; one
+    // alone stays in the shell.
+    let scope = if cmd.argv().is_empty() {
+        Scope::Shell
+    } else {
+        Scope::Exported
+    };
+    let mut worst: Option<Judgement> = None;
     for assignment in cmd.assignments() {
-        if let Some(j) = risky_assignment(assignment) {
-            return j;
+        let text = assignment.text();
+        let name = text.split_once('=').map_or(text, |(n, _)| n);
+        let target = Word::literal(name.strip_suffix('+').unwrap_or(name));
+        if let Some(j) = assign_target(&target, scope, "the assignment") {
+            if j.class == CommandClass::Dangerous {
+                return j;
+            }
+            worst.get_or_insert(j);
         }
     }
+    let j = judge_program(cmd, extra);
+    match worst {
+        Some(w) if w.class > j.class => w,
+        _ => j,
+    }
+}
+
+fn judge_program(cmd: &SimpleCommand, extra: &Extra) -> Judgement {
     if cmd.kind == Kind::Keyword {
-        return safe(match cmd.program() {
-            "" => "only redirects input".to_owned(),
-            keyword => format!("`{keyword}` runs no program itself"),
-        });
+        return keyword(cmd);
     }
     if let Some(problem) = &cmd.wrapper_problem {
         return dangerous(problem.clone());
@@ -137,30 +177,82 @@ pub(crate) fn classify_simple(cmd: &SimpleCommand, extra: &Extra) -> Judgement {
     if extra.dev.contains(name) {
         return dev(format!("`{name}` is configured as a development tool"));
     }
-    let args = cmd.args();
+    let args = input_args(cmd);
+    let args: &[Word] = &args;
+    // A builtin is the shell's own, unless a wrapper that is a program
+    // (`env echo`) runs the program of that name; both only print.
+    if (cmd.wrappers().is_empty()
+        || cmd
+            .wrappers()
+            .iter()
+            .all(|w| w == "command" || w == "builtin"))
+        && let Some(j) = builtins::builtin(name, args)
+    {
+        return j;
+    }
     match lookup(name) {
         None => dangerous(match known_danger(name) {
             Some(what) => format!("`{name}` {what}"),
             None => format!("`{name}` is not a known read-only or development program"),
         }),
-        Some(_) if is_version_query(args) => {
-            safe(format!("`{name}` only prints its version or help"))
-        }
-        Some(Rule::Safe) => safe(format!("`{name}` only reads or prints")),
+        Some(Rule::Safe(spec)) => reader(name, spec, args),
+        Some(Rule::AnyArgs) => safe(format!("`{name}` only reads or prints")),
+        Some(Rule::NotSafe(why)) => dev(format!("`{name}` {why}")),
         Some(Rule::Dev) => dev(format!("`{name}` is a development tool")),
         Some(Rule::Check(check)) => self::check(check, name, args, extra),
     }
 }
 
-fn risky_assignment(word: &Word) -> Option<Judgement> {
-    let name = word.text().split_once('=').map(|(n, _)| n)?;
-    let name = name.strip_suffix('+').unwrap_or(name);
-    is_code_loading_variable(name)
-        .then(|| dangerous(format!("setting `{name}` changes which code programs run")))
+/// The arguments a program receives. `xargs` appends its input (or pastes
+/// it at `-I` markers), which may turn into options of the program, so
+/// that input stands as a word only known at run time.
+fn input_args(cmd: &SimpleCommand) -> Cow<'_, [Word]> {
+    let args = cmd.args();
+    if !cmd.wrappers().iter().any(|w| w == "xargs") {
+        return Cow::Borrowed(args);
+    }
+    let input = Word::literal("<input from xargs>").with_expansion();
+    match cmd.xargs_replace.as_deref() {
+        Some(marker) if !marker.is_empty() => Cow::Owned(
+            args.iter()
+                .map(|w| {
+                    if w.text().contains(marker) {
+                        Word::literal(w.text()).with_expansion()
+                    } else {
+                        w.clone()
+                    }
+                })
+                .collect(),
+        ),
+        _ => {
+            let mut owned = args.to_vec();
+            owned.push(input);
+            Cow::Owned(owned)
+        }
+    }
 }
 
-fn is_version_query(args: &[Word]) -> bool {
-    matches!(args, [only] if matches!(only.text(), "--version" | "-V" | "-version" | "--help" | "-help"))
+/// The words of a compound command: `for NAME in …` sets `NAME`.
+fn keyword(cmd: &SimpleCommand) -> Judgement {
+    let words = cmd.argv();
+    if cmd.program() == "for"
+        && let Some(target) = words.get(1)
+        && let Some(j) = assign_target(target, Scope::Shell, "`for`")
+    {
+        return j;
+    }
+    safe(match cmd.program() {
+        "" => "only redirects input".to_owned(),
+        keyword => format!("`{}` runs no program itself", short(keyword)),
+    })
+}
+
+/// A program with an option table: `safe` when every option is read-only.
+fn reader(name: &str, spec: &Spec, args: &[Word]) -> Judgement {
+    match scan(name, spec, args) {
+        Ok(_) => safe(format!("`{name}` only reads or prints")),
+        Err(j) => j,
+    }
 }
 
 /// A word for a reason: on one line, and not too long to read.
@@ -233,407 +325,206 @@ pub(super) fn subcommand<'a>(
     Some((word.text(), args.get(i + 1..).unwrap_or_default()))
 }
 
+/// Reads `args` against `spec`, then applies `then` to what was read.
+fn with_spec(
+    name: &str,
+    spec: &Spec,
+    args: &[Word],
+    then: impl FnOnce(Scanned<'_>) -> Judgement,
+) -> Judgement {
+    match scan(name, spec, args) {
+        Ok(scanned) => then(scanned),
+        Err(j) => j,
+    }
+}
+
 fn check(check: Check, name: &str, args: &[Word], extra: &Extra) -> Judgement {
     match check {
-        Check::Find => find(args),
-        Check::Fd => {
-            if has_option(args, &['x', 'X'], &["exec", "exec-batch"]) {
-                dangerous(format!("`{name} --exec` runs a command on each file"))
-            } else {
-                safe(format!("`{name}` only searches"))
-            }
-        }
-        Check::Rg => {
-            if has_option(args, &[], &["pre", "pre-glob"]) {
-                dangerous("`rg --pre` runs a program on each file searched")
-            } else {
-                safe("`rg` only searches")
-            }
-        }
-        Check::Tree => {
-            if has_option(args, &['o'], &[]) {
-                dangerous("`tree -o` writes to a file")
-            } else {
-                safe("`tree` only lists")
-            }
-        }
-        Check::Sort => {
-            if has_option(args, &['o'], &["output"]) {
-                dangerous("`sort -o` writes to a file")
-            } else if has_option(args, &[], &["compress-program"]) {
-                dangerous("`sort --compress-program` runs a program")
-            } else {
-                safe("`sort` only prints")
-            }
-        }
+        Check::Find => reader("find", &specs::FIND, args),
         Check::Uniq | Check::Xxd => {
-            if positionals(args).count() >= 2 {
-                dangerous(format!("`{name} INPUT OUTPUT` writes to OUTPUT"))
+            let spec = if check == Check::Uniq {
+                &specs::UNIQ
             } else {
-                safe(format!("`{name}` only prints"))
-            }
+                &specs::XXD
+            };
+            with_spec(name, spec, args, |s| {
+                if s.operands.len() >= 2 {
+                    dangerous(format!("`{name} INPUT OUTPUT` writes to OUTPUT"))
+                } else {
+                    safe(format!("`{name}` only prints"))
+                }
+            })
         }
-        Check::Tee => match positionals(args).find(|w| w.text() != "/dev/null") {
-            Some(file) => dangerous(format!("`tee {}` writes to a file", file.raw())),
-            None => safe("`tee` with no file only copies its input"),
-        },
+        Check::Tee => with_spec("tee", &specs::TEE, args, |s| {
+            match s
+                .operands
+                .iter()
+                .find(|w| !(w.is_literal() && w.text() == "/dev/null"))
+            {
+                Some(file) => dangerous(format!("`tee {}` writes to a file", short(file.raw()))),
+                None => safe("`tee` with no file only copies its input"),
+            }
+        }),
         Check::Sed => sed(args),
         Check::Awk => awk(name, args),
-        Check::Date => {
-            if has_option(args, &['s'], &["set"]) {
-                dangerous("`date -s` sets the system clock")
-            } else {
-                safe("`date` only prints")
+        Check::Date => with_spec("date", &specs::DATE, args, |s| {
+            match s.operands.iter().find(|w| !w.text().starts_with('+')) {
+                Some(w) => dangerous(format!("`date {}` sets the system clock", short(w.raw()))),
+                None => safe("`date` only prints"),
             }
-        }
-        Check::Hostname => {
-            if positionals(args).next().is_some() || has_option(args, &['F'], &["file"]) {
-                dangerous("`hostname NAME` sets the host name")
-            } else {
+        }),
+        Check::Hostname => with_spec("hostname", &specs::HOSTNAME, args, |s| {
+            if s.operands.is_empty() {
                 safe("`hostname` only prints")
+            } else {
+                dangerous("`hostname NAME` sets the host name")
             }
-        }
+        }),
         Check::Yq => {
             if has_option(args, &['i'], &["inplace"]) {
                 dangerous("`yq -i` edits files in place")
             } else {
-                safe("`yq` only prints")
+                dev("`yq` may be a Python program that runs `jq` (not vouched for as read-only)")
             }
         }
         Check::Tar => tar(args),
-        Check::Unzip => {
-            if has_option(args, &['l', 't', 'Z'], &[])
-                || args.first().is_some_and(|a| a.text() == "-v")
-            {
-                safe("`unzip -l` only lists")
+        Check::Unzip => with_spec("unzip", &specs::UNZIP, args, |s| {
+            if s.has(&["-l", "-t", "-Z", "-z", "-p", "-c", "-v"]) {
+                safe("`unzip -l` only lists or prints")
             } else {
                 dangerous("`unzip` extracts files")
             }
-        }
-        Check::Declare => {
-            for arg in args {
-                if let Some(j) = risky_assignment(arg) {
-                    return j;
-                }
-            }
-            safe(format!("`{name}` only sets shell variables"))
-        }
+        }),
         Check::Git => git(args),
         Check::Cargo => cargo(args),
-        Check::Rustc => {
-            if has_option(args, &[], &["print"]) || matches!(args, [a] if a.text() == "-vV") {
-                safe("`rustc --print` only prints")
-            } else {
-                dev("`rustc` compiles code")
-            }
-        }
-        Check::Rustup => match subcommand(args, &[]) {
-            Some(("show" | "which" | "doc", _)) => safe("`rustup show` only prints"),
-            Some((sub @ ("toolchain" | "target" | "component"), rest))
-                if rest.first().is_some_and(|w| w.text() == "list") =>
-            {
-                safe(format!("`rustup {sub} list` only prints"))
-            }
-            _ => dangerous("`rustup` installs or changes toolchains"),
-        },
+        Check::Rustc => rustc(args),
+        Check::Rustup => rustup(args),
         Check::Go => go(args),
         Check::Npm => npm(args),
         Check::Pnpm => pnpm(args),
         Check::Yarn => yarn(args),
-        Check::Bun => match subcommand(args, &[]) {
-            Some((sub @ ("test" | "run" | "build"), _)) => {
-                dev(format!("`bun {sub}` is a development step"))
-            }
-            Some(("pm", rest))
-                if rest
-                    .first()
-                    .is_some_and(|w| matches!(w.text(), "ls" | "hash" | "cache")) =>
-            {
-                safe("`bun pm ls` only prints")
-            }
-            Some((sub, _)) => dangerous(format!("`bun {sub}` is not known to be safe")),
-            None => safe("`bun` alone prints its usage"),
-        },
+        Check::Bun => bun(args),
         Check::Pip => pip(args),
         Check::Python => python(name, args, extra),
-        Check::Node => {
-            if matches!(args, [a] if a.text() == "-v") {
-                safe("`node -v` only prints its version")
-            } else if options(args).any(|t| t == "--test") {
-                dev("`node --test` runs tests")
-            } else {
-                dangerous(format!("`{name}` runs arbitrary JavaScript"))
-            }
-        }
-        Check::Deno => match subcommand(args, &[]) {
-            Some((sub @ ("test" | "check" | "lint" | "fmt" | "bench" | "doc"), _)) => {
-                dev(format!("`deno {sub}` is a development step"))
-            }
-            _ => dangerous("`deno` runs arbitrary code"),
-        },
-        Check::Interpreter => {
-            if matches!(args, [a] if a.text() == "-v") {
-                safe(format!("`{name} -v` only prints its version"))
-            } else {
-                dangerous(format!("`{name}` runs arbitrary code"))
-            }
-        }
+        Check::Node => node(name, args),
+        Check::Deno => deno(args),
+        Check::Interpreter => dangerous(format!("`{name}` runs arbitrary code")),
         Check::Shell => dangerous(format!("`{name}` runs a shell script")),
         Check::Source => dangerous(format!("`{name}` runs a script in the current shell")),
         Check::Docker => docker(name, args),
         Check::Kubectl => kubectl(name, args),
-        Check::Helm => match subcommand(args, &["-n", "--namespace", "--kube-context"]) {
-            Some((
-                sub @ ("list" | "ls" | "status" | "get" | "history" | "version" | "show" | "search"
-                | "template" | "lint" | "env"),
-                _,
-            )) => dev(format!("`helm {sub}` only inspects")),
-            Some((sub, _)) => {
-                dangerous(format!("`helm {sub}` changes a cluster or installs charts"))
-            }
-            None => safe("`helm` alone prints its usage"),
-        },
-        Check::Terraform => match subcommand(args, &["-chdir"]) {
-            Some((
-                sub @ ("plan" | "validate" | "fmt" | "version" | "show" | "output" | "providers"
-                | "graph" | "init"),
-                _,
-            )) => dev(format!("`{name} {sub}` is a development step")),
-            Some(("state", rest))
-                if rest
-                    .first()
-                    .is_some_and(|w| matches!(w.text(), "list" | "show")) =>
-            {
-                dev(format!("`{name} state list` only inspects"))
-            }
-            Some((sub, _)) => dangerous(format!("`{name} {sub}` changes infrastructure")),
-            None => safe(format!("`{name}` alone prints its usage")),
-        },
-        Check::Make => {
-            let risky = positionals(args).find(|w| {
-                matches!(
-                    w.text(),
-                    "install" | "uninstall" | "deploy" | "publish" | "release"
-                )
-            });
-            match risky {
-                Some(target) => {
-                    dangerous(format!("`make {}` installs or publishes", target.text()))
-                }
-                None => dev("`make` builds the project"),
-            }
-        }
-        Check::Maven => {
-            if positionals(args).any(|w| w.text() == "deploy" || w.text().starts_with("release:")) {
-                dangerous("`mvn deploy` publishes artifacts")
-            } else {
-                dev("`mvn` builds the project")
-            }
-        }
-        Check::Gradle => {
-            if positionals(args).any(|w| w.text().starts_with("publish")) {
-                dangerous("`gradle publish` publishes artifacts")
-            } else {
-                dev("`gradle` builds the project")
-            }
-        }
-        Check::Dotnet => match subcommand(args, &[]) {
-            Some((
-                sub
-                @ ("build" | "test" | "run" | "restore" | "format" | "clean" | "watch" | "pack"),
-                _,
-            )) => dev(format!("`dotnet {sub}` is a development step")),
-            Some(("list" | "--info" | "--list-sdks" | "--list-runtimes", _)) => {
-                safe("`dotnet --info` only prints")
-            }
-            Some((sub, _)) => dangerous(format!("`dotnet {sub}` is not known to be safe")),
-            None => safe("`dotnet` alone prints its usage"),
-        },
+        Check::Helm => helm(args),
+        Check::Terraform => terraform(name, args),
+        Check::Make => make(args),
+        Check::Maven => maven(args),
+        Check::Gradle => gradle(args),
+        Check::Dotnet => dotnet(args),
         Check::Runner => runner(name, args, extra),
         Check::Npx => npx(name, args, extra),
         Check::WrapperAlone => safe(format!("`{name}` given no program runs nothing harmful")),
-        Check::Command => {
-            if has_option(args, &['v', 'V'], &[]) {
-                safe("`command -v` only looks a program up")
-            } else {
-                safe("`command` alone runs nothing")
-            }
-        }
     }
 }
 
-fn find(args: &[Word]) -> Judgement {
-    for arg in args {
-        let reason = match arg.text() {
-            "-delete" => "deletes files",
-            "-exec" | "-execdir" | "-ok" | "-okdir" => "runs a command on each file",
-            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => "writes to a file",
-            _ => continue,
-        };
-        return dangerous(format!("`find {}` {reason}", arg.text()));
-    }
-    safe("`find` only searches")
-}
-
+/// `sed`: its options (`-i` edits in place, `-f` runs a script file), then
+/// its script (`w` writes, `e` runs a command).
 fn sed(args: &[Word]) -> Judgement {
-    let mut scripts: Vec<&Word> = Vec::new();
-    let mut i = 0;
-    let mut operands = false;
-    while let Some(word) = args.get(i) {
-        let t = word.text();
-        i += 1;
-        if operands || !t.starts_with('-') || t == "-" {
-            if scripts.is_empty() && !operands {
-                scripts.push(word);
-            }
-            operands = true;
-            continue;
-        }
-        if t == "--" {
-            operands = true;
-            continue;
-        }
-        if let Some(long) = t.strip_prefix("--") {
-            let (name, value) = long
-                .split_once('=')
-                .map_or((long, None), |(n, v)| (n, Some(v)));
-            match name {
-                "in-place" => return dangerous("`sed -i` edits files in place"),
-                "expression" if value.is_some() => return sed_inline_expression(word),
-                "expression" => {
-                    if let Some(script) = args.get(i) {
-                        scripts.push(script);
-                    }
-                    i += 1;
-                }
-                "file" => return dangerous("`sed -f` runs a script from a file"),
-                "line-length" if value.is_none() => i += 1,
-                _ => {}
-            }
-            continue;
-        }
-        let cluster = t.get(1..).unwrap_or_default();
-        for (pos, c) in cluster.char_indices() {
-            match c {
-                'i' | 'I' => return dangerous("`sed -i` edits files in place"),
-                'f' => return dangerous("`sed -f` runs a script from a file"),
-                'e' => {
-                    let attached = cluster.get(pos + 1..).unwrap_or_default();
-                    if attached.is_empty() {
-                        if let Some(script) = args.get(i) {
-                            scripts.push(script);
-                        }
-                        i += 1;
-                    } else {
-                        return sed_script(attached, true);
-                    }
-                    break;
-                }
-                'l' => {
-                    if cluster.get(pos + 1..).unwrap_or_default().is_empty() {
-                        i += 1;
-                    }
-                    break;
-                }
-                _ => {}
+    with_spec("sed", &specs::SED, args, |s| {
+        let mut scripts: Vec<(&str, bool)> =
+            s.values(&["-e"]).map(|v| (v.text, v.literal)).collect();
+        if scripts.is_empty() {
+            match s.operands.first() {
+                Some(first) => scripts.push((first.text(), first.is_literal())),
+                None => return safe("`sed` with no script prints its usage"),
             }
         }
-    }
-    for script in scripts {
-        let j = sed_script(script.text(), script.is_literal());
-        if j.class != CommandClass::Safe {
-            return j;
+        for (script, literal) in scripts {
+            if !literal {
+                return dangerous("the `sed` script is only known at run time");
+            }
+            if let Some(what) = sed_script_danger(script) {
+                return dangerous(format!("the `sed` script {what}"));
+            }
         }
-    }
-    safe("`sed` without `-i` only prints")
+        safe("`sed` without `-i` only prints")
+    })
 }
 
-fn sed_inline_expression(word: &Word) -> Judgement {
-    let script = word.text().split_once('=').map_or("", |(_, v)| v);
-    sed_script(script, word.is_literal())
-}
-
-fn sed_script(script: &str, literal: bool) -> Judgement {
-    if !literal {
-        return dangerous("the `sed` script is only known at run time");
-    }
-    match sed_script_danger(script) {
-        Some(what) => dangerous(format!("the `sed` script {what}")),
-        None => safe("`sed` without `-i` only prints"),
-    }
-}
-
+/// `awk`: its options (`-f`, `-i`, `-l`, `-d`, `-o`, `-p`), then its
+/// program (`system()`, pipes, `print >`).
 fn awk(name: &str, args: &[Word]) -> Judgement {
-    let mut i = 0;
-    let mut program = None;
-    while let Some(word) = args.get(i) {
-        let t = word.text();
-        i += 1;
-        if t == "--" {
-            program = args.get(i);
-            break;
+    with_spec(name, &specs::AWK, args, |s| {
+        let program = s
+            .values(&["-e"])
+            .next()
+            .map(|v| (v.text, v.literal))
+            .or_else(|| s.operands.first().map(|w| (w.text(), w.is_literal())));
+        let Some((program, literal)) = program else {
+            return safe(format!("`{name}` alone prints its usage"));
+        };
+        if !literal {
+            return dangerous(format!("the `{name}` program is only known at run time"));
         }
-        if !t.starts_with('-') || t == "-" {
-            program = Some(word);
-            break;
+        match awk_program_danger(program) {
+            Some(what) => dangerous(format!("the `{name}` program {what}")),
+            None => safe(format!("the `{name}` program only reads and prints")),
         }
-        match t {
-            "-F" | "-v" => i += 1,
-            "-f" | "--file" | "-E" | "--exec" => {
-                return dangerous(format!("`{name} -f` runs a program from a file"));
-            }
-            "-i" | "--include" | "-l" | "--load" => {
-                return dangerous(format!("`{name} {t}` loads code from a file"));
-            }
-            "-e" | "--source" => {
-                program = args.get(i);
-                break;
-            }
-            "-S" | "--sandbox" => {
-                return safe(format!(
-                    "`{name} --sandbox` cannot run commands or write files"
-                ));
-            }
-            _ => {}
-        }
-    }
-    let Some(program) = program else {
-        return safe(format!("`{name}` alone prints its usage"));
-    };
-    if !program.is_literal() {
-        return dangerous(format!("the `{name}` program is only known at run time"));
-    }
-    match awk_program_danger(program.text()) {
-        Some(what) => dangerous(format!("the `{name}` program {what}")),
-        None => safe(format!("the `{name}` program only reads and prints")),
-    }
+    })
 }
 
+/// `tar` in list mode only: `tar tf x.tar`, `tar -tzf x.tgz`,
+/// `tar --list --file=x.tar`.
 fn tar(args: &[Word]) -> Judgement {
-    let first = args.first().map(Word::text).unwrap_or_default();
-    // `tar tf x.tar` (old style: the first word is a cluster without `-`).
-    let old_style = !first.starts_with('-') && first.contains('t');
-    let list = old_style || has_option(args, &['t'], &["list"]);
-    let writes = has_option(
-        args,
-        &['x', 'c', 'r', 'u', 'A', 'I'],
-        &[
-            "extract",
-            "get",
-            "create",
-            "append",
-            "update",
-            "delete",
-            "to-command",
-            "use-compress-program",
-            "checkpoint-action",
-            "info-script",
-            "new-volume-script",
-        ],
-    );
-    if list && !writes {
-        safe("`tar -t` only lists")
-    } else {
-        dangerous("`tar` extracts or creates archives")
+    // `tar tzvf x.tgz`: the old style, a first word of letters without `-`,
+    // whose options take their values from the following words in order.
+    let expanded;
+    let args = match args.first() {
+        Some(first)
+            if first.is_literal()
+                && !first.text().starts_with('-')
+                && first.text().chars().all(|c| c.is_ascii_alphabetic()) =>
+        {
+            expanded = old_style_tar(args);
+            &expanded[..]
+        }
+        _ => args,
+    };
+    with_spec("tar", &specs::TAR, args, |s| {
+        if !s.has(&["-t"]) {
+            return dangerous("`tar` without `-t` extracts or creates archives");
+        }
+        let remote = s.values(&["-f"]).find(|v| {
+            v.text
+                .split_once(':')
+                .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'))
+        });
+        if let Some(file) = remote
+            && !s.has(&["--force-local"])
+        {
+            return dangerous(format!(
+                "`tar -f {}` reads a remote archive through `rsh`",
+                short(file.text)
+            ));
+        }
+        safe("`tar -t` only lists (running a decompressor if the archive is compressed)")
+    })
+}
+
+/// Rewrites `tar tzvf x.tgz a` as `tar -t -z -v -f x.tgz a`.
+fn old_style_tar(args: &[Word]) -> Vec<Word> {
+    const WITH_VALUE: &str = "fbCIFgKLNTVX";
+    let Some((first, rest)) = args.split_first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(args.len() * 2);
+    let mut values = rest.iter();
+    for c in first.text().chars() {
+        out.push(Word::literal(&format!("-{c}")));
+        if WITH_VALUE.contains(c)
+            && let Some(v) = values.next()
+        {
+            out.push(v.clone());
+        }
     }
+    out.extend(values.cloned());
+    out
 }

@@ -72,15 +72,20 @@ pub use parse::{ParseError, parse_command};
 pub use words::Word;
 
 mod blocklist;
+mod builtins;
 mod classify;
 mod git;
 mod limits;
 mod model;
 mod operands;
+mod options;
 mod parse;
+mod programs;
 mod scripts;
+mod specs;
 mod tables;
 mod toolchains;
+mod variables;
 mod words;
 mod wrappers;
 
@@ -98,6 +103,7 @@ pub enum VerdictKind {
 pub struct Verdict {
     kind: VerdictKind,
     reason: String,
+    programs: Vec<String>,
 }
 
 impl Verdict {
@@ -105,6 +111,7 @@ impl Verdict {
         Self {
             kind: VerdictKind::Blocked,
             reason,
+            programs: Vec::new(),
         }
     }
 
@@ -112,6 +119,7 @@ impl Verdict {
         Self {
             kind: VerdictKind::Class(class),
             reason,
+            programs: Vec::new(),
         }
     }
 
@@ -139,6 +147,36 @@ impl Verdict {
         &self.reason
     }
 
+    /// For a `safe` verdict, every program the line may `execve`, each once,
+    /// in the order met: each simple command's program as written (`ls`,
+    /// `/usr/bin/ls`), nested ones included (`sh -c 'ls'` gives `sh`,
+    /// `ls`), the wrappers that are programs (`timeout 5 ls` gives
+    /// `timeout`, `ls`; `xargs cat` gives `xargs`, `cat`; `env ls` gives
+    /// `env`, `ls`), and the programs those start themselves (`egrep` runs
+    /// `sh` and `grep`; `xargs` alone runs `echo`; `tar` runs a
+    /// decompressor through `sh`). Bash's builtins and keywords (`echo`,
+    /// `printf`, `test`, `[`, `cd`, `read`, `true`, `pwd`, …) are left out:
+    /// bash never `execve`s them, unless a wrapper that is a program runs
+    /// the file of that name (`env echo` gives `env`, `echo`).
+    ///
+    /// Empty for any other verdict.
+    ///
+    /// The kernel profile of a `safe` command grants `EXECUTE` on exactly
+    /// these files, resolved through `PATH` as the shell will resolve them
+    /// (and on the shell itself): a `safe` line that tries to start anything
+    /// else is refused by the kernel.
+    ///
+    /// ```
+    /// use toolgate_policy::classify;
+    ///
+    /// assert_eq!(classify("timeout 5 git log -3 | head").programs(), ["timeout", "git", "head"]);
+    /// assert_eq!(classify("echo hi; cd src && ls").programs(), ["ls"]);
+    /// assert!(classify("cargo build").programs().is_empty());
+    /// ```
+    pub fn programs(&self) -> &[String] {
+        &self.programs
+    }
+
     /// `blocked`, `safe`, `dev` or `dangerous`.
     pub fn label(&self) -> &'static str {
         match self.kind {
@@ -156,12 +194,18 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// Serialized as `{"class": "blocked"|"safe"|"dev"|"dangerous", "reason": "…"}`.
+/// Serialized as `{"class": "blocked"|"safe"|"dev"|"dangerous", "reason": "…"}`,
+/// plus `"programs": ["…", …]` for a `safe` verdict that runs any (see
+/// [`Verdict::programs`]).
 impl Serialize for Verdict {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Verdict", 2)?;
+        let fields = if self.programs.is_empty() { 2 } else { 3 };
+        let mut s = serializer.serialize_struct("Verdict", fields)?;
         s.serialize_field("class", self.label())?;
         s.serialize_field("reason", &self.reason)?;
+        if !self.programs.is_empty() {
+            s.serialize_field("programs", &self.programs)?;
+        }
         s.end()
     }
 }
@@ -218,7 +262,12 @@ pub fn classify(cmd: &str) -> Verdict {
 ///
 /// The line is parsed as bash ([`parse_command`]) and judged on the parsed
 /// form, so quoted text is data (`echo 'sudo'` is safe) and spelling does
-/// not matter (`rm -fr /` is `rm -r -f /`). In order, first match wins:
+/// not matter (`rm -fr /` is `rm -r -f /`). Classification fails closed: a
+/// `safe` command runs unasked under a kernel profile that refuses writes,
+/// the network and any program but those in [`Verdict::programs`], so
+/// `safe` is kept for exact programs with exact options, and anything
+/// toolgate does not know is `dev` or `dangerous`. In order, first match
+/// wins:
 ///
 /// 1. **Configured patterns block.** Each configured blocked pattern (a
 ///    regex, unanchored) is matched against the raw line and against each
@@ -233,58 +282,121 @@ pub fn classify(cmd: &str) -> Verdict {
 ///    `i32`), or that the parser fails on, is `dangerous`.
 /// 3. **The built-in blocklist blocks**, looking at every simple command,
 ///    nested ones included (`$(…)`, `<(…)`, `sh -c '…'`, `eval`,
-///    `find -exec`, function bodies):
+///    `find -exec`, `watch CMD`, `script -c CMD`, `flock -c CMD`, function
+///    bodies), through every wrapper and its options (`env`, `nice -n 5`,
+///    `timeout -s KILL 5`, `setsid -f`, `flock -x FILE`, `ionice -c3`,
+///    `chrt -f 1`, `taskset -c 0`, `unbuffer`, `systemd-run`, `busybox`,
+///    …), paths normalised first (`//dev/sda`, `/./dev/../dev/sda`):
 ///    `rm` with `-r`/`-R`/`--recursive` (any spelling or prefix) on `/`,
-///    `/*`, `~`, `$HOME` or a top-level system directory, and
-///    `rm --no-preserve-root`; `sudo`, `su`, `doas`, `pkexec`, `run0`;
-///    `chmod` to a world-writable mode (`777`, `666`, `a+rwx`, `o+w`);
-///    a downloader (`curl`, `wget`, …) piped into a shell or interpreter
-///    that reads its program from stdin (`sh`, `bash`, `zsh`, `dash`,
-///    `ksh`, `fish`, `python`, `perl`, `ruby`, `node`, `php`, …), or
+///    a glob that reaches it (`/*`, `/{a,b}`, `/[a-z]*`), `~`, `$HOME`
+///    (`"${HOME:?}"`, `${HOME}/`, …) or a top-level system directory,
+///    directly or relative to a `cd /` or `cd ~` earlier in the line
+///    (`cd / && rm -rf *`), `find / -delete`, and `rm --no-preserve-root`;
+///    `sudo`, `su`, `doas`, `pkexec`, `run0`, `runuser`, `sg`; `chmod` to a
+///    mode with the world-write bit (`777`, `0777`, `77`, `1777`, `o=rwx`,
+///    `a+w`, `+w`); a shell or interpreter that reads its program from
+///    standard input fed by a pipe, a file, a here-document or a
+///    here-string (`curl … | sh`, `cat x.sh | sh`, `sh < x.sh`,
+///    `bash <<EOF`, `python3 - <<EOF`, `bash <<< "…"`), or a downloader
 ///    substituted into one (`sh <(curl …)`, `bash -c "$(curl …)"`);
 ///    `dd of=/dev/…` (except `/dev/null` and the like); writing to a disk
 ///    device (`> /dev/sda`, `tee /dev/nvme0n1`); `mkfs*`, `mke2fs`,
 ///    `mkswap`, `wipefs`; a function calling itself in a pipeline or in the
 ///    background (the fork bomb `:(){ :|:& };:` under any name);
 ///    `pkill` with SIGKILL and `-f`; `killall` with SIGKILL; `kill … -1`;
-///    `shutdown`, `reboot`, `halt`, `poweroff`, `systemctl reboot` and the
-///    like, `init`/`telinit` 0, 1 or 6.
+///    `shutdown`, `reboot`, `halt`, `poweroff`, `systemctl poweroff`,
+///    `halt`, `reboot`, `kexec`, `suspend`, `hibernate`, `soft-reboot`,
+///    `isolate …`, `start poweroff.target` and the like, `loginctl
+///    poweroff`, `kexec -e`, `init`/`telinit` 0, 1 or 6; SysRq (writing
+///    `/proc/sysrq-trigger`, `sysctl kernel.sysrq`).
 /// 4. **Nothing to run is safe**: an empty line or only comments.
 /// 5. **Each simple command gets a class**, first match wins:
-///    1. a redirection writing a file (`>`, `>>`, `>|`, `<>`, `&>`, `>&f`)
+///    1. a command or process substitution in any word is `dangerous`;
+///    2. arithmetic that names a variable is `dangerous`, since bash
+///       evaluates a variable holding `a[$(cmd)]` as code: `$((x))`,
+///       `(( i++ ))`, `let x=y`, `[[ $x -eq 1 ]]`, `declare -i`, array
+///       subscripts (`a[i]=1`, `${a[i]}`, `read 'a[$i]'`), `${s:n}` and
+///       `${!ref}`; arithmetic on literal numbers only is not;
+///    3. a redirection writing a file (`>`, `>>`, `>|`, `<>`, `&>`, `>&f`)
 ///       is `dangerous`, unless the target is `/dev/null`, `/dev/stdout`,
 ///       `/dev/stderr` or `/dev/tty`; duplicating descriptors (`2>&1`) is
 ///       not writing;
-///    2. a command or process substitution in any word is `dangerous`;
-///    3. assigning a variable that decides which code runs (`PATH`, `LD_*`,
-///       `GIT_*`, `PAGER`, `BASH_ENV`, …) is `dangerous`;
-///    4. the words of `for`, `case`, `[[ ]]`, `(( ))` are `safe` (their
-///       substitutions were caught by 5.2);
-///    5. a wrapper (`env`, `xargs`, `nice`, `timeout`, `nohup`, `time`,
-///       `command`, `exec`, `stdbuf`) with an option toolgate does not know
-///       is `dangerous`; otherwise the wrapped program is judged;
-///    6. assignments or input redirections alone are `safe`;
-///    7. a program name only known at run time (`$CMD`) is `dangerous`;
-///    8. a program run by path is `dangerous`, unless the path is a system
+///    4. setting a variable is judged by its name: an assignment before a
+///       program, one given to `env` (or removed with `env -u`), or an
+///       `export`/`declare -x` reaches the programs run; a name that
+///       decides which code runs (`PATH`, `LD_*`, `BASH_ENV`, `ENV`,
+///       `PYTHON*`, `NODE_OPTIONS`, `PERL5*`, `RUBYOPT`, `GIT_*`,
+///       `GLIBC_TUNABLES`, `HOME`, `XDG_CONFIG_HOME`, `CARGO_*`,
+///       `RUSTFLAGS`, `CC`, `PAGER`, `EDITOR`, `LESSOPEN`, `SHELL`,
+///       `PROMPT_COMMAND`, `IFS`, …) is `dangerous`; a name not known to be
+///       harmless (`LANG`, `LC_*`, `TZ`, `TERM`, `NO_COLOR`, `COLUMNS`,
+///       `RUST_LOG`, `RUST_BACKTRACE`, `CI`, `DEBUG`, …) is `dev`, except a
+///       shell variable set on its own with a lower-case name (`f=x`). The
+///       same holds for every way a script sets or removes one: `read`,
+///       `for NAME in`, `mapfile`, `getopts`, `printf -v`, `declare`,
+///       `local`, `readonly`, `unset`, `wait -p`;
+///    5. the other words of `for`, `case`, `[[ ]]` and `(( ))` are `safe`
+///       (their substitutions were caught by 5.1);
+///    6. a wrapper with an option toolgate does not know is `dangerous`;
+///       otherwise the wrapped program is judged, and some wrappers add a
+///       floor: `env -i`, `command -p` (a default `PATH`), `flock` (it
+///       creates its lock file), `busybox`, `watch`, `unbuffer`, `strace`
+///       are at least `dev`; `systemd-run`, `chroot`, `unshare`, `nsenter`,
+///       and `time -o`/`strace -o` (which write) are `dangerous`;
+///    7. assignments or input redirections alone are `safe`;
+///    8. a program name only known at run time (`$CMD`) is `dangerous`;
+///    9. a program run by path is `dangerous`, unless the path is a system
 ///       `bin` directory (`/usr/bin/ls` is `ls`) or it is `gradlew`/`mvnw`;
-///    9. `sh -c SCRIPT` and `eval ARGS` are judged by the script's own
-///       commands, which are in the list; a script only known at run time or
-///       that does not parse is `dangerous`;
-///    10. programs configured as safe or dev have that class;
-///    11. a known program asked only for `--version`/`--help` is `safe`;
-///    12. the tables: seed 000's safe programs (`ls`, `cat`, `grep`, `rg`,
-///        `git status`, …) and dev programs (`pytest`, `cargo build`,
-///        `npm run`, `docker ps`, `kubectl get`, …), with their arguments
-///        looked at: `find -delete`/`-exec`, `git branch -D`, `git push`,
-///        `git reset --hard`, `git clean`, `git checkout -- .`, `sed -i` and
-///        `sed` scripts that write or execute, `awk` programs with
-///        `system()`/pipes/`print >`, `tee FILE`, `sort -o`, `rg --pre`,
-///        `pip install`, `npm install`, `cargo install` are `dangerous`;
-///        `cargo check` is `dev`, not `safe` as in the seed, because it runs
-///        build scripts and proc-macros; `xargs X` is `X`, `xargs` alone is
-///        `echo`;
-///    13. anything else is `dangerous`.
+///    10. `sh -c SCRIPT`, `eval ARGS`, `watch CMD`, `script -c CMD` and
+///        `flock -c CMD` are judged by the script's own commands, which are
+///        in the list; a script only known at run time or that does not
+///        parse is `dangerous`;
+///    11. programs configured as safe or dev have that class;
+///    12. bash builtins are judged by what they change: `hash -p`,
+///        `enable -f`/`-n`, `trap CMD`, `alias NAME=…`,
+///        `shopt -s expand_aliases`, `set -k`, `declare -n`, `mapfile -C`
+///        are `dangerous`, `set -a` and `ulimit VALUE` are `dev`, the rest
+///        (`echo`, `printf`, `test`, `cd`, `pwd`, `read`, …) `safe` under
+///        rule 5.4;
+///    13. a program with an option table (`ls`, `cat`, `grep`, `sort`,
+///        `find`, `sed`, `awk`, `tar`, `rg`, `fd`, `jq`, `diff`, …, and the
+///        read-only `git` subcommands: `status`, `log`, `diff`, `show`,
+///        `blame`, `grep`, `rev-parse`, `ls-files`, `describe`,
+///        `branch`/`tag` listing, `remote -v`, `config --get`, …) is `safe`
+///        only if every option is in its read-only table. An option known
+///        to write or run a program is `dangerous` with what it does
+///        (`sort --compress-program`, `tar --to-command`, `rg --pre`,
+///        `rg -z`, `fd -x`, `find -exec`/`-delete`/`-fprint`, `sed -i`,
+///        `awk -f`, `nm --plugin`, `tree -o`, `diff -l`, `git --ext-diff`,
+///        `git -c`, `git grep -O`, …); any other option, an unknown letter
+///        in a cluster, a value given to a flag, and an ambiguous
+///        abbreviation are `dev`. Long options are matched as GNU
+///        `getopt_long` does, so an abbreviation counts: a prefix of a
+///        dangerous option is `dangerous` (`--to-com=x`, `--in`), a prefix
+///        of exactly one read-only option is that option, anything else is
+///        `dev`. A word only known at run time that could start with `-`
+///        (`"$f"`, `*.rs`, the input `xargs` appends) is `dev`, unless the
+///        program has no dangerous option at all (`cat`, `grep`, `wc`,
+///        `ls`). The program's own operands are checked too: a `sed`
+///        script that writes or runs (`w`, `e`, `s///w`, `s///e`), an
+///        `awk` program with `system()`, pipes or `print >`, `tar` without
+///        `-t` or with a remote `-f HOST:FILE`, `tee FILE`,
+///        `uniq IN OUT`, `date MMDDhhmm`, `hostname NAME` are `dangerous`;
+///    14. the other tables: development tools (`pytest`, `cargo build`,
+///        `npm run`, `docker ps`, `kubectl get`, …) are `dev`; toolchains
+///        and package managers are `dev` at best, even for queries
+///        (`cargo tree`, `npm ls`, `python3 --version`: proxies and scripts
+///        that start other programs); installing, publishing and running
+///        arbitrary code (`pip install`, `git push`, `python x.py`,
+///        `ldd`) is `dangerous`; pagers (`less`) are `dev`;
+///    15. anything else is `dangerous`.
 /// 6. **The line is its most dangerous part**, with that part's reason.
+/// 7. **The `env` argument** of `run_command`, given to
+///    [`classify_with_env`](Self::classify_with_env), is judged like
+///    assignments in front of the whole line (rule 5.4): never lowering
+///    the class, and never unblocking.
+/// 8. **A `safe` line lists its programs** ([`Verdict::programs`]): the
+///    kernel profile lets it run only those.
 #[derive(Debug, Clone, Default)]
 pub struct CommandPolicy {
     patterns: Vec<String>,
@@ -335,15 +447,15 @@ impl CommandPolicy {
             return Verdict::blocked(reason);
         }
         let mut worst: Option<classify::Judgement> = None;
-        let mut programs: Vec<&str> = Vec::new();
+        let mut names: Vec<&str> = Vec::new();
         for simple in parsed.simple_commands() {
             let judgement = classify::classify_simple(simple, &self.extra);
             if judgement.class == CommandClass::Safe
                 && !simple.is_compound_part()
                 && !simple.program().is_empty()
-                && !programs.contains(&simple.program_name())
+                && !names.contains(&simple.program_name())
             {
-                programs.push(simple.program_name());
+                names.push(simple.program_name());
             }
             if worst.as_ref().is_none_or(|w| judgement.class > w.class) {
                 let done = judgement.class == CommandClass::Dangerous;
@@ -353,16 +465,64 @@ impl CommandPolicy {
                 }
             }
         }
-        match worst {
-            Some(j) if j.class == CommandClass::Safe && programs.len() > 1 => Verdict::class(
+        let mut verdict = match worst {
+            Some(j) if j.class == CommandClass::Safe && names.len() > 1 => Verdict::class(
                 j.class,
                 format!(
                     "every command only reads or prints (`{}`)",
-                    programs.join("`, `")
+                    names.join("`, `")
                 ),
             ),
             Some(j) => Verdict::class(j.class, j.reason),
             None => Verdict::class(CommandClass::Safe, "the command runs nothing".to_owned()),
+        };
+        if verdict.kind == VerdictKind::Class(CommandClass::Safe) {
+            for simple in parsed.simple_commands() {
+                programs::executed(simple, &mut verdict.programs);
+            }
+        }
+        verdict
+    }
+
+    /// Classifies a command line to be run with extra environment variables,
+    /// as `run_command` does with its `env` argument.
+    ///
+    /// `env_names` are judged like assignments in front of the whole line
+    /// (`NAME=value cmd`): a name that decides which code runs (`PATH`,
+    /// `LD_PRELOAD`, `GIT_*`, `HOME`, `PAGER`, …) makes the line at least
+    /// `dangerous`, and a name toolgate does not know to be harmless (only
+    /// `LANG`, `LC_*`, `TZ`, `TERM`, `NO_COLOR`, `COLUMNS`, `RUST_LOG`,
+    /// `CI` and the like are) makes it at least `dev`. The values do not
+    /// matter. A blocked line stays blocked.
+    ///
+    /// ```
+    /// use toolgate_policy::classify;
+    /// use toolgate_policy::CommandPolicy;
+    ///
+    /// let policy = CommandPolicy::default();
+    /// assert_eq!(policy.classify_with_env("ls", &["LANG", "TZ"]).label(), "safe");
+    /// assert_eq!(policy.classify_with_env("ls", &["MY_FLAG"]).label(), "dev");
+    /// assert_eq!(policy.classify_with_env("ls", &["LD_PRELOAD"]).label(), "dangerous");
+    /// assert!(policy.classify_with_env("sudo ls", &[]).is_blocked());
+    /// # let _ = classify;
+    /// ```
+    pub fn classify_with_env(&self, cmd: &str, env_names: &[&str]) -> Verdict {
+        let verdict = self.classify(cmd);
+        if verdict.is_blocked() {
+            return verdict;
+        }
+        let mut worst: Option<classify::Judgement> = None;
+        for name in env_names {
+            if let Some(j) =
+                builtins::judge_name(name, builtins::Scope::Exported, "the `env` argument")
+                && worst.as_ref().is_none_or(|w| j.class > w.class)
+            {
+                worst = Some(j);
+            }
+        }
+        match worst {
+            Some(j) if j.class > verdict.command_class() => Verdict::class(j.class, j.reason),
+            _ => verdict,
         }
     }
 

@@ -2,6 +2,7 @@
 //!
 //! These are our own types; nothing of brush-parser's syntax tree leaks out.
 
+use super::classify::Judgement;
 use super::words::Word;
 use super::wrappers;
 
@@ -56,6 +57,10 @@ pub struct CommandContext {
     pub pipeline: Option<PipelineSlot>,
     /// The program of the next pipeline stage, which reads its output.
     pub piped_into: Option<String>,
+    /// Whether an enclosing compound command feeds its standard input from
+    /// a file, here-document or here-string (`{ sh; } < x.sh`,
+    /// `while …; done <<EOF`).
+    pub stdin_redirected: bool,
 }
 
 /// Which shell features a command line uses.
@@ -246,10 +251,13 @@ pub struct SimpleCommand {
     pub(super) words: Vec<Word>,
     pub(super) start: usize,
     pub(super) wrappers: Vec<String>,
+    pub(super) wrapper_words: Vec<usize>,
     pub(super) assignments: Vec<Word>,
     pub(super) redirections: Vec<Redirection>,
     pub(super) context: CommandContext,
     pub(crate) wrapper_problem: Option<String>,
+    pub(crate) wrapper_floor: Option<Judgement>,
+    pub(crate) wrapper_script: Option<Word>,
     pub(crate) xargs_replace: Option<String>,
     pub(crate) script: Script,
     pub(crate) kind: Kind,
@@ -268,10 +276,13 @@ impl SimpleCommand {
             words,
             start: unwrapped.start,
             wrappers: unwrapped.wrappers,
+            wrapper_words: unwrapped.wrapper_words,
             assignments,
             redirections,
             context,
             wrapper_problem: unwrapped.problem,
+            wrapper_floor: unwrapped.floor,
+            wrapper_script: unwrapped.script,
             xargs_replace: unwrapped.replace,
             script: Script::None,
             kind: Kind::Simple,
@@ -299,7 +310,8 @@ impl SimpleCommand {
 
     /// The program as written, after assignments and wrappers (`env`,
     /// `xargs`, `nice`, `timeout`, `nohup`, `time`, `command`, `exec`,
-    /// `stdbuf`) are stripped: `/usr/bin/rm` in `env -i /usr/bin/rm -rf x`.
+    /// `stdbuf`, `setsid`, `ionice`, `chrt`, `taskset`, `flock`, `busybox`,
+    /// …) are stripped: `/usr/bin/rm` in `env -i /usr/bin/rm -rf x`.
     /// Empty for a command made only of assignments or redirections.
     ///
     /// For the words of a compound command this is its keyword (`for`,
@@ -332,6 +344,13 @@ impl SimpleCommand {
     /// The wrappers seen through, outermost first (`["env", "nice"]`).
     pub fn wrappers(&self) -> &[String] {
         &self.wrappers
+    }
+
+    /// The wrappers as written (`/usr/bin/env`), outermost first.
+    pub(crate) fn wrapper_spellings(&self) -> impl Iterator<Item = &str> {
+        self.wrapper_words
+            .iter()
+            .filter_map(|i| self.words.get(*i).map(Word::text))
     }
 
     /// Variable assignments applying to the command: the `NAME=value` words

@@ -247,7 +247,13 @@ impl Builder {
         match command {
             ast::Command::Simple(simple) => self.simple(simple, src, ctx),
             ast::Command::Compound(compound, redirects) => {
-                self.compound(compound, src, ctx)?;
+                if feeds_stdin(redirects.as_ref()) {
+                    let mut inner = ctx.clone();
+                    inner.stdin_redirected = true;
+                    self.compound(compound, src, &inner)?;
+                } else {
+                    self.compound(compound, src, ctx)?;
+                }
                 self.redirect_list(redirects.as_ref(), src, ctx)
             }
             ast::Command::Function(function) => {
@@ -258,6 +264,7 @@ impl Builder {
                 // a pipeline; its body runs when called.
                 body_ctx.pipeline = None;
                 body_ctx.background = false;
+                body_ctx.stdin_redirected |= feeds_stdin(function.body.1.as_ref());
                 self.compound(&function.body.0, src, &body_ctx)?;
                 self.redirect_list(function.body.1.as_ref(), src, &body_ctx)
             }
@@ -294,13 +301,42 @@ impl Builder {
             ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
                 self.test_words(a, ctx, idx, out)
             }
-            ast::ExtendedTestExpr::UnaryTest(_, w) => {
-                out.push(self.word(&w.value, ctx, idx)?);
+            ast::ExtendedTestExpr::UnaryTest(predicate, w) => {
+                let word = self.word(&w.value, ctx, idx)?;
+                // `-v a[i]` evaluates the subscript.
+                let evaluates = matches!(
+                    predicate,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                ) && word
+                    .text()
+                    .split_once('[')
+                    .is_some_and(|(_, sub)| words::refers_to_variable(sub));
+                out.push(if evaluates {
+                    word.with_arithmetic()
+                } else {
+                    word
+                });
                 Ok(())
             }
-            ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
-                out.push(self.word(&a.value, ctx, idx)?);
-                out.push(self.word(&b.value, ctx, idx)?);
+            ast::ExtendedTestExpr::BinaryTest(predicate, a, b) => {
+                // `-eq`, `-lt`, …: both sides are arithmetic expressions.
+                let arithmetic = matches!(
+                    predicate,
+                    ast::BinaryPredicate::ArithmeticEqualTo
+                        | ast::BinaryPredicate::ArithmeticNotEqualTo
+                        | ast::BinaryPredicate::ArithmeticLessThan
+                        | ast::BinaryPredicate::ArithmeticLessThanOrEqualTo
+                        | ast::BinaryPredicate::ArithmeticGreaterThan
+                        | ast::BinaryPredicate::ArithmeticGreaterThanOrEqualTo
+                );
+                for side in [a, b] {
+                    let word = self.word(&side.value, ctx, idx)?;
+                    out.push(if arithmetic && words::refers_to_variable(word.text()) {
+                        word.with_arithmetic()
+                    } else {
+                        word
+                    });
+                }
                 Ok(())
             }
         }
@@ -512,28 +548,47 @@ impl Builder {
         ctx: &CommandContext,
         idx: usize,
     ) -> Result<Word, ParseError> {
-        match &assignment.value {
-            ast::AssignmentValue::Scalar(_) => self.word(&word.value, ctx, idx),
+        // `a[i]=1`: the subscript of an indexed array is arithmetic.
+        let subscript = match &assignment.name {
+            ast::AssignmentName::ArrayElementName(_, index) => words::refers_to_variable(index),
+            ast::AssignmentName::VariableName(_) => false,
+        };
+        let whole = match &assignment.value {
+            ast::AssignmentValue::Scalar(_) => self.word(&word.value, ctx, idx)?,
             ast::AssignmentValue::Array(items) => {
                 // `a=(x $(y))`: check each element, keep the whole as one word.
                 let mut any_substitution = false;
                 let mut any_expansion = false;
+                let mut any_arithmetic = false;
                 for (key, value) in items {
                     for w in key.iter().chain(std::iter::once(value)) {
                         let converted = self.word(&w.value, ctx, idx)?;
                         any_substitution |= converted.has_substitution();
                         any_expansion |= converted.has_expansion();
+                        any_arithmetic |= converted.evaluates_variables();
                     }
+                    // `a=([i]=x)`: so is a key.
+                    any_arithmetic |= key
+                        .as_ref()
+                        .is_some_and(|k| words::refers_to_variable(&k.value));
                 }
                 let mut whole = Word::literal(&word.value);
                 if any_substitution {
                     whole = Word::process_substitution(word.value.clone());
                 } else if any_expansion {
-                    whole = arith_word(&word.value);
+                    whole = whole.with_expansion();
                 }
-                Ok(whole)
+                if any_arithmetic {
+                    whole = whole.with_arithmetic();
+                }
+                whole
             }
-        }
+        };
+        Ok(if subscript {
+            whole.with_arithmetic()
+        } else {
+            whole
+        })
     }
 
     fn process_substitution(
@@ -656,7 +711,9 @@ impl Builder {
             }
             return Ok(());
         }
-        let script = if SHELLS.contains(&name) {
+        let script = if let Some(word) = command.wrapper_script.clone() {
+            word
+        } else if SHELLS.contains(&name) {
             match shell_script_arg(command.args()) {
                 Some(word) => word.clone(),
                 None => return Ok(()),
@@ -779,16 +836,44 @@ fn child_context(ctx: &CommandContext, origin: Origin, parent: usize) -> Command
         background: false,
         pipeline: None,
         piped_into: None,
+        stdin_redirected: false,
     }
 }
 
-/// A word for arithmetic text: its value is computed at run time, and a
-/// substitution inside it runs a command.
+/// Whether a compound command's redirections give it a standard input of
+/// its own: `< file`, `<> file`, `<&fd`, a here-document or a here-string.
+fn feeds_stdin(list: Option<&ast::RedirectList>) -> bool {
+    let stdin = |fd: &Option<i32>| fd.is_none_or(|fd| fd == 0);
+    list.is_some_and(|list| {
+        list.0.iter().any(|r| match r {
+            ast::IoRedirect::File(fd, kind, _) => {
+                stdin(fd)
+                    && matches!(
+                        kind,
+                        ast::IoFileRedirectKind::Read
+                            | ast::IoFileRedirectKind::ReadAndWrite
+                            | ast::IoFileRedirectKind::DuplicateInput
+                    )
+            }
+            ast::IoRedirect::HereDocument(fd, _) | ast::IoRedirect::HereString(fd, _) => stdin(fd),
+            ast::IoRedirect::OutputAndError(..) => false,
+        })
+    })
+}
+
+/// A word for arithmetic text: its value is computed at run time, a
+/// substitution inside it runs a command, and a variable named in it has
+/// its value evaluated as arithmetic (see [`Word::evaluates_variables`]).
 fn arith_word(raw: &str) -> Word {
-    if raw.contains("$(") || raw.contains('`') {
+    let word = if raw.contains("$(") || raw.contains('`') {
         Word::process_substitution(raw.to_owned())
     } else {
         Word::literal(raw).with_expansion()
+    };
+    if words::refers_to_variable(raw) {
+        word.with_arithmetic()
+    } else {
+        word
     }
 }
 

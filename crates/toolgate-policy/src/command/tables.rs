@@ -1,13 +1,23 @@
 //! Which programs are read-only, which are development tools, and which need
 //! their arguments looked at.
 //!
-//! The base lists are seed 000's; everything not listed is `dangerous`.
+//! The base lists are seed 000's; everything not listed is `dangerous`. A
+//! program is `safe` only with the options in its table (`specs.rs`).
+
+use super::options::Spec;
+use super::specs;
 
 /// How a program is judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum Rule {
-    /// Reads or prints only, whatever its arguments.
-    Safe,
+    /// Reads or prints only, given the options in its table: anything else
+    /// is `dev` or `dangerous` (see `options.rs`).
+    Safe(&'static Spec),
+    /// Reads or prints only, whatever its arguments (`ps`, `expr`).
+    AnyArgs,
+    /// A reader toolgate does not vouch for under the `safe` profile, with
+    /// the reason: it may start other programs or write as a side effect.
+    NotSafe(&'static str),
     /// A development tool (build, test, lint, format), whatever its arguments.
     Dev,
     /// Needs its arguments looked at: see `classify::check`.
@@ -18,10 +28,6 @@ pub(crate) enum Rule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Check {
     Find,
-    Fd,
-    Rg,
-    Tree,
-    Sort,
     Uniq,
     Xxd,
     Tee,
@@ -32,7 +38,6 @@ pub(crate) enum Check {
     Yq,
     Tar,
     Unzip,
-    Declare,
     Git,
     Cargo,
     Rustc,
@@ -63,30 +68,93 @@ pub(crate) enum Check {
     Npx,
     /// A wrapper given no program (`env`, `xargs`, `nice`, …).
     WrapperAlone,
-    /// `command -v X`, `command -V X`.
-    Command,
 }
 
-/// The rule for a program name (the last path component).
+/// The rule for a program name (the last path component). Shell builtins
+/// are judged before this (`builtins.rs`).
 pub(crate) fn lookup(name: &str) -> Option<Rule> {
     use Check as C;
+    use specs as s;
     let rule = match name {
-        // Read or print only.
-        "ls" | "ll" | "dir" | "vdir" | "cat" | "head" | "tail" | "wc" | "grep" | "egrep"
-        | "fgrep" | "zgrep" | "ag" | "ack" | "file" | "which" | "whereis" | "type" | "echo"
-        | "printf" | "pwd" | "printenv" | "whoami" | "id" | "groups" | "uname" | "uptime"
-        | "true" | "false" | ":" | "test" | "[" | "basename" | "dirname" | "realpath"
-        | "readlink" | "stat" | "du" | "df" | "free" | "ps" | "pgrep" | "nproc" | "lscpu"
-        | "lsblk" | "lsof" | "cut" | "tr" | "column" | "nl" | "fold" | "fmt" | "paste" | "join"
-        | "comm" | "diff" | "cmp" | "md5sum" | "sha1sum" | "sha224sum" | "sha256sum"
-        | "sha384sum" | "sha512sum" | "b2sum" | "cksum" | "sum" | "base64" | "base32" | "od"
-        | "hexdump" | "strings" | "less" | "more" | "jq" | "rev" | "tac" | "expand"
-        | "unexpand" | "seq" | "sleep" | "expr" | "cal" | "locale" | "tty" | "cd" | "pushd"
-        | "popd" | "dirs" | "unset" | "set" | "shopt" | "wait" | "jobs" | "read" | "getconf"
-        | "arch" | "hash" | "zcat" | "bzcat" | "xzcat" | "numfmt" | "look" | "factor" | "exit"
-        | "return" | "break" | "continue" | "shift" | "pr" | "tsort" | "mapfile" | "readarray"
-        | "let" | "[[" | "((" | "for" | "case" | "users" | "who" | "w" | "last" | "top"
-        | "htop" | "nm" | "objdump" | "readelf" | "ldd" | "size" | "shellcheck" => Rule::Safe,
+        "ls" | "dir" | "vdir" => Rule::Safe(&s::LS),
+        "cat" => Rule::Safe(&s::CAT),
+        "head" => Rule::Safe(&s::HEAD),
+        "tail" => Rule::Safe(&s::TAIL),
+        "wc" => Rule::Safe(&s::WC),
+        "grep" | "egrep" | "fgrep" => Rule::Safe(&s::GREP),
+        "cut" => Rule::Safe(&s::CUT),
+        "tr" => Rule::Safe(&s::TR),
+        "sort" => Rule::Safe(&s::SORT),
+        "comm" => Rule::Safe(&s::COMM),
+        "join" => Rule::Safe(&s::JOIN),
+        "paste" => Rule::Safe(&s::PASTE),
+        "nl" => Rule::Safe(&s::NL),
+        "fold" => Rule::Safe(&s::FOLD),
+        "fmt" => Rule::Safe(&s::FMT),
+        "expand" | "unexpand" => Rule::Safe(&s::EXPAND),
+        "tac" => Rule::Safe(&s::TAC),
+        "rev" => Rule::Safe(&s::REV),
+        "seq" => Rule::Safe(&s::SEQ),
+        "basename" => Rule::Safe(&s::BASENAME),
+        "dirname" => Rule::Safe(&s::DIRNAME),
+        "realpath" => Rule::Safe(&s::REALPATH),
+        "readlink" => Rule::Safe(&s::READLINK),
+        "stat" => Rule::Safe(&s::STAT),
+        "du" => Rule::Safe(&s::DU),
+        "df" => Rule::Safe(&s::DF),
+        "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "b2sum"
+        | "cksum" | "sum" => Rule::Safe(&s::CHECKSUM),
+        "base64" | "base32" | "basenc" => Rule::Safe(&s::BASE64),
+        "od" => Rule::Safe(&s::OD),
+        "printenv" | "whoami" | "groups" | "factor" | "tsort" | "arch" | "users" | "sleep"
+        | "true" | "false" => Rule::Safe(&s::PLAIN),
+        "id" => Rule::Safe(&s::ID),
+        "uname" => Rule::Safe(&s::UNAME),
+        "nproc" => Rule::Safe(&s::NPROC),
+        "tty" => Rule::Safe(&s::TTY),
+        "numfmt" => Rule::Safe(&s::NUMFMT),
+        "pr" => Rule::Safe(&s::PR),
+        "cmp" => Rule::Safe(&s::CMP),
+        "diff" => Rule::Safe(&s::DIFF),
+        "file" => Rule::Safe(&s::FILE),
+        "which" => Rule::Safe(&s::WHICH),
+        "whereis" => Rule::Safe(&s::WHEREIS),
+        "pgrep" => Rule::Safe(&s::PGREP),
+        "uptime" => Rule::Safe(&s::UPTIME),
+        "free" => Rule::Safe(&s::FREE),
+        "who" | "w" => Rule::Safe(&s::WHO),
+        "last" => Rule::Safe(&s::LAST),
+        "top" => Rule::Safe(&s::TOP),
+        "lscpu" => Rule::Safe(&s::LSCPU),
+        "lsblk" => Rule::Safe(&s::LSBLK),
+        "lsof" => Rule::Safe(&s::LSOF),
+        "getconf" => Rule::Safe(&s::GETCONF),
+        "locale" => Rule::Safe(&s::LOCALE),
+        "cal" | "ncal" => Rule::Safe(&s::CAL),
+        "look" => Rule::Safe(&s::LOOK),
+        "column" => Rule::Safe(&s::COLUMN),
+        "hexdump" => Rule::Safe(&s::HEXDUMP),
+        "strings" => Rule::Safe(&s::STRINGS),
+        "nm" => Rule::Safe(&s::NM),
+        "objdump" => Rule::Safe(&s::OBJDUMP),
+        "readelf" => Rule::Safe(&s::READELF),
+        "size" => Rule::Safe(&s::SIZE),
+        "jq" => Rule::Safe(&s::JQ),
+        "tree" => Rule::Safe(&s::TREE),
+        "rg" => Rule::Safe(&s::RG),
+        "fd" | "fdfind" => Rule::Safe(&s::FD),
+        "zcat" | "bzcat" | "xzcat" | "zstdcat" => Rule::Safe(&s::ZCAT),
+        // `ps` and `expr` have no option that writes or runs anything; the
+        // files `echo`, `printf`, `test`, `[` and `pwd` (run by `env echo`,
+        // `xargs echo`) neither.
+        "ps" | "expr" | "echo" | "printf" | "test" | "[" | "pwd" => Rule::AnyArgs,
+        "less" | "more" | "most" => Rule::NotSafe(
+            "is a pager, which can run `LESSOPEN` preprocessors and shell commands (use `cat` or `head`)",
+        ),
+        "zgrep" | "zless" | "zdiff" | "ack" | "ag" | "htop" | "man" | "info" => {
+            Rule::NotSafe("starts other programs or writes as a side effect")
+        }
+        "shellcheck" => Rule::Dev,
         // Development tools: build, test, lint, format.
         "pytest" | "py.test" | "mypy" | "ruff" | "black" | "isort" | "flake8" | "pylint"
         | "pyright" | "tox" | "nox" | "coverage" | "eslint" | "prettier" | "tsc" | "jest"
@@ -96,10 +164,6 @@ pub(crate) fn lookup(name: &str) -> Option<Rule> {
         | "kotlinc" | "scalac" | "sbt" | "phpunit" | "rspec" | "rubocop" | "clippy-driver"
         | "cargo-nextest" | "nextest" | "gotestsum" | "staticcheck" | "buf" | "protoc" => Rule::Dev,
         "find" => Rule::Check(C::Find),
-        "fd" | "fdfind" => Rule::Check(C::Fd),
-        "rg" => Rule::Check(C::Rg),
-        "tree" => Rule::Check(C::Tree),
-        "sort" => Rule::Check(C::Sort),
         "uniq" => Rule::Check(C::Uniq),
         "xxd" => Rule::Check(C::Xxd),
         "tee" => Rule::Check(C::Tee),
@@ -108,9 +172,8 @@ pub(crate) fn lookup(name: &str) -> Option<Rule> {
         "date" => Rule::Check(C::Date),
         "hostname" => Rule::Check(C::Hostname),
         "yq" => Rule::Check(C::Yq),
-        "tar" => Rule::Check(C::Tar),
+        "tar" | "gtar" => Rule::Check(C::Tar),
         "unzip" => Rule::Check(C::Unzip),
-        "export" | "declare" | "typeset" | "local" | "readonly" => Rule::Check(C::Declare),
         "git" => Rule::Check(C::Git),
         "cargo" => Rule::Check(C::Cargo),
         "rustc" => Rule::Check(C::Rustc),
@@ -141,14 +204,31 @@ pub(crate) fn lookup(name: &str) -> Option<Rule> {
         "dotnet" => Rule::Check(C::Dotnet),
         "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" | "bundle" => Rule::Check(C::Runner),
         "npx" | "bunx" | "pnpx" => Rule::Check(C::Npx),
-        "env" | "xargs" | "nice" | "timeout" | "nohup" | "time" | "exec" | "stdbuf" | "builtin" => {
+        "env" | "xargs" | "nice" | "timeout" | "nohup" | "time" | "stdbuf" | "exec" | "command"
+        | "builtin" | "setsid" | "ionice" | "chrt" | "taskset" | "prlimit" => {
             Rule::Check(C::WrapperAlone)
         }
-        "command" => Rule::Check(C::Command),
         _ if is_python(name) => Rule::Check(C::Python),
         _ => return None,
     };
     Some(rule)
+}
+
+/// Programs a `safe` program starts itself, beyond those the line names:
+/// `egrep` is a `/bin/sh` script running `grep`; `xargs` alone runs
+/// `echo`; GNU `tar` runs a decompressor through `/bin/sh -c` when it
+/// recognises a compressed archive. The kernel profile must let them run.
+pub(crate) fn implied_programs(name: &str) -> &'static [&'static str] {
+    match name {
+        "egrep" | "fgrep" => &["sh", "grep"],
+        "zcat" => &["sh", "gzip"],
+        "which" => &["sh"],
+        "xargs" => &["echo"],
+        "tar" | "gtar" => &[
+            "sh", "gzip", "bzip2", "xz", "lzip", "lzma", "lzop", "zstd", "compress",
+        ],
+        _ => &[],
+    }
 }
 
 /// `python`, `python3`, `python3.12`, `pypy3`.
@@ -156,47 +236,6 @@ fn is_python(name: &str) -> bool {
     name.strip_prefix("python")
         .or_else(|| name.strip_prefix("pypy"))
         .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
-}
-
-/// Variables whose value decides which code a program loads or runs: setting
-/// one turns a read-only command into arbitrary code
-/// (`GIT_EXTERNAL_DIFF=./x git diff`, `LD_PRELOAD=./x.so ls`).
-pub(crate) fn is_code_loading_variable(name: &str) -> bool {
-    const EXACT: &[&str] = &[
-        "PATH",
-        "BASH_ENV",
-        "ENV",
-        "PROMPT_COMMAND",
-        "IFS",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PS4",
-        "PYTHONPATH",
-        "PYTHONSTARTUP",
-        "PYTHONHOME",
-        "NODE_OPTIONS",
-        "NODE_PATH",
-        "PERL5OPT",
-        "PERL5LIB",
-        "PERLLIB",
-        "RUBYOPT",
-        "RUBYLIB",
-        "PAGER",
-        "MANPAGER",
-        "EDITOR",
-        "VISUAL",
-        "LESSOPEN",
-        "LESSCLOSE",
-        "RUSTC_WRAPPER",
-        "RUSTC",
-        "SSH_ASKPASS",
-        "BROWSER",
-    ];
-    EXACT.contains(&name)
-        || name.starts_with("LD_")
-        || name.starts_with("DYLD_")
-        || name.starts_with("GIT_")
-        || name.starts_with("BASH_FUNC_")
 }
 
 /// Programs that download: the left side of `curl … | sh`.
@@ -232,6 +271,7 @@ pub(crate) fn known_danger(name: &str) -> Option<&'static str> {
         | "socat" | "telnet" | "ftp" => "reaches the network",
         "ssh" | "scp" | "sftp" | "mosh" => "reaches another machine",
         "dd" => "copies raw data between files and devices",
+        "ldd" => "can run the program it inspects (use `readelf -d` or `objdump -p`)",
         "systemctl" | "service" | "launchctl" | "crontab" | "at" => {
             "manages services or scheduled jobs"
         }
@@ -245,7 +285,10 @@ pub(crate) fn known_danger(name: &str) -> Option<&'static str> {
         "iptables" | "nft" | "ip" | "ifconfig" | "route" => "changes the network configuration",
         "useradd" | "userdel" | "usermod" | "passwd" | "groupadd" | "chpasswd" => "changes users",
         "open" | "xdg-open" => "opens files or URLs in other programs",
-        "watch" | "parallel" | "nohup" | "setsid" | "screen" | "tmux" => "runs other commands",
+        "watch" | "parallel" | "screen" | "tmux" | "script" | "flock" | "unbuffer" | "strace"
+        | "ltrace" | "systemd-run" | "chroot" | "unshare" | "nsenter" | "busybox" => {
+            "runs other commands"
+        }
         _ => return None,
     })
 }

@@ -2,12 +2,18 @@
 //! `pnpm`, `yarn`, `pip`, `python`, `docker`, `kubectl`, `uv run`, `npx`.
 //!
 //! Building and testing is `dev`; installing, publishing and running
-//! arbitrary code is `dangerous`.
+//! arbitrary code is `dangerous`. Nothing here is `safe`, even a query
+//! such as `cargo tree` or `npm ls`: these programs are proxies and scripts
+//! (`rustup`'s `cargo`, `npm`'s `node`, `pyenv` shims) that start other
+//! programs, read project configuration that can name programs to run
+//! (`.cargo/config.toml`, `.npmrc`), and write caches and lock files as
+//! they go, which the `safe` kernel profile would refuse. They are `dev`
+//! at best, so they are asked for in the default mode.
 
 use toolgate_core::CommandClass;
 
 use super::classify::{
-    Extra, Judgement, classify_simple, dangerous, dev, has_option, positionals, safe, subcommand,
+    Extra, Judgement, classify_simple, dangerous, dev, has_option, positionals, subcommand,
 };
 use super::model::SimpleCommand;
 use super::tables::lookup;
@@ -19,20 +25,22 @@ pub(super) fn cargo(args: &[Word]) -> Judgement {
         i = 1;
     }
     let rest = args.get(i..).unwrap_or_default();
-    if has_option(rest.get(..1).unwrap_or_default(), &[], &["list"]) {
-        return safe("`cargo --list` only prints");
+    if has_option(rest.get(..1).unwrap_or_default(), &[], &["list", "version"])
+        || matches!(rest, [v] if v.text() == "-V")
+    {
+        return dev("`cargo --version` only prints (through `rustup`'s proxy)");
     }
     let Some((sub, _)) = subcommand(
         rest,
         &["--color", "-Z", "--config", "-C", "--manifest-path"],
     ) else {
-        return safe("`cargo` alone prints its usage");
+        return dev("`cargo` alone prints its usage");
     };
     match sub {
         "tree" | "metadata" | "version" | "search" | "locate-project" | "pkgid"
-        | "read-manifest" | "verify-project" | "info" | "help" => {
-            safe(format!("`cargo {sub}` only reads"))
-        }
+        | "read-manifest" | "verify-project" | "info" | "help" => dev(format!(
+            "`cargo {sub}` only inspects, but runs `rustc` and may update `Cargo.lock`"
+        )),
         // `cargo check` runs build scripts and proc-macros, arbitrary code from
         // the dependency graph, exactly like `cargo build`: dev, not safe.
         "build" | "b" | "test" | "t" | "check" | "c" | "clippy" | "fmt" | "doc" | "d" | "bench"
@@ -55,15 +63,16 @@ pub(super) fn cargo(args: &[Word]) -> Judgement {
 
 pub(super) fn go(args: &[Word]) -> Judgement {
     let Some((sub, rest)) = subcommand(args, &[]) else {
-        return safe("`go` alone prints its usage");
+        return dev("`go` alone prints its usage");
     };
     match sub {
-        "version" | "list" | "doc" | "help" => safe(format!("`go {sub}` only reads")),
+        // `go` may download and switch toolchains (`GOTOOLCHAIN`) first.
+        "version" | "list" | "doc" | "help" => dev(format!("`go {sub}` only inspects")),
         "env" => {
             if has_option(rest, &['w', 'u'], &[]) {
                 dangerous("`go env -w` changes settings")
             } else {
-                safe("`go env` only prints")
+                dev("`go env` only prints")
             }
         }
         "build" | "test" | "vet" | "fmt" | "run" | "mod" | "work" | "tool" => {
@@ -76,24 +85,26 @@ pub(super) fn go(args: &[Word]) -> Judgement {
 
 pub(super) fn npm(args: &[Word]) -> Judgement {
     let Some((sub, rest)) = subcommand(args, &["--prefix", "-w", "--workspace", "-C"]) else {
-        return safe("`npm` alone prints its usage");
+        return dev("`npm` alone prints its usage");
     };
     match sub {
         "ls" | "list" | "ll" | "la" | "view" | "info" | "show" | "v" | "outdated" | "help"
         | "root" | "prefix" | "bin" | "explain" | "why" | "search" | "doctor" | "ping"
-        | "whoami" | "query" | "fund" | "-v" => safe(format!("`npm {sub}` only reads")),
+        | "whoami" | "query" | "fund" | "-v" | "--version" => {
+            dev(format!("`npm {sub}` only inspects"))
+        }
         "audit" => {
             if rest.first().is_some_and(|w| w.text() == "fix") {
                 dangerous("`npm audit fix` installs packages")
             } else {
-                safe("`npm audit` only reads")
+                dev("`npm audit` only inspects")
             }
         }
         "config" | "pkg" => match rest.first().map(Word::text) {
-            Some("get" | "list" | "ls") => safe(format!("`npm {sub} get` only reads")),
+            Some("get" | "list" | "ls") => dev(format!("`npm {sub} get` only inspects")),
             _ => dangerous(format!("`npm {sub}` changes settings")),
         },
-        "version" if rest.is_empty() => safe("`npm version` only prints"),
+        "version" if rest.is_empty() => dev("`npm version` only prints"),
         "run" | "run-script" | "rum" | "urn" | "test" | "t" | "tst" | "start" | "stop"
         | "restart" => dev(format!("`npm {sub}` runs a project script")),
         _ => dangerous(format!(
@@ -104,12 +115,12 @@ pub(super) fn npm(args: &[Word]) -> Judgement {
 
 pub(super) fn pnpm(args: &[Word]) -> Judgement {
     let Some((sub, rest)) = subcommand(args, &["-C", "--dir", "--filter", "-F"]) else {
-        return safe("`pnpm` alone prints its usage");
+        return dev("`pnpm` alone prints its usage");
     };
     match sub {
         "ls" | "list" | "ll" | "why" | "outdated" | "root" | "bin" | "licenses" | "help"
-        | "view" | "info" => safe(format!("`pnpm {sub}` only reads")),
-        "audit" if !has_option(rest, &[], &["fix"]) => safe("`pnpm audit` only reads"),
+        | "view" | "info" => dev(format!("`pnpm {sub}` only inspects")),
+        "audit" if !has_option(rest, &[], &["fix"]) => dev("`pnpm audit` only inspects"),
         "run" | "test" | "t" | "start" | "exec" | "lint" | "build" | "typecheck" | "format"
         | "check" => dev(format!("`pnpm {sub}` runs a project script")),
         _ => dangerous(format!("`pnpm {sub}` installs or changes packages")),
@@ -122,7 +133,7 @@ pub(super) fn yarn(args: &[Word]) -> Judgement {
     };
     match sub {
         "list" | "info" | "why" | "outdated" | "licenses" | "help" | "bin" => {
-            safe(format!("`yarn {sub}` only reads"))
+            dev(format!("`yarn {sub}` only inspects"))
         }
         "run" | "test" | "start" | "lint" | "build" | "exec" | "tsc" | "jest" | "typecheck" => {
             dev(format!("`yarn {sub}` runs a project script"))
@@ -133,17 +144,17 @@ pub(super) fn yarn(args: &[Word]) -> Judgement {
 
 pub(super) fn pip(args: &[Word]) -> Judgement {
     let Some((sub, rest)) = subcommand(args, &[]) else {
-        return safe("`pip` alone prints its usage");
+        return dev("`pip` alone prints its usage");
     };
     match sub {
         "list" | "show" | "freeze" | "check" | "help" | "search" | "index" | "debug"
-        | "inspect" => safe(format!("`pip {sub}` only reads")),
+        | "inspect" => dev(format!("`pip {sub}` only inspects")),
         "config" | "cache"
             if rest
                 .first()
                 .is_some_and(|w| matches!(w.text(), "list" | "get" | "dir" | "info")) =>
         {
-            safe(format!("`pip {sub}` only reads"))
+            dev(format!("`pip {sub}` only inspects"))
         }
         _ => dangerous(format!("`pip {sub}` installs or removes packages")),
     }
@@ -155,7 +166,9 @@ pub(super) fn python(name: &str, args: &[Word], extra: &Extra) -> Judgement {
         let t = word.text();
         match t {
             "-V" | "-VV" | "--version" => {
-                return safe(format!("`{name} --version` only prints its version"));
+                // `python3` is often a version manager's shim (pyenv), a
+                // script that runs other programs.
+                return dev(format!("`{name} --version` only prints its version"));
             }
             "-c" => return dangerous(format!("`{name} -c` runs code given on the command line")),
             "-m" => {
@@ -181,14 +194,18 @@ fn python_module(python: &str, module: &str, rest: &[Word], extra: &Extra) -> Ju
         "pytest" | "mypy" | "ruff" | "black" | "isort" | "flake8" | "pylint" | "unittest"
         | "coverage" | "tox" | "nox" | "doctest" | "pyright" | "py_compile" | "compileall"
         | "build" | "venv" => dev(format!("`{python} -m {module}` is a development tool")),
-        "json.tool" | "tabnanny" | "pydoc" | "sysconfig" | "site" | "platform" | "tokenize" => {
-            safe(format!("`{python} -m {module}` only reads"))
-        }
+        // `-m` puts the working directory first on the module path, so a
+        // `json/` directory in the workspace would run instead.
+        "json.tool" | "tabnanny" | "sysconfig" | "site" | "platform" | "tokenize" => dev(format!(
+            "`{python} -m {module}` only reads, but may import modules from the working directory"
+        )),
         "pip" => pip(rest),
         _ if extra.dev.contains(module) => {
             dev(format!("`{module}` is configured as a development tool"))
         }
-        _ if extra.safe.contains(module) => safe(format!("`{module}` is configured as safe")),
+        _ if extra.safe.contains(module) => dev(format!(
+            "`{module}` is configured as safe, but runs through `{python} -m`"
+        )),
         _ => dangerous(format!(
             "`{python} -m {module}` runs a module not known to be safe"
         )),
@@ -212,7 +229,7 @@ pub(super) fn docker(name: &str, args: &[Word]) -> Judgement {
             "--config",
         ],
     ) else {
-        return safe(format!("`{name}` alone prints its usage"));
+        return dev(format!("`{name}` alone prints its usage"));
     };
     let action = rest.first().map(Word::text).unwrap_or_default();
     let reads = READS.contains(&sub)
@@ -258,7 +275,7 @@ pub(super) fn kubectl(name: &str, args: &[Word]) -> Judgement {
             "--server",
         ],
     ) else {
-        return safe(format!("`{name}` alone prints its usage"));
+        return dev(format!("`{name}` alone prints its usage"));
     };
     let action = rest.first().map(Word::text).unwrap_or_default();
     let reads = matches!(
@@ -291,7 +308,7 @@ pub(super) fn kubectl(name: &str, args: &[Word]) -> Judgement {
 pub(super) fn runner(name: &str, args: &[Word], extra: &Extra) -> Judgement {
     let Some((sub, rest)) = subcommand(args, &["--directory", "--project", "-p", "--python"])
     else {
-        return safe(format!("`{name}` alone prints its usage"));
+        return dev(format!("`{name}` alone prints its usage"));
     };
     match sub {
         "run" | "exec" => {
@@ -300,7 +317,7 @@ pub(super) fn runner(name: &str, args: &[Word], extra: &Extra) -> Judgement {
         }
         "pip" if name == "uv" => pip(rest),
         "show" | "check" | "tree" | "version" | "list" | "outdated" => {
-            safe(format!("`{name} {sub}` only reads"))
+            dev(format!("`{name} {sub}` only inspects"))
         }
         "sync" | "lock" | "build" | "venv" | "test" | "fmt" => {
             dev(format!("`{name} {sub}` is a development step"))
@@ -343,9 +360,7 @@ fn skip_runner_options(args: &[Word]) -> &[Word] {
 
 fn inner_command(name: &str, sub: &str, inner: &[Word], extra: &Extra) -> Judgement {
     if inner.is_empty() {
-        return safe(format!(
-            "`{name} {sub}` given no program runs nothing harmful"
-        ));
+        return dev(format!("`{name} {sub}` given no program prints its usage"));
     }
     let cmd = SimpleCommand::from_words(inner.to_vec());
     let j = classify_simple(&cmd, extra);
@@ -364,7 +379,7 @@ fn inner_command(name: &str, sub: &str, inner: &[Word], extra: &Extra) -> Judgem
 pub(super) fn npx(name: &str, args: &[Word], extra: &Extra) -> Judgement {
     let inner = skip_runner_options(args);
     let Some(program) = inner.first() else {
-        return safe(format!("`{name}` alone prints its usage"));
+        return dev(format!("`{name}` alone prints its usage"));
     };
     if lookup(program.text()).is_none()
         && !extra.dev.contains(program.text())
@@ -376,4 +391,141 @@ pub(super) fn npx(name: &str, args: &[Word], extra: &Extra) -> Judgement {
         ));
     }
     inner_command(name, "", inner, extra)
+}
+
+pub(super) fn rustc(args: &[Word]) -> Judgement {
+    if has_option(args, &[], &["print"])
+        || matches!(args, [a] if matches!(a.text(), "-vV" | "--version" | "-V"))
+    {
+        dev("`rustc --print` only prints (through `rustup`'s proxy)")
+    } else {
+        dev("`rustc` compiles code")
+    }
+}
+
+pub(super) fn rustup(args: &[Word]) -> Judgement {
+    match subcommand(args, &[]) {
+        Some(("show" | "which" | "doc", _)) => dev("`rustup show` only inspects"),
+        Some((sub @ ("toolchain" | "target" | "component"), rest))
+            if rest.first().is_some_and(|w| w.text() == "list") =>
+        {
+            dev(format!("`rustup {sub} list` only inspects"))
+        }
+        _ => dangerous("`rustup` installs or changes toolchains"),
+    }
+}
+
+pub(super) fn bun(args: &[Word]) -> Judgement {
+    match subcommand(args, &[]) {
+        Some((sub @ ("test" | "run" | "build"), _)) => {
+            dev(format!("`bun {sub}` is a development step"))
+        }
+        Some(("pm", rest))
+            if rest
+                .first()
+                .is_some_and(|w| matches!(w.text(), "ls" | "hash" | "cache")) =>
+        {
+            dev("`bun pm ls` only inspects")
+        }
+        Some((sub, _)) => dangerous(format!("`bun {sub}` is not known to be safe")),
+        None => dev("`bun` alone prints its usage"),
+    }
+}
+
+pub(super) fn node(name: &str, args: &[Word]) -> Judgement {
+    if matches!(args, [a] if matches!(a.text(), "-v" | "--version")) {
+        dev(format!("`{name} -v` only prints its version"))
+    } else if args
+        .iter()
+        .map(Word::text)
+        .take_while(|t| *t != "--")
+        .any(|t| t == "--test")
+    {
+        dev(format!("`{name} --test` runs tests"))
+    } else {
+        dangerous(format!("`{name}` runs arbitrary JavaScript"))
+    }
+}
+
+pub(super) fn deno(args: &[Word]) -> Judgement {
+    match subcommand(args, &[]) {
+        Some((sub @ ("test" | "check" | "lint" | "fmt" | "bench" | "doc"), _)) => {
+            dev(format!("`deno {sub}` is a development step"))
+        }
+        _ => dangerous("`deno` runs arbitrary code"),
+    }
+}
+
+pub(super) fn helm(args: &[Word]) -> Judgement {
+    match subcommand(args, &["-n", "--namespace", "--kube-context"]) {
+        Some((
+            sub @ ("list" | "ls" | "status" | "get" | "history" | "version" | "show" | "search"
+            | "template" | "lint" | "env"),
+            _,
+        )) => dev(format!("`helm {sub}` only inspects")),
+        Some((sub, _)) => dangerous(format!("`helm {sub}` changes a cluster or installs charts")),
+        None => dev("`helm` alone prints its usage"),
+    }
+}
+
+pub(super) fn terraform(name: &str, args: &[Word]) -> Judgement {
+    match subcommand(args, &["-chdir"]) {
+        Some((
+            sub @ ("plan" | "validate" | "fmt" | "version" | "show" | "output" | "providers"
+            | "graph" | "init"),
+            _,
+        )) => dev(format!("`{name} {sub}` is a development step")),
+        Some(("state", rest))
+            if rest
+                .first()
+                .is_some_and(|w| matches!(w.text(), "list" | "show")) =>
+        {
+            dev(format!("`{name} state list` only inspects"))
+        }
+        Some((sub, _)) => dangerous(format!("`{name} {sub}` changes infrastructure")),
+        None => dev(format!("`{name}` alone prints its usage")),
+    }
+}
+
+pub(super) fn make(args: &[Word]) -> Judgement {
+    let risky = positionals(args).find(|w| {
+        matches!(
+            w.text(),
+            "install" | "uninstall" | "deploy" | "publish" | "release"
+        )
+    });
+    match risky {
+        Some(target) => dangerous(format!("`make {}` installs or publishes", target.text())),
+        None => dev("`make` builds the project"),
+    }
+}
+
+pub(super) fn maven(args: &[Word]) -> Judgement {
+    if positionals(args).any(|w| w.text() == "deploy" || w.text().starts_with("release:")) {
+        dangerous("`mvn deploy` publishes artifacts")
+    } else {
+        dev("`mvn` builds the project")
+    }
+}
+
+pub(super) fn gradle(args: &[Word]) -> Judgement {
+    if positionals(args).any(|w| w.text().starts_with("publish")) {
+        dangerous("`gradle publish` publishes artifacts")
+    } else {
+        dev("`gradle` builds the project")
+    }
+}
+
+pub(super) fn dotnet(args: &[Word]) -> Judgement {
+    match subcommand(args, &[]) {
+        Some((
+            sub @ ("build" | "test" | "run" | "restore" | "format" | "clean" | "watch" | "pack"),
+            _,
+        )) => dev(format!("`dotnet {sub}` is a development step")),
+        Some(("list" | "--info" | "--list-sdks" | "--list-runtimes" | "--version", _)) => {
+            dev("`dotnet --info` only inspects")
+        }
+        Some((sub, _)) => dangerous(format!("`dotnet {sub}` is not known to be safe")),
+        None => dev("`dotnet` alone prints its usage"),
+    }
 }

@@ -1,7 +1,7 @@
 //! Shell words: what a program receives once quotes are removed.
 
 use brush_parser::ParserOptions;
-use brush_parser::word::{WordPiece, WordPieceWithSource};
+use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 
 use super::model::Origin;
 use super::parse::{ParseError, guarded};
@@ -11,6 +11,7 @@ const EXPANSION: u8 = 1 << 1;
 const SUBSTITUTION: u8 = 1 << 2;
 const GLOB: u8 = 1 << 3;
 const TILDE: u8 = 1 << 4;
+const ARITHMETIC: u8 = 1 << 5;
 
 /// One shell word, as far as its value can be known without running anything.
 ///
@@ -50,6 +51,13 @@ impl Word {
     /// The same word, marked as holding an expansion.
     pub(crate) fn with_expansion(mut self) -> Self {
         self.flags |= EXPANSION;
+        self
+    }
+
+    /// The same word, marked as evaluating a variable's value as
+    /// arithmetic (see [`evaluates_variables`](Self::evaluates_variables)).
+    pub(crate) fn with_arithmetic(mut self) -> Self {
+        self.flags |= ARITHMETIC | EXPANSION;
         self
     }
 
@@ -94,6 +102,20 @@ impl Word {
     /// shell may turn it into other words (`cat .e*` can read `.env`).
     pub fn has_glob(&self) -> bool {
         self.flags & GLOB != 0
+    }
+
+    /// Whether the word makes bash evaluate a variable's value as an
+    /// arithmetic expression: `$((x))`, `${a[i]}`, `${s:n}`, `${!ref}`, or
+    /// an arithmetic context that names a variable (`(( x ))`,
+    /// `[[ $x -eq 1 ]]`, `a[i]=1`).
+    ///
+    /// Bash evaluates a variable that holds `a[$(cmd)]` as an expression, so
+    /// the subscript's command runs: `x='a[$(id)]'; echo $((x))` runs `id`.
+    /// A variable's value may come from a file name, an input line or the
+    /// environment, so any such word can run code. Arithmetic on literal
+    /// numbers only (`$((1 + 2))`) cannot.
+    pub fn evaluates_variables(&self) -> bool {
+        self.flags & ARITHMETIC != 0
     }
 
     /// Whether [`text`](Self::text) is exactly what the program receives: no
@@ -222,12 +244,25 @@ impl<'a> State<'a> {
                     self.text
                         .push_str(if source.is_empty() { "~" } else { source });
                 }
-                WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
-                    // `${x:-$(cmd)}` and `$(( $(cmd) ))` run commands too. We
-                    // do not dig them out; the flag makes the word dangerous.
+                WordPiece::ParameterExpansion(expr) => {
+                    // `${x:-$(cmd)}` runs a command too. We do not dig it
+                    // out; the flag makes the word dangerous.
                     self.flags |= EXPANSION;
-                    if contains_substitution_syntax(source) {
+                    if contains_command_substitution(source) {
                         self.flags |= SUBSTITUTION;
+                    }
+                    if parameter_evaluates_variables(expr) {
+                        self.flags |= ARITHMETIC;
+                    }
+                    self.text.push_str(source);
+                }
+                WordPiece::ArithmeticExpression(expr) => {
+                    self.flags |= EXPANSION;
+                    if contains_command_substitution(&expr.value) {
+                        self.flags |= SUBSTITUTION;
+                    }
+                    if refers_to_variable(&expr.value) {
+                        self.flags |= ARITHMETIC;
                     }
                     self.text.push_str(source);
                 }
@@ -273,8 +308,171 @@ fn has_pattern(s: &str) -> bool {
         || (s.contains('{') && (s.contains(',') || s.contains("..")))
 }
 
+/// Whether an arithmetic expression names a variable (or holds an
+/// expansion), rather than only numbers and operators. Numbers include
+/// `0x1f` and `16#ff`.
+pub(crate) fn refers_to_variable(expr: &str) -> bool {
+    let bytes = expr.as_bytes();
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b.is_ascii_digit() {
+            i += 1;
+            while bytes
+                .get(i)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'#' | b'@' | b'_'))
+            {
+                i += 1;
+            }
+            continue;
+        }
+        if b.is_ascii_alphabetic()
+            || matches!(b, b'_' | b'$' | b'`' | b'[' | b'\\')
+            || !b.is_ascii()
+        {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether a parameter expansion evaluates a variable's value as arithmetic
+/// or as a name: an indexed element with a non-literal subscript
+/// (`${a[i]}`), a substring with a non-literal offset or length
+/// (`${s:n}`), or indirection (`${!ref}`, where `ref` may hold `a[$(cmd)]`).
+/// Nested words (`${x:-$((y))}`) are checked on their text.
+fn parameter_evaluates_variables(expr: &ParameterExpr) -> bool {
+    use ParameterExpr as P;
+    let (parameter, indirect, nested): (&Parameter, bool, [Option<&str>; 2]) = match expr {
+        P::Parameter {
+            parameter,
+            indirect,
+        }
+        | P::ParameterLength {
+            parameter,
+            indirect,
+        }
+        | P::Transform {
+            parameter,
+            indirect,
+            ..
+        } => (parameter, *indirect, [None, None]),
+        P::UseDefaultValues {
+            parameter,
+            indirect,
+            default_value: value,
+            ..
+        }
+        | P::AssignDefaultValues {
+            parameter,
+            indirect,
+            default_value: value,
+            ..
+        }
+        | P::IndicateErrorIfNullOrUnset {
+            parameter,
+            indirect,
+            error_message: value,
+            ..
+        }
+        | P::UseAlternativeValue {
+            parameter,
+            indirect,
+            alternative_value: value,
+            ..
+        }
+        | P::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect,
+            pattern: value,
+        }
+        | P::RemoveLargestSuffixPattern {
+            parameter,
+            indirect,
+            pattern: value,
+        }
+        | P::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect,
+            pattern: value,
+        }
+        | P::RemoveLargestPrefixPattern {
+            parameter,
+            indirect,
+            pattern: value,
+        }
+        | P::UppercaseFirstChar {
+            parameter,
+            indirect,
+            pattern: value,
+        }
+        | P::UppercasePattern {
+            parameter,
+            indirect,
+            pattern: value,
+        }
+        | P::LowercaseFirstChar {
+            parameter,
+            indirect,
+            pattern: value,
+        }
+        | P::LowercasePattern {
+            parameter,
+            indirect,
+            pattern: value,
+        } => (parameter, *indirect, [value.as_deref(), None]),
+        P::ReplaceSubstring {
+            parameter,
+            indirect,
+            pattern,
+            replacement,
+            ..
+        } => (
+            parameter,
+            *indirect,
+            [Some(pattern.as_str()), replacement.as_deref()],
+        ),
+        P::Substring {
+            parameter,
+            indirect,
+            offset,
+            length,
+        } => {
+            if refers_to_variable(&offset.value)
+                || length
+                    .as_ref()
+                    .is_some_and(|l| refers_to_variable(&l.value))
+            {
+                return true;
+            }
+            (parameter, *indirect, [None, None])
+        }
+        P::VariableNames { .. } | P::MemberKeys { .. } => return false,
+    };
+    let subscript = match parameter {
+        Parameter::NamedWithIndex { index, .. } => refers_to_variable(index),
+        _ => false,
+    };
+    indirect
+        || subscript
+        || nested
+            .iter()
+            .flatten()
+            .any(|s| s.contains("$((") || s.contains("$[") || s.contains('['))
+}
+
 fn contains_substitution_syntax(s: &str) -> bool {
     s.contains("$(") || s.contains('`') || s.contains("<(") || s.contains(">(")
+}
+
+/// [`contains_substitution_syntax`], not counting `$((`, an arithmetic
+/// expansion (whose variables set [`ARITHMETIC`] instead).
+fn contains_command_substitution(s: &str) -> bool {
+    s.match_indices("$(")
+        .any(|(at, _)| s.as_bytes().get(at + 2) != Some(&b'('))
+        || s.contains('`')
+        || s.contains("<(")
+        || s.contains(">(")
 }
 
 /// Undoes the escapes bash applies inside backquotes (`\\`, `` \` ``, `\$`).
@@ -409,5 +607,42 @@ mod tests {
         assert_eq!(flags("$(id)"), SUBSTITUTION);
         assert_eq!(flags("${x:-$(id)}"), EXPANSION | SUBSTITUTION);
         assert_eq!(flags(".{e,}nv"), GLOB);
+        assert_eq!(flags("$((1 + 0x1f * 16#ff))"), EXPANSION);
+        assert_eq!(flags("$((x))"), EXPANSION | ARITHMETIC);
+        assert_eq!(flags("$[x+1]"), EXPANSION | ARITHMETIC);
+        assert_eq!(
+            flags("$((1 + $(id)))"),
+            EXPANSION | SUBSTITUTION | ARITHMETIC
+        );
+        assert_eq!(flags("${a[i]}"), EXPANSION | ARITHMETIC);
+        assert_eq!(flags("${a[$i]}"), EXPANSION | ARITHMETIC);
+        assert_eq!(flags("${a[1]}"), EXPANSION);
+        assert_eq!(flags("${a[@]}"), EXPANSION);
+        assert_eq!(flags("${s:n:2}"), EXPANSION | ARITHMETIC);
+        assert_eq!(flags("${s:1:2}"), EXPANSION);
+        assert_eq!(flags("${!ref}"), EXPANSION | ARITHMETIC);
+        assert_eq!(flags("${x:-$((y))}"), EXPANSION | ARITHMETIC);
+        assert_eq!(flags("${x:-y}"), EXPANSION);
+        assert_eq!(flags("${#x}"), EXPANSION);
+    }
+
+    #[test]
+    fn arithmetic_that_names_a_variable() {
+        let cases: &[(&str, bool)] = &[
+            ("1 + 2", false),
+            ("0x1F * 2", false),
+            ("16#ff", false),
+            ("2#1010 << 3", false),
+            ("(1) ? 2 : 3", false),
+            ("x", true),
+            ("$x + 1", true),
+            ("a[1]", true),
+            ("i++", true),
+            ("10#$n", true),
+            ("`id`", true),
+        ];
+        for (expr, want) in cases {
+            assert_eq!(refers_to_variable(expr), *want, "{expr}");
+        }
     }
 }

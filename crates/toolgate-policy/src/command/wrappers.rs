@@ -1,130 +1,637 @@
-//! Programs that run another program: `env`, `xargs`, `nice`, `timeout`, …
+//! Programs that run another program: `env`, `xargs`, `nice`, `timeout`,
+//! `setsid`, `flock`, `busybox`, …
 //!
 //! A wrapper changes little about what a command does, so the command is
-//! judged by the program it wraps. `sudo` and `doas` are not wrappers here:
-//! they change who runs the program, and the blocklist refuses them.
+//! judged by the program it wraps, and the blocklist sees `sudo` in
+//! `setsid -f nice -n 5 sudo ls` as in `sudo ls`. Each wrapper's options are
+//! read with the shared option matcher ([`scan_prefix`]) so that an option
+//! taking a value (`flock -w 5`, `chrt -T 10`) is not mistaken for the
+//! program. Some wrappers add something of their own, which sets a floor
+//! under the command's class: `flock` creates its lock file, `busybox`
+//! runs applets toolgate does not know, `systemd-run` runs the command as a
+//! system unit out of toolgate's reach.
+//!
+//! Wrappers that run a command given as a shell string (`watch ls -l`,
+//! `script -c CMD`, `flock FILE -c CMD`) hand the string to the parser as an
+//! inline script, as `sh -c` does.
+//!
+//! `sudo`, `doas`, `su`, `runuser`, `sg`, `pkexec` and `run0` are not
+//! wrappers here: they change who runs the program, and the blocklist
+//! refuses them.
 
+use toolgate_core::CommandClass;
+
+use super::builtins::{Scope, judge_name};
+use super::classify::{Judgement, dangerous, dev};
+use super::options::{Scanned, Spec, scan_prefix};
 use super::words::Word;
 
-/// How a wrapper's options are spelled.
-struct Spec {
-    /// Short options without an argument.
-    flags: &'static str,
-    /// Short options whose argument is attached or the next word.
-    with_arg: &'static str,
-    /// Short options whose argument, if any, is attached (`xargs -i{}`).
-    optional_attached: &'static str,
-    long_flags: &'static [&'static str],
-    long_with_arg: &'static [&'static str],
-    /// Options that make the wrapper do something else than run a program
-    /// (`command -v`, `env --help`).
+/// What a wrapper is and how its command is found.
+struct Wrapper {
+    name: &'static str,
+    spec: Spec,
+    /// Operands before the program: `timeout DURATION`, `flock FILE`,
+    /// `taskset MASK`, `chrt PRIORITY`, `chroot DIR`.
+    fixed: usize,
+    /// Options that make it do something else than run a program
+    /// (`command -v`, `ionice -p PID`, `busybox --list`).
     stop: &'static [&'static str],
+    /// The floor it puts under the command's class, and why.
+    floor: Option<(CommandClass, &'static str)>,
+    /// Whether it is a program (`env`) rather than a builtin (`command`,
+    /// `exec`, `builtin`): a program runs the wrapped command through
+    /// `execve` even when its name is a builtin's (`env echo`).
+    execs: bool,
 }
 
-const ENV: Spec = Spec {
-    flags: "i0v",
-    with_arg: "uCS",
-    optional_attached: "",
-    long_flags: &[
-        "ignore-environment",
-        "null",
-        "debug",
-        "block-signal",
-        "default-signal",
-        "ignore-signal",
-    ],
-    long_with_arg: &["unset", "chdir", "split-string"],
-    stop: &["help", "version", "list-signal-handling"],
-};
+const HELP: &[&str] = &["--help", "--version"];
+const UTIL_HELP: &[&str] = &["-h|--help", "-V|--version"];
 
-const XARGS: Spec = Spec {
-    flags: "0rtpxo",
-    with_arg: "adEILnPs",
-    optional_attached: "eil",
-    long_flags: &[
-        "null",
-        "no-run-if-empty",
-        "verbose",
-        "interactive",
-        "exit",
-        "open-tty",
-        "replace",
-        "max-lines",
-        "eof",
-    ],
-    long_with_arg: &[
-        "arg-file",
-        "delimiter",
-        "max-args",
-        "max-procs",
-        "max-chars",
-        "process-slot-var",
-    ],
-    stop: &["help", "version", "show-limits"],
-};
+const WRAPPERS: &[Wrapper] = &[
+    Wrapper {
+        name: "env",
+        spec: Spec::read(
+            &[
+                HELP,
+                &[
+                    "-i|--ignore-environment",
+                    "-0|--null",
+                    "-u=|--unset=",
+                    "-C=|--chdir=",
+                    "-v|--debug",
+                    "--block-signal[=]",
+                    "--default-signal[=]",
+                    "--ignore-signal[=]",
+                    "--list-signal-handling",
+                ],
+            ],
+            false,
+        ),
+        fixed: 0,
+        stop: &["--help", "--version"],
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "xargs",
+        spec: Spec::read(
+            &[
+                HELP,
+                &[
+                    "-0|--null",
+                    "-a=|--arg-file=",
+                    "-d=|--delimiter=",
+                    "-E=",
+                    "-e[=]|--eof[=]",
+                    "-I=",
+                    "-i[=]|--replace[=]",
+                    "-L=|--max-lines=",
+                    "-l[=]",
+                    "-n=|--max-args=",
+                    "-o|--open-tty",
+                    "-P=|--max-procs=",
+                    "-p|--interactive",
+                    "--process-slot-var=",
+                    "-r|--no-run-if-empty",
+                    "-s=|--max-chars=",
+                    "--show-limits",
+                    "-t|--verbose",
+                    "-x|--exit",
+                ],
+            ],
+            false,
+        ),
+        fixed: 0,
+        stop: &["--help", "--version", "--show-limits"],
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "nice",
+        spec: Spec {
+            read: &[HELP, &["-n=|--adjustment="]],
+            danger: &[],
+            numeric: true,
+            complete: false,
+        },
+        fixed: 0,
+        stop: HELP,
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "timeout",
+        spec: Spec::read(
+            &[
+                HELP,
+                &[
+                    "--preserve-status",
+                    "--foreground",
+                    "-k=|--kill-after=",
+                    "-s=|--signal=",
+                    "-v|--verbose",
+                ],
+            ],
+            false,
+        ),
+        fixed: 1,
+        stop: HELP,
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "nohup",
+        spec: Spec::read(&[HELP], false),
+        fixed: 0,
+        stop: HELP,
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "stdbuf",
+        spec: Spec::read(
+            &[HELP, &["-i=|--input=", "-o=|--output=", "-e=|--error="]],
+            false,
+        ),
+        fixed: 0,
+        stop: HELP,
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "time",
+        spec: Spec {
+            read: &[
+                HELP,
+                &[
+                    "-p|--portability",
+                    "-v|--verbose",
+                    "-a|--append",
+                    "-q|--quiet",
+                    "-f=|--format=",
+                ],
+            ],
+            danger: &[("-o=|--output=", "writes its report to a file")],
+            numeric: false,
+            complete: false,
+        },
+        fixed: 0,
+        stop: HELP,
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "setsid",
+        spec: Spec::read(
+            &[UTIL_HELP, &["-c|--ctty", "-f|--fork", "-w|--wait"]],
+            false,
+        ),
+        fixed: 0,
+        stop: &["-h", "-V"],
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "ionice",
+        spec: Spec::read(
+            &[
+                UTIL_HELP,
+                &[
+                    "-c=|--class=",
+                    "-n=|--classdata=",
+                    "-t|--ignore",
+                    "-p|--pid",
+                    "-P|--pgid",
+                    "-u|--uid",
+                ],
+            ],
+            false,
+        ),
+        fixed: 0,
+        stop: &["-h", "-V", "-p", "-P", "-u"],
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "chrt",
+        spec: Spec::read(
+            &[
+                UTIL_HELP,
+                &[
+                    "-b|--batch",
+                    "-d|--deadline",
+                    "-f|--fifo",
+                    "-i|--idle",
+                    "-o|--other",
+                    "-r|--rr",
+                    "-R|--reset-on-fork",
+                    "-T=|--sched-runtime=",
+                    "-P=|--sched-period=",
+                    "-D=|--sched-deadline=",
+                    "-a|--all-tasks",
+                    "-m|--max",
+                    "-p|--pid",
+                    "-v|--verbose",
+                ],
+            ],
+            false,
+        ),
+        fixed: 1,
+        stop: &["-h", "-V", "-m", "-p"],
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "taskset",
+        spec: Spec::read(
+            &[UTIL_HELP, &["-a|--all-tasks", "-p|--pid", "-c|--cpu-list"]],
+            false,
+        ),
+        fixed: 1,
+        stop: &["-h", "-V", "-p"],
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "prlimit",
+        spec: Spec::read(
+            &[
+                UTIL_HELP,
+                &[
+                    "-p=|--pid=",
+                    "-o=|--output=",
+                    "--noheadings",
+                    "--raw",
+                    "--verbose",
+                    "-c[=]|--core[=]",
+                    "-d[=]|--data[=]",
+                    "-e[=]|--nice[=]",
+                    "-f[=]|--fsize[=]",
+                    "-i[=]|--sigpending[=]",
+                    "-l[=]|--memlock[=]",
+                    "-m[=]|--rss[=]",
+                    "-n[=]|--nofile[=]",
+                    "-q[=]|--msgqueue[=]",
+                    "-r[=]|--rtprio[=]",
+                    "-s[=]|--stack[=]",
+                    "-t[=]|--cpu[=]",
+                    "-u[=]|--nproc[=]",
+                    "-v[=]|--as[=]",
+                    "-x[=]|--locks[=]",
+                    "-y[=]|--rttime[=]",
+                ],
+            ],
+            false,
+        ),
+        fixed: 0,
+        stop: &["-h", "-V", "-p"],
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "flock",
+        spec: Spec::read(
+            &[
+                UTIL_HELP,
+                &[
+                    "-s|--shared",
+                    "-x|-e|--exclusive",
+                    "-u|--unlock",
+                    "-n|--nb|--nonblock",
+                    "-w=|--wait=|--timeout=",
+                    "-E=|--conflict-exit-code=",
+                    "-o|--close",
+                    "-c=|--command=",
+                    "-F|--no-fork",
+                    "--verbose",
+                ],
+            ],
+            false,
+        ),
+        fixed: 1,
+        stop: &["-h", "-V"],
+        floor: Some((CommandClass::Dev, "`flock` creates and locks its lock file")),
+        execs: true,
+    },
+    Wrapper {
+        name: "unbuffer",
+        spec: Spec::read(&[&["-p"]], false),
+        fixed: 0,
+        stop: &[],
+        floor: Some((
+            CommandClass::Dev,
+            "`unbuffer` runs the command under `expect`",
+        )),
+        execs: true,
+    },
+    Wrapper {
+        name: "busybox",
+        spec: Spec::read(&[&["--help", "--list", "--list-full", "--install"]], false),
+        fixed: 0,
+        stop: &["--help", "--list", "--list-full", "--install"],
+        floor: Some((
+            CommandClass::Dev,
+            "`busybox` applets are not the programs toolgate knows",
+        )),
+        execs: true,
+    },
+    Wrapper {
+        name: "watch",
+        spec: Spec::read(
+            &[
+                &["-h|--help", "-v|--version"],
+                &[
+                    "-b|--beep",
+                    "-c|--color",
+                    "-C|--no-color",
+                    "-d[=]|--differences[=]",
+                    "-e|--errexit",
+                    "-g|--chgexit",
+                    "-q=|--equexit=",
+                    "-n=|--interval=",
+                    "-p|--precise",
+                    "-t|--no-title",
+                    "-w|--no-wrap",
+                    "-r|--no-rerun",
+                    "-x|--exec",
+                ],
+            ],
+            false,
+        ),
+        fixed: 0,
+        stop: &["-h", "-v"],
+        floor: Some((
+            CommandClass::Dev,
+            "`watch` runs the command again and again until stopped",
+        )),
+        execs: true,
+    },
+    Wrapper {
+        name: "script",
+        spec: Spec::read(
+            &[
+                UTIL_HELP,
+                &[
+                    "-I=|--log-in=",
+                    "-O=|--log-out=",
+                    "-B=|--log-io=",
+                    "-T=|--log-timing=",
+                    "-t[=]|--timing[=]",
+                    "-m=|--logging-format=",
+                    "-a|--append",
+                    "-c=|--command=",
+                    "-e|--return",
+                    "-f|--flush",
+                    "--force",
+                    "-E=|--echo=",
+                    "-o=|--output-limit=",
+                    "-q|--quiet",
+                ],
+            ],
+            false,
+        ),
+        fixed: 0,
+        stop: &["-h", "-V"],
+        floor: None,
+        execs: true,
+    },
+    Wrapper {
+        name: "strace",
+        spec: Spec {
+            read: &[
+                &["-h|--help", "-V"],
+                &[
+                    "-f",
+                    "-ff",
+                    "-c",
+                    "-C",
+                    "-t",
+                    "-tt",
+                    "-ttt",
+                    "-T",
+                    "-y",
+                    "-yy",
+                    "-v",
+                    "-x",
+                    "-xx",
+                    "-q",
+                    "-qq",
+                    "-Z",
+                    "-z",
+                    "-e=",
+                    "-s=",
+                    "-a=",
+                    "-X=",
+                    "-P=",
+                    "-E=",
+                    "-u=",
+                    "-b=",
+                    "-I=",
+                    "-p=",
+                    "--trace=",
+                    "--signal=",
+                    "--status=",
+                ],
+            ],
+            danger: &[("-o=|--output=", "writes its trace to a file")],
+            numeric: false,
+            complete: false,
+        },
+        fixed: 0,
+        stop: &["-h", "-V", "-p"],
+        floor: Some((
+            CommandClass::Dev,
+            "`strace` traces every system call of the command",
+        )),
+        execs: true,
+    },
+    Wrapper {
+        name: "ltrace",
+        spec: Spec {
+            read: &[
+                &["-h|--help", "-V|--version"],
+                &[
+                    "-f", "-c", "-C", "-t", "-tt", "-ttt", "-T", "-S", "-e=", "-s=", "-p=", "-n=",
+                ],
+            ],
+            danger: &[("-o=|--output=", "writes its trace to a file")],
+            numeric: false,
+            complete: false,
+        },
+        fixed: 0,
+        stop: &["-h", "-V", "-p"],
+        floor: Some((
+            CommandClass::Dev,
+            "`ltrace` traces the library calls of the command",
+        )),
+        execs: true,
+    },
+    Wrapper {
+        name: "systemd-run",
+        spec: Spec::read(
+            &[
+                &["-h|--help", "--version"],
+                &[
+                    "--user",
+                    "--system",
+                    "--scope",
+                    "-u=|--unit=",
+                    "-p=|--property=",
+                    "-d|--same-dir",
+                    "--description=",
+                    "--slice=",
+                    "-r|--remain-after-exit",
+                    "--service-type=",
+                    "--uid=",
+                    "--gid=",
+                    "--nice=",
+                    "--working-directory=",
+                    "-E=|--setenv=",
+                    "-t|--pty",
+                    "-P|--pipe",
+                    "-q|--quiet",
+                    "-G|--collect",
+                    "--wait",
+                    "-S|--shell",
+                    "--no-block",
+                    "--no-ask-password",
+                    "-H=|--host=",
+                    "-M=|--machine=",
+                    "--on-active=",
+                    "--on-boot=",
+                    "--on-calendar=",
+                ],
+            ],
+            false,
+        ),
+        fixed: 0,
+        stop: &["-h", "--version"],
+        floor: Some((
+            CommandClass::Dangerous,
+            "`systemd-run` runs the command as a system unit, outside toolgate's control",
+        )),
+        execs: true,
+    },
+    Wrapper {
+        name: "chroot",
+        spec: Spec::read(
+            &[HELP, &["--userspec=", "--groups=", "--skip-chdir"]],
+            false,
+        ),
+        fixed: 1,
+        stop: HELP,
+        floor: Some((
+            CommandClass::Dangerous,
+            "`chroot` runs the command in another root directory",
+        )),
+        execs: true,
+    },
+    Wrapper {
+        name: "unshare",
+        spec: Spec::read(
+            &[
+                UTIL_HELP,
+                &[
+                    "-m[=]|--mount[=]",
+                    "-u[=]|--uts[=]",
+                    "-i[=]|--ipc[=]",
+                    "-n[=]|--net[=]",
+                    "-p[=]|--pid[=]",
+                    "-U[=]|--user[=]",
+                    "-C[=]|--cgroup[=]",
+                    "-T[=]|--time[=]",
+                    "-f|--fork",
+                    "--kill-child[=]",
+                    "--mount-proc[=]",
+                    "-r|--map-root-user",
+                    "-c|--map-current-user",
+                    "--propagation=",
+                    "--setgroups=",
+                    "-R=|--root=",
+                    "-w=|--wd=",
+                    "-S=|--setuid=",
+                    "-G=|--setgid=",
+                ],
+            ],
+            false,
+        ),
+        fixed: 0,
+        stop: &["-h", "-V"],
+        floor: Some((
+            CommandClass::Dangerous,
+            "`unshare` runs the command in new namespaces, possibly as root",
+        )),
+        execs: true,
+    },
+    Wrapper {
+        name: "nsenter",
+        spec: Spec::read(
+            &[
+                UTIL_HELP,
+                &[
+                    "-t=|--target=",
+                    "-a|--all",
+                    "-m[=]|--mount[=]",
+                    "-u[=]|--uts[=]",
+                    "-i[=]|--ipc[=]",
+                    "-n[=]|--net[=]",
+                    "-p[=]|--pid[=]",
+                    "-U[=]|--user[=]",
+                    "-C[=]|--cgroup[=]",
+                    "-T[=]|--time[=]",
+                    "-S=|--setuid=",
+                    "-G=|--setgid=",
+                    "-r[=]|--root[=]",
+                    "-w[=]|--wd[=]",
+                    "-F|--no-fork",
+                    "--preserve-credentials",
+                ],
+            ],
+            false,
+        ),
+        fixed: 0,
+        stop: &["-h", "-V"],
+        floor: Some((
+            CommandClass::Dangerous,
+            "`nsenter` runs the command in another process's namespaces",
+        )),
+        execs: true,
+    },
+    Wrapper {
+        name: "command",
+        spec: Spec::read(&[&["-p", "-v", "-V"]], false),
+        fixed: 0,
+        stop: &["-v", "-V"],
+        floor: None,
+        execs: false,
+    },
+    Wrapper {
+        name: "exec",
+        spec: Spec::read(&[&["-c", "-l", "-a="]], false),
+        fixed: 0,
+        stop: &[],
+        floor: None,
+        execs: false,
+    },
+    Wrapper {
+        name: "builtin",
+        spec: Spec::read(&[], false),
+        fixed: 0,
+        stop: &[],
+        floor: None,
+        execs: false,
+    },
+];
 
-const NICE: Spec = Spec {
-    flags: "",
-    with_arg: "n",
-    optional_attached: "",
-    long_flags: &[],
-    long_with_arg: &["adjustment"],
-    stop: &["help", "version"],
-};
+fn wrapper(name: &str) -> Option<&'static Wrapper> {
+    WRAPPERS.iter().find(|w| w.name == name)
+}
 
-const TIMEOUT: Spec = Spec {
-    flags: "v",
-    with_arg: "sk",
-    optional_attached: "",
-    long_flags: &["preserve-status", "foreground", "verbose"],
-    long_with_arg: &["signal", "kill-after"],
-    stop: &["help", "version"],
-};
-
-const TIME: Spec = Spec {
-    flags: "pvaq",
-    with_arg: "fo",
-    optional_attached: "",
-    long_flags: &["portability", "verbose", "append", "quiet"],
-    long_with_arg: &["format", "output"],
-    stop: &["help", "version"],
-};
-
-const COMMAND: Spec = Spec {
-    flags: "p",
-    with_arg: "",
-    optional_attached: "",
-    long_flags: &[],
-    long_with_arg: &[],
-    stop: &["v", "V"],
-};
-
-const EXEC: Spec = Spec {
-    flags: "cl",
-    with_arg: "a",
-    optional_attached: "",
-    long_flags: &[],
-    long_with_arg: &[],
-    stop: &[],
-};
-
-const STDBUF: Spec = Spec {
-    flags: "",
-    with_arg: "ioe",
-    optional_attached: "",
-    long_flags: &[],
-    long_with_arg: &["input", "output", "error"],
-    stop: &["help", "version"],
-};
-
-const NONE: Spec = Spec {
-    flags: "",
-    with_arg: "",
-    optional_attached: "",
-    long_flags: &[],
-    long_with_arg: &[],
-    stop: &["help", "version"],
-};
+/// Whether `name` is a wrapper that is a program of its own (so it runs
+/// the wrapped command through `execve`).
+pub(crate) fn execs(name: &str) -> bool {
+    wrapper(name).is_some_and(|w| w.execs)
+}
 
 /// What unwrapping found.
 #[derive(Debug, Default)]
@@ -133,12 +640,28 @@ pub(crate) struct Unwrapped {
     pub(crate) start: usize,
     /// The wrappers seen through, outermost first.
     pub(crate) wrappers: Vec<String>,
+    /// Index of each wrapper's word, outermost first.
+    pub(crate) wrapper_words: Vec<usize>,
     /// `NAME=value` words given to `env`.
     pub(crate) assignments: Vec<Word>,
-    /// Why the wrapped program may not be the one found, if it may not.
+    /// Why the wrapped program may not be the one found, if it may not: a
+    /// wrapper option toolgate does not know.
     pub(crate) problem: Option<String>,
+    /// The least class the wrappers give the command, and why.
+    pub(crate) floor: Option<Judgement>,
     /// The string `xargs -I` replaces with input in the wrapped command.
     pub(crate) replace: Option<String>,
+    /// A shell script the last wrapper runs (`watch ls -l`, `script -c CMD`,
+    /// `flock FILE -c CMD`), which is then the program.
+    pub(crate) script: Option<Word>,
+}
+
+impl Unwrapped {
+    fn raise(&mut self, j: Judgement) {
+        if self.floor.as_ref().is_none_or(|f| j.class > f.class) {
+            self.floor = Some(j);
+        }
+    }
 }
 
 enum Step {
@@ -160,41 +683,11 @@ pub(crate) fn unwrap(words: &mut Vec<Word>) -> Unwrapped {
             break;
         }
         let name = basename(word.text()).to_owned();
-        let step = match name.as_str() {
-            "env" => unwrap_env(words, i, &mut out),
-            "xargs" => {
-                let step = skip_options(words, i + 1, &XARGS, &name, &mut out.problem);
-                if let Step::Next(j) = step {
-                    out.replace = out
-                        .replace
-                        .take()
-                        .or_else(|| xargs_replace(words.get(i + 1..j).unwrap_or_default()));
-                }
-                step
-            }
-            "nice" => skip_nice(words, i + 1, &mut out.problem),
-            "timeout" => match skip_options(words, i + 1, &TIMEOUT, &name, &mut out.problem) {
-                // The duration comes before the program.
-                Step::Next(j) if words.get(j).is_some() => Step::Next(j + 1),
-                other => other,
-            },
-            "time" => {
-                let step = skip_options(words, i + 1, &TIME, &name, &mut out.problem);
-                if words
-                    .iter()
-                    .skip(i + 1)
-                    .any(|w| w.text() == "-o" || w.text().starts_with("--output"))
-                {
-                    out.problem = Some("`time -o` writes its report to a file".to_owned());
-                }
-                step
-            }
-            "command" => skip_options(words, i + 1, &COMMAND, &name, &mut out.problem),
-            "exec" => skip_options(words, i + 1, &EXEC, &name, &mut out.problem),
-            "stdbuf" => skip_options(words, i + 1, &STDBUF, &name, &mut out.problem),
-            "nohup" | "builtin" => skip_options(words, i + 1, &NONE, &name, &mut out.problem),
-            _ => break,
-        };
+        let Some(w) = wrapper(&name) else { break };
+        if name == "env" {
+            split_env_string(words, i, &mut out);
+        }
+        let step = step(words, i, w, &mut out);
         match step {
             Step::Stop => break,
             Step::Next(j) => {
@@ -203,12 +696,188 @@ pub(crate) fn unwrap(words: &mut Vec<Word>) -> Unwrapped {
                     break;
                 }
                 out.wrappers.push(name);
+                out.wrapper_words.push(i);
                 i = j;
             }
         }
     }
     out.start = i;
     out
+}
+
+fn step(words: &[Word], at: usize, w: &Wrapper, out: &mut Unwrapped) -> Step {
+    let rest = words.get(at + 1..).unwrap_or_default();
+    // `nice -10 cmd` is the historical spelling of `nice -n 10 cmd`; the
+    // matcher's `-NUM` rule reads it.
+    let (scanned, stop, problem) = scan_prefix(w.name, &w.spec, rest);
+    if let Some(j) = problem {
+        if j.class == CommandClass::Dangerous {
+            out.raise(j);
+        } else {
+            out.problem.get_or_insert_with(|| {
+                format!(
+                    "`{}` has an option toolgate does not know, so the program it runs is unclear",
+                    w.name
+                )
+            });
+        }
+    }
+    if w.stop.iter().any(|s| scanned.has(&[s])) {
+        return Step::Stop;
+    }
+    let mut next = at + 1 + stop;
+    match w.name {
+        "env" => {
+            // `env -` is `env -i`.
+            if words.get(next).is_some_and(|w| w.text() == "-") {
+                next += 1;
+                out.raise(dev(
+                    "`env -` clears the environment, so the program is looked up in a default `PATH`",
+                ));
+            }
+            // `env NAME=value … program`: the assignments come first.
+            while let Some(word) = words.get(next)
+                && is_assignment(word.text())
+            {
+                out.assignments.push(word.clone());
+                next += 1;
+            }
+            if scanned.has(&["-i"]) {
+                out.raise(dev(
+                    "`env -i` clears the environment, so the program is looked up in a default `PATH`",
+                ));
+            }
+            judge_unset(&scanned, &["-u"], "`env -u`", out);
+        }
+        "xargs" => {
+            out.replace = out
+                .replace
+                .take()
+                .or_else(|| xargs_replace(words.get(at + 1..next).unwrap_or_default()));
+            judge_unset(
+                &scanned,
+                &["--process-slot-var"],
+                "`xargs --process-slot-var`",
+                out,
+            );
+        }
+        "command" if scanned.has(&["-p"]) => {
+            out.raise(dev("`command -p` looks the program up in a default `PATH`"))
+        }
+        "flock" => {
+            if let Some(value) = scanned.values(&["-c"]).next() {
+                out.script = Some(script_word(value.text, value.literal));
+                return Step::Stop;
+            }
+            // `flock FILE -c CMD`: the option may follow the file.
+            if words.get(next + 1).is_some_and(|w| {
+                matches!(w.text(), "-c" | "--command") || w.text().starts_with("--command=")
+            }) {
+                let script = words.get(next + 1).and_then(|w| {
+                    w.text()
+                        .strip_prefix("--command=")
+                        .map(|v| script_word(v, w.is_literal()))
+                });
+                out.script = script.or_else(|| words.get(next + 2).cloned());
+                return Step::Stop;
+            }
+        }
+        "script" => {
+            // `script -c CMD [FILE]` runs CMD through the shell.
+            if let Some(value) = scanned.values(&["-c"]).next() {
+                out.script = Some(script_word(value.text, value.literal));
+            }
+            return Step::Stop;
+        }
+        "watch" if !scanned.has(&["-x"]) => {
+            // `watch ls -l` runs `sh -c 'ls -l'`.
+            let tail = words.get(next..).unwrap_or_default();
+            if !tail.is_empty() {
+                let literal = tail.iter().all(Word::is_literal);
+                let text = tail.iter().map(Word::text).collect::<Vec<_>>().join(" ");
+                out.script = Some(script_word(&text, literal));
+            }
+            return Step::Stop;
+        }
+        _ => {}
+    }
+    if let Some((class, reason)) = w.floor {
+        out.raise(Judgement {
+            class,
+            reason: reason.to_owned(),
+        });
+    }
+    next += w.fixed;
+    if words.get(next).is_some_and(|w| w.text() == "--") && w.fixed > 0 {
+        next += 1;
+    }
+    Step::Next(next)
+}
+
+fn script_word(text: &str, literal: bool) -> Word {
+    if literal {
+        Word::literal(text)
+    } else {
+        Word::literal(text).with_expansion()
+    }
+}
+
+/// `env -u NAME` and `xargs --process-slot-var=NAME` change a variable the
+/// program sees, like an assignment.
+fn judge_unset(scanned: &Scanned<'_>, spellings: &[&str], by: &str, out: &mut Unwrapped) {
+    let names: Vec<(String, bool)> = scanned
+        .values(spellings)
+        .map(|v| (v.text.to_owned(), v.literal))
+        .collect();
+    for (name, literal) in names {
+        let j = if literal {
+            judge_name(&name, Scope::Exported, by)
+        } else {
+            Some(dangerous(format!(
+                "{by} changes a variable whose name is only known at run time"
+            )))
+        };
+        if let Some(j) = j {
+            out.raise(j);
+        }
+    }
+}
+
+/// `env -S STRING` / `--split-string=STRING`: env splits STRING into words.
+fn split_env_string(words: &mut Vec<Word>, at: usize, out: &mut Unwrapped) {
+    let mut i = at + 1;
+    while let Some(word) = words.get(i) {
+        let text = word.text();
+        if !text.starts_with('-') || text == "-" || text == "--" {
+            return;
+        }
+        let split = if text == "-S" || text == "--split-string" {
+            words.get(i + 1).map(|w| (2, w.clone()))
+        } else {
+            text.strip_prefix("--split-string=")
+                .or_else(|| text.strip_prefix("-S"))
+                .map(|rest| (1, Word::literal(rest)))
+        };
+        match split {
+            Some((taken, arg)) => {
+                if !arg.is_literal() {
+                    out.problem = Some("`env -S` splits a value only known at run time".to_owned());
+                }
+                let parts: Vec<Word> = arg.text().split_whitespace().map(Word::literal).collect();
+                let end = (i + taken).min(words.len());
+                words.splice(i..end, parts);
+                return;
+            }
+            None => {
+                // Options with a value in the next word.
+                i += if matches!(text, "-u" | "-C" | "--unset" | "--chdir") {
+                    2
+                } else {
+                    1
+                };
+            }
+        }
+    }
 }
 
 /// The replace string of `xargs -I R`, `-iR`, `-i`, `--replace[=R]`.
@@ -233,52 +902,6 @@ pub(crate) fn basename(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
 }
 
-fn unwrap_env(words: &mut Vec<Word>, at: usize, out: &mut Unwrapped) -> Step {
-    let mut i = at + 1;
-    loop {
-        let Some(word) = words.get(i) else {
-            return Step::Next(i);
-        };
-        let text = word.text();
-        // `-S STRING` / `--split-string=STRING`: env splits STRING into words.
-        let split = if text == "-S" || text == "--split-string" {
-            words.get(i + 1).map(|w| (2, w.clone()))
-        } else {
-            text.strip_prefix("--split-string=")
-                .or_else(|| text.strip_prefix("-S"))
-                .map(|rest| (1, Word::literal(rest)))
-        };
-        if let Some((taken, arg)) = split {
-            if !arg.is_literal() {
-                out.problem = Some("`env -S` splits a value only known at run time".to_owned());
-            }
-            let parts: Vec<Word> = arg.text().split_whitespace().map(Word::literal).collect();
-            let end = (i + taken).min(words.len());
-            words.splice(i..end, parts);
-            continue;
-        }
-        if text == "-" {
-            i += 1;
-            continue;
-        }
-        if text.starts_with('-') {
-            match skip_one_option(words, i, &ENV, "env", &mut out.problem) {
-                Some(next) => {
-                    i = next;
-                    continue;
-                }
-                None => return Step::Stop,
-            }
-        }
-        if is_assignment(text) {
-            out.assignments.push(word.clone());
-            i += 1;
-            continue;
-        }
-        return Step::Next(i);
-    }
-}
-
 /// Whether a word is `NAME=value` with a valid shell name.
 pub(crate) fn is_assignment(text: &str) -> bool {
     match text.split_once('=') {
@@ -291,148 +914,108 @@ pub(crate) fn is_assignment(text: &str) -> bool {
     }
 }
 
-fn skip_nice(words: &[Word], mut i: usize, problem: &mut Option<String>) -> Step {
-    // The historical spelling `nice -10 cmd` sets the adjustment.
-    while let Some(word) = words.get(i) {
-        let text = word.text();
-        let numeric = text
-            .strip_prefix('-')
-            .map(|n| n.strip_prefix('-').unwrap_or(n))
-            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
-        if numeric {
-            i += 1;
-        } else {
-            break;
-        }
-    }
-    skip_options(words, i, &NICE, "nice", problem)
-}
-
-fn skip_options(
-    words: &[Word],
-    mut i: usize,
-    spec: &Spec,
-    wrapper: &str,
-    problem: &mut Option<String>,
-) -> Step {
-    while let Some(word) = words.get(i) {
-        let text = word.text();
-        if text == "--" {
-            return Step::Next(i + 1);
-        }
-        if !text.starts_with('-') || text == "-" {
-            return Step::Next(i);
-        }
-        match skip_one_option(words, i, spec, wrapper, problem) {
-            Some(next) => i = next,
-            None => return Step::Stop,
-        }
-    }
-    Step::Next(i)
-}
-
-/// Skips the option at `i` (which starts with `-`); `None` when it is a
-/// stopping option.
-fn skip_one_option(
-    words: &[Word],
-    i: usize,
-    spec: &Spec,
-    wrapper: &str,
-    problem: &mut Option<String>,
-) -> Option<usize> {
-    let text = words.get(i).map(Word::text).unwrap_or_default();
-    if let Some(long) = text.strip_prefix("--") {
-        let (name, has_value) = match long.split_once('=') {
-            Some((name, _)) => (name, true),
-            None => (long, false),
-        };
-        if spec.stop.contains(&name) {
-            return None;
-        }
-        if spec.long_flags.contains(&name) {
-            return Some(i + 1);
-        }
-        if spec.long_with_arg.contains(&name) {
-            return Some(if has_value { i + 1 } else { i + 2 });
-        }
-        problem.get_or_insert_with(|| {
-            format!("`{wrapper}` has an option toolgate does not know (`{text}`)")
-        });
-        return Some(i + 1);
-    }
-    let cluster = text.get(1..).unwrap_or_default();
-    for (pos, c) in cluster.char_indices() {
-        let mut buf = [0; 4];
-        if spec.stop.contains(&&*c.encode_utf8(&mut buf)) {
-            return None;
-        }
-        if spec.flags.contains(c) {
-            continue;
-        }
-        if spec.optional_attached.contains(c) {
-            return Some(i + 1);
-        }
-        if spec.with_arg.contains(c) {
-            let attached = cluster.get(pos + c.len_utf8()..).unwrap_or_default();
-            return Some(if attached.is_empty() { i + 2 } else { i + 1 });
-        }
-        problem.get_or_insert_with(|| {
-            format!("`{wrapper}` has an option toolgate does not know (`{text}`)")
-        });
-        return Some(i + 1);
-    }
-    Some(i + 1)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::options::validate;
     use super::*;
 
-    fn program(cmd: &str) -> (String, Vec<String>, bool) {
+    fn program(cmd: &str) -> (String, Vec<String>, bool, Option<CommandClass>) {
         let mut words: Vec<Word> = cmd.split_whitespace().map(Word::literal).collect();
         let out = unwrap(&mut words);
         let program = words
             .get(out.start)
             .map(|w| w.text().to_owned())
             .unwrap_or_default();
-        (program, out.wrappers, out.problem.is_some())
+        (
+            program,
+            out.wrappers,
+            out.problem.is_some(),
+            out.floor.map(|f| f.class),
+        )
     }
 
     #[test]
     fn wrappers_are_seen_through() {
-        let cases: &[(&str, &str, &[&str], bool)] = &[
-            ("env FOO=1 ls", "ls", &["env"], false),
-            ("env -i PATH=/bin ls", "ls", &["env"], false),
-            ("env -u HOME -C /tmp ls", "ls", &["env"], false),
-            ("env -S rm -rf", "rm", &["env"], false),
-            ("env", "env", &[], false),
-            ("env --help", "env", &[], false),
-            ("xargs", "xargs", &[], false),
-            ("xargs -0 -n 1 rm", "rm", &["xargs"], false),
-            ("xargs -I{} cp {} /tmp", "cp", &["xargs"], false),
-            ("xargs -i echo", "echo", &["xargs"], false),
-            ("nice -n 10 make", "make", &["nice"], false),
-            ("nice -10 make", "make", &["nice"], false),
-            ("timeout 5 ls", "ls", &["timeout"], false),
-            ("timeout -s KILL -k 1 5s ls", "ls", &["timeout"], false),
-            ("nohup ./server", "./server", &["nohup"], false),
-            ("command ls", "ls", &["command"], false),
-            ("command -v ls", "command", &[], false),
-            ("exec -a x ls", "ls", &["exec"], false),
-            (
-                "/usr/bin/env nice timeout 1 xargs rm",
-                "rm",
-                &["env", "nice", "timeout", "xargs"],
-                false,
-            ),
-            ("env --frobnicate ls", "ls", &["env"], true),
-            ("sudo ls", "sudo", &[], false),
+        use CommandClass::{Dangerous as X, Dev as D};
+        #[rustfmt::skip]
+        let cases: &[(&str, &str, &[&str], bool, Option<CommandClass>)] = &[
+            ("env FOO=1 ls", "ls", &["env"], false, None),
+            ("env -i PATH=/bin ls", "ls", &["env"], false, Some(D)),
+            ("env -u HOME -C /tmp ls", "ls", &["env"], false, Some(X)),
+            ("env -u FOO ls", "ls", &["env"], false, Some(D)),
+            ("env -S rm -rf", "rm", &["env"], false, None),
+            ("env", "env", &[], false, None),
+            ("env --help", "env", &[], false, None),
+            ("xargs", "xargs", &[], false, None),
+            ("xargs -0 -n 1 rm", "rm", &["xargs"], false, None),
+            ("xargs -I{} cp {} /tmp", "cp", &["xargs"], false, None),
+            ("xargs -i echo", "echo", &["xargs"], false, None),
+            ("xargs --process-slot-var=LD_PRELOAD ls", "ls", &["xargs"], false, Some(X)),
+            ("nice -n 10 make", "make", &["nice"], false, None),
+            ("nice -10 make", "make", &["nice"], false, None),
+            ("timeout 5 ls", "ls", &["timeout"], false, None),
+            ("timeout -s KILL -k 1 5s ls", "ls", &["timeout"], false, None),
+            ("timeout -sKILL 5 ls", "ls", &["timeout"], false, None),
+            ("nohup ./server", "./server", &["nohup"], false, None),
+            ("command ls", "ls", &["command"], false, None),
+            ("command -v ls", "command", &[], false, None),
+            ("command -p ls", "ls", &["command"], false, Some(D)),
+            ("exec -a x ls", "ls", &["exec"], false, None),
+            ("setsid -f sudo ls", "sudo", &["setsid"], false, None),
+            ("flock -x f sudo ls", "sudo", &["flock"], false, Some(D)),
+            ("flock -w 5 /tmp/l sudo ls", "sudo", &["flock"], false, Some(D)),
+            ("ionice -c3 sudo ls", "sudo", &["ionice"], false, None),
+            ("ionice -c 2 -n 7 ls", "ls", &["ionice"], false, None),
+            ("ionice -p 42", "ionice", &[], false, None),
+            ("chrt -f 1 sudo ls", "sudo", &["chrt"], false, None),
+            ("chrt -T 10 -d 0 ls", "ls", &["chrt"], false, None),
+            ("taskset -c 0 sudo ls", "sudo", &["taskset"], false, None),
+            ("taskset 0x1 ls", "ls", &["taskset"], false, None),
+            ("unbuffer sudo ls", "sudo", &["unbuffer"], false, Some(D)),
+            ("busybox rm -rf /", "rm", &["busybox"], false, Some(D)),
+            ("busybox --list", "busybox", &[], false, None),
+            ("systemd-run --user -p X=1 sudo ls", "sudo", &["systemd-run"], false, Some(X)),
+            ("strace -f -o log ls", "ls", &["strace"], false, Some(X)),
+            ("time -o f ls", "ls", &["time"], false, Some(X)),
+            ("watch -x ls", "ls", &["watch"], false, Some(D)),
+            ("watch -n1 ls -l", "watch", &[], false, None),
+            ("/usr/bin/env nice timeout 1 xargs rm", "rm", &["env", "nice", "timeout", "xargs"], false, None),
+            ("env --frobnicate ls", "ls", &["env"], true, None),
+            ("setsid --frob sudo ls", "sudo", &["setsid"], true, None),
+            ("sudo ls", "sudo", &[], false, None),
         ];
-        for (cmd, want, wrappers, problem) in cases {
-            let (got, got_wrappers, got_problem) = program(cmd);
+        for (cmd, want, wrappers, problem, floor) in cases {
+            let (got, got_wrappers, got_problem, got_floor) = program(cmd);
             assert_eq!(got, *want, "{cmd}");
             assert_eq!(got_wrappers, *wrappers, "{cmd}");
             assert_eq!(got_problem, *problem, "{cmd}");
+            assert_eq!(got_floor, *floor, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn scripts_given_to_wrappers_are_found() {
+        let cases: &[(&str, &str)] = &[
+            ("watch -n1 sudo ls", "sudo ls"),
+            ("script -qc sudo_ls /dev/null", "sudo_ls"),
+            ("flock f -c id", "id"),
+            ("flock -c id f", "id"),
+        ];
+        for (cmd, want) in cases {
+            let mut words: Vec<Word> = cmd.split_whitespace().map(Word::literal).collect();
+            let out = unwrap(&mut words);
+            assert_eq!(
+                out.script.as_ref().map(Word::text).unwrap_or_default(),
+                *want,
+                "{cmd}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_table_is_valid() {
+        for w in WRAPPERS {
+            assert_eq!(validate(&w.spec), Ok(()), "{}", w.name);
         }
     }
 }
