@@ -164,12 +164,29 @@ pub(crate) struct CommandsSection {
     pub(crate) allowed_only: bool,
     /// Output lines kept per stream (head + tail). Default: 200.
     pub(crate) max_output_lines: usize,
-    /// `landlock` (default) or `none`.
+    /// `full` (default), `landlock` or `none`: how much of the kernel
+    /// sandbox every process toolgate starts runs in.
     pub(crate) sandbox: SandboxSetting,
-    /// Refuse to run commands when the sandbox is unavailable. Default: false.
+    /// Refuse to run commands when the full sandbox is unavailable, instead
+    /// of asking before every one. Default: false.
     pub(crate) sandbox_required: bool,
-    /// `allow` (default) or `deny`: TCP from sandboxed commands.
+    /// `allow` (default) or `deny`: the network for processes that are not
+    /// read-only (read-only commands never have it).
     pub(crate) network: NetworkSetting,
+    /// The environment of every process toolgate starts.
+    pub(crate) env: EnvSection,
+    /// Paths under the home directory processes may read, relative to it.
+    /// Default: the toolchains (`.cargo`, `.rustup`, `.npm`, `.cache`, …).
+    pub(crate) home_readable: Option<Vec<String>>,
+    /// More paths processes may read where the sandbox hides them
+    /// (absolute, or `~/…`). Default: none.
+    pub(crate) readable: Vec<String>,
+    /// More paths processes may write (absolute, or `~/…`): a package
+    /// cache, say. Default: none.
+    pub(crate) writable: Vec<String>,
+    /// More paths to hide from every process (absolute, or `~/…`), on top
+    /// of the built-in secrets. Default: none.
+    pub(crate) deny_read: Vec<String>,
     /// Extra blocked-command regexes, on top of the built-in blocklist.
     pub(crate) blocked_patterns: Vec<String>,
     /// Background sessions at once. Default: 8.
@@ -186,9 +203,14 @@ impl Default for CommandsSection {
             enabled: true,
             allowed_only: false,
             max_output_lines: 200,
-            sandbox: SandboxSetting::Landlock,
+            sandbox: SandboxSetting::Full,
             sandbox_required: false,
             network: NetworkSetting::Allow,
+            env: EnvSection::default(),
+            home_readable: None,
+            readable: Vec::new(),
+            writable: Vec::new(),
+            deny_read: Vec::new(),
             blocked_patterns: Vec::new(),
             max_sessions: 8,
             session_ttl: 1800,
@@ -197,13 +219,27 @@ impl Default for CommandsSection {
     }
 }
 
+/// `commands.env:`
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct EnvSection {
+    /// Variables taken from toolgate's environment besides the core ones:
+    /// exact names, or `PREFIX_*`. A name that looks like a credential is
+    /// only taken when listed exactly. Default: none.
+    pub(crate) inherit: Vec<String>,
+    /// Variables set to fixed values. Default: none.
+    pub(crate) set: std::collections::BTreeMap<String, String>,
+}
+
 /// `commands.sandbox`
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum SandboxSetting {
-    /// Landlock on Linux.
+    /// Namespaces, read-only and masking mounts, Landlock.
+    Full,
+    /// Landlock only: writes confined, nothing hidden; every command asks.
     Landlock,
-    /// No OS sandbox.
+    /// No kernel sandbox; every command asks.
     None,
 }
 

@@ -20,6 +20,7 @@ pub(crate) fn guardrails(setup: &Setup) -> Result<GuardrailsEngine, CliError> {
             config.commands.allowed_only,
         ))
         .allow_sensitive(config.workspace.allow_sensitive)
+        .sandbox(setup.sandbox()?)
         .build()
         .map_err(|e| {
             CliError::usage(anyhow!(e).context("invalid configuration"))
@@ -29,7 +30,8 @@ pub(crate) fn guardrails(setup: &Setup) -> Result<GuardrailsEngine, CliError> {
 
 /// The hooks of the configuration.
 pub(crate) fn hooks(setup: &Setup, session_id: Option<&str>) -> Result<HookExecutor, CliError> {
-    let mut builder = HookExecutor::builder(setup.loaded.config.hooks.clone(), &setup.workspace);
+    let mut builder = HookExecutor::builder(setup.loaded.config.hooks.clone(), &setup.workspace)
+        .sandbox(setup.sandbox()?);
     if let Some(id) = session_id {
         builder = builder.session_id(id);
     }

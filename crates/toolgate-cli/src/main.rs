@@ -18,8 +18,9 @@ use clap::Parser;
 use toolgate_core::{Registry, SchemaFormat, ToolCall, ToolResult, Workspace};
 use toolgate_engine::{Approver, AuditLog, Decision, ExecutionEngine, HeadlessApprover};
 use toolgate_policy::{CommandPolicy, ConfirmationMode, ConfirmationPolicy};
+use toolgate_sandbox::{EnvPolicy, Sandbox, SandboxMode};
 use toolgate_tools::BuiltinOptions;
-use toolgate_tools::command::{CommandOptions, ProcessLimits, SandboxMode};
+use toolgate_tools::command::{CommandOptions, ProcessLimits};
 
 use crate::approver::PromptApprover;
 use crate::cli::{
@@ -173,6 +174,9 @@ struct Setup {
     command_policy: Arc<CommandPolicy>,
     dry_run: bool,
     pub(crate) json: bool,
+    /// The one sandbox every process of this run is started in, made on
+    /// first use.
+    sandbox: std::sync::OnceLock<Sandbox>,
 }
 
 impl Setup {
@@ -241,7 +245,21 @@ impl Setup {
             command_policy: Arc::new(command_policy),
             dry_run: global.dry_run && !global.no_dry_run,
             json: global.json && !global.no_json,
+            sandbox: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The sandbox every process toolgate starts runs in: commands,
+    /// background processes, hooks, quality gates, MCP servers.
+    pub(crate) fn sandbox(&self) -> Result<Sandbox, CliError> {
+        if let Some(sandbox) = self.sandbox.get() {
+            return Ok(sandbox.clone());
+        }
+        let sandbox = build_sandbox(&self.workspace, &self.loaded).map_err(|e| {
+            CliError::usage(anyhow!(e).context("the sandbox cannot be set up"))
+                .with_hint("check `commands.readable`, `commands.writable` and the sensitive and protected patterns")
+        })?;
+        Ok(self.sandbox.get_or_init(|| sandbox).clone())
     }
 
     pub(crate) fn registry(&self) -> Result<Arc<Registry>, CliError> {
@@ -276,12 +294,7 @@ impl Setup {
             CommandOptions::default()
                 .allowed_only(commands.allowed_only)
                 .max_output_lines(commands.max_output_lines)
-                .sandbox(match commands.sandbox {
-                    SandboxSetting::Landlock => SandboxMode::Landlock,
-                    SandboxSetting::None => SandboxMode::None,
-                })
                 .sandbox_required(commands.sandbox_required)
-                .deny_network(commands.network == NetworkSetting::Deny)
         });
         let limits = ProcessLimits {
             max_sessions: commands.max_sessions.max(1),
@@ -294,7 +307,8 @@ impl Setup {
             .allow_delete(config.workspace.allow_delete)
             .commands(command_options)
             .command_policy(Arc::clone(&self.command_policy))
-            .process_limits(limits);
+            .process_limits(limits)
+            .sandbox(self.sandbox()?);
         for tool in toolgate_tools::builtin_tools(&workspace, &options) {
             let enabled = match tool.name() {
                 "get_datetime" => config.tools.datetime.enabled,
@@ -358,6 +372,82 @@ impl Setup {
         }
         Ok(builder.build())
     }
+}
+
+/// The sandbox of a configuration (see [`Setup::sandbox`]).
+fn build_sandbox(
+    workspace: &std::path::Path,
+    loaded: &Loaded,
+) -> Result<Sandbox, toolgate_sandbox::SandboxError> {
+    let config = &loaded.config;
+    let commands = &config.commands;
+    // The variables toolgate reads keys from never reach a process unless
+    // listed by exact name in `commands.env.inherit`.
+    let secret_names: Vec<String> = config
+        .llm
+        .api_key_env
+        .iter()
+        .chain(
+            config
+                .mcp
+                .servers
+                .values()
+                .filter_map(|s| s.token_env.as_ref()),
+        )
+        .cloned()
+        .collect();
+    let env = EnvPolicy::new()
+        .inherit(commands.env.inherit.iter().cloned())
+        .set(commands.env.set.clone())
+        .secret_names(secret_names);
+    let sensitive: Vec<String> = if config.workspace.allow_sensitive {
+        Vec::new()
+    } else {
+        toolgate_core::DEFAULT_SENSITIVE_PATTERNS
+            .iter()
+            .map(|p| (*p).to_owned())
+            .chain(config.guardrails.sensitive_files.iter().cloned())
+            .collect()
+    };
+    let mut protected = config.guardrails.protected_files.clone();
+    // A configuration file given with --config inside the workspace is a
+    // policy file too.
+    let project_file =
+        std::fs::canonicalize(&loaded.project_file).unwrap_or_else(|_| loaded.project_file.clone());
+    if let Ok(rel) = project_file.strip_prefix(workspace)
+        && !rel.as_os_str().is_empty()
+    {
+        protected.push(format!("/{}", glob_escape(&rel.to_string_lossy())));
+    }
+    let mut builder = Sandbox::builder(workspace)
+        .mode(match commands.sandbox {
+            SandboxSetting::Full => SandboxMode::Full,
+            SandboxSetting::Landlock => SandboxMode::LandlockOnly,
+            SandboxSetting::None => SandboxMode::Off,
+        })
+        .network(commands.network == NetworkSetting::Allow)
+        .sensitive_patterns(sensitive)
+        .protected_patterns(protected)
+        .readable(commands.readable.iter().map(PathBuf::from))
+        .writable(commands.writable.iter().map(PathBuf::from))
+        .deny_read(commands.deny_read.iter().map(PathBuf::from))
+        .env_policy(env);
+    if let Some(home) = &commands.home_readable {
+        builder = builder.home_readable(home.iter().cloned());
+    }
+    builder.build()
+}
+
+/// `text` with glob metacharacters escaped, to match it literally.
+fn glob_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The guardrails and hooks of one gate.

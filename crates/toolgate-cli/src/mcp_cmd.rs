@@ -23,7 +23,7 @@ impl Setup {
     ) -> Result<(Arc<Registry>, Arc<McpManager>), CliError> {
         let registry = self.registry()?;
         let config = &self.loaded.config.mcp;
-        let manager = McpManager::new(Arc::clone(&registry));
+        let manager = McpManager::new(Arc::clone(&registry), self.sandbox()?);
         for status in manager.start(config).await {
             if let ServerState::Failed(reason) = &status.state {
                 render::note(&format!(
@@ -135,7 +135,7 @@ async fn shutdown_signal() {
 /// `toolgate mcp list`.
 pub(crate) async fn list(setup: &Setup) -> Result<Exit, CliError> {
     let registry = Arc::new(Registry::new());
-    let manager = McpManager::new(registry);
+    let manager = McpManager::new(registry, setup.sandbox()?);
     let statuses = manager.start(&setup.loaded.config.mcp).await;
     manager.shutdown().await;
     if setup.json {

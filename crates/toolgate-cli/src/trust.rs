@@ -47,6 +47,8 @@ use toolgate_mcp::McpServerConfig;
 /// |---|---|
 /// | `commands.enabled` | the project layer can only move it from its default (`true`) to `false`; the user file and `--allow-commands` win |
 /// | `commands.allowed_only` | refuses more |
+/// | `commands.sandbox_required` | refuses commands where the sandbox is incomplete |
+/// | `commands.deny_read` | hides more from processes |
 /// | `commands.blocked_patterns` | blocks more |
 /// | `commands.max_output_lines`, `commands.max_sessions`, `commands.session_ttl`, `commands.session_output_cap` | resource limits |
 /// | `guardrails.protected_files`, `guardrails.sensitive_files` | added to the built-in sets |
@@ -61,13 +63,16 @@ use toolgate_mcp::McpServerConfig;
 /// Everything else needs trust, among them: `hooks.*`, `mcp.*`,
 /// `guardrails.quality_gates` (they run programs), `confirmation.*`,
 /// `agents.*.mode`, `workspace.allow_sensitive`, `workspace.allow_delete`,
-/// `commands.sandbox`, `commands.sandbox_required`, `commands.network`
+/// `commands.sandbox`, `commands.network`, `commands.env`, `commands.readable`,
+/// `commands.writable`, `commands.home_readable`
 /// (policy), `audit.*` (appends to any file), `llm.base_url`,
 /// `llm.api_key_env` (where the model's requests, the code and the key go),
 /// `llm.sessions_db` (writes any file).
 pub(crate) const APPLIES_UNTRUSTED: &[&str] = &[
     "commands.enabled",
     "commands.allowed_only",
+    "commands.sandbox_required",
+    "commands.deny_read",
     "commands.blocked_patterns",
     "commands.max_output_lines",
     "commands.max_sessions",
@@ -586,7 +591,13 @@ mod tests {
             ("workspace.allow_sensitive", false),
             ("workspace.allow_delete", false),
             ("commands.sandbox", false),
-            ("commands.sandbox_required", false),
+            ("commands.sandbox_required", true),
+            ("commands.deny_read", true),
+            ("commands.env.inherit", false),
+            ("commands.env.set", false),
+            ("commands.readable", false),
+            ("commands.writable", false),
+            ("commands.home_readable", false),
             ("commands.network", false),
             ("commands.env", false),
             ("audit.path", false),

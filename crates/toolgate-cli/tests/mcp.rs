@@ -605,17 +605,35 @@ fn pid_alive(pid: u32) -> bool {
     }
 }
 
-/// Configures `everything` behind `sh -c 'echo $$ > PIDFILE; SCRIPT'`
-/// (`{server}` in `script` is the server command) and returns PIDFILE.
-fn pid_recording_server(ws: &Ws, script: &str) -> PathBuf {
-    let pidfile = ws.dir.path().join("server.pid");
+/// Configures `everything` behind `sh -c SCRIPT` (`{server}` in `script` is
+/// the server command).
+fn shell_wrapped_server(ws: &Ws, script: &str) {
     let script = script.replace("{server}", &everything().display().to_string());
     ws.config(&format!(
         "mcp:\n  servers:\n    everything:\n      command: /bin/sh\n      args:\n        - -c\n        \
-         - echo $$ > {}; {script}\n",
-        pidfile.display(),
+         - {script}\n",
     ));
-    pidfile
+}
+
+/// The processes working in the workspace other than `except`: the MCP
+/// server and what it started (a sandboxed process does not know its PID
+/// outside its namespace, so it cannot write it down; its working directory
+/// is the workspace).
+fn processes_in(ws: &Ws, except: &[u32]) -> Vec<u32> {
+    let root = ws.root().canonicalize().unwrap();
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if except.contains(&pid) || pid == std::process::id() || !pid_alive(pid) {
+            continue;
+        }
+        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == root) {
+            pids.push(pid);
+        }
+    }
+    pids
 }
 
 /// Waits up to five seconds for `pid` to be gone.
@@ -630,53 +648,70 @@ fn assert_dies(pid: u32, what: &str) {
     }
 }
 
+/// Waits until the MCP server of `ws` (started by toolgate `me`) is up:
+/// `count` processes in the workspace; returns them.
+fn wait_for_server(ws: &Ws, me: u32, count: usize) -> Vec<u32> {
+    let start = Instant::now();
+    loop {
+        let pids = processes_in(ws, &[me]);
+        if pids.len() >= count {
+            return pids;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the server never started: {pids:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn server_children_are_gone_after_toolgate_exits() {
     let ws = Ws::new();
-    let pidfile = pid_recording_server(&ws, "exec {server} stdio");
+    shell_wrapped_server(&ws, "exec {server} stdio");
     assert_eq!(
         ws.call_yolo("mcp_everything_echo", r#"{"message":"bye"}"#),
         "Echo: bye\n"
     );
-    let pid: u32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert_dies(pid, "toolgate");
-}
-
-/// Even a `kill -9` of toolgate, which closes nothing, takes the MCP
-/// servers with it (`PR_SET_PDEATHSIG`) — also one that would outlive the
-/// end of its stdin: here a shell that sleeps on after its server exits.
-#[test]
-fn server_children_die_with_a_killed_toolgate() {
-    let ws = Ws::new();
-    let pidfile = pid_recording_server(&ws, "{server} stdio; sleep 300");
+    // A server of a toolgate that ends on its own (its stdin closed).
     let mut serve = ws.cmd(&["mcp", "serve"]);
     serve
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let mut toolgate = Reap(serve.spawn().unwrap());
-    let start = Instant::now();
-    let pid: u32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pidfile)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            break pid;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the server never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(pid_alive(pid));
+    let me = toolgate.0.id();
+    // The sandbox's keeper and node.
+    let pids = wait_for_server(&ws, me, 2);
+    drop(toolgate.0.stdin.take());
+    toolgate.0.wait().unwrap();
+    for pid in pids {
+        assert_dies(pid, "toolgate");
+    }
+}
+
+/// Even a `kill -9` of toolgate, which closes nothing, takes the MCP
+/// servers with it (`PR_SET_PDEATHSIG` on the sandbox's keeper, whose death
+/// ends the server's PID namespace) — also one that would outlive the end
+/// of its stdin: here a shell that sleeps on after its server exits.
+#[test]
+fn server_children_die_with_a_killed_toolgate() {
+    let ws = Ws::new();
+    shell_wrapped_server(&ws, "{server} stdio; sleep 300");
+    let mut serve = ws.cmd(&["mcp", "serve"]);
+    serve
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut toolgate = Reap(serve.spawn().unwrap());
+    let me = toolgate.0.id();
+    // The keeper, the shell, node: all three up.
+    let pids = wait_for_server(&ws, me, 3);
     toolgate.0.kill().unwrap(); // SIGKILL
     toolgate.0.wait().unwrap();
-    assert_dies(pid, "a killed toolgate");
+    for pid in pids {
+        assert_dies(pid, "a killed toolgate");
+    }
 }
 
 #[test]

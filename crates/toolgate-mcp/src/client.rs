@@ -1,6 +1,7 @@
 //! Remote MCP tools as local tools: [`McpManager`] and the tool adapter.
 
 use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,6 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 use toolgate_core::{Registry, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolResult};
+use toolgate_sandbox::{Lease, Sandbox, Spawn};
 
 use crate::config::{McpConfig, McpServerConfig};
 use crate::error::Error;
@@ -59,6 +61,7 @@ pub struct ServerStatus {
 /// processes are stopped cleanly; dropping the manager also kills them.
 pub struct McpManager {
     registry: Arc<Registry>,
+    sandbox: Sandbox,
     connections: Mutex<BTreeMap<String, Arc<Connection>>>,
     tool_names: Mutex<Vec<String>>,
 }
@@ -72,10 +75,13 @@ impl std::fmt::Debug for McpManager {
 }
 
 impl McpManager {
-    /// A manager that registers remote tools into `registry`.
-    pub fn new(registry: Arc<Registry>) -> Arc<Self> {
+    /// A manager that registers remote tools into `registry` and starts
+    /// stdio servers in `sandbox` (the standard profile, in the workspace,
+    /// with the server's `env`, `readable` and `writable` added).
+    pub fn new(registry: Arc<Registry>, sandbox: Sandbox) -> Arc<Self> {
         Arc::new(Self {
             registry,
+            sandbox,
             connections: Mutex::new(BTreeMap::new()),
             tool_names: Mutex::new(Vec::new()),
         })
@@ -93,7 +99,11 @@ impl McpManager {
                     tools: Vec::new(),
                 });
             }
-            Ok((name.clone(), server.clone(), start(name, server).await))
+            Ok((
+                name.clone(),
+                server.clone(),
+                start(&self.sandbox, name, server).await,
+            ))
         });
         let results = futures_util::future::join_all(starts).await;
         let mut statuses = Vec::new();
@@ -110,7 +120,7 @@ impl McpManager {
 
     /// Connects one more server at run time and registers its tools.
     pub async fn add(&self, name: &str, server: McpServerConfig) -> ServerStatus {
-        let started = start(name, &server).await;
+        let started = start(&self.sandbox, name, &server).await;
         self.settle(name, server, started)
     }
 
@@ -118,7 +128,7 @@ impl McpManager {
         &self,
         name: &str,
         server: McpServerConfig,
-        started: Result<(Client, Vec<rmcp::model::Tool>), Error>,
+        started: Result<Started, Error>,
     ) -> ServerStatus {
         let transport = transport_name(&server);
         match started {
@@ -132,8 +142,8 @@ impl McpManager {
                     tools: Vec::new(),
                 }
             }
-            Ok((client, remote_tools)) => {
-                let tools = self.register(name, server, client, remote_tools);
+            Ok(started) => {
+                let tools = self.register(name, server, started);
                 ServerStatus {
                     name: name.to_owned(),
                     transport,
@@ -148,13 +158,18 @@ impl McpManager {
         &self,
         name: &str,
         server: McpServerConfig,
-        client: Client,
-        remote_tools: Vec<rmcp::model::Tool>,
+        started: Started,
     ) -> Vec<(String, String)> {
+        let Started {
+            client,
+            lease,
+            tools: remote_tools,
+        } = started;
         let connection = Arc::new(Connection {
             name: name.to_owned(),
             config: server,
-            client: tokio::sync::Mutex::new(Some(client)),
+            sandbox: self.sandbox.clone(),
+            client: tokio::sync::Mutex::new(Some((client, lease))),
             restarted: AtomicBool::new(false),
         });
         let mut taken: HashSet<String> = self
@@ -231,25 +246,6 @@ impl McpManager {
     }
 }
 
-/// Has the kernel kill the server when the thread that spawned it ends —
-/// also when toolgate is killed with SIGKILL and cannot close its children.
-/// (The thread is the runtime's: the CLI's only thread, or a worker of a
-/// multi-thread runtime, which lives as long as the runtime.)
-#[expect(unsafe_code, reason = "pre_exec runs code between fork and exec")]
-fn die_with_parent(cmd: &mut tokio::process::Command) {
-    // SAFETY: the closure runs in the child between fork and exec; it makes
-    // one async-signal-safe system call and builds an `io::Error` from errno
-    // (no allocation, no locks).
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
 fn transport_name(server: &McpServerConfig) -> &'static str {
     if server.url.is_some() {
         "http"
@@ -269,14 +265,18 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
+/// A connected server: the client, what its process holds, its tools.
+struct Started {
+    client: Client,
+    lease: Lease,
+    tools: Vec<rmcp::model::Tool>,
+}
+
 /// Connects and lists the tools, within the startup timeout.
-async fn start(
-    name: &str,
-    server: &McpServerConfig,
-) -> Result<(Client, Vec<rmcp::model::Tool>), Error> {
+async fn start(sandbox: &Sandbox, name: &str, server: &McpServerConfig) -> Result<Started, Error> {
     let timeout = server.startup_timeout();
     let work = async {
-        let client = connect(name, server).await?;
+        let (client, lease) = connect(sandbox, name, server).await?;
         let tools = client
             .peer()
             .list_all_tools()
@@ -286,7 +286,11 @@ async fn start(
                 stage: "tools/list",
                 source: Box::new(e),
             })?;
-        Ok((client, tools))
+        Ok(Started {
+            client,
+            lease,
+            tools,
+        })
     };
     match tokio::time::timeout(timeout, work).await {
         Ok(result) => result,
@@ -297,7 +301,11 @@ async fn start(
     }
 }
 
-async fn connect(name: &str, server: &McpServerConfig) -> Result<Client, Error> {
+async fn connect(
+    sandbox: &Sandbox,
+    name: &str,
+    server: &McpServerConfig,
+) -> Result<(Client, Lease), Error> {
     let config_error = |reason: &str| Error::Config {
         server: name.to_owned(),
         reason: reason.to_owned(),
@@ -318,9 +326,21 @@ async fn connect(name: &str, server: &McpServerConfig) -> Result<Client, Error> 
             "set `command` (stdio) or `url` (streamable HTTP)",
         )),
         (Some(command), None) => {
-            let mut cmd = tokio::process::Command::new(command);
-            cmd.args(&server.args).envs(&server.env);
-            die_with_parent(&mut cmd);
+            // Like every process toolgate starts: the sandbox's standard
+            // profile (which also ties it to toolgate's life), a built
+            // environment plus the server's own `env`.
+            let spawn = Spawn::program(command, &server.args)
+                .envs(server.env.iter().map(|(k, v)| (k.clone(), v.clone())))
+                .readable(server.readable.iter().map(PathBuf::from))
+                .writable(server.writable.iter().map(PathBuf::from));
+            let (cmd, lease) = sandbox
+                .prepare(&spawn)
+                .map_err(|source| Error::Spawn {
+                    server: name.to_owned(),
+                    command: command.clone(),
+                    source: std::io::Error::other(error_chain(&source)),
+                })?
+                .into_parts();
             let (transport, stderr) = TokioChildProcess::builder(cmd)
                 .stderr(Stdio::piped())
                 .spawn()
@@ -340,7 +360,8 @@ async fn connect(name: &str, server: &McpServerConfig) -> Result<Client, Error> 
                     }
                 });
             }
-            ().serve(transport).await.map_err(protocol)
+            let client = ().serve(transport).await.map_err(protocol)?;
+            Ok((client, lease))
         }
         (None, Some(url)) => {
             if !url.starts_with("https://") && !url.starts_with("http://") {
@@ -364,7 +385,8 @@ async fn connect(name: &str, server: &McpServerConfig) -> Result<Client, Error> 
             }
             let client = http_client(server).map_err(|e| config_error(&e))?;
             let transport = StreamableHttpClientTransport::with_client(client, config);
-            ().serve(transport).await.map_err(protocol)
+            let client = ().serve(transport).await.map_err(protocol)?;
+            Ok((client, Lease::empty()))
         }
     }
 }
@@ -432,7 +454,10 @@ fn http_client(server: &McpServerConfig) -> Result<reqwest::Client, String> {
 struct Connection {
     name: String,
     config: McpServerConfig,
-    client: tokio::sync::Mutex<Option<Client>>,
+    sandbox: Sandbox,
+    /// The client, and what its server process holds (placeholders of the
+    /// sandbox) for as long as it runs.
+    client: tokio::sync::Mutex<Option<(Client, Lease)>>,
     restarted: AtomicBool,
 }
 
@@ -441,6 +466,7 @@ impl Connection {
         let client = self.client.lock().await;
         client
             .as_ref()
+            .map(|(c, _)| c)
             .filter(|c| !c.is_closed() && !c.peer().is_transport_closed())
             .map(|c| c.peer().clone())
     }
@@ -455,13 +481,13 @@ impl Connection {
         }
         tracing::warn!("MCP server `{}` stopped; restarting it", self.name);
         let mut slot = self.client.lock().await;
-        if let Some(mut old) = slot.take() {
+        if let Some((mut old, _lease)) = slot.take() {
             let _ = old.close_with_timeout(Duration::from_secs(1)).await;
         }
-        match start(&self.name, &self.config).await {
-            Ok((client, _)) => {
-                let peer = client.peer().clone();
-                *slot = Some(client);
+        match start(&self.sandbox, &self.name, &self.config).await {
+            Ok(started) => {
+                let peer = started.client.peer().clone();
+                *slot = Some((started.client, started.lease));
                 Ok(peer)
             }
             Err(error) => Err(format!(
@@ -512,7 +538,7 @@ impl Connection {
     }
 
     async fn close(&self) {
-        if let Some(mut client) = self.client.lock().await.take() {
+        if let Some((mut client, _lease)) = self.client.lock().await.take() {
             let _ = client.close_with_timeout(Duration::from_secs(2)).await;
         }
     }

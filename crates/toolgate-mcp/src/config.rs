@@ -27,9 +27,18 @@ pub struct McpServerConfig {
     /// Its arguments.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// Extra environment variables for it.
+    /// Extra environment variables for it, on top of the sandbox's built
+    /// environment (which holds none of toolgate's credentials).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Paths the server may read although the sandbox hides them (its
+    /// installation under the home directory, say): absolute, or `~/…`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub readable: Vec<String>,
+    /// Paths outside the workspace the server may write (a cache): absolute,
+    /// or `~/…`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub writable: Vec<String>,
     /// The endpoint (streamable HTTP transport), `https://` or `http://`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -65,6 +74,8 @@ impl Default for McpServerConfig {
             command: None,
             args: Vec::new(),
             env: BTreeMap::new(),
+            readable: Vec::new(),
+            writable: Vec::new(),
             url: None,
             token_env: None,
             ca_cert: None,

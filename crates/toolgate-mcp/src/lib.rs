@@ -18,14 +18,17 @@
 //! use std::sync::Arc;
 //! use toolgate_core::Registry;
 //! use toolgate_mcp::{McpConfig, McpManager, McpServerConfig};
+//! use toolgate_sandbox::Sandbox;
 //!
 //! let registry = Arc::new(Registry::new());
+//! // Servers run like every process toolgate starts: sandboxed.
+//! let sandbox = Sandbox::builder(".").build()?;
 //! let mut config = McpConfig::default();
 //! config.servers.insert(
 //!     "time".into(),
 //!     McpServerConfig::stdio("mcp-server-time", []),
 //! );
-//! let manager = McpManager::new(Arc::clone(&registry));
+//! let manager = McpManager::new(Arc::clone(&registry), sandbox);
 //! for status in manager.start(&config).await {
 //!     println!("{}: {:?}", status.name, status.state);
 //! }

@@ -29,31 +29,52 @@ fn time_server() -> PathBuf {
     path
 }
 
-fn kill(pidfile: &Path) {
-    let pid = std::fs::read_to_string(pidfile).unwrap();
-    let status = std::process::Command::new("kill")
-        .args(["-9", pid.trim()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+/// The sandbox servers run in, with the peers' installation readable (it
+/// may be under the home directory, which the sandbox hides).
+fn sandbox(workspace: &Path) -> toolgate_sandbox::Sandbox {
+    let peers = time_server().parent().unwrap().parent().unwrap().to_owned();
+    toolgate_sandbox::Sandbox::builder(workspace)
+        .readable([peers])
+        .build()
+        .unwrap()
+}
+
+/// Kills the server processes working in `workspace` (a sandboxed server
+/// does not know its PID outside its namespace, so it cannot say it).
+fn kill_servers_in(workspace: &Path) {
+    let workspace = workspace.canonicalize().unwrap();
+    let mine = std::process::id().to_string();
+    let mut killed = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == mine || !name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == workspace) {
+            let status = std::process::Command::new("kill")
+                .args(["-9", &name])
+                .status()
+                .unwrap();
+            killed += usize::from(status.success());
+        }
+    }
+    assert!(
+        killed > 0,
+        "no server process found in {}",
+        workspace.display()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dead_server_is_restarted_once_on_the_next_call() {
     let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("pid");
-    let script = format!(
-        "echo $$ > {}; exec {}",
-        pidfile.display(),
-        time_server().display()
-    );
     let mut config = McpConfig::default();
     config.servers.insert(
         "time".into(),
-        McpServerConfig::stdio("/bin/sh", ["-c".to_owned(), script]),
+        McpServerConfig::stdio(time_server().to_str().unwrap(), []),
     );
     let registry = Arc::new(Registry::new());
-    let manager = McpManager::new(Arc::clone(&registry));
+    let manager = McpManager::new(Arc::clone(&registry), sandbox(dir.path()));
     let statuses = manager.start(&config).await;
     assert_eq!(statuses.len(), 1);
     assert_eq!(statuses[0].state, ServerState::Connected, "{statuses:?}");
@@ -77,12 +98,12 @@ async fn a_dead_server_is_restarted_once_on_the_next_call() {
     let first = call().await;
     assert!(first.success, "{first:?}");
 
-    kill(&pidfile);
+    kill_servers_in(dir.path());
     tokio::time::sleep(Duration::from_millis(200)).await;
     let second = call().await;
     assert!(second.success, "restarted: {second:?}");
 
-    kill(&pidfile);
+    kill_servers_in(dir.path());
     tokio::time::sleep(Duration::from_millis(200)).await;
     let third = call().await;
     assert!(!third.success);
@@ -99,6 +120,7 @@ async fn a_dead_server_is_restarted_once_on_the_next_call() {
 
 #[tokio::test]
 async fn servers_that_cannot_start_are_reported_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
     let mut config = McpConfig::default();
     config.servers.insert("slow".into(), {
         let mut server = McpServerConfig::stdio("/bin/sleep", ["30".to_owned()]);
@@ -113,7 +135,7 @@ async fn servers_that_cannot_start_are_reported_not_fatal() {
         },
     );
     let registry = Arc::new(Registry::new());
-    let manager = McpManager::new(Arc::clone(&registry));
+    let manager = McpManager::new(Arc::clone(&registry), sandbox(dir.path()));
     let started = std::time::Instant::now();
     let statuses = manager.start(&config).await;
     assert!(started.elapsed() < Duration::from_secs(5));

@@ -60,8 +60,9 @@ pub struct Lease {
 }
 
 impl Lease {
-    /// A lease that holds nothing.
-    pub(crate) fn empty() -> Self {
+    /// A lease that holds nothing (for a process started without the
+    /// sandbox, such as a connection over HTTP).
+    pub fn empty() -> Self {
         Self {
             owner: None,
             paths: Vec::new(),

@@ -139,6 +139,8 @@ pub struct Spawn {
     cwd: Option<PathBuf>,
     env: Vec<(String, String)>,
     profile: Profile,
+    readable: Vec<PathBuf>,
+    writable: Vec<PathBuf>,
 }
 
 impl Spawn {
@@ -151,6 +153,8 @@ impl Spawn {
             cwd: None,
             env: Vec::new(),
             profile: Profile::Standard,
+            readable: Vec::new(),
+            writable: Vec::new(),
         }
     }
 
@@ -168,6 +172,8 @@ impl Spawn {
             cwd: None,
             env: Vec::new(),
             profile: Profile::Standard,
+            readable: Vec::new(),
+            writable: Vec::new(),
         }
     }
 
@@ -195,6 +201,30 @@ impl Spawn {
     {
         self.env
             .extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+
+    /// More paths this process may read where they would be hidden
+    /// (absolute, or `~/…`), on top of the sandbox's. By default, none.
+    #[must_use]
+    pub fn readable<I, P>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.readable.extend(paths.into_iter().map(Into::into));
+        self
+    }
+
+    /// More paths this process may write (absolute, or `~/…`), on top of the
+    /// sandbox's; only in [`Profile::Standard`]. By default, none.
+    #[must_use]
+    pub fn writable<I, P>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.writable.extend(paths.into_iter().map(Into::into));
         self
     }
 
@@ -399,6 +429,19 @@ impl SandboxBuilder {
     }
 }
 
+/// The home directory of `uid` in `/etc/passwd` (accounts from other name
+/// services are not looked up: `$HOME` covers them).
+fn passwd_home(uid: u32) -> Option<PathBuf> {
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        let (Some(id), Some(home)) = (fields.get(2), fields.get(5)) else {
+            return None;
+        };
+        (id.parse::<u32>().ok()? == uid && home.starts_with('/')).then(|| PathBuf::from(home))
+    })
+}
+
 fn expand(path: &Path, home: Option<&Path>) -> Option<PathBuf> {
     match path.strip_prefix("~") {
         Ok(rest) => home.map(|h| h.join(rest)),
@@ -418,6 +461,19 @@ fn make_view(
     writable: &[PathBuf],
 ) -> Result<View, SandboxError> {
     let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
+    let canonical = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
+    // What is shown again on top of the covers; a cover beneath one of them
+    // would be hidden by it, or hide part of it.
+    let shown_roots: Vec<PathBuf> = [workspace.to_owned(), PathBuf::from("/tmp")]
+        .into_iter()
+        .chain(
+            readable
+                .iter()
+                .chain(writable)
+                .filter_map(|p| expand(p, home))
+                .map(canonical),
+        )
+        .collect();
     let mut covered: Vec<PathBuf> = Vec::new();
     for dir in [Some(Path::new("/home")), Some(Path::new("/root")), home]
         .into_iter()
@@ -426,15 +482,29 @@ fn make_view(
         let Ok(real) = std::fs::canonicalize(dir) else {
             continue;
         };
-        if !real.is_dir() || real == Path::new("/") || covered.iter().any(|c| real.starts_with(c)) {
+        // A home directory inside the workspace (or /tmp) is the user's
+        // choice of workspace: the workspace's own rules apply there, and
+        // the home secrets are still masked.
+        if !real.is_dir()
+            || real == Path::new("/")
+            || shown_roots.iter().any(|r| real.starts_with(r))
+            || covered.iter().any(|c| real.starts_with(c))
+        {
             continue;
         }
         covered.retain(|c| !c.starts_with(&real));
         covered.push(real);
     }
-    let canonical = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
+    // The toolchains of `$HOME` and of the account's own home directory
+    // (they differ when HOME was changed: a test, a CI job), wherever that
+    // home is hidden.
+    let account_home = passwd_home(rustix::process::getuid().as_raw());
+    let homes: Vec<&Path> = home.into_iter().chain(account_home.as_deref()).collect();
     let mut shown: Vec<PathBuf> = Vec::new();
-    if let Some(home) = home {
+    for home in homes
+        .iter()
+        .filter(|h| covered.iter().any(|c| h.starts_with(c)))
+    {
         for rel in home_readable {
             let path = home.join(rel);
             if exists(&path) {
@@ -473,7 +543,7 @@ fn make_view(
             }
         }
     }
-    if let Some(home) = home {
+    for home in &homes {
         deny.extend(DEFAULT_HOME_SECRETS.iter().map(|rel| home.join(rel)));
     }
     deny.extend(deny_read.iter().filter_map(|p| expand(p, home)));
@@ -502,6 +572,23 @@ fn make_view(
         gid: rustix::process::getgid().as_raw(),
         landlock_abi: landlock::abi_version().max(0),
     })
+}
+
+impl View {
+    /// This view with more readable and writable paths (those that exist).
+    fn with_extra(&self, readable: &[PathBuf], writable: &[PathBuf], home: Option<&Path>) -> Self {
+        let existing = |paths: &[PathBuf]| -> Vec<PathBuf> {
+            paths
+                .iter()
+                .filter_map(|p| expand(p, home))
+                .filter_map(|p| std::fs::canonicalize(p).ok())
+                .collect()
+        };
+        let mut view = self.clone();
+        view.readable.extend(existing(readable));
+        view.writable.extend(existing(writable));
+        view
+    }
 }
 
 #[derive(Debug)]
@@ -576,7 +663,7 @@ impl Prepared {
         match self.command.spawn() {
             Ok(child) => Ok(Running {
                 child,
-                _lease: self.lease,
+                lease: self.lease,
             }),
             Err(source) => {
                 if let Some((read, plan)) = &self.report
@@ -638,7 +725,14 @@ pub struct Running {
     /// namespace: its exit status is the command's, and killing it kills
     /// everything inside).
     pub child: tokio::process::Child,
-    _lease: Lease,
+    lease: Lease,
+}
+
+impl Running {
+    /// The process and what it holds, to keep together as long as it runs.
+    pub fn into_parts(self) -> (tokio::process::Child, Lease) {
+        (self.child, self.lease)
+    }
 }
 
 impl Sandbox {
@@ -864,10 +958,21 @@ impl Sandbox {
             protected: &protected,
             cwd: &cwd,
         };
-        let plan = if level == Level::Full {
-            plan::build(&inner.view, &dynamic, write.as_raw_fd())?
+        let extended;
+        let view = if spawn.readable.is_empty() && spawn.writable.is_empty() {
+            &inner.view
         } else {
-            plan::landlock_only(&inner.view, &dynamic, write.as_raw_fd())?
+            extended = inner.view.with_extra(
+                &spawn.readable,
+                &spawn.writable,
+                env.get("HOME").map(Path::new),
+            );
+            &extended
+        };
+        let plan = if level == Level::Full {
+            plan::build(view, &dynamic, write.as_raw_fd())?
+        } else {
+            plan::landlock_only(view, &dynamic, write.as_raw_fd())?
         };
         let plan = Arc::new(plan);
         let child_plan = Arc::clone(&plan);

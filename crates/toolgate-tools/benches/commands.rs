@@ -1,8 +1,15 @@
-//! `run_command` overhead: `true` through the whole gate, in the Landlock
-//! sandbox and without it, next to spawning `sh -c true` directly.
-//! Target: median ≤ 5 ms with the sandbox.
+//! `run_command` overhead through the whole gate, in the kernel sandbox:
+//! `true` (judged read-only: the read-only profile, its own network
+//! namespace), a write (the standard profile, placeholders and protected
+//! mounts), and without the sandbox; next to spawning `sh -c true` directly
+//! and to the peer, bubblewrap (what Codex starts per command on Linux) with
+//! a comparable profile, when `bwrap` is installed.
 //!
-//! Run with `cargo bench -p toolgate-tools --bench commands`.
+//! Targets: median ≤ 5 ms for both sandboxed cases.
+//!
+//! Run with `cargo bench -p toolgate-tools --bench commands`. After
+//! criterion's report, the medians of a same-run comparison and their ratios
+//! are printed to stderr.
 
 #![allow(
     missing_docs,
@@ -11,21 +18,27 @@
     reason = "benchmark harness"
 )]
 
+use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use toolgate_core::{Registry, ToolCall, Workspace};
 use toolgate_engine::ExecutionEngine;
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
-use toolgate_tools::command::{CommandOptions, SandboxMode, SandboxStatus};
+use toolgate_sandbox::{Sandbox, SandboxMode};
+use toolgate_tools::command::CommandOptions;
 use toolgate_tools::{BuiltinOptions, builtin_tools};
 
-fn engine(dir: &std::path::Path, sandbox: SandboxMode) -> ExecutionEngine {
+fn engine(dir: &Path, mode: SandboxMode) -> ExecutionEngine {
     let workspace = Workspace::builder(dir).build().unwrap();
     let registry = Registry::new();
-    let options =
-        BuiltinOptions::default().commands(Some(CommandOptions::default().sandbox(sandbox)));
+    let sandbox = Sandbox::builder(dir).mode(mode).build().unwrap();
+    eprintln!("sandbox {mode:?}: {}", sandbox.status());
+    let options = BuiltinOptions::default()
+        .commands(Some(CommandOptions::default()))
+        .sandbox(sandbox);
     for tool in builtin_tools(&workspace, &options) {
         registry.register_arc(tool).unwrap();
     }
@@ -34,26 +47,76 @@ fn engine(dir: &std::path::Path, sandbox: SandboxMode) -> ExecutionEngine {
         .build()
 }
 
+/// The cases: name, sandbox mode, command.
+const CASES: &[(&str, SandboxMode, &str)] = &[
+    ("gate/run_command_true_read_only", SandboxMode::Full, "true"),
+    (
+        "gate/run_command_write_standard",
+        SandboxMode::Full,
+        "true > out.txt",
+    ),
+    ("gate/run_command_true_no_sandbox", SandboxMode::Off, "true"),
+];
+
+fn bwrap_args(dir: &Path) -> Vec<String> {
+    let dir = dir.display().to_string();
+    [
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--bind",
+        &dir,
+        &dir,
+        "--unshare-pid",
+        "--unshare-user",
+        "--unshare-ipc",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--chdir",
+        &dir,
+        "/bin/sh",
+        "-c",
+        "true",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
+
+fn has_bwrap() -> bool {
+    std::process::Command::new("bwrap")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 fn commands(c: &mut Criterion) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    eprintln!("sandbox: {}", SandboxStatus::detect().describe());
-    for (name, mode) in [
-        ("gate/run_command_true_landlock", SandboxMode::Landlock),
-        ("gate/run_command_true_no_sandbox", SandboxMode::None),
-    ] {
-        let engine = engine(dir.path(), mode);
+    let engines: Vec<_> = CASES
+        .iter()
+        .map(|(name, mode, command)| (*name, engine(dir.path(), *mode), *command))
+        .collect();
+    for (name, engine, command) in &engines {
         c.bench_function(name, |b| {
             b.to_async(&runtime).iter(|| async {
                 let run = engine
                     .execute(ToolCall::new(
                         "b",
                         "run_command",
-                        json!({"command": "true"}),
+                        json!({"command": command}),
                     ))
                     .await;
                 assert!(run.result.success, "{:?}", run.result);
@@ -69,6 +132,68 @@ fn commands(c: &mut Criterion) {
                 .unwrap()
         });
     });
+    let bwrap = has_bwrap();
+    if bwrap {
+        let args = bwrap_args(dir.path());
+        c.bench_function("peer/bwrap_sh_c_true", |b| {
+            b.iter(|| {
+                let status = std::process::Command::new("bwrap")
+                    .args(&args)
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            });
+        });
+    } else {
+        eprintln!("peer: bwrap is not installed (apt-get install bubblewrap); no peer comparison");
+    }
+
+    // A same-run comparison, rounds interleaved so a slow spell of a shared
+    // machine hits every case alike.
+    const ROUNDS: usize = 5;
+    const PER_ROUND: usize = 40;
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); engines.len() + 1];
+    for _ in 0..ROUNDS {
+        for (i, (_, engine, command)) in engines.iter().enumerate() {
+            for _ in 0..PER_ROUND {
+                let started = Instant::now();
+                let run = runtime.block_on(engine.execute(ToolCall::new(
+                    "b",
+                    "run_command",
+                    json!({"command": command}),
+                )));
+                assert!(run.result.success);
+                samples[i].push(started.elapsed());
+            }
+        }
+        if bwrap {
+            let args = bwrap_args(dir.path());
+            for _ in 0..PER_ROUND {
+                let started = Instant::now();
+                std::process::Command::new("bwrap")
+                    .args(&args)
+                    .status()
+                    .unwrap();
+                samples[engines.len()].push(started.elapsed());
+            }
+        }
+    }
+    let median = |v: &mut Vec<Duration>| {
+        v.sort();
+        v.get(v.len() / 2).copied().unwrap_or_default()
+    };
+    let peer = median(&mut samples[engines.len()]);
+    for (i, (name, _, _)) in engines.iter().enumerate() {
+        let m = median(&mut samples[i]);
+        if bwrap {
+            eprintln!(
+                "same-run median {name}: {m:?} (bwrap `sh -c true`: {peer:?}, ratio {:.2})",
+                m.as_secs_f64() / peer.as_secs_f64()
+            );
+        } else {
+            eprintln!("same-run median {name}: {m:?}");
+        }
+    }
 }
 
 criterion_group!(benches, commands);

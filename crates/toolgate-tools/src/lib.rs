@@ -38,6 +38,7 @@ use std::sync::Arc;
 
 use toolgate_core::{Tool, Workspace};
 use toolgate_policy::CommandPolicy;
+use toolgate_sandbox::Sandbox;
 
 pub mod command;
 pub mod diag;
@@ -66,6 +67,8 @@ pub struct BuiltinOptions {
     pub command_policy: Arc<CommandPolicy>,
     /// Limits of the background-process table.
     pub process_limits: command::ProcessLimits,
+    /// The sandbox commands run in.
+    pub sandbox: Option<Sandbox>,
 }
 
 impl Default for BuiltinOptions {
@@ -77,6 +80,7 @@ impl Default for BuiltinOptions {
             commands: None,
             command_policy: Arc::new(CommandPolicy::default()),
             process_limits: command::ProcessLimits::default(),
+            sandbox: None,
         }
     }
 }
@@ -122,6 +126,16 @@ impl BuiltinOptions {
         self
     }
 
+    /// Sets the sandbox commands run in (`toolgate-sandbox`). By default, a
+    /// sandbox of their own over the workspace with the default settings;
+    /// pass the front end's shared one so that hooks, MCP servers and
+    /// commands are configured alike.
+    #[must_use]
+    pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
     /// Sets the limits of the background-process table. By default, 8
     /// sessions, finished ones kept 30 minutes, 256 KiB of output each.
     #[must_use]
@@ -147,14 +161,27 @@ pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc
         Arc::new(diag::Echo),
     ];
     if let Some(commands) = &options.commands {
-        let table = Arc::new(command::ProcessTable::new(options.process_limits));
-        tools.push(Arc::new(command::RunCommand::new(
-            workspace.clone(),
-            Arc::clone(&options.command_policy),
-            commands.clone(),
-            Arc::clone(&table),
-        )));
-        tools.push(Arc::new(command::ProcessTool::new(table)));
+        let sandbox = match &options.sandbox {
+            Some(sandbox) => Ok(sandbox.clone()),
+            None => Sandbox::builder(workspace.root()).build(),
+        };
+        match sandbox {
+            Ok(sandbox) => {
+                let table = Arc::new(command::ProcessTable::new(options.process_limits));
+                tools.push(Arc::new(command::RunCommand::new(
+                    workspace.clone(),
+                    Arc::clone(&options.command_policy),
+                    commands.clone(),
+                    Arc::clone(&table),
+                    sandbox,
+                )));
+                tools.push(Arc::new(command::ProcessTool::new(table)));
+            }
+            Err(error) => tracing::error!(
+                "run_command and process are not available: {}",
+                command::error_chain(&error)
+            ),
+        }
     }
     tools
 }

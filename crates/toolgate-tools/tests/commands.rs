@@ -96,7 +96,8 @@ async fn output_exit_code_env_and_cwd() {
         )
     );
     assert_eq!(result.metadata["exit_code"], 0);
-    assert_eq!(result.metadata["class"], "safe");
+    // Variables the classifier does not know make a command at least `dev`.
+    assert_eq!(result.metadata["class"], "dev");
 
     let failed = f
         .call(
@@ -174,20 +175,22 @@ async fn timeout_and_truncation() {
 }
 
 #[tokio::test]
-async fn the_sandbox_confines_writes_to_the_workspace() {
+async fn commands_run_in_the_kernel_sandbox() {
     let f = Fixture::new();
-    if !matches!(
-        toolgate_tools::command::SandboxStatus::detect(),
-        toolgate_tools::command::SandboxStatus::Available(_)
-    ) {
-        eprintln!("SKIPPED: no Landlock on this kernel");
-        return;
-    }
     let inside = f
         .call("run_command", json!({"command": "echo hi > made.txt"}))
         .await;
     assert!(inside.success, "{inside:?}");
     assert!(f.root.join("made.txt").exists());
+    assert_eq!(inside.metadata["profile"], "standard");
+    assert!(
+        inside.metadata["sandbox"]
+            .as_str()
+            .unwrap()
+            .starts_with("namespaces + read-only mounts + Landlock"),
+        "this machine must run the full sandbox: {}",
+        inside.metadata["sandbox"]
+    );
     let outside = f.root.parent().unwrap().join("outside.txt");
     let result = f
         .call(
@@ -196,28 +199,75 @@ async fn the_sandbox_confines_writes_to_the_workspace() {
         )
         .await;
     assert!(!result.success);
-    assert!(result.output.contains("Permission denied"), "{result:?}");
+    assert!(
+        result.output.contains("Read-only file system"),
+        "{result:?}"
+    );
     assert!(!outside.exists());
-    let result = f
-        .call(
-            "run_command",
-            json!({"command": "touch /tmp/../etc/toolgate-probe"}),
-        )
+    // A command judged read-only runs in the read-only profile.
+    let listed = f.call("run_command", json!({"command": "ls -la"})).await;
+    assert!(listed.success, "{listed:?}");
+    assert_eq!(listed.metadata["profile"], "read-only");
+    assert_eq!(listed.metadata["class"], "safe");
+}
+
+#[tokio::test]
+async fn without_the_full_sandbox_every_command_asks() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let workspace = Workspace::builder(dir.path()).build().unwrap();
+    let sandbox = toolgate_sandbox::Sandbox::builder(dir.path())
+        .mode(toolgate_sandbox::SandboxMode::Off)
+        .build()
+        .unwrap();
+    let options = BuiltinOptions::default()
+        .commands(Some(CommandOptions::default()))
+        .sandbox(sandbox);
+    let registry = Registry::new();
+    for tool in builtin_tools(&workspace, &options) {
+        registry.register_arc(tool).unwrap();
+    }
+    let run = registry.get("run_command").unwrap();
+    assert_eq!(
+        run.tool().sensitivity(&json!({"command": "ls"})),
+        Sensitivity::Command(CommandClass::Dev),
+        "`ls` is safe, but nothing holds it to that here"
+    );
+    let result = run
+        .tool()
+        .execute(json!({"command": "true"}), &ToolContext::new("t"))
         .await;
-    assert!(!result.success);
+    assert!(result.success);
+    assert_eq!(result.metadata["profile"], "standard");
     assert!(
         result.metadata["sandbox"]
             .as_str()
             .unwrap()
-            .starts_with("Landlock ABI")
+            .contains("switched off by configuration"),
+        "{}",
+        result.metadata["sandbox"]
     );
-
-    let open = Fixture::with(
-        CommandOptions::default().sandbox(toolgate_tools::command::SandboxMode::None),
-        ProcessLimits::default(),
+    let required = BuiltinOptions::default()
+        .commands(Some(CommandOptions::default().sandbox_required(true)))
+        .sandbox(
+            toolgate_sandbox::Sandbox::builder(dir.path())
+                .mode(toolgate_sandbox::SandboxMode::Off)
+                .build()
+                .unwrap(),
+        );
+    let tools = builtin_tools(&workspace, &required);
+    let run = tools.iter().find(|t| t.name() == "run_command").unwrap();
+    let refused = run
+        .execute(json!({"command": "true"}), &ToolContext::new("t"))
+        .await;
+    assert!(!refused.success);
+    assert!(
+        refused
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("sandbox_required"),
+        "{refused:?}"
     );
-    let result = open.call("run_command", json!({"command": "true"})).await;
-    assert_eq!(result.metadata["sandbox"], "none (commands.sandbox: none)");
 }
 
 #[tokio::test]
@@ -317,9 +367,11 @@ async fn background_start_poll_write_kill_clear() {
     assert!(missing.error.unwrap().contains("needs a `session_id`"));
 }
 
-/// The live processes whose process group is `pgid` (zombies count as gone).
-fn group_members(pgid: u64) -> Vec<u64> {
-    let mut members = Vec::new();
+/// The live processes working in `root` (zombies count as gone): a
+/// sandboxed command does not share our PID namespace or process group,
+/// but its working directory is the workspace.
+fn processes_in(root: &std::path::Path) -> Vec<u64> {
+    let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry
             .file_name()
@@ -328,21 +380,19 @@ fn group_members(pgid: u64) -> Vec<u64> {
         else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // After the parenthesised name: state, ppid, pgrp, …
-        let fields: Vec<&str> = stat
-            .rsplit(") ")
-            .next()
-            .unwrap_or_default()
-            .split(' ')
-            .collect();
-        if fields.get(2) == Some(&pgid.to_string().as_str()) && fields.first() != Some(&"Z") {
-            members.push(pid);
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|stat| {
+                stat.rsplit(") ")
+                    .next()
+                    .unwrap_or_default()
+                    .starts_with('Z')
+            })
+            .unwrap_or(true);
+        if !zombie && std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == *root) {
+            found.push(pid);
         }
     }
-    members
+    found
 }
 
 #[tokio::test]
@@ -356,7 +406,7 @@ async fn background_processes_die_with_their_owner() {
         .await;
     assert!(started.success, "{started:?}");
     let id = started.metadata["session_id"].as_str().unwrap().to_owned();
-    let pgid = started.metadata["pid"].as_u64().unwrap();
+    let root = f.root.canonicalize().unwrap();
     // Wait until the grandchild exists, so the test cannot pass by racing it.
     let mut seen = String::new();
     for _ in 0..100 {
@@ -370,17 +420,25 @@ async fn background_processes_die_with_their_owner() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(seen.contains("forked"), "{seen}");
-    assert!(group_members(pgid).len() >= 2, "shell and sleep should run");
+    // The sandbox's keeper, the shell and `sleep`.
+    assert!(processes_in(&root).len() >= 3, "shell and sleep should run");
 
-    // Dropping the registry (as toolgate does on exit) kills the whole group.
-    drop(f);
-    let mut left = group_members(pgid);
+    // Dropping the registry (as toolgate does on exit) kills all of it; the
+    // workspace stays, so the processes' working directory still matches.
+    let Fixture {
+        _dir: dir,
+        registry,
+        ..
+    } = f;
+    drop(registry);
+    let mut left = processes_in(&root);
     for _ in 0..100 {
         if left.is_empty() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
-        left = group_members(pgid);
+        left = processes_in(&root);
     }
     assert!(left.is_empty(), "processes {left:?} outlived their owner");
+    drop(dir);
 }

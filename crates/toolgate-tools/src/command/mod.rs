@@ -1,17 +1,22 @@
 //! Commands: `run_command` and `process` (seed 000 F13, seed 002 `exec`).
 //!
-//! `run_command` has five layers (DESIGN.md §9):
+//! **The classifier decides whether to ask; the kernel decides what a
+//! process can do.** `run_command` has five layers (DESIGN.md §9):
 //!
 //! 1. the blocklist, refused in every mode, yolo included;
 //! 2. classification `safe` / `dev` / `dangerous` on the parsed command
-//!    (`toolgate-policy`), which sets the call's sensitivity, so the gate asks
-//!    for confirmation as seed 000's table says; with `allowed_only`,
-//!    `dangerous` commands are refused outright;
-//! 3. a timeout with stdin closed, output kept as head + tail, the process
-//!    group killed ([`exec`]);
+//!    and its `env` (`toolgate-policy`), which sets the call's sensitivity,
+//!    so the gate asks for confirmation as seed 000's table says; with
+//!    `allowed_only`, `dangerous` commands are refused outright;
+//! 3. a timeout with stdin closed, output kept as head + tail, everything
+//!    it started killed;
 //! 4. `cwd` resolved through the [`Workspace`];
-//! 5. the OS sandbox: Landlock confines writes to the workspace and the temp
-//!    directory, and optionally denies TCP ([`sandbox`]).
+//! 5. the kernel sandbox (`toolgate-sandbox`): a `safe` command runs in the
+//!    read-only profile (nothing writable, no network, no program but the
+//!    ones it names), anything else in the standard profile (writes in the
+//!    workspace, policy files read-only); secrets, the home directory and
+//!    other processes are out of reach in both. Where the kernel cannot
+//!    provide the full sandbox, no command counts as `safe`: each one asks.
 //!
 //! With `background: true` the command goes to the [`ProcessTable`] and the
 //! `process` tool manages it.
@@ -29,24 +34,12 @@ use serde_json::Value;
 use toolgate_core::{
     CommandClass, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace,
 };
-use toolgate_policy::{CommandPolicy, VerdictKind};
+use toolgate_policy::{CommandPolicy, Verdict, VerdictKind};
+use toolgate_sandbox::{Capture, Finished, Level, Profile, RunOptions, Sandbox, Spawn};
 
 pub use process::{ProcessLimits, ProcessTable, ProcessTool};
-pub use sandbox::SandboxStatus;
 
-mod exec;
 pub mod process;
-pub mod sandbox;
-
-/// Whether commands run under the OS sandbox.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum SandboxMode {
-    /// Landlock on Linux (the default).
-    #[default]
-    Landlock,
-    /// No OS sandbox: only the other four layers.
-    None,
-}
 
 /// How `run_command` runs commands.
 #[derive(Debug, Clone)]
@@ -56,13 +49,9 @@ pub struct CommandOptions {
     pub allowed_only: bool,
     /// Lines of output kept per stream (head + tail).
     pub max_output_lines: usize,
-    /// The OS sandbox.
-    pub sandbox: SandboxMode,
-    /// Refuse to run at all when the sandbox is asked for but the kernel
-    /// cannot provide it.
+    /// Refuse to run at all when the kernel cannot provide the full
+    /// sandbox, instead of asking before every command.
     pub sandbox_required: bool,
-    /// Deny TCP connections and binds from sandboxed commands.
-    pub deny_network: bool,
 }
 
 impl Default for CommandOptions {
@@ -70,9 +59,7 @@ impl Default for CommandOptions {
         Self {
             allowed_only: false,
             max_output_lines: 200,
-            sandbox: SandboxMode::Landlock,
             sandbox_required: false,
-            deny_network: false,
         }
     }
 }
@@ -93,25 +80,12 @@ impl CommandOptions {
         self
     }
 
-    /// The OS sandbox. By default, Landlock.
-    #[must_use]
-    pub fn sandbox(mut self, mode: SandboxMode) -> Self {
-        self.sandbox = mode;
-        self
-    }
-
-    /// Refuse to run when the sandbox is asked for but unavailable. By
-    /// default, off: commands run unsandboxed, with a warning said once.
+    /// Refuse to run when the full sandbox is unavailable. By default, off:
+    /// every command then needs confirmation, and the missing pieces are
+    /// said once.
     #[must_use]
     pub fn sandbox_required(mut self, yes: bool) -> Self {
         self.sandbox_required = yes;
-        self
-    }
-
-    /// Deny TCP to sandboxed commands. By default, off.
-    #[must_use]
-    pub fn deny_network(mut self, yes: bool) -> Self {
-        self.deny_network = yes;
         self
     }
 }
@@ -140,12 +114,6 @@ fn default_timeout() -> u64 {
     30
 }
 
-/// The policy's answer, as `run_command` uses it.
-enum Judgement {
-    Blocked(String),
-    Class(CommandClass, String),
-}
-
 /// `run_command`: runs a shell command through the five layers.
 #[derive(Debug)]
 pub struct RunCommand {
@@ -153,81 +121,50 @@ pub struct RunCommand {
     policy: Arc<CommandPolicy>,
     options: CommandOptions,
     table: Arc<ProcessTable>,
-    status: SandboxStatus,
+    sandbox: Sandbox,
     warned: AtomicBool,
 }
 
 impl RunCommand {
-    /// A `run_command` over `workspace`, classifying with `policy`, starting
-    /// background commands into `table`.
+    /// A `run_command` over `workspace`, classifying with `policy`, running
+    /// every command in `sandbox`, starting background commands into
+    /// `table`.
     pub fn new(
         workspace: Workspace,
         policy: Arc<CommandPolicy>,
         options: CommandOptions,
         table: Arc<ProcessTable>,
+        sandbox: Sandbox,
     ) -> Self {
         Self {
             workspace,
             policy,
             options,
             table,
-            status: SandboxStatus::detect(),
+            sandbox,
             warned: AtomicBool::new(false),
         }
     }
 
-    fn judge(&self, command: &str) -> Judgement {
-        let verdict = self.policy.classify(command);
-        let reason = verdict.reason().to_owned();
-        match verdict.kind() {
-            VerdictKind::Class(class) => Judgement::Class(class, reason),
-            VerdictKind::Blocked => Judgement::Blocked(reason),
-        }
+    fn judge(&self, command: &str, env: Option<&BTreeMap<String, String>>) -> Verdict {
+        let names: Vec<&str> = env
+            .map(|env| env.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        self.policy.classify_with_env(command, &names)
     }
 
-    /// The directories a sandboxed command may write to.
-    fn writable(&self) -> Vec<PathBuf> {
-        let mut dirs = vec![self.workspace.root().to_owned(), std::env::temp_dir()];
-        dirs.push(PathBuf::from("/tmp"));
-        dirs.dedup();
-        dirs
-    }
-
-    /// Builds the sandbox for one command, or says why there is none.
-    fn restriction(&self) -> Result<(Option<sandbox::Restriction>, String), String> {
-        if self.options.sandbox == SandboxMode::None {
-            return Ok((None, "none (commands.sandbox: none)".to_owned()));
-        }
-        if !matches!(self.status, SandboxStatus::Available(_)) {
-            if self.options.sandbox_required {
-                return Err(format!(
-                    "refusing to run unsandboxed: {}; commands.sandbox_required is true",
-                    self.status.describe()
-                ));
-            }
-            if !self.warned.swap(true, Ordering::Relaxed) {
-                tracing::warn!(
-                    "{}; running commands without the OS sandbox",
-                    self.status.describe()
-                );
-            }
-            return Ok((None, format!("none ({})", self.status.describe())));
-        }
-        let deny_network = self.options.deny_network && self.status.can_deny_network();
-        if self.options.deny_network && !deny_network && !self.warned.swap(true, Ordering::Relaxed)
-        {
+    /// Whether a `safe` verdict may be trusted to run unasked: only when
+    /// the kernel enforces the read-only profile. Says once when it does
+    /// not.
+    fn read_only_enforced(&self) -> bool {
+        let status = self.sandbox.status();
+        let enforced = status.enforces_read_only();
+        if !enforced && !self.warned.swap(true, Ordering::Relaxed) {
             tracing::warn!(
-                "{} cannot deny network access (TCP rules need ABI 4); the network stays open",
-                self.status.describe()
+                "the sandbox is incomplete here ({status}); every command will ask for confirmation"
             );
         }
-        let restriction = sandbox::Restriction::new(&self.writable(), deny_network)
-            .map_err(|error| format!("could not set up the sandbox: {error}"))?;
-        let network = if deny_network { ", no TCP" } else { "" };
-        Ok((
-            Some(restriction),
-            format!("{}{network}", self.status.describe()),
-        ))
+        enforced
     }
 }
 
@@ -247,9 +184,17 @@ impl TypedTool for RunCommand {
             .get("command")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        match self.judge(command) {
-            Judgement::Class(class, _) => Sensitivity::Command(class),
-            Judgement::Blocked(_) => Sensitivity::Command(CommandClass::Dangerous),
+        let env: Option<BTreeMap<String, String>> = args
+            .get("env")
+            .and_then(|env| serde_json::from_value(env.clone()).ok());
+        match self.judge(command, env.as_ref()).kind() {
+            // A read-only judgement only goes unasked when the kernel holds
+            // it to that; otherwise it asks like a development command.
+            VerdictKind::Class(CommandClass::Safe) if !self.read_only_enforced() => {
+                Sensitivity::Command(CommandClass::Dev)
+            }
+            VerdictKind::Class(class) => Sensitivity::Command(class),
+            VerdictKind::Blocked => Sensitivity::Command(CommandClass::Dangerous),
         }
     }
 
@@ -267,40 +212,51 @@ impl TypedTool for RunCommand {
     }
 
     async fn run(&self, args: RunCommandArgs, _ctx: &ToolContext) -> ToolResult {
-        let class = match self.judge(&args.command) {
-            Judgement::Blocked(reason) => {
+        let verdict = self.judge(&args.command, args.env.as_ref());
+        let class = match verdict.kind() {
+            VerdictKind::Blocked => {
                 return ToolResult::failure(format!(
-                    "blocked command: {reason}; it is refused in every mode"
+                    "blocked command: {}; it is refused in every mode",
+                    verdict.reason()
                 ));
             }
-            Judgement::Class(CommandClass::Dangerous, reason) if self.options.allowed_only => {
+            VerdictKind::Class(CommandClass::Dangerous) if self.options.allowed_only => {
                 return ToolResult::failure(format!(
-                    "command classified dangerous ({reason}) and commands.allowed_only is on; \
-                     only safe and dev commands may run here"
+                    "command classified dangerous ({}) and commands.allowed_only is on; \
+                     only safe and dev commands may run here",
+                    verdict.reason()
                 ));
             }
-            Judgement::Class(class, _) => class,
+            VerdictKind::Class(class) => class,
         };
+        let status = self.sandbox.status();
+        if self.options.sandbox_required && status.level() != Level::Full {
+            return ToolResult::failure(format!(
+                "refusing to run: the sandbox is incomplete here ({status}) and \
+                 commands.sandbox_required is true"
+            ));
+        }
         let cwd = match self.resolve_cwd(args.cwd.as_deref()) {
             Ok(cwd) => cwd,
             Err(message) => return ToolResult::failure(message),
         };
-        let (restriction, sandbox) = match self.restriction() {
-            Ok(found) => found,
-            Err(message) => return ToolResult::failure(message),
+        let read_only = class == CommandClass::Safe && status.enforces_read_only();
+        let profile = if read_only {
+            Profile::ReadOnly {
+                programs: verdict.programs().to_vec(),
+            }
+        } else {
+            Profile::Standard
         };
-        let env: Vec<(String, String)> = args.env.unwrap_or_default().into_iter().collect();
-        let spec = exec::Spec {
-            command: &args.command,
-            cwd: &cwd,
-            env: &env,
-            timeout: Duration::from_secs(args.timeout.clamp(1, 600)),
-            max_lines: self.options.max_output_lines.max(2),
-            restriction: restriction.as_ref(),
-        };
+        let spawn = Spawn::shell(&args.command)
+            .cwd(cwd)
+            .envs(args.env.unwrap_or_default())
+            .profile(profile);
         let class_name = class_name(class);
+        let profile_name = if read_only { "read-only" } else { "standard" };
+        let sandbox = status.to_string();
         if args.background {
-            return match self.table.start(&spec) {
+            return match self.table.start(&self.sandbox, &spawn, &args.command) {
                 Ok((id, pid)) => ToolResult::success(format!(
                     "started in the background as {id} (pid {pid}); read its output with \
                      process(action=\"poll\", session_id=\"{id}\")"
@@ -308,20 +264,39 @@ impl TypedTool for RunCommand {
                 .with_metadata("session_id", id)
                 .with_metadata("pid", pid)
                 .with_metadata("class", class_name)
+                .with_metadata("profile", profile_name)
                 .with_metadata("sandbox", sandbox),
                 Err(message) => ToolResult::failure(message),
             };
         }
-        let finished = match exec::run(&spec).await {
+        let options = RunOptions::new(Duration::from_secs(args.timeout.clamp(1, 600)))
+            .capture(Capture::Lines(self.options.max_output_lines.max(2)));
+        let finished = match self.sandbox.run(&spawn, &options).await {
             Ok(finished) => finished,
             Err(error) => {
-                return ToolResult::failure(format!("could not start the command: {error}"));
+                return ToolResult::failure(format!(
+                    "could not start the command: {}",
+                    error_chain(&error)
+                ));
             }
         };
         report(&finished, args.timeout)
             .with_metadata("class", class_name)
+            .with_metadata("profile", profile_name)
             .with_metadata("sandbox", sandbox)
     }
+}
+
+/// An error and its causes, on one line.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 impl RunCommand {
@@ -348,7 +323,7 @@ fn class_name(class: CommandClass) -> &'static str {
 }
 
 /// The result the model sees: stdout, then stderr, then how it ended.
-fn report(finished: &exec::Finished, timeout: u64) -> ToolResult {
+fn report(finished: &Finished, timeout: u64) -> ToolResult {
     let mut output = finished.stdout.clone();
     if !finished.stderr.is_empty() {
         if !output.is_empty() {
@@ -380,5 +355,5 @@ fn report(finished: &exec::Finished, timeout: u64) -> ToolResult {
             "duration_ms",
             u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
         )
-        .with_metadata("lines_cut", finished.lines_cut)
+        .with_metadata("lines_cut", finished.cut)
 }

@@ -1,9 +1,10 @@
 //! Background processes (seed 002 `exec background` + `process` tool).
 //!
-//! A background command runs in its own process group, with a pipe on stdin
-//! (so `process write` can feed it) and its output collected into a capped
-//! buffer that `process poll` drains. The table owns every process: dropping
-//! it kills every group it still holds, so nothing outlives toolgate.
+//! A background command runs like every other one, in the sandbox
+//! (`toolgate-sandbox`), with a pipe on stdin (so `process write` can feed
+//! it) and its output collected into a capped buffer that `process poll`
+//! drains. The table owns every process: dropping it kills every group it
+//! still holds, so nothing outlives toolgate.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -18,8 +19,9 @@ use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::ChildStdin;
 use toolgate_core::{Sensitivity, ToolContext, ToolResult, TypedTool};
+use toolgate_sandbox::{Lease, Sandbox, Spawn, kill_group};
 
-use super::exec::{Spec, kill_group, shell};
+use super::error_chain;
 
 /// Limits of the background table.
 #[derive(Debug, Clone, Copy)]
@@ -59,6 +61,8 @@ struct Session {
     stdin: Option<Arc<tokio::sync::Mutex<ChildStdin>>>,
     /// `None` while running; the exit code (or `-signal`) once finished.
     status: Arc<Mutex<Option<(i32, Instant)>>>,
+    /// What the sandboxed process holds (its placeholders) while it runs.
+    _lease: Lease,
 }
 
 impl Session {
@@ -98,8 +102,14 @@ impl ProcessTable {
         sessions.retain(|_, session| session.finished().is_none_or(|(_, at)| at.elapsed() <= ttl));
     }
 
-    /// Starts a command in the background; returns (session id, pid).
-    pub(crate) fn start(&self, spec: &Spec<'_>) -> Result<(String, u32), String> {
+    /// Starts a command in the background in `sandbox`; returns (session
+    /// id, pid). `command` is its text, for listings.
+    pub(crate) fn start(
+        &self,
+        sandbox: &Sandbox,
+        spawn: &Spawn,
+        command: &str,
+    ) -> Result<(String, u32), String> {
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         self.purge_expired(&mut sessions);
         if sessions.len() >= self.limits.max_sessions {
@@ -109,14 +119,18 @@ impl ProcessTable {
                 sessions.len()
             ));
         }
-        let mut command = shell(spec);
-        command
+        let mut prepared = sandbox
+            .prepare(spawn)
+            .map_err(|e| format!("could not start the command: {}", error_chain(&e)))?;
+        prepared
+            .command_mut()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = command
+        let running = prepared
             .spawn()
-            .map_err(|e| format!("could not start the command: {e}"))?;
+            .map_err(|e| format!("could not start the command: {}", error_chain(&e)))?;
+        let (mut child, lease) = running.into_parts();
         let pid = child.id().unwrap_or(0);
         let stdin = child
             .stdin
@@ -157,12 +171,13 @@ impl ProcessTable {
             id.clone(),
             Session {
                 id: id.clone(),
-                command: spec.command.to_owned(),
+                command: command.to_owned(),
                 pid,
                 started: Instant::now(),
                 output,
                 stdin,
                 status,
+                _lease: lease,
             },
         );
         Ok((id, pid))
