@@ -968,6 +968,16 @@ pub(super) fn git(args: &[Word]) -> Judgement {
             "`git {sub} --help` opens the manual in another program"
         ));
     }
+    if let Some(option) = rest.iter().map(Word::text).find(|t| {
+        ["--upload-pack", "--receive-pack", "--exec"]
+            .iter()
+            .any(|o| t.split_once('=').map_or(*t, |(n, _)| n) == *o)
+    }) {
+        return dangerous(format!(
+            "`git {sub} {}` runs a program of the caller's choosing",
+            short(option.split_once('=').map_or(option, |(n, _)| n))
+        ));
+    }
     let name = format!("git {sub}");
     let reads = |spec: &Spec| match read_with(&name, spec, rest) {
         Ok(()) => safe(format!("`git {sub}` only reads")),

@@ -28,6 +28,7 @@ pub(crate) enum Rule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Check {
     Find,
+    Pager,
     Uniq,
     Xxd,
     Tee,
@@ -148,9 +149,7 @@ pub(crate) fn lookup(name: &str) -> Option<Rule> {
         // files `echo`, `printf`, `test`, `[` and `pwd` (run by `env echo`,
         // `xargs echo`) neither.
         "ps" | "expr" | "echo" | "printf" | "test" | "[" | "pwd" => Rule::AnyArgs,
-        "less" | "more" | "most" => Rule::NotSafe(
-            "is a pager, which can run `LESSOPEN` preprocessors and shell commands (use `cat` or `head`)",
-        ),
+        "less" | "more" | "most" => Rule::Check(C::Pager),
         "zgrep" | "zless" | "zdiff" | "ack" | "ag" | "htop" | "man" | "info" => {
             Rule::NotSafe("starts other programs or writes as a side effect")
         }
