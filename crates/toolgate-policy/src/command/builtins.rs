@@ -489,9 +489,8 @@ fn set(args: &[Word]) -> Judgement {
             ));
         }
         let cluster = match t.strip_prefix('-').or_else(|| t.strip_prefix('+')) {
-            Some("-" | "") => break,
-            Some(c) => c,
-            None => break,
+            Some(c) if !matches!(c, "-" | "") => c,
+            _ => break,
         };
         for c in cluster.chars() {
             match c {

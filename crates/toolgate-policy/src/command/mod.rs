@@ -307,7 +307,7 @@ pub fn classify(cmd: &str) -> Verdict {
 ///    `shutdown`, `reboot`, `halt`, `poweroff`, `systemctl poweroff`,
 ///    `halt`, `reboot`, `kexec`, `suspend`, `hibernate`, `soft-reboot`,
 ///    `isolate …`, `start poweroff.target` and the like, `loginctl
-///    poweroff`, `kexec -e`, `init`/`telinit` 0, 1 or 6; SysRq (writing
+///    poweroff`, `kexec -e`, `init`/`telinit` 0, 1 or 6; `SysRq` (writing
 ///    `/proc/sysrq-trigger`, `sysctl kernel.sysrq`).
 /// 4. **Nothing to run is safe**: an empty line or only comments.
 /// 5. **Each simple command gets a class**, first match wins:

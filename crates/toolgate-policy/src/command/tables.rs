@@ -153,15 +153,15 @@ pub(crate) fn lookup(name: &str) -> Option<Rule> {
         "zgrep" | "zless" | "zdiff" | "ack" | "ag" | "htop" | "man" | "info" => {
             Rule::NotSafe("starts other programs or writes as a side effect")
         }
-        "shellcheck" => Rule::Dev,
         // Development tools: build, test, lint, format.
-        "pytest" | "py.test" | "mypy" | "ruff" | "black" | "isort" | "flake8" | "pylint"
-        | "pyright" | "tox" | "nox" | "coverage" | "eslint" | "prettier" | "tsc" | "jest"
-        | "vitest" | "mocha" | "cmake" | "ctest" | "ninja" | "javac" | "gcc" | "g++" | "cc"
-        | "c++" | "clang" | "clang++" | "rustfmt" | "gofmt" | "golangci-lint" | "pre-commit"
-        | "bazel" | "bazelisk" | "meson" | "hadolint" | "stylelint" | "biome" | "swiftc"
-        | "kotlinc" | "scalac" | "sbt" | "phpunit" | "rspec" | "rubocop" | "clippy-driver"
-        | "cargo-nextest" | "nextest" | "gotestsum" | "staticcheck" | "buf" | "protoc" => Rule::Dev,
+        "shellcheck" | "pytest" | "py.test" | "mypy" | "ruff" | "black" | "isort" | "flake8"
+        | "pylint" | "pyright" | "tox" | "nox" | "coverage" | "eslint" | "prettier" | "tsc"
+        | "jest" | "vitest" | "mocha" | "cmake" | "ctest" | "ninja" | "javac" | "gcc" | "g++"
+        | "cc" | "c++" | "clang" | "clang++" | "rustfmt" | "gofmt" | "golangci-lint"
+        | "pre-commit" | "bazel" | "bazelisk" | "meson" | "hadolint" | "stylelint" | "biome"
+        | "swiftc" | "kotlinc" | "scalac" | "sbt" | "phpunit" | "rspec" | "rubocop"
+        | "clippy-driver" | "cargo-nextest" | "nextest" | "gotestsum" | "staticcheck" | "buf"
+        | "protoc" => Rule::Dev,
         "find" => Rule::Check(C::Find),
         "uniq" => Rule::Check(C::Uniq),
         "xxd" => Rule::Check(C::Xxd),

@@ -762,7 +762,7 @@ fn step(words: &[Word], at: usize, w: &Wrapper, out: &mut Unwrapped) -> Step {
             );
         }
         "command" if scanned.has(&["-p"]) => {
-            out.raise(dev("`command -p` looks the program up in a default `PATH`"))
+            out.raise(dev("`command -p` looks the program up in a default `PATH`"));
         }
         "flock" => {
             if let Some(value) = scanned.values(&["-c"]).next() {
@@ -919,6 +919,16 @@ mod tests {
     use super::super::options::validate;
     use super::*;
 
+    /// A command, its program, its wrappers, whether a wrapper option is
+    /// unknown, and the floor the wrappers set.
+    type Case = (
+        &'static str,
+        &'static str,
+        &'static [&'static str],
+        bool,
+        Option<CommandClass>,
+    );
+
     fn program(cmd: &str) -> (String, Vec<String>, bool, Option<CommandClass>) {
         let mut words: Vec<Word> = cmd.split_whitespace().map(Word::literal).collect();
         let out = unwrap(&mut words);
@@ -938,7 +948,7 @@ mod tests {
     fn wrappers_are_seen_through() {
         use CommandClass::{Dangerous as X, Dev as D};
         #[rustfmt::skip]
-        let cases: &[(&str, &str, &[&str], bool, Option<CommandClass>)] = &[
+        let cases: &[Case] = &[
             ("env FOO=1 ls", "ls", &["env"], false, None),
             ("env -i PATH=/bin ls", "ls", &["env"], false, Some(D)),
             ("env -u HOME -C /tmp ls", "ls", &["env"], false, Some(X)),
