@@ -539,21 +539,25 @@ fn sed(args: &[Word]) -> Judgement {
 /// program (`system()`, pipes, `print >`).
 fn awk(name: &str, args: &[Word]) -> Judgement {
     with_spec(name, &specs::AWK, args, |s| {
-        let program = s
-            .values(&["-e"])
-            .next()
-            .map(|v| (v.text, v.literal))
-            .or_else(|| s.operands.first().map(|w| (w.text(), w.is_literal())));
-        let Some((program, literal)) = program else {
-            return safe(format!("`{name}` alone prints its usage"));
-        };
-        if !literal {
-            return dangerous(format!("the `{name}` program is only known at run time"));
+        // `gawk -e A -e B` runs every `-e`; without one, the first operand
+        // is the program.
+        let mut programs: Vec<(&str, bool)> =
+            s.values(&["-e"]).map(|v| (v.text, v.literal)).collect();
+        if programs.is_empty() {
+            match s.operands.first() {
+                Some(first) => programs.push((first.text(), first.is_literal())),
+                None => return safe(format!("`{name}` alone prints its usage")),
+            }
         }
-        match awk_program_danger(program) {
-            Some(what) => dangerous(format!("the `{name}` program {what}")),
-            None => safe(format!("the `{name}` program only reads and prints")),
+        for (program, literal) in programs {
+            if !literal {
+                return dangerous(format!("the `{name}` program is only known at run time"));
+            }
+            if let Some(what) = awk_program_danger(program) {
+                return dangerous(format!("the `{name}` program {what}"));
+            }
         }
+        safe(format!("the `{name}` program only reads and prints"))
     })
 }
 

@@ -514,6 +514,17 @@ pub(super) fn git(args: &[Word]) -> Judgement {
             short(option.split_once('=').map_or(option, |(n, _)| n))
         ));
     }
+    // `%G?`, `%GS`, … in a format verify signatures with `gpg`.
+    if let Some(format) = rest
+        .iter()
+        .map(Word::text)
+        .find(|t| t.contains("%G") || t.contains("%(signature"))
+    {
+        return dangerous(format!(
+            "`git {sub}` with the format `{}` runs `gpg` to check signatures",
+            short(format)
+        ));
+    }
     let name = format!("git {sub}");
     let reads = |spec: &Spec| match read_with(&name, spec, rest) {
         Ok(()) => safe(format!("`git {sub}` only reads")),
