@@ -391,9 +391,11 @@ fn test(name: &str, args: &[Word]) -> Judgement {
 }
 
 fn declare(name: &str, args: &[Word]) -> Judgement {
-    // `+x` (remove an attribute) reads like `-x` for these purposes.
+    // `+x` (remove an attribute) reads like `-x` for these purposes;
+    // `export -n` un-exports (the names are still judged).
     let normalised: Vec<Word> = args
         .iter()
+        .filter(|a| !(name == "export" && a.text() == "-n"))
         .map(|a| match a.text().strip_prefix('+') {
             Some(rest) if a.is_literal() && !rest.is_empty() => Word::literal(&format!("-{rest}")),
             _ => a.clone(),
@@ -487,9 +489,8 @@ fn set(args: &[Word]) -> Judgement {
             ));
         }
         let cluster = match t.strip_prefix('-').or_else(|| t.strip_prefix('+')) {
-            Some("-" | "") => break,
-            Some(c) => c,
-            None => break,
+            Some(c) if !matches!(c, "-" | "") => c,
+            _ => break,
         };
         for c in cluster.chars() {
             match c {

@@ -112,9 +112,16 @@ fn judge(cmd: &SimpleCommand, extra: &Extra) -> Judgement {
         Scope::Exported
     };
     let mut worst: Option<Judgement> = None;
+    // `IFS= read -r line`: bash does not pass `IFS` on (it resets it in
+    // every shell), so before a builtin that splits input it only changes
+    // that splitting.
+    let splits_input = matches!(cmd.program(), "read" | "mapfile" | "readarray");
     for assignment in cmd.assignments() {
         let text = assignment.text();
         let name = text.split_once('=').map_or(text, |(n, _)| n);
+        if splits_input && name == "IFS" {
+            continue;
+        }
         let target = Word::literal(name.strip_suffix('+').unwrap_or(name));
         if let Some(j) = assign_target(&target, scope, "the assignment") {
             if j.class == CommandClass::Dangerous {
@@ -163,11 +170,7 @@ fn judge_program(cmd: &SimpleCommand, extra: &Extra) -> Judgement {
         ));
     }
     match &cmd.script {
-        Script::Parsed => {
-            return safe(format!(
-                "`{name}` runs a script whose commands are classified one by one"
-            ));
-        }
+        Script::Parsed => return inline_shell(name, cmd.args()),
         Script::Opaque(reason) => return dangerous(reason.clone()),
         Script::None => {}
     }
@@ -202,6 +205,88 @@ fn judge_program(cmd: &SimpleCommand, extra: &Extra) -> Judgement {
         Some(Rule::Check(check)) => self::check(check, name, args, extra),
     }
 }
+
+/// A shell given its script on the command line (`sh -c '…'`), or `eval`:
+/// the script's commands are judged one by one (they are in the list). The
+/// shell itself must not run start-up files, which may start any program:
+/// `bash -l` and `bash -i` read profiles, `zsh` always reads `~/.zshenv`,
+/// `fish` its `config.fish`, `csh` its `~/.cshrc`.
+fn inline_shell(name: &str, args: &[Word]) -> Judgement {
+    let parsed = safe(format!(
+        "`{name}` runs a script whose commands are classified one by one"
+    ));
+    match name {
+        "eval" => return parsed,
+        "watch" => return dev("`watch` runs the command again and again until stopped"),
+        "flock" => return dev("`flock` creates and locks its lock file"),
+        "script" => {
+            return if args
+                .last()
+                .is_some_and(|a| a.is_literal() && a.text() == "/dev/null")
+            {
+                dev("`script` records the session of the command")
+            } else {
+                dangerous("`script` writes the session to a typescript file")
+            };
+        }
+        _ if !SHELLS_WITHOUT_STARTUP.contains(&name) => {
+            return dev(format!(
+                "`{name}` reads start-up files, which may run other programs"
+            ));
+        }
+        _ => {}
+    }
+    let mut iter = args.iter().map(Word::text);
+    while let Some(t) = iter.next() {
+        if t == "--" || t == "-" || !(t.starts_with('-') || t.starts_with('+')) {
+            break;
+        }
+        if t.starts_with("--") {
+            if matches!(t, "--norc" | "--noprofile" | "--posix" | "--noediting") {
+                continue;
+            }
+            return dev(format!(
+                "`{name} {}` may read start-up files or change how the script runs",
+                short(t)
+            ));
+        }
+        let cluster = t.get(1..).unwrap_or_default();
+        for c in cluster.chars() {
+            match c {
+                'c' | 'e' | 'u' | 'x' | 'v' | 'f' | 'n' | 'C' | 'E' | 'T' | 'h' | 'B' | 'P' => {}
+                'o' => {
+                    if !iter.next().is_some_and(|o| {
+                        matches!(
+                            o,
+                            "pipefail"
+                                | "errexit"
+                                | "nounset"
+                                | "xtrace"
+                                | "verbose"
+                                | "noglob"
+                                | "noclobber"
+                                | "posix"
+                        )
+                    }) {
+                        return dev(format!(
+                            "`{name} -o` with this option is not known to toolgate"
+                        ));
+                    }
+                }
+                _ => {
+                    return dev(format!(
+                        "`{name} -{c}` may read start-up files or change how the script runs"
+                    ));
+                }
+            }
+        }
+    }
+    parsed
+}
+
+/// Shells that read no start-up file when given `-c` without `-i` or
+/// `-l` (bash reads `$BASH_ENV`, taken from toolgate's own environment).
+const SHELLS_WITHOUT_STARTUP: &[&str] = &["sh", "bash", "dash", "ash", "ksh", "mksh"];
 
 /// The arguments a program receives. `xargs` appends its input (or pastes
 /// it at `-I` markers), which may turn into options of the program, so
@@ -380,6 +465,7 @@ fn check(check: Check, name: &str, args: &[Word], extra: &Extra) -> Judgement {
                 dangerous("`hostname NAME` sets the host name")
             }
         }),
+        Check::Pager => pager(name, args),
         Check::Yq => {
             if has_option(args, &['i'], &["inplace"]) {
                 dangerous("`yq -i` edits files in place")
@@ -453,21 +539,25 @@ fn sed(args: &[Word]) -> Judgement {
 /// program (`system()`, pipes, `print >`).
 fn awk(name: &str, args: &[Word]) -> Judgement {
     with_spec(name, &specs::AWK, args, |s| {
-        let program = s
-            .values(&["-e"])
-            .next()
-            .map(|v| (v.text, v.literal))
-            .or_else(|| s.operands.first().map(|w| (w.text(), w.is_literal())));
-        let Some((program, literal)) = program else {
-            return safe(format!("`{name}` alone prints its usage"));
-        };
-        if !literal {
-            return dangerous(format!("the `{name}` program is only known at run time"));
+        // `gawk -e A -e B` runs every `-e`; without one, the first operand
+        // is the program.
+        let mut programs: Vec<(&str, bool)> =
+            s.values(&["-e"]).map(|v| (v.text, v.literal)).collect();
+        if programs.is_empty() {
+            match s.operands.first() {
+                Some(first) => programs.push((first.text(), first.is_literal())),
+                None => return safe(format!("`{name}` alone prints its usage")),
+            }
         }
-        match awk_program_danger(program) {
-            Some(what) => dangerous(format!("the `{name}` program {what}")),
-            None => safe(format!("the `{name}` program only reads and prints")),
+        for (program, literal) in programs {
+            if !literal {
+                return dangerous(format!("the `{name}` program is only known at run time"));
+            }
+            if let Some(what) = awk_program_danger(program) {
+                return dangerous(format!("the `{name}` program {what}"));
+            }
         }
+        safe(format!("the `{name}` program only reads and prints"))
     })
 }
 
@@ -527,4 +617,32 @@ fn old_style_tar(args: &[Word]) -> Vec<Word> {
     }
     out.extend(values.cloned());
     out
+}
+
+/// `less` and `more`: pagers, which run `LESSOPEN` preprocessors from the
+/// environment and shell commands (`!cmd`); never `safe`.
+fn pager(name: &str, args: &[Word]) -> Judgement {
+    for t in options(args) {
+        if t.starts_with('+') {
+            return dangerous(format!(
+                "`{name} {}` runs pager commands at start, which can run shell commands (`!`)",
+                short(t)
+            ));
+        }
+        if matches!(t, "-o" | "-O")
+            || t.starts_with("--log-file")
+            || t.starts_with("--LOG-FILE")
+            || (t.starts_with("-o") || t.starts_with("-O")) && !t.starts_with("--")
+        {
+            return dangerous(format!("`{name} -o` writes a log file"));
+        }
+        if t.starts_with("-k") || t.starts_with("--lesskey") {
+            return dangerous(format!(
+                "`{name} -k` loads key bindings, which can run commands"
+            ));
+        }
+    }
+    dev(format!(
+        "`{name}` is a pager, which can run `LESSOPEN` preprocessors and shell commands (use `cat` or `head`)"
+    ))
 }

@@ -5,7 +5,23 @@
 //! simple command with its program (wrappers and assignments stripped), its
 //! argv with quotes removed, its redirections and its context.
 //! [`CommandPolicy::classify`] decides from that parsed form whether the line
-//! is refused outright (the blocklist) or which class it is in.
+//! is refused outright (the blocklist) or which class it is in, and for a
+//! `safe` line which programs it may run ([`Verdict::programs`]).
+//!
+//! # Where the rules live
+//!
+//! - `blocklist.rs`: layer 1, refused in every mode;
+//! - `classify.rs`: the order of the rules for one simple command;
+//! - `options.rs`: the one option matcher (GNU `getopt_long` semantics,
+//!   abbreviations included) every table is read with;
+//! - `specs.rs` and `git.rs`: the option tables of the programs that may be
+//!   `safe`; `tables.rs`: which program gets which rule;
+//! - `variables.rs` and `builtins.rs`: variable names that change how
+//!   programs load, and the bash builtins that set them or change the shell;
+//! - `wrappers.rs`: `env`, `xargs`, `timeout`, `setsid`, `flock`, … seen
+//!   through;
+//! - `programs.rs`: what a `safe` line may `execve`;
+//! - `scripts.rs`: `sed` scripts and `awk` programs.
 //!
 //! # The parser
 //!
@@ -307,7 +323,7 @@ pub fn classify(cmd: &str) -> Verdict {
 ///    `shutdown`, `reboot`, `halt`, `poweroff`, `systemctl poweroff`,
 ///    `halt`, `reboot`, `kexec`, `suspend`, `hibernate`, `soft-reboot`,
 ///    `isolate …`, `start poweroff.target` and the like, `loginctl
-///    poweroff`, `kexec -e`, `init`/`telinit` 0, 1 or 6; SysRq (writing
+///    poweroff`, `kexec -e`, `init`/`telinit` 0, 1 or 6; `SysRq` (writing
 ///    `/proc/sysrq-trigger`, `sysctl kernel.sysrq`).
 /// 4. **Nothing to run is safe**: an empty line or only comments.
 /// 5. **Each simple command gets a class**, first match wins:

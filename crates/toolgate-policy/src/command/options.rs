@@ -208,16 +208,37 @@ fn entries(spec: &Spec) -> impl Iterator<Item = &'static str> + '_ {
     spec.read.iter().flat_map(|table| table.iter().copied())
 }
 
+/// The entries that may name `needle` (a cheap substring test before the
+/// aliases are parsed), read-only ones then dangerous ones.
+fn candidates<'s>(
+    spec: &'s Spec,
+    needle: &'s str,
+) -> (
+    impl Iterator<Item = &'static str> + 's,
+    impl Iterator<Item = (&'static str, &'static str)> + 's,
+) {
+    (
+        entries(spec).filter(move |e| e.contains(needle)),
+        spec.danger
+            .iter()
+            .copied()
+            .filter(move |(e, _)| e.contains(needle)),
+    )
+}
+
 /// Looks a long option (without `--` and `=value`) up, abbreviations
 /// included (see the [module docs](self)).
 fn lookup_long(spec: &Spec, name: &str) -> Lookup {
     let long = |entry: &'static str| aliases(entry).filter(|a| a.form == Form::Long);
-    for &(entry, what) in spec.danger {
+    let (read, danger) = candidates(spec, name);
+    let read: Vec<&'static str> = read.collect();
+    let danger: Vec<(&'static str, &'static str)> = danger.collect();
+    for &(entry, what) in &danger {
         if let Some(a) = long(entry).find(|a| a.name == name) {
             return Lookup::Danger(entry, what, a.arg);
         }
     }
-    for entry in entries(spec) {
+    for &entry in &read {
         if let Some(a) = long(entry).find(|a| a.name == name) {
             return Lookup::Read(entry, a.arg);
         }
@@ -225,13 +246,13 @@ fn lookup_long(spec: &Spec, name: &str) -> Lookup {
     if name.is_empty() {
         return Lookup::Unknown;
     }
-    for &(entry, what) in spec.danger {
+    for &(entry, what) in &danger {
         if let Some(a) = long(entry).find(|a| a.name.starts_with(name)) {
             return Lookup::Danger(entry, what, a.arg);
         }
     }
     let mut found: Vec<(&'static str, Arg)> = Vec::new();
-    for entry in entries(spec) {
+    for &entry in &read {
         if let Some(a) = long(entry).find(|a| a.name.starts_with(name))
             && !found.iter().any(|(e, _)| *e == entry)
         {
@@ -247,12 +268,14 @@ fn lookup_long(spec: &Spec, name: &str) -> Lookup {
 
 fn lookup_short(spec: &Spec, c: char) -> Lookup {
     let is = |a: &Alias<'_>| a.form == Form::Short && a.name.starts_with(c);
-    for &(entry, what) in spec.danger {
+    let mut buf = [0; 4];
+    let (read, danger) = candidates(spec, c.encode_utf8(&mut buf));
+    for (entry, what) in danger {
         if let Some(a) = aliases(entry).find(is) {
             return Lookup::Danger(entry, what, a.arg);
         }
     }
-    for entry in entries(spec) {
+    for entry in read {
         if let Some(a) = aliases(entry).find(is) {
             return Lookup::Read(entry, a.arg);
         }
@@ -262,12 +285,13 @@ fn lookup_short(spec: &Spec, c: char) -> Lookup {
 
 fn lookup_word(spec: &Spec, word: &str) -> Option<Lookup> {
     let is = |a: &Alias<'_>| a.form == Form::Word && a.name == word;
-    for &(entry, what) in spec.danger {
+    let (read, danger) = candidates(spec, word);
+    for (entry, what) in danger {
         if let Some(a) = aliases(entry).find(is) {
             return Some(Lookup::Danger(entry, what, a.arg));
         }
     }
-    for entry in entries(spec) {
+    for entry in read {
         if let Some(a) = aliases(entry).find(is) {
             return Some(Lookup::Read(entry, a.arg));
         }

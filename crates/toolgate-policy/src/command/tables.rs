@@ -28,6 +28,7 @@ pub(crate) enum Rule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Check {
     Find,
+    Pager,
     Uniq,
     Xxd,
     Tee,
@@ -148,21 +149,19 @@ pub(crate) fn lookup(name: &str) -> Option<Rule> {
         // files `echo`, `printf`, `test`, `[` and `pwd` (run by `env echo`,
         // `xargs echo`) neither.
         "ps" | "expr" | "echo" | "printf" | "test" | "[" | "pwd" => Rule::AnyArgs,
-        "less" | "more" | "most" => Rule::NotSafe(
-            "is a pager, which can run `LESSOPEN` preprocessors and shell commands (use `cat` or `head`)",
-        ),
+        "less" | "more" | "most" => Rule::Check(C::Pager),
         "zgrep" | "zless" | "zdiff" | "ack" | "ag" | "htop" | "man" | "info" => {
             Rule::NotSafe("starts other programs or writes as a side effect")
         }
-        "shellcheck" => Rule::Dev,
         // Development tools: build, test, lint, format.
-        "pytest" | "py.test" | "mypy" | "ruff" | "black" | "isort" | "flake8" | "pylint"
-        | "pyright" | "tox" | "nox" | "coverage" | "eslint" | "prettier" | "tsc" | "jest"
-        | "vitest" | "mocha" | "cmake" | "ctest" | "ninja" | "javac" | "gcc" | "g++" | "cc"
-        | "c++" | "clang" | "clang++" | "rustfmt" | "gofmt" | "golangci-lint" | "pre-commit"
-        | "bazel" | "bazelisk" | "meson" | "hadolint" | "stylelint" | "biome" | "swiftc"
-        | "kotlinc" | "scalac" | "sbt" | "phpunit" | "rspec" | "rubocop" | "clippy-driver"
-        | "cargo-nextest" | "nextest" | "gotestsum" | "staticcheck" | "buf" | "protoc" => Rule::Dev,
+        "shellcheck" | "pytest" | "py.test" | "mypy" | "ruff" | "black" | "isort" | "flake8"
+        | "pylint" | "pyright" | "tox" | "nox" | "coverage" | "eslint" | "prettier" | "tsc"
+        | "jest" | "vitest" | "mocha" | "cmake" | "ctest" | "ninja" | "javac" | "gcc" | "g++"
+        | "cc" | "c++" | "clang" | "clang++" | "rustfmt" | "gofmt" | "golangci-lint"
+        | "pre-commit" | "bazel" | "bazelisk" | "meson" | "hadolint" | "stylelint" | "biome"
+        | "swiftc" | "kotlinc" | "scalac" | "sbt" | "phpunit" | "rspec" | "rubocop"
+        | "clippy-driver" | "cargo-nextest" | "nextest" | "gotestsum" | "staticcheck" | "buf"
+        | "protoc" => Rule::Dev,
         "find" => Rule::Check(C::Find),
         "uniq" => Rule::Check(C::Uniq),
         "xxd" => Rule::Check(C::Xxd),

@@ -44,9 +44,12 @@ struct Wrapper {
     execs: bool,
 }
 
+#[rustfmt::skip]
 const HELP: &[&str] = &["--help", "--version"];
+#[rustfmt::skip]
 const UTIL_HELP: &[&str] = &["-h|--help", "-V|--version"];
 
+#[rustfmt::skip]
 const WRAPPERS: &[Wrapper] = &[
     Wrapper {
         name: "env",
@@ -54,14 +57,8 @@ const WRAPPERS: &[Wrapper] = &[
             &[
                 HELP,
                 &[
-                    "-i|--ignore-environment",
-                    "-0|--null",
-                    "-u=|--unset=",
-                    "-C=|--chdir=",
-                    "-v|--debug",
-                    "--block-signal[=]",
-                    "--default-signal[=]",
-                    "--ignore-signal[=]",
+                    "-i|--ignore-environment", "-0|--null", "-u=|--unset=", "-C=|--chdir=",
+                    "-v|--debug", "--block-signal[=]", "--default-signal[=]", "--ignore-signal[=]",
                     "--list-signal-handling",
                 ],
             ],
@@ -78,24 +75,10 @@ const WRAPPERS: &[Wrapper] = &[
             &[
                 HELP,
                 &[
-                    "-0|--null",
-                    "-a=|--arg-file=",
-                    "-d=|--delimiter=",
-                    "-E=",
-                    "-e[=]|--eof[=]",
-                    "-I=",
-                    "-i[=]|--replace[=]",
-                    "-L=|--max-lines=",
-                    "-l[=]",
-                    "-n=|--max-args=",
-                    "-o|--open-tty",
-                    "-P=|--max-procs=",
-                    "-p|--interactive",
-                    "--process-slot-var=",
-                    "-r|--no-run-if-empty",
-                    "-s=|--max-chars=",
-                    "--show-limits",
-                    "-t|--verbose",
+                    "-0|--null", "-a=|--arg-file=", "-d=|--delimiter=", "-E=", "-e[=]|--eof[=]",
+                    "-I=", "-i[=]|--replace[=]", "-L=|--max-lines=", "-l[=]", "-n=|--max-args=",
+                    "-o|--open-tty", "-P=|--max-procs=", "-p|--interactive", "--process-slot-var=",
+                    "-r|--no-run-if-empty", "-s=|--max-chars=", "--show-limits", "-t|--verbose",
                     "-x|--exit",
                 ],
             ],
@@ -125,10 +108,7 @@ const WRAPPERS: &[Wrapper] = &[
             &[
                 HELP,
                 &[
-                    "--preserve-status",
-                    "--foreground",
-                    "-k=|--kill-after=",
-                    "-s=|--signal=",
+                    "--preserve-status", "--foreground", "-k=|--kill-after=", "-s=|--signal=",
                     "-v|--verbose",
                 ],
             ],
@@ -164,10 +144,7 @@ const WRAPPERS: &[Wrapper] = &[
             read: &[
                 HELP,
                 &[
-                    "-p|--portability",
-                    "-v|--verbose",
-                    "-a|--append",
-                    "-q|--quiet",
+                    "-p|--portability", "-v|--verbose", "-a|--append", "-q|--quiet",
                     "-f=|--format=",
                 ],
             ],
@@ -197,11 +174,7 @@ const WRAPPERS: &[Wrapper] = &[
             &[
                 UTIL_HELP,
                 &[
-                    "-c=|--class=",
-                    "-n=|--classdata=",
-                    "-t|--ignore",
-                    "-p|--pid",
-                    "-P|--pgid",
+                    "-c=|--class=", "-n=|--classdata=", "-t|--ignore", "-p|--pid", "-P|--pgid",
                     "-u|--uid",
                 ],
             ],
@@ -218,19 +191,9 @@ const WRAPPERS: &[Wrapper] = &[
             &[
                 UTIL_HELP,
                 &[
-                    "-b|--batch",
-                    "-d|--deadline",
-                    "-f|--fifo",
-                    "-i|--idle",
-                    "-o|--other",
-                    "-r|--rr",
-                    "-R|--reset-on-fork",
-                    "-T=|--sched-runtime=",
-                    "-P=|--sched-period=",
-                    "-D=|--sched-deadline=",
-                    "-a|--all-tasks",
-                    "-m|--max",
-                    "-p|--pid",
+                    "-b|--batch", "-d|--deadline", "-f|--fifo", "-i|--idle", "-o|--other",
+                    "-r|--rr", "-R|--reset-on-fork", "-T=|--sched-runtime=", "-P=|--sched-period=",
+                    "-D=|--sched-deadline=", "-a|--all-tasks", "-m|--max", "-p|--pid",
                     "-v|--verbose",
                 ],
             ],
@@ -258,27 +221,12 @@ const WRAPPERS: &[Wrapper] = &[
             &[
                 UTIL_HELP,
                 &[
-                    "-p=|--pid=",
-                    "-o=|--output=",
-                    "--noheadings",
-                    "--raw",
-                    "--verbose",
-                    "-c[=]|--core[=]",
-                    "-d[=]|--data[=]",
-                    "-e[=]|--nice[=]",
-                    "-f[=]|--fsize[=]",
-                    "-i[=]|--sigpending[=]",
-                    "-l[=]|--memlock[=]",
-                    "-m[=]|--rss[=]",
-                    "-n[=]|--nofile[=]",
-                    "-q[=]|--msgqueue[=]",
-                    "-r[=]|--rtprio[=]",
-                    "-s[=]|--stack[=]",
-                    "-t[=]|--cpu[=]",
-                    "-u[=]|--nproc[=]",
-                    "-v[=]|--as[=]",
-                    "-x[=]|--locks[=]",
-                    "-y[=]|--rttime[=]",
+                    "-p=|--pid=", "-o=|--output=", "--noheadings", "--raw", "--verbose",
+                    "-c[=]|--core[=]", "-d[=]|--data[=]", "-e[=]|--nice[=]", "-f[=]|--fsize[=]",
+                    "-i[=]|--sigpending[=]", "-l[=]|--memlock[=]", "-m[=]|--rss[=]",
+                    "-n[=]|--nofile[=]", "-q[=]|--msgqueue[=]", "-r[=]|--rtprio[=]",
+                    "-s[=]|--stack[=]", "-t[=]|--cpu[=]", "-u[=]|--nproc[=]", "-v[=]|--as[=]",
+                    "-x[=]|--locks[=]", "-y[=]|--rttime[=]",
                 ],
             ],
             false,
@@ -294,16 +242,9 @@ const WRAPPERS: &[Wrapper] = &[
             &[
                 UTIL_HELP,
                 &[
-                    "-s|--shared",
-                    "-x|-e|--exclusive",
-                    "-u|--unlock",
-                    "-n|--nb|--nonblock",
-                    "-w=|--wait=|--timeout=",
-                    "-E=|--conflict-exit-code=",
-                    "-o|--close",
-                    "-c=|--command=",
-                    "-F|--no-fork",
-                    "--verbose",
+                    "-s|--shared", "-x|-e|--exclusive", "-u|--unlock", "-n|--nb|--nonblock",
+                    "-w=|--wait=|--timeout=", "-E=|--conflict-exit-code=", "-o|--close",
+                    "-c=|--command=", "-F|--no-fork", "--verbose",
                 ],
             ],
             false,
@@ -341,19 +282,9 @@ const WRAPPERS: &[Wrapper] = &[
             &[
                 &["-h|--help", "-v|--version"],
                 &[
-                    "-b|--beep",
-                    "-c|--color",
-                    "-C|--no-color",
-                    "-d[=]|--differences[=]",
-                    "-e|--errexit",
-                    "-g|--chgexit",
-                    "-q=|--equexit=",
-                    "-n=|--interval=",
-                    "-p|--precise",
-                    "-t|--no-title",
-                    "-w|--no-wrap",
-                    "-r|--no-rerun",
-                    "-x|--exec",
+                    "-b|--beep", "-c|--color", "-C|--no-color", "-d[=]|--differences[=]",
+                    "-e|--errexit", "-g|--chgexit", "-q=|--equexit=", "-n=|--interval=",
+                    "-p|--precise", "-t|--no-title", "-w|--no-wrap", "-r|--no-rerun", "-x|--exec",
                 ],
             ],
             false,
@@ -372,19 +303,9 @@ const WRAPPERS: &[Wrapper] = &[
             &[
                 UTIL_HELP,
                 &[
-                    "-I=|--log-in=",
-                    "-O=|--log-out=",
-                    "-B=|--log-io=",
-                    "-T=|--log-timing=",
-                    "-t[=]|--timing[=]",
-                    "-m=|--logging-format=",
-                    "-a|--append",
-                    "-c=|--command=",
-                    "-e|--return",
-                    "-f|--flush",
-                    "--force",
-                    "-E=|--echo=",
-                    "-o=|--output-limit=",
+                    "-I=|--log-in=", "-O=|--log-out=", "-B=|--log-io=", "-T=|--log-timing=",
+                    "-t[=]|--timing[=]", "-m=|--logging-format=", "-a|--append", "-c=|--command=",
+                    "-e|--return", "-f|--flush", "--force", "-E=|--echo=", "-o=|--output-limit=",
                     "-q|--quiet",
                 ],
             ],
@@ -401,36 +322,9 @@ const WRAPPERS: &[Wrapper] = &[
             read: &[
                 &["-h|--help", "-V"],
                 &[
-                    "-f",
-                    "-ff",
-                    "-c",
-                    "-C",
-                    "-t",
-                    "-tt",
-                    "-ttt",
-                    "-T",
-                    "-y",
-                    "-yy",
-                    "-v",
-                    "-x",
-                    "-xx",
-                    "-q",
-                    "-qq",
-                    "-Z",
-                    "-z",
-                    "-e=",
-                    "-s=",
-                    "-a=",
-                    "-X=",
-                    "-P=",
-                    "-E=",
-                    "-u=",
-                    "-b=",
-                    "-I=",
-                    "-p=",
-                    "--trace=",
-                    "--signal=",
-                    "--status=",
+                    "-f", "-ff", "-c", "-C", "-t", "-tt", "-ttt", "-T", "-y", "-yy", "-v", "-x",
+                    "-xx", "-q", "-qq", "-Z", "-z", "-e=", "-s=", "-a=", "-X=", "-P=", "-E=", "-u=",
+                    "-b=", "-I=", "-p=", "--trace=", "--signal=", "--status=",
                 ],
             ],
             danger: &[("-o=|--output=", "writes its trace to a file")],
@@ -472,34 +366,12 @@ const WRAPPERS: &[Wrapper] = &[
             &[
                 &["-h|--help", "--version"],
                 &[
-                    "--user",
-                    "--system",
-                    "--scope",
-                    "-u=|--unit=",
-                    "-p=|--property=",
-                    "-d|--same-dir",
-                    "--description=",
-                    "--slice=",
-                    "-r|--remain-after-exit",
-                    "--service-type=",
-                    "--uid=",
-                    "--gid=",
-                    "--nice=",
-                    "--working-directory=",
-                    "-E=|--setenv=",
-                    "-t|--pty",
-                    "-P|--pipe",
-                    "-q|--quiet",
-                    "-G|--collect",
-                    "--wait",
-                    "-S|--shell",
-                    "--no-block",
-                    "--no-ask-password",
-                    "-H=|--host=",
-                    "-M=|--machine=",
-                    "--on-active=",
-                    "--on-boot=",
-                    "--on-calendar=",
+                    "--user", "--system", "--scope", "-u=|--unit=", "-p=|--property=",
+                    "-d|--same-dir", "--description=", "--slice=", "-r|--remain-after-exit",
+                    "--service-type=", "--uid=", "--gid=", "--nice=", "--working-directory=",
+                    "-E=|--setenv=", "-t|--pty", "-P|--pipe", "-q|--quiet", "-G|--collect",
+                    "--wait", "-S|--shell", "--no-block", "--no-ask-password", "-H=|--host=",
+                    "-M=|--machine=", "--on-active=", "--on-boot=", "--on-calendar=",
                 ],
             ],
             false,
@@ -532,25 +404,11 @@ const WRAPPERS: &[Wrapper] = &[
             &[
                 UTIL_HELP,
                 &[
-                    "-m[=]|--mount[=]",
-                    "-u[=]|--uts[=]",
-                    "-i[=]|--ipc[=]",
-                    "-n[=]|--net[=]",
-                    "-p[=]|--pid[=]",
-                    "-U[=]|--user[=]",
-                    "-C[=]|--cgroup[=]",
-                    "-T[=]|--time[=]",
-                    "-f|--fork",
-                    "--kill-child[=]",
-                    "--mount-proc[=]",
-                    "-r|--map-root-user",
-                    "-c|--map-current-user",
-                    "--propagation=",
-                    "--setgroups=",
-                    "-R=|--root=",
-                    "-w=|--wd=",
-                    "-S=|--setuid=",
-                    "-G=|--setgid=",
+                    "-m[=]|--mount[=]", "-u[=]|--uts[=]", "-i[=]|--ipc[=]", "-n[=]|--net[=]",
+                    "-p[=]|--pid[=]", "-U[=]|--user[=]", "-C[=]|--cgroup[=]", "-T[=]|--time[=]",
+                    "-f|--fork", "--kill-child[=]", "--mount-proc[=]", "-r|--map-root-user",
+                    "-c|--map-current-user", "--propagation=", "--setgroups=", "-R=|--root=",
+                    "-w=|--wd=", "-S=|--setuid=", "-G=|--setgid=",
                 ],
             ],
             false,
@@ -569,22 +427,10 @@ const WRAPPERS: &[Wrapper] = &[
             &[
                 UTIL_HELP,
                 &[
-                    "-t=|--target=",
-                    "-a|--all",
-                    "-m[=]|--mount[=]",
-                    "-u[=]|--uts[=]",
-                    "-i[=]|--ipc[=]",
-                    "-n[=]|--net[=]",
-                    "-p[=]|--pid[=]",
-                    "-U[=]|--user[=]",
-                    "-C[=]|--cgroup[=]",
-                    "-T[=]|--time[=]",
-                    "-S=|--setuid=",
-                    "-G=|--setgid=",
-                    "-r[=]|--root[=]",
-                    "-w[=]|--wd[=]",
-                    "-F|--no-fork",
-                    "--preserve-credentials",
+                    "-t=|--target=", "-a|--all", "-m[=]|--mount[=]", "-u[=]|--uts[=]",
+                    "-i[=]|--ipc[=]", "-n[=]|--net[=]", "-p[=]|--pid[=]", "-U[=]|--user[=]",
+                    "-C[=]|--cgroup[=]", "-T[=]|--time[=]", "-S=|--setuid=", "-G=|--setgid=",
+                    "-r[=]|--root[=]", "-w[=]|--wd[=]", "-F|--no-fork", "--preserve-credentials",
                 ],
             ],
             false,
@@ -762,7 +608,7 @@ fn step(words: &[Word], at: usize, w: &Wrapper, out: &mut Unwrapped) -> Step {
             );
         }
         "command" if scanned.has(&["-p"]) => {
-            out.raise(dev("`command -p` looks the program up in a default `PATH`"))
+            out.raise(dev("`command -p` looks the program up in a default `PATH`"));
         }
         "flock" => {
             if let Some(value) = scanned.values(&["-c"]).next() {
@@ -919,6 +765,16 @@ mod tests {
     use super::super::options::validate;
     use super::*;
 
+    /// A command, its program, its wrappers, whether a wrapper option is
+    /// unknown, and the floor the wrappers set.
+    type Case = (
+        &'static str,
+        &'static str,
+        &'static [&'static str],
+        bool,
+        Option<CommandClass>,
+    );
+
     fn program(cmd: &str) -> (String, Vec<String>, bool, Option<CommandClass>) {
         let mut words: Vec<Word> = cmd.split_whitespace().map(Word::literal).collect();
         let out = unwrap(&mut words);
@@ -938,7 +794,7 @@ mod tests {
     fn wrappers_are_seen_through() {
         use CommandClass::{Dangerous as X, Dev as D};
         #[rustfmt::skip]
-        let cases: &[(&str, &str, &[&str], bool, Option<CommandClass>)] = &[
+        let cases: &[Case] = &[
             ("env FOO=1 ls", "ls", &["env"], false, None),
             ("env -i PATH=/bin ls", "ls", &["env"], false, Some(D)),
             ("env -u HOME -C /tmp ls", "ls", &["env"], false, Some(X)),
