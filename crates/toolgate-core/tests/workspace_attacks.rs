@@ -494,12 +494,18 @@ fn symlink_swapped_in_mid_operation_never_escapes() {
 
     let worker = {
         let ws = ws.clone();
+        let swaps = Arc::clone(&swaps);
         thread::spawn(move || {
             let p = ws.resolve("d/f").unwrap();
-            let deadline = Instant::now() + Duration::from_secs(3);
+            // Until both states were met often enough, however loaded the
+            // machine is (the swapper may be starved for a while), within a
+            // generous bound.
+            let deadline = Instant::now() + Duration::from_secs(60);
             let (mut ok, mut refused) = (0usize, 0usize);
-            for i in 0..3000 {
-                if Instant::now() > deadline {
+            for i in 0.. {
+                let enough =
+                    i >= 3000 && swaps.load(Ordering::Relaxed) > 100 && ok > 0 && refused > 0;
+                if enough || Instant::now() > deadline {
                     break;
                 }
                 match ws.write_atomic(&p, format!("INSIDE-{i}").as_bytes()) {

@@ -144,10 +144,13 @@ pub struct Spawn {
 }
 
 impl Spawn {
-    /// `/bin/sh -c LINE`.
+    /// `bash -c LINE` (`/bin/sh -c LINE` where there is no bash): bash,
+    /// because the command classifier reads lines as bash does; running
+    /// them in another shell (dash's `time` is a program, it has no `$'…'`)
+    /// would run something other than what was judged.
     pub fn shell(line: impl Into<OsString>) -> Self {
         Self {
-            program: OsString::from("/bin/sh"),
+            program: OsString::from(shell_path()),
             args: vec![OsString::from("-c"), line.into()],
             shell: true,
             cwd: None,
@@ -239,6 +242,18 @@ impl Spawn {
     pub fn program_name(&self) -> String {
         self.program.to_string_lossy().into_owned()
     }
+}
+
+/// The shell lines run in.
+fn shell_path() -> &'static str {
+    static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    SHELL.get_or_init(|| {
+        if Path::new("/bin/bash").exists() {
+            "/bin/bash"
+        } else {
+            "/bin/sh"
+        }
+    })
 }
 
 /// Configures a [`Sandbox`].
@@ -909,7 +924,7 @@ impl Sandbox {
                 let mut all = programs.clone();
                 all.push(spawn.program.to_string_lossy().into_owned());
                 if spawn.shell {
-                    all.push("/bin/sh".to_owned());
+                    all.push(shell_path().to_owned());
                 }
                 resolve::executables(&all, path, &cwd)
             }

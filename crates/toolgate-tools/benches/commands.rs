@@ -47,6 +47,10 @@ fn engine(dir: &Path, mode: SandboxMode) -> ExecutionEngine {
         .build()
 }
 
+/// Rounds of the same-run comparison, and calls per case per round.
+const ROUNDS: usize = 5;
+const PER_ROUND: usize = 40;
+
 /// The cases: name, sandbox mode, command.
 const CASES: &[(&str, SandboxMode, &str)] = &[
     ("gate/run_command_true_read_only", SandboxMode::Full, "true"),
@@ -150,8 +154,6 @@ fn commands(c: &mut Criterion) {
 
     // A same-run comparison, rounds interleaved so a slow spell of a shared
     // machine hits every case alike.
-    const ROUNDS: usize = 5;
-    const PER_ROUND: usize = 40;
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); engines.len() + 1];
     for _ in 0..ROUNDS {
         for (i, (_, engine, command)) in engines.iter().enumerate() {

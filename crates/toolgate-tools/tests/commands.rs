@@ -380,14 +380,12 @@ fn processes_in(root: &std::path::Path) -> Vec<u64> {
         else {
             continue;
         };
-        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|stat| {
-                stat.rsplit(") ")
-                    .next()
-                    .unwrap_or_default()
-                    .starts_with('Z')
-            })
-            .unwrap_or(true);
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+            stat.rsplit(") ")
+                .next()
+                .unwrap_or_default()
+                .starts_with('Z')
+        });
         if !zombie && std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == *root) {
             found.push(pid);
         }

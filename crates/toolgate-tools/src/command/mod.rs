@@ -94,7 +94,7 @@ impl CommandOptions {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunCommandArgs {
-    /// The shell command line (run with `/bin/sh -c`).
+    /// The shell command line (run with `bash -c`).
     pub command: String,
     /// Working directory, relative to the workspace root (default: the root).
     pub cwd: Option<String>,
