@@ -438,6 +438,7 @@ impl SandboxBuilder {
                 env,
                 status: OnceLock::new(),
                 placeholders: Arc::new(Placeholders::new()),
+                scanner: scan::Scanner::default(),
                 _session: session,
             }),
         })
@@ -616,6 +617,7 @@ struct Inner {
     env: BTreeMap<String, String>,
     status: OnceLock<SandboxStatus>,
     placeholders: Arc<Placeholders>,
+    scanner: scan::Scanner,
     _session: tempfile::TempDir,
 }
 
@@ -869,7 +871,7 @@ impl Sandbox {
             Spawn::program("/bin/true", Vec::<OsString>::new()).profile(Profile::ReadOnly {
                 programs: vec!["/bin/true".to_owned()],
             });
-        let prepared = self.prepare_at(&spawn, Level::Full)?;
+        let prepared = self.prepare_at(&spawn, Level::Full, false)?;
         let status = prepared.wait_blocking()?;
         if status.success() {
             Ok(())
@@ -884,10 +886,17 @@ impl Sandbox {
     /// Prepares `spawn` in this sandbox (scans the workspace, creates
     /// placeholders, builds the plan), ready to start.
     pub fn prepare(&self, spawn: &Spawn) -> Result<Prepared, SandboxError> {
-        self.prepare_at(spawn, self.status().level)
+        self.prepare_at(spawn, self.status().level, true)
     }
 
-    fn prepare_at(&self, spawn: &Spawn, level: Level) -> Result<Prepared, SandboxError> {
+    /// `scan: false` only for the probe, which reads nothing of the
+    /// workspace.
+    fn prepare_at(
+        &self,
+        spawn: &Spawn,
+        level: Level,
+        scan: bool,
+    ) -> Result<Prepared, SandboxError> {
         let inner = &self.inner;
         let mut env = inner.env.clone();
         for (name, value) in &spawn.env {
@@ -944,13 +953,14 @@ impl Sandbox {
                 extra_protected.push(PathBuf::from(".git"));
             }
         }
-        let found = if level == Level::Full {
-            scan::scan(&inner.view.workspace, &inner.sensitive, &inner.protected).map_err(
-                |source| SandboxError::Scan {
+        let found = if level == Level::Full && scan {
+            inner
+                .scanner
+                .scan(&inner.view.workspace, &inner.sensitive, &inner.protected)
+                .map_err(|source| SandboxError::Scan {
                     workspace: inner.view.workspace.clone(),
                     source,
-                },
-            )?
+                })?
         } else {
             scan::Found::default()
         };

@@ -16,7 +16,9 @@
 //! 4. A path matching a protected pattern is recorded (made read-only
 //!    whole) and not descended into; a protected symlink has its target
 //!    recorded when that stays inside the workspace.
-//! 5. The walk is bounded ([`MAX_ENTRIES`]); a workspace larger than that
+//! 5. Each directory's listing is kept; the next scan reads again only the
+//!    directories whose inode, modification or change time differ.
+//! 6. The walk is bounded ([`MAX_ENTRIES`]); a workspace larger than that
 //!    fails the scan, so the process is refused rather than started with
 //!    secrets left visible.
 //!
@@ -24,9 +26,11 @@
 //! file created afterwards, by someone else, is not masked for a process that
 //! is already running.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use toolgate_core::PathPatterns;
 
@@ -44,81 +48,166 @@ pub(crate) struct Found {
     pub(crate) protected: Vec<PathBuf>,
 }
 
-/// Walks `root` (canonical) and classifies what it finds.
-pub(crate) fn scan(
-    root: &Path,
-    sensitive: &PathPatterns,
-    protected: &PathPatterns,
-) -> io::Result<Found> {
-    let mut found = Found::default();
-    let mut stack: Vec<PathBuf> = vec![PathBuf::new()];
-    let mut visited = 0usize;
-    while let Some(rel) = stack.pop() {
-        let dir = root.join(&rel);
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            // A directory we may not read, or one that vanished: a command
-            // cannot read it either (or it is gone).
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::PermissionDenied | io::ErrorKind::NotFound
-                ) =>
-            {
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        for entry in entries {
-            let Ok(entry) = entry else { continue };
-            visited += 1;
+/// When a directory was read: its inode, and the modification and change
+/// times. Creating, removing or renaming an entry changes the directory's
+/// modification time; putting an old time back (`touch -d`) changes its
+/// change time, which no program can set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    ino: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt as _;
+        Self {
+            ino: meta.ino(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+}
+
+/// What one directory holds that matters to the sandbox.
+#[derive(Debug, Clone)]
+struct Listing {
+    stamp: Stamp,
+    entries: usize,
+    found: Found,
+    subdirs: Vec<PathBuf>,
+}
+
+/// Scans a workspace, remembering each directory's listing so that the
+/// next scan only reads the directories that changed (one `stat` per
+/// directory instead of one `readdir`): cheap enough to run before every
+/// process, also in large trees.
+#[derive(Debug, Default)]
+pub(crate) struct Scanner {
+    cache: Mutex<HashMap<PathBuf, Listing>>,
+}
+
+impl Scanner {
+    /// Walks `root` (canonical) and classifies what it finds (see the
+    /// [rules](self)).
+    pub(crate) fn scan(
+        &self,
+        root: &Path,
+        sensitive: &PathPatterns,
+        protected: &PathPatterns,
+    ) -> io::Result<Found> {
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut next: HashMap<PathBuf, Listing> = HashMap::with_capacity(cache.len());
+        let mut found = Found::default();
+        let mut stack: Vec<PathBuf> = vec![PathBuf::new()];
+        let mut visited = 0usize;
+        while let Some(rel) = stack.pop() {
+            let dir = root.join(&rel);
+            // The time stamp first, then the entries: a change in between is
+            // either in the listing or makes the next scan read it again.
+            let meta = match fs::symlink_metadata(&dir) {
+                Ok(meta) if meta.is_dir() => meta,
+                // Gone, replaced by a file, or not ours to read: a command
+                // cannot read it either.
+                Ok(_) => continue,
+                Err(e) if skippable(&e) => continue,
+                Err(e) => return Err(e),
+            };
+            let stamp = Stamp::of(&meta);
+            let listing = match cache.remove(&rel) {
+                Some(listing) if listing.stamp == stamp => listing,
+                _ => match read_listing(root, &rel, stamp, sensitive, protected) {
+                    Ok(listing) => listing,
+                    Err(e) if skippable(&e) => continue,
+                    Err(e) => return Err(e),
+                },
+            };
+            visited += listing.entries;
             if visited > MAX_ENTRIES {
                 return Err(io::Error::other(format!(
                     "the workspace has more than {MAX_ENTRIES} entries"
                 )));
             }
-            let child = rel.join(entry.file_name());
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            // A directory whose every entry would match (`.ssh/**`) is masked
-            // whole, so files created in it later are covered too.
-            let whole_dir = kind.is_dir() && sensitive.matches(&child.join("\u{1}")).is_some();
-            if whole_dir || sensitive.matches(&child).is_some() {
-                if kind.is_symlink() {
-                    if let Some(target) = resolve(root, &child) {
-                        found_target(root, target, &mut found);
-                    }
-                } else {
-                    found.sensitive.push((child, kind.is_dir()));
+            found.sensitive.extend_from_slice(&listing.found.sensitive);
+            found
+                .sensitive_outside
+                .extend_from_slice(&listing.found.sensitive_outside);
+            found.protected.extend_from_slice(&listing.found.protected);
+            stack.extend(listing.subdirs.iter().cloned());
+            next.insert(rel, listing);
+        }
+        *cache = next;
+        found.sensitive.sort();
+        found.sensitive.dedup();
+        found.sensitive_outside.sort();
+        found.sensitive_outside.dedup();
+        found.protected.sort();
+        found.protected.dedup();
+        Ok(found)
+    }
+}
+
+fn skippable(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+/// Reads one directory and classifies its entries.
+fn read_listing(
+    root: &Path,
+    rel: &Path,
+    stamp: Stamp,
+    sensitive: &PathPatterns,
+    protected: &PathPatterns,
+) -> io::Result<Listing> {
+    let mut listing = Listing {
+        stamp,
+        entries: 0,
+        found: Found::default(),
+        subdirs: Vec::new(),
+    };
+    let found = &mut listing.found;
+    for entry in fs::read_dir(root.join(rel))? {
+        let Ok(entry) = entry else { continue };
+        listing.entries += 1;
+        let child = rel.join(entry.file_name());
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        // A directory whose every entry would match (`.ssh/**`) is masked
+        // whole, so files created in it later are covered too.
+        let whole_dir = kind.is_dir() && sensitive.matches(&child.join("\u{1}")).is_some();
+        if whole_dir || sensitive.matches(&child).is_some() {
+            if kind.is_symlink() {
+                if let Some(target) = resolve(root, &child) {
+                    found_target(root, target, found);
                 }
-                continue;
+            } else {
+                found.sensitive.push((child, kind.is_dir()));
             }
-            if protected.matches(&child).is_some() {
-                if kind.is_symlink() {
-                    if let Some((target, _)) = resolve(root, &child)
-                        && let Ok(inside) = target.strip_prefix(root)
-                        && !inside.as_os_str().is_empty()
-                    {
-                        found.protected.push(inside.to_owned());
-                    }
-                } else {
-                    found.protected.push(child);
+            continue;
+        }
+        if protected.matches(&child).is_some() {
+            if kind.is_symlink() {
+                if let Some((target, _)) = resolve(root, &child)
+                    && let Ok(inside) = target.strip_prefix(root)
+                    && !inside.as_os_str().is_empty()
+                {
+                    found.protected.push(inside.to_owned());
                 }
-                continue;
+            } else {
+                found.protected.push(child);
             }
-            if kind.is_dir() {
-                stack.push(child);
-            }
+            continue;
+        }
+        if kind.is_dir() {
+            listing.subdirs.push(child);
         }
     }
-    found.sensitive.sort();
-    found.sensitive.dedup();
-    found.sensitive_outside.sort();
-    found.sensitive_outside.dedup();
-    found.protected.sort();
-    found.protected.dedup();
-    Ok(found)
+    Ok(listing)
 }
 
 /// The canonical target of a symlink and whether it is a directory.
@@ -187,7 +276,8 @@ mod tests {
         std::os::unix::fs::symlink("/nonexistent/x", root.join("dangling.key")).unwrap();
         let sensitive = PathPatterns::new(DEFAULT_SENSITIVE_PATTERNS.iter().copied()).unwrap();
         let protected = PathPatterns::new(DEFAULT_PROTECTED_PATTERNS.iter().copied()).unwrap();
-        let found = scan(&root, &sensitive, &protected).unwrap();
+        let scanner = Scanner::default();
+        let found = scanner.scan(&root, &sensitive, &protected).unwrap();
         let rel = |s: &str| PathBuf::from(s);
         assert_eq!(
             found.sensitive,
@@ -211,6 +301,46 @@ mod tests {
             vec![rel(".git/config"), rel(".git/hooks"), rel("toolgate.yaml")]
         );
         assert_eq!(pins(&found.protected), vec![rel(".git")]);
+    }
+
+    #[test]
+    fn a_later_scan_sees_what_changed_even_with_an_old_time_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/b/x.txt"), "x").unwrap();
+        let sensitive = PathPatterns::new(DEFAULT_SENSITIVE_PATTERNS.iter().copied()).unwrap();
+        let protected = PathPatterns::new(DEFAULT_PROTECTED_PATTERNS.iter().copied()).unwrap();
+        let scanner = Scanner::default();
+        assert!(
+            scanner
+                .scan(&root, &sensitive, &protected)
+                .unwrap()
+                .sensitive
+                .is_empty()
+        );
+        let before = std::fs::metadata(root.join("a/b"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        std::fs::write(root.join("a/b/.env"), "K=v").unwrap();
+        // Put the directory's old modification time back, as `touch -d`
+        // would: its change time still moves.
+        let dir_file = std::fs::File::open(root.join("a/b")).unwrap();
+        dir_file
+            .set_times(std::fs::FileTimes::new().set_modified(before))
+            .unwrap();
+        let found = scanner.scan(&root, &sensitive, &protected).unwrap();
+        assert_eq!(found.sensitive, vec![(PathBuf::from("a/b/.env"), false)]);
+        std::fs::remove_file(root.join("a/b/.env")).unwrap();
+        std::fs::remove_dir_all(root.join("a")).unwrap();
+        assert!(
+            scanner
+                .scan(&root, &sensitive, &protected)
+                .unwrap()
+                .sensitive
+                .is_empty()
+        );
     }
 
     #[test]
