@@ -621,6 +621,8 @@ fn config_check(setup: &Setup) -> Result<Exit, CliError> {
         if sources.is_empty() { "" } else { ", " },
         sources.join(", ")
     ));
+    // What the kernel enforces here, for every process toolgate starts.
+    render::note(&format!("sandbox: {}", setup.sandbox()?.status()));
     out(&text)
 }
 

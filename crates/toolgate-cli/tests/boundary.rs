@@ -460,3 +460,23 @@ fn blocklist_spellings_are_blocked() {
         assert_eq!(w.classify(line), "blocked", "{line}");
     }
 }
+
+#[test]
+fn without_the_full_sandbox_every_command_asks_and_it_is_said() {
+    let w = World::new();
+    // As on a kernel without usable user namespaces.
+    let mut check = w.cmd(&["config", "check"]);
+    check.env("TOOLGATE_COMMANDS__SANDBOX", "landlock");
+    let output = check.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("sandbox: Landlock ABI"), "{stderr}");
+    assert!(stderr.contains("sensitive files"), "{stderr}");
+    let mut call = w.cmd(&["call", "run_command", r#"{"command": "ls -a"}"#]);
+    call.env("TOOLGATE_COMMANDS__SANDBOX", "landlock");
+    let output = call.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("needs confirmation"), "{stderr}");
+    assert!(stderr.contains("every command will ask"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains(MARK));
+}

@@ -794,7 +794,14 @@ impl Sandbox {
     /// by starting `/bin/true` in the read-only profile (a few
     /// milliseconds); the answer is kept.
     pub fn status(&self) -> &SandboxStatus {
-        self.inner.status.get_or_init(|| self.probe())
+        self.inner.status.get_or_init(|| {
+            let status = self.probe();
+            if status.level != Level::Full || !status.missing.is_empty() {
+                // Said once per sandbox: what the kernel does not enforce here.
+                tracing::warn!("sandbox: {status}");
+            }
+            status
+        })
     }
 
     fn probe(&self) -> SandboxStatus {
@@ -881,6 +888,14 @@ impl Sandbox {
                 source: std::io::Error::other(format!("it exited with {status}")),
             })
         }
+    }
+
+    /// Runs `spawn` with no input or output and waits for it, blocking the
+    /// thread: for short helper programs started from synchronous code
+    /// (`apply_patch`'s GNU `patch` fallback). Use [`run`](Self::run)
+    /// elsewhere.
+    pub fn run_blocking(&self, spawn: &Spawn) -> Result<std::process::ExitStatus, SandboxError> {
+        self.prepare(spawn)?.wait_blocking()
     }
 
     /// Prepares `spawn` in this sandbox (scans the workspace, creates

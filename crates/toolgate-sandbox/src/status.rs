@@ -42,6 +42,15 @@ impl SandboxStatus {
         self.level == Level::Full && self.landlock_abi >= 1
     }
 
+    /// `full`, `landlock only` or `none`.
+    pub fn level_name(&self) -> &'static str {
+        match self.level {
+            Level::Full => "full",
+            Level::LandlockOnly => "landlock only",
+            Level::Off => "none",
+        }
+    }
+
     /// What is not enforced, one item per line, for people.
     pub fn missing(&self) -> &[String] {
         &self.missing

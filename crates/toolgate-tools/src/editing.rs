@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::Command;
+use toolgate_sandbox::{Sandbox, Spawn};
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -191,6 +191,7 @@ pub struct ApplyPatchArgs {
 pub struct ApplyPatch {
     workspace: Workspace,
     allow_delete: bool,
+    sandbox: Option<Sandbox>,
 }
 
 impl ApplyPatch {
@@ -199,7 +200,17 @@ impl ApplyPatch {
         Self {
             workspace,
             allow_delete: false,
+            sandbox: None,
         }
+    }
+
+    /// Lets a hunk the built-in matcher cannot place be retried by GNU
+    /// `patch` (seed 000's second chance), run in `sandbox` like every
+    /// process toolgate starts. By default, there is no fallback.
+    #[must_use]
+    pub fn gnu_patch_in(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
     }
 
     /// Sets whether a patch may delete files (rule 2 in the
@@ -226,7 +237,8 @@ impl TypedTool for ApplyPatch {
     async fn run(&self, args: ApplyPatchArgs, _ctx: &ToolContext) -> ToolResult {
         let workspace = self.workspace.clone();
         let allow_delete = self.allow_delete;
-        blocking(move || apply_patch(&workspace, &args, allow_delete)).await
+        let sandbox = self.sandbox.clone();
+        blocking(move || apply_patch(&workspace, &args, allow_delete, sandbox.as_ref())).await
     }
 }
 
@@ -248,6 +260,7 @@ fn apply_patch(
     workspace: &Workspace,
     args: &ApplyPatchArgs,
     allow_delete: bool,
+    sandbox: Option<&Sandbox>,
 ) -> Result<ToolResult, String> {
     // Bare hunks with `path` given: the path stands in for the headers a
     // model often leaves out once it has named the file.
@@ -289,7 +302,7 @@ fn apply_patch(
     // 1. Place every hunk of every file in memory.
     let mut plan = Vec::with_capacity(files.len());
     for file in files {
-        plan.push(plan_file(workspace, file, args.path.as_deref())?);
+        plan.push(plan_file(workspace, file, args.path.as_deref(), sandbox)?);
     }
 
     // 2. Write, undoing what was written if a later write fails.
@@ -342,6 +355,7 @@ fn plan_file(
     workspace: &Workspace,
     file: &FilePatch,
     path_override: Option<&str>,
+    sandbox: Option<&Sandbox>,
 ) -> Result<Planned, String> {
     let source_name = path_override.unwrap_or_else(|| file.path());
     let source = workspace.resolve(source_name).map_err(|e| e.to_string())?;
@@ -369,7 +383,7 @@ fn plan_file(
         Ok(applied) => (applied.content, applied.report.to_string()),
         Err(error) => {
             let fallback = (file.format() == PatchFormat::Unified && kind == FileKind::Update)
-                .then(|| gnu_patch(original, file))
+                .then(|| sandbox.and_then(|sandbox| gnu_patch(sandbox, original, file)))
                 .flatten();
             match fallback {
                 Some(content) => (
@@ -489,38 +503,36 @@ fn file_diff(before_name: &str, after_name: &str, planned: &Planned) -> String {
 }
 
 /// Seed 000's second chance: GNU `patch`, with its own fuzz, on a private
-/// copy of the file. Dry run first; the result is only used if both runs
-/// succeed, and it is written back through the workspace like any other.
-/// `None` when `patch` is missing or cannot place the hunks either.
-fn gnu_patch(original: &str, file: &FilePatch) -> Option<String> {
+/// copy of the file, in the sandbox (it may write that copy, nothing else).
+/// Dry run first; the result is only used if both runs succeed, and it is
+/// written back through the workspace like any other. `None` when `patch`
+/// is missing or cannot place the hunks either.
+fn gnu_patch(sandbox: &Sandbox, original: &str, file: &FilePatch) -> Option<String> {
     let dir = tempfile::tempdir().ok()?;
     let target = dir.path().join("file");
     let diff_path = dir.path().join("change.diff");
     std::fs::write(&target, original).ok()?;
     std::fs::write(&diff_path, to_unified(file)).ok()?;
     let run = |dry: bool| -> Option<bool> {
-        let mut command = Command::new("patch");
-        command.args([
+        let mut args: Vec<std::ffi::OsString> = [
             "--batch",
             "--silent",
             "--forward",
             "--no-backup-if-mismatch",
             "-r",
             "-",
-        ]);
+        ]
+        .iter()
+        .map(Into::into)
+        .collect();
         if dry {
-            command.arg("--dry-run");
+            args.push("--dry-run".into());
         }
-        command
-            .arg("-i")
-            .arg(&diff_path)
-            .arg(&target)
-            .current_dir(dir.path());
-        command
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        Some(command.status().ok()?.success())
+        args.extend(["-i".into(), diff_path.clone().into(), target.clone().into()]);
+        let spawn = Spawn::program("patch", args)
+            .cwd(dir.path())
+            .writable([dir.path().to_owned()]);
+        Some(sandbox.run_blocking(&spawn).ok()?.success())
     };
     if run(true)? && run(false)? {
         return std::fs::read_to_string(Path::new(&target)).ok();
@@ -593,11 +605,13 @@ mod tests {
             // Two hunks, the last one without a final newline.
             "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n@@ -6,2 +6,2 @@\n f\n-g\n+G\n\\ No newline at end of file\n",
         ];
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox::builder(dir.path()).build().unwrap();
         for diff in cases {
             let file = one_file(diff);
             let ours = patch::apply(original, &file).unwrap();
             assert_eq!(
-                gnu_patch(original, &file).as_deref(),
+                gnu_patch(&sandbox, original, &file).as_deref(),
                 Some(ours.as_str()),
                 "{diff}"
             );
@@ -607,6 +621,8 @@ mod tests {
     #[test]
     fn gnu_fallback_gives_up_when_patch_cannot_place_the_hunk() {
         let file = one_file("--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n p\n-q\n+Q\n r\n");
-        assert_eq!(gnu_patch("a\nb\nc\n", &file), None);
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox::builder(dir.path()).build().unwrap();
+        assert_eq!(gnu_patch(&sandbox, "a\nb\nc\n", &file), None);
     }
 }

@@ -147,41 +147,48 @@ impl BuiltinOptions {
 
 /// Every built-in tool, working in `workspace` and configured by `options`.
 pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc<dyn Tool>> {
+    // Every process a tool starts (commands, GNU `patch`) runs in the
+    // sandbox: the configured one, or one of their own.
+    let sandbox = match &options.sandbox {
+        Some(sandbox) => Some(sandbox.clone()),
+        None => Sandbox::builder(workspace.root())
+            .build()
+            .inspect_err(|error| {
+                tracing::error!(
+                    "run_command, process and GNU patch are not available: {}",
+                    command::error_chain(error)
+                );
+            })
+            .ok(),
+    };
+    let mut apply_patch =
+        editing::ApplyPatch::new(workspace.clone()).allow_delete(options.allow_delete);
+    if let Some(sandbox) = &sandbox {
+        apply_patch = apply_patch.gnu_patch_in(sandbox.clone());
+    }
     let mut tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(fs::ReadFile::new(workspace.clone(), options.max_file_size)),
         Arc::new(fs::WriteFile::new(workspace.clone())),
         Arc::new(fs::DeleteFile::new(workspace.clone(), options.allow_delete)),
         Arc::new(fs::ListFiles::new(workspace.clone())),
         Arc::new(editing::EditFile::new(workspace.clone())),
-        Arc::new(editing::ApplyPatch::new(workspace.clone()).allow_delete(options.allow_delete)),
+        Arc::new(apply_patch),
         Arc::new(search::SearchCode::new(workspace.clone())),
         Arc::new(search::Grep::new(workspace.clone())),
         Arc::new(search::FindFiles::new(workspace.clone())),
         Arc::new(time::GetDateTime::new(options.default_timezone.clone())),
         Arc::new(diag::Echo),
     ];
-    if let Some(commands) = &options.commands {
-        let sandbox = match &options.sandbox {
-            Some(sandbox) => Ok(sandbox.clone()),
-            None => Sandbox::builder(workspace.root()).build(),
-        };
-        match sandbox {
-            Ok(sandbox) => {
-                let table = Arc::new(command::ProcessTable::new(options.process_limits));
-                tools.push(Arc::new(command::RunCommand::new(
-                    workspace.clone(),
-                    Arc::clone(&options.command_policy),
-                    commands.clone(),
-                    Arc::clone(&table),
-                    sandbox,
-                )));
-                tools.push(Arc::new(command::ProcessTool::new(table)));
-            }
-            Err(error) => tracing::error!(
-                "run_command and process are not available: {}",
-                command::error_chain(&error)
-            ),
-        }
+    if let (Some(commands), Some(sandbox)) = (&options.commands, sandbox) {
+        let table = Arc::new(command::ProcessTable::new(options.process_limits));
+        tools.push(Arc::new(command::RunCommand::new(
+            workspace.clone(),
+            Arc::clone(&options.command_policy),
+            commands.clone(),
+            Arc::clone(&table),
+            sandbox,
+        )));
+        tools.push(Arc::new(command::ProcessTool::new(table)));
     }
     tools
 }

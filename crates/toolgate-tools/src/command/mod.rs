@@ -161,7 +161,9 @@ impl RunCommand {
         let enforced = status.enforces_read_only();
         if !enforced && !self.warned.swap(true, Ordering::Relaxed) {
             tracing::warn!(
-                "the sandbox is incomplete here ({status}); every command will ask for confirmation"
+                "every command will ask for confirmation: the sandbox cannot hold a read-only \
+                 command to that here ({})",
+                status.level_name()
             );
         }
         enforced
