@@ -23,7 +23,7 @@ use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use toolgate_core::{SchemaFormat, ToolCall};
+use toolgate_core::{SchemaFormat, ToolCall, error_chain};
 use toolgate_engine::ExecutionEngine;
 
 use crate::agent::AgentDef;
@@ -983,17 +983,6 @@ async fn sleep_until(deadline: Option<Instant>) {
         Some(d) => tokio::time::sleep_until(d.into()).await,
         None => std::future::pending().await,
     }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(c) = src {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        src = c.source();
-    }
-    s
 }
 
 #[cfg(test)]

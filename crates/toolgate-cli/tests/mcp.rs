@@ -665,6 +665,19 @@ fn wait_for_server(ws: &Ws, me: u32, count: usize) -> Vec<u32> {
     }
 }
 
+/// `toolgate mcp serve` with its MCP server up (`count` processes in the
+/// workspace), and those processes.
+fn serve_until_up(ws: &Ws, count: usize) -> (Reap, Vec<u32>) {
+    let mut serve = ws.cmd(&["mcp", "serve"]);
+    serve
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let toolgate = Reap(serve.spawn().unwrap());
+    let pids = wait_for_server(ws, toolgate.0.id(), count);
+    (toolgate, pids)
+}
+
 #[test]
 fn server_children_are_gone_after_toolgate_exits() {
     let ws = Ws::new();
@@ -673,16 +686,9 @@ fn server_children_are_gone_after_toolgate_exits() {
         ws.call_yolo("mcp_everything_echo", r#"{"message":"bye"}"#),
         "Echo: bye\n"
     );
-    // A server of a toolgate that ends on its own (its stdin closed).
-    let mut serve = ws.cmd(&["mcp", "serve"]);
-    serve
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut toolgate = Reap(serve.spawn().unwrap());
-    let me = toolgate.0.id();
-    // The sandbox's keeper and node.
-    let pids = wait_for_server(&ws, me, 2);
+    // A server of a toolgate that ends on its own (its stdin closed): the
+    // sandbox's keeper and node.
+    let (mut toolgate, pids) = serve_until_up(&ws, 2);
     drop(toolgate.0.stdin.take());
     toolgate.0.wait().unwrap();
     for pid in pids {
@@ -698,15 +704,8 @@ fn server_children_are_gone_after_toolgate_exits() {
 fn server_children_die_with_a_killed_toolgate() {
     let ws = Ws::new();
     shell_wrapped_server(&ws, "{server} stdio; sleep 300");
-    let mut serve = ws.cmd(&["mcp", "serve"]);
-    serve
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut toolgate = Reap(serve.spawn().unwrap());
-    let me = toolgate.0.id();
     // The keeper, the shell, node: all three up.
-    let pids = wait_for_server(&ws, me, 3);
+    let (mut toolgate, pids) = serve_until_up(&ws, 3);
     toolgate.0.kill().unwrap(); // SIGKILL
     toolgate.0.wait().unwrap();
     for pid in pids {

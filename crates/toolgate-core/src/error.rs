@@ -49,3 +49,17 @@ impl fmt::Display for Suggestions<'_> {
         write!(f, " (did you mean {}?)", names.join(" or "))
     }
 }
+
+/// An error and its causes on one line, `: `-separated (`could not start:
+/// permission denied`), for a message a model or a person reads where the
+/// multi-line `Caused by:` rendering of the binary is not available.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

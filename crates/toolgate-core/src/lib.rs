@@ -63,7 +63,7 @@
 //! ```
 
 pub use call::ToolCall;
-pub use error::Error;
+pub use error::{Error, error_chain};
 pub use name::{MAX_TOOL_NAME_LEN, check_tool_name};
 pub use registry::{RegisteredTool, Registry};
 pub use result::ToolResult;

@@ -755,14 +755,7 @@ async fn run_gate(sandbox: &Sandbox, gate: &QualityGate, cwd: &Path) -> QualityG
             report.output = cap(text, 64 * 1024);
         }
         Err(error) => {
-            let mut text = format!("could not run: {error}");
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                text.push_str(": ");
-                text.push_str(&cause.to_string());
-                source = cause.source();
-            }
-            report.output = text;
+            report.output = format!("could not run: {}", toolgate_core::error_chain(&error));
         }
     }
     report

@@ -16,7 +16,9 @@ use rmcp::{Peer, ServiceExt};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
-use toolgate_core::{Registry, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolResult};
+use toolgate_core::{
+    Registry, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolResult, error_chain,
+};
 use toolgate_sandbox::{Lease, Sandbox, Spawn};
 
 use crate::config::{McpConfig, McpServerConfig};
@@ -252,17 +254,6 @@ fn transport_name(server: &McpServerConfig) -> &'static str {
     } else {
         "stdio"
     }
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// A connected server: the client, what its process holds, its tools.

@@ -856,13 +856,7 @@ impl Sandbox {
                     missing,
                 },
                 Err(error) => {
-                    let mut why = error.to_string();
-                    let mut source = std::error::Error::source(&error);
-                    while let Some(s) = source {
-                        why.push_str(": ");
-                        why.push_str(&s.to_string());
-                        source = s.source();
-                    }
+                    let why = toolgate_core::error_chain(&error);
                     landlock_only(
                         missing,
                         format!("user namespaces are not usable here ({why})"),

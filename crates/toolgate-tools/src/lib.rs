@@ -156,7 +156,7 @@ pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc
             .inspect_err(|error| {
                 tracing::error!(
                     "run_command, process and GNU patch are not available: {}",
-                    command::error_chain(error)
+                    toolgate_core::error_chain(error)
                 );
             })
             .ok(),

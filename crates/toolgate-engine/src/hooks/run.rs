@@ -69,13 +69,7 @@ pub(super) async fn run(
     let finished = match executor.sandbox.run(&spawn, &options).await {
         Ok(finished) => finished,
         Err(error) => {
-            let mut what = format!("could not start: {error}");
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                what.push_str(": ");
-                what.push_str(&cause.to_string());
-                source = cause.source();
-            }
+            let what = format!("could not start: {}", toolgate_core::error_chain(&error));
             return failed(hook, run, &what);
         }
     };

@@ -439,7 +439,7 @@ impl CommandPolicy {
                 CommandClass::Dangerous,
                 format!(
                     "the command could not be analysed ({})",
-                    parse::render_error(&err)
+                    toolgate_core::error_chain(&err)
                 ),
             ),
         }

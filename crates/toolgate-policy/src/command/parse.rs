@@ -765,7 +765,7 @@ impl Builder {
                 self.out.truncate(before);
                 command.script = Script::Opaque(format!(
                     "the script given to `{name}` could not be analysed ({})",
-                    render_error(&err)
+                    toolgate_core::error_chain(&err)
                 ));
             }
         }
@@ -875,18 +875,6 @@ fn arith_word(raw: &str) -> Word {
     } else {
         word
     }
-}
-
-/// `err` and its causes, for a reason a person reads.
-pub(crate) fn render_error(err: &(dyn StdError + 'static)) -> String {
-    let mut out = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        out.push_str(": ");
-        out.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    out
 }
 
 #[cfg(test)]

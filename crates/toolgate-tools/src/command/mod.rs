@@ -33,6 +33,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use toolgate_core::{
     CommandClass, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace,
+    error_chain,
 };
 use toolgate_policy::{CommandPolicy, Verdict, VerdictKind};
 use toolgate_sandbox::{Capture, Finished, Level, Profile, RunOptions, Sandbox, Spawn};
@@ -287,18 +288,6 @@ impl TypedTool for RunCommand {
             .with_metadata("profile", profile_name)
             .with_metadata("sandbox", sandbox)
     }
-}
-
-/// An error and its causes, on one line.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 impl RunCommand {

@@ -21,7 +21,7 @@ use tokio::process::ChildStdin;
 use toolgate_core::{Sensitivity, ToolContext, ToolResult, TypedTool};
 use toolgate_sandbox::{Lease, Sandbox, Spawn, kill_group};
 
-use super::error_chain;
+use toolgate_core::error_chain;
 
 /// Limits of the background table.
 #[derive(Debug, Clone, Copy)]
