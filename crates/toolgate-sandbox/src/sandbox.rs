@@ -807,6 +807,13 @@ impl Sandbox {
     fn probe(&self) -> SandboxStatus {
         let abi = self.inner.view.landlock_abi;
         let mut missing = Vec::new();
+        if abi <= 0 && self.inner.mode == SandboxMode::Full {
+            missing.push(
+                "this kernel has no Landlock: a read-only command cannot be held to the programs \
+                 it names, so every command asks"
+                    .to_owned(),
+            );
+        }
         if abi < 6 && abi > 0 {
             missing.push(format!(
                 "Landlock ABI {abi} < 6: signals and abstract Unix sockets are not scoped \
