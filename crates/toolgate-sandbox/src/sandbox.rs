@@ -491,7 +491,13 @@ fn make_view(
         )
         .collect();
     let mut covered: Vec<PathBuf> = Vec::new();
-    for dir in [Some(Path::new("/home")), Some(Path::new("/root")), home]
+    // `/var/run` is a link to `/run` (covered) nearly everywhere; where it
+    // is a directory of its own, it holds the same sockets.
+    let var_run = Path::new("/var/run");
+    let var_run = std::fs::symlink_metadata(var_run)
+        .is_ok_and(|m| m.is_dir())
+        .then_some(var_run);
+    for dir in [Some(Path::new("/home")), Some(Path::new("/root")), home, var_run]
         .into_iter()
         .flatten()
     {
