@@ -88,6 +88,10 @@ impl Ws {
         }
         // The MCP servers under test are in the workspace file: trust it.
         cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");
+        // The peers are installed in the checkout, which may be anywhere the
+        // sandbox hides (a clone under /tmp or a home directory): show them.
+        let peers = peers().canonicalize().unwrap();
+        cmd.env("TOOLGATE_COMMANDS__READABLE", format!("[{:?}]", peers));
         cmd
     }
 
@@ -860,4 +864,23 @@ fn mcp_serve_refuses_an_empty_token() {
             "{addr} {token:?}: {stderr}"
         );
     }
+}
+
+#[test]
+fn a_server_the_sandbox_hides_is_reported_with_what_to_do() {
+    let ws = Ws::new();
+    // Installed under the home directory, which the sandbox hides.
+    let server = ws.dir.path().join("home/bin/my-server");
+    std::fs::create_dir_all(server.parent().unwrap()).unwrap();
+    std::fs::write(&server, "#!/bin/sh\nexec cat\n").unwrap();
+    std::fs::set_permissions(&server, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    ws.config(&format!(
+        "mcp:\n  servers:\n    hidden:\n      command: {}\n      startup_timeout: 5\n",
+        server.display()
+    ));
+    let output = ws.run(&["mcp", "list", "--json"]);
+    let statuses: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(statuses[0]["state"], "failed", "{statuses:?}");
+    let reason = statuses[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("mcp.servers.hidden.readable"), "{reason}");
 }

@@ -1,7 +1,7 @@
 //! Remote MCP tools as local tools: [`McpManager`] and the tool adapter.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -248,6 +248,22 @@ impl McpManager {
     }
 }
 
+/// A program that exists but cannot be found inside the sandbox is hidden
+/// by it (it lives under a home directory or `/tmp`): say what to do.
+fn hidden_hint(name: &str, command: &str, error: std::io::Error) -> std::io::Error {
+    let exists = Path::new(command).is_absolute() && Path::new(command).exists();
+    if error.kind() == std::io::ErrorKind::NotFound && exists {
+        return std::io::Error::new(
+            error.kind(),
+            format!(
+                "{error}; the sandbox hides where it is installed: add that directory to \
+                 `mcp.servers.{name}.readable`"
+            ),
+        );
+    }
+    error
+}
+
 fn transport_name(server: &McpServerConfig) -> &'static str {
     if server.url.is_some() {
         "http"
@@ -338,7 +354,7 @@ async fn connect(
                 .map_err(|source| Error::Spawn {
                     server: name.to_owned(),
                     command: command.clone(),
-                    source,
+                    source: hidden_hint(name, command, source),
                 })?;
             if let Some(stderr) = stderr {
                 // The server's own diagnostics: kept out of our stdout, shown

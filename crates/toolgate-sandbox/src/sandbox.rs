@@ -497,9 +497,14 @@ fn make_view(
     let var_run = std::fs::symlink_metadata(var_run)
         .is_ok_and(|m| m.is_dir())
         .then_some(var_run);
-    for dir in [Some(Path::new("/home")), Some(Path::new("/root")), home, var_run]
-        .into_iter()
-        .flatten()
+    for dir in [
+        Some(Path::new("/home")),
+        Some(Path::new("/root")),
+        home,
+        var_run,
+    ]
+    .into_iter()
+    .flatten()
     {
         let Ok(real) = std::fs::canonicalize(dir) else {
             continue;
