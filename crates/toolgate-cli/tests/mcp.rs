@@ -91,7 +91,10 @@ impl Ws {
         // The peers are installed in the checkout, which may be anywhere the
         // sandbox hides (a clone under /tmp or a home directory): show them.
         let peers = peers().canonicalize().unwrap();
-        cmd.env("TOOLGATE_COMMANDS__READABLE", format!("[{:?}]", peers));
+        cmd.env(
+            "TOOLGATE_COMMANDS__READABLE",
+            format!("[\"{}\"]", peers.display()),
+        );
         cmd
     }
 

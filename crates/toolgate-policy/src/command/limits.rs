@@ -30,6 +30,7 @@ pub(crate) fn check_limits(src: &str) -> Result<(), ParseError> {
             max: MAX_COMMAND_LEN,
         });
     }
+
     // Over-estimates, quoted text included; real commands stay far below.
     //
     // `depth` bounds the parser's recursion (its stack). `tangle` bounds its

@@ -90,6 +90,11 @@ pub fn parse_command(cmd: &str) -> Result<ParsedCommand, ParseError> {
         opts: ParserOptions::default(),
     };
     builder.source(cmd, &CommandContext::default())?;
+    // No program can be given a NUL byte (argv holds C strings): what a line
+    // with one would run is not what it says.
+    if cmd.contains('\0') {
+        return Err(ParseError::Unsupported("a NUL byte"));
+    }
     Ok(ParsedCommand {
         commands: builder.out,
         features: builder.features,
