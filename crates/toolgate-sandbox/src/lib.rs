@@ -22,17 +22,24 @@
 //!
 //! # Example
 //!
-//! ```no_run
+//! ```
 //! use std::time::Duration;
-//! use toolgate_sandbox::{Profile, RunOptions, Sandbox, Spawn};
+//! use toolgate_sandbox::{Level, Profile, RunOptions, Sandbox, Spawn};
 //!
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! let sandbox = Sandbox::builder("/path/to/workspace").build()?;
-//! let spawn = Spawn::shell("cat .env; ls").profile(Profile::ReadOnly {
-//!     programs: vec!["cat".into(), "ls".into()],
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join(".env"), "API_KEY=hunter2\n")?;
+//! let sandbox = Sandbox::builder(dir.path()).build()?;
+//! // A command judged read-only, in the read-only profile.
+//! let spawn = Spawn::shell("cat .env; ls -A; touch new.txt").profile(Profile::ReadOnly {
+//!     programs: vec!["cat".into(), "ls".into(), "touch".into()],
 //! });
 //! let done = sandbox.run(&spawn, &RunOptions::new(Duration::from_secs(10))).await?;
-//! assert!(!done.stdout.contains("API_KEY")); // .env is masked
+//! if sandbox.status().level() == Level::Full {
+//!     assert!(!done.stdout.contains("hunter2")); // .env is masked
+//!     assert!(!dir.path().join("new.txt").exists()); // nothing is writable
+//! }
 //! # Ok(())
 //! # }
 //! ```
