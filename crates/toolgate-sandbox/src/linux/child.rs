@@ -599,6 +599,15 @@ unsafe fn run_step(
     Ok(())
 }
 
+/// `close_range(2)` as a raw system call: the C library's wrapper is only in
+/// glibc 2.34 and later.
+unsafe fn close_range(first: libc::c_uint, last: libc::c_uint, flags: libc::c_uint) {
+    // SAFETY: the system call takes three integers and touches no memory.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, first, last, flags);
+    }
+}
+
 /// Forks; the parent becomes the keeper and never returns.
 fn keeper_fork() -> Result<(), Failed> {
     let mut pipe = [0 as libc::c_int; 2];
@@ -646,9 +655,9 @@ fn keep(pid: libc::pid_t, alive_write: libc::c_int) -> ! {
         // Hold nothing the parent waits on (std's exec-error pipe, our
         // report pipe) except the pipe that tells the child we are alive.
         if alive_write > 3 {
-            libc::close_range(3, (alive_write - 1).cast_unsigned(), 0);
+            close_range(3, (alive_write - 1).cast_unsigned(), 0);
         }
-        libc::close_range((alive_write + 1).cast_unsigned(), libc::c_uint::MAX, 0);
+        close_range((alive_write + 1).cast_unsigned(), libc::c_uint::MAX, 0);
         let mut status: libc::c_int = 0;
         loop {
             let r = libc::waitpid(pid, &raw mut status, 0);
@@ -707,11 +716,7 @@ fn finish(finish: &Finish) -> Result<(), Failed> {
             landlock(plan)?;
         }
         // Nothing toolgate holds open reaches the command.
-        libc::close_range(
-            3,
-            libc::c_uint::MAX,
-            libc::CLOSE_RANGE_CLOEXEC.cast_signed(),
-        );
+        close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC);
         check_int(phase::CWD, libc::chdir(finish.cwd.as_ptr()))?;
     }
     Ok(())
