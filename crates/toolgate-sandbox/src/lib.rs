@@ -44,18 +44,21 @@
 //! # }
 //! ```
 
+pub use builder::{
+    DEFAULT_HOME_READABLE, DEFAULT_HOME_SECRETS, DEFAULT_SYSTEM_SECRETS, SandboxBuilder,
+    SandboxMode,
+};
 pub use env::{CORE_VARIABLES, EnvPolicy, looks_like_credential};
 pub use error::SandboxError;
 pub use gitconfig::KEPT_SECTIONS;
 pub use placeholder::Lease;
 pub use runner::{Capture, Finished, RunOptions, kill_group};
-pub use sandbox::{
-    DEFAULT_HOME_READABLE, DEFAULT_HOME_SECRETS, DEFAULT_SYSTEM_SECRETS, Prepared, Profile,
-    Running, Sandbox, SandboxBuilder, SandboxMode, Spawn,
-};
+pub use sandbox::{Prepared, Running, Sandbox};
 pub use scan::MAX_ENTRIES;
+pub use spawn::{Profile, Spawn};
 pub use status::{Level, SandboxStatus};
 
+mod builder;
 mod capture;
 mod env;
 mod error;
@@ -66,4 +69,5 @@ mod resolve;
 mod runner;
 mod sandbox;
 mod scan;
+mod spawn;
 mod status;
