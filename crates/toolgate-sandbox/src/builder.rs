@@ -289,8 +289,9 @@ impl SandboxBuilder {
             .get("HOME")
             .map(PathBuf::from)
             .filter(|h| h.is_absolute() && h != Path::new("/"));
+        remove_stale_sessions();
         let session = tempfile::Builder::new()
-            .prefix("toolgate-")
+            .prefix(&format!("{SESSION_PREFIX}{}-", std::process::id()))
             .tempdir()
             .map_err(SandboxError::Session)?;
         let tmp = session.path().join("tmp");
@@ -314,6 +315,32 @@ impl SandboxBuilder {
             env,
             session,
         }))
+    }
+}
+
+/// Session directories are named `toolgate-sandbox-PID-…` in the temp
+/// directory.
+const SESSION_PREFIX: &str = "toolgate-sandbox-";
+
+/// Removes the session directories of toolgate processes that are gone
+/// without cleaning up (killed with SIGKILL, say). Best effort.
+fn remove_stale_sessions() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(SESSION_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if !crate::placeholder::pid_alive(pid) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -492,5 +519,25 @@ impl View {
         view.readable.extend(existing(readable));
         view.writable.extend(existing(writable));
         view
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_of_gone_processes_are_removed() {
+        // No process has the largest PID there is.
+        let stale = std::env::temp_dir().join(format!("{SESSION_PREFIX}{}-x", i32::MAX));
+        std::fs::create_dir_all(stale.join("tmp")).unwrap();
+        let live = std::env::temp_dir().join(format!("{SESSION_PREFIX}{}-y", std::process::id()));
+        std::fs::create_dir_all(&live).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = crate::Sandbox::builder(dir.path()).build().unwrap();
+        assert!(!stale.exists(), "a gone process's session stays");
+        assert!(live.exists(), "a live process's session went");
+        std::fs::remove_dir(&live).unwrap();
+        drop(sandbox);
     }
 }

@@ -90,7 +90,8 @@ fn marker_dir_name(path: &Path) -> String {
     format!("{hash:016x}")
 }
 
-fn pid_alive(pid: i32) -> bool {
+/// Whether a process of that ID exists (signalling it may be refused).
+pub(crate) fn pid_alive(pid: i32) -> bool {
     let Some(pid) = rustix::process::Pid::from_raw(pid) else {
         return false;
     };
