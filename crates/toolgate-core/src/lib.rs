@@ -5,6 +5,10 @@
 //!   description, a JSON Schema for the arguments, a [`Sensitivity`] per call,
 //!   MCP-style [`ToolAnnotations`] and an async `execute` that never fails
 //!   with an `Err`: it returns a [`ToolResult`].
+//! - [`Effects`] are what a call will do — reads, writes with the content
+//!   they would leave, deletes, moves, commands, network — declared by the
+//!   tool before it runs ([`Tool::effects`]), or [`Effects::Opaque`] where
+//!   toolgate cannot know. Every policy reads them, never tool names.
 //! - [`TypedTool`] is the convenient way to write a built-in: the arguments are
 //!   a `serde` + `schemars` struct, and the schema and decoding come for free.
 //! - [`Registry`] holds tools by name, checks names and schemas at
@@ -63,6 +67,7 @@
 //! ```
 
 pub use call::ToolCall;
+pub use effects::{Change, Effect, Effects, EffectsError};
 pub use error::{Error, error_chain};
 pub use name::{MAX_TOOL_NAME_LEN, check_tool_name};
 pub use registry::{RegisteredTool, Registry};
@@ -77,6 +82,7 @@ pub use workspace::{
 };
 
 mod call;
+mod effects;
 mod error;
 mod name;
 mod registry;

@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ToolResult;
 use crate::schema::schema_for_args;
+use crate::{Effects, EffectsError, ToolResult};
 
 /// How a shell command was classified by the command policy.
 ///
@@ -144,6 +144,18 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// What this call will do, worked out before it runs, with the tool's
+    /// own code (see [`Effects`]). Called after validation, with the
+    /// arguments that will be executed. An error refuses the call with its
+    /// message (the call could not have run either).
+    ///
+    /// By default, [`Effects::Opaque`]: right for tools toolgate cannot see
+    /// into (MCP, dynamic tools), and a built-in that forgets to declare its
+    /// effects is caught by the registry invariant tests.
+    fn effects(&self, _args: &Value) -> Result<Effects, EffectsError> {
+        Ok(Effects::Opaque)
+    }
+
     /// Runs the call.
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult;
 }
@@ -210,6 +222,12 @@ pub trait TypedTool: Send + Sync + 'static {
         None
     }
 
+    /// See [`Tool::effects`], with decoded arguments. By default,
+    /// [`Effects::Opaque`].
+    fn effects(&self, _args: &Self::Args) -> Result<Effects, EffectsError> {
+        Ok(Effects::Opaque)
+    }
+
     /// Runs the call with decoded arguments.
     async fn run(&self, args: Self::Args, ctx: &ToolContext) -> ToolResult;
 }
@@ -238,6 +256,12 @@ impl<T: TypedTool> Tool for T {
 
     fn timeout(&self) -> Option<Duration> {
         TypedTool::timeout(self)
+    }
+
+    fn effects(&self, args: &Value) -> Result<Effects, EffectsError> {
+        let args = T::Args::deserialize(args)
+            .map_err(|error| EffectsError::new(format!("invalid arguments: {error}")))?;
+        TypedTool::effects(self, &args)
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
