@@ -149,6 +149,7 @@ mod tests {
         let request = ApprovalRequest {
             tool: "echo",
             args: &args,
+            effects: &toolgate_core::Effects::none(),
             sensitivity: Sensitivity::Command(CommandClass::Dev),
             call_id: "1",
         };

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use serde_json::Value;
-use toolgate_core::Sensitivity;
+use toolgate_core::{Effects, Sensitivity};
 
 /// A call waiting for approval.
 #[derive(Debug, Clone, Copy)]
@@ -11,6 +11,9 @@ pub struct ApprovalRequest<'a> {
     pub tool: &'a str,
     /// The arguments it will run with.
     pub args: &'a Value,
+    /// What it will do (for showing the person: the diff of a write, the
+    /// command line).
+    pub effects: &'a Effects,
     /// Why it needs approval.
     pub sensitivity: Sensitivity,
     /// The call's id.
@@ -45,6 +48,13 @@ pub enum Approval {
 pub trait Approver: Send + Sync {
     /// Asks about one call.
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval;
+
+    /// Who is asked (`terminal`, `ui`, `elicitation`, `headless`), for
+    /// [`ExecutionEngine::stages`](crate::ExecutionEngine::stages). By
+    /// default, the type's name.
+    fn kind(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
 }
 
 /// The approver for runs with nobody to ask: every call that needs
@@ -77,5 +87,9 @@ impl Default for HeadlessApprover {
 impl Approver for HeadlessApprover {
     async fn approve(&self, _request: &ApprovalRequest<'_>) -> Approval {
         Approval::Unavailable(self.hint.clone())
+    }
+
+    fn kind(&self) -> &'static str {
+        "headless"
     }
 }

@@ -7,6 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use toolgate_core::Effects;
 
 /// One line of the audit file.
 ///
@@ -36,6 +37,26 @@ pub struct AuditRecord<'a> {
     pub duration_us: u64,
     /// The error, on failure.
     pub error: Option<&'a str>,
+    /// What the call was declared to do, without write contents
+    /// ([`Effects::summary`]): `"opaque"`, or `{"known": [...]}`.
+    pub effects: Effects,
+}
+
+/// Where the gate's audit records go (step 9).
+///
+/// A sink must not fail the call: losing an audit line is reported through
+/// `tracing`, never turned into a failure of a call that already ran.
+pub trait AuditSink: Send + Sync + std::fmt::Debug {
+    /// Records one call.
+    fn record(&self, record: &AuditRecord<'_>);
+}
+
+impl AuditSink for AuditLog {
+    fn record(&self, record: &AuditRecord<'_>) {
+        if let Err(error) = self.write(record) {
+            tracing::error!(%error, path = ?self.path(), "could not write the audit log");
+        }
+    }
 }
 
 /// Hex SHA-256 of a JSON value's compact serialization.

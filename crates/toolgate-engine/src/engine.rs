@@ -10,11 +10,13 @@ use std::time::{Duration, Instant};
 use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::Value;
-use toolgate_core::{RegisteredTool, Registry, Sensitivity, ToolCall, ToolContext, ToolResult};
+use toolgate_core::{
+    Effects, RegisteredTool, Registry, Sensitivity, ToolCall, ToolContext, ToolResult,
+};
 use toolgate_policy::ConfirmationPolicy;
 
 use crate::approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
-use crate::audit::{AuditLog, AuditRecord, digest};
+use crate::audit::{AuditLog, AuditRecord, AuditSink, digest};
 use crate::stages::{
     CallView, Guardrails, NoGuardrails, NoHooks, PostToolUse, PreToolOutcome, PreToolUse,
 };
@@ -83,6 +85,11 @@ pub struct Execution {
     pub decision: Decision,
     /// Wall time through the gate.
     pub duration: Duration,
+    /// What the call was declared to do ([`Effects`]); none when it ended
+    /// before they were worked out (unknown tool, invalid arguments).
+    /// Whether they happened is [`decision`](Self::decision) plus
+    /// `result.success`.
+    pub effects: Effects,
 }
 
 impl Execution {
@@ -90,6 +97,32 @@ impl Execution {
     pub fn is_aborted(&self) -> bool {
         self.decision == Decision::Aborted
     }
+}
+
+/// A description of an engine's steps ([`ExecutionEngine::stages`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Stages {
+    /// The registered tools, sorted.
+    pub tools: Vec<String>,
+    /// Step 3.
+    pub guardrails: Value,
+    /// Step 4.
+    pub pre_hooks: Value,
+    /// Step 8.
+    pub post_hooks: Value,
+    /// Step 5: the confirmation mode.
+    pub mode: String,
+    /// Step 5: who is asked.
+    pub approver: String,
+    /// Step 6.
+    pub dry_run: bool,
+    /// Step 7: the timeout of tools that set none, in milliseconds.
+    pub default_timeout_ms: u64,
+    /// Step 9: where records go.
+    pub audit: Vec<String>,
+    /// The session id.
+    pub session_id: Option<String>,
 }
 
 /// Configures an [`ExecutionEngine`].
@@ -102,7 +135,7 @@ pub struct EngineBuilder {
     approver: Arc<dyn Approver>,
     dry_run: bool,
     default_timeout: Duration,
-    audit: Option<AuditLog>,
+    audit: Vec<Arc<dyn AuditSink>>,
     session_id: Option<String>,
 }
 
@@ -160,10 +193,18 @@ impl EngineBuilder {
         self
     }
 
-    /// Sets the audit log (step 9). By default, only the `tracing` event.
+    /// Adds a JSONL audit file (step 9). By default, only the `tracing`
+    /// event.
     #[must_use]
-    pub fn audit(mut self, audit: AuditLog) -> Self {
-        self.audit = Some(audit);
+    pub fn audit(self, audit: AuditLog) -> Self {
+        self.audit_sink(Arc::new(audit))
+    }
+
+    /// Adds a place audit records go (step 9): a store, a file. Every sink
+    /// gets every record. By default, only the `tracing` event.
+    #[must_use]
+    pub fn audit_sink(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit.push(sink);
         self
     }
 
@@ -239,7 +280,7 @@ pub struct ExecutionEngine {
     session_allowed: Mutex<HashSet<(String, Sensitivity)>>,
     dry_run: bool,
     default_timeout: Duration,
-    audit: Option<AuditLog>,
+    audit: Vec<Arc<dyn AuditSink>>,
     session_id: Option<String>,
 }
 
@@ -259,6 +300,9 @@ struct Ended {
     result: ToolResult,
     decision: Decision,
     args: Value,
+    /// What the call was declared to do; none when it ended before its
+    /// effects were known.
+    effects: Effects,
 }
 
 impl Ended {
@@ -267,7 +311,13 @@ impl Ended {
             result: ToolResult::failure(error),
             decision,
             args,
+            effects: Effects::none(),
         }
+    }
+
+    fn with_effects(mut self, effects: Effects) -> Self {
+        self.effects = effects;
+        self
     }
 }
 
@@ -283,7 +333,7 @@ impl ExecutionEngine {
             approver: Arc::new(HeadlessApprover::default()),
             dry_run: false,
             default_timeout: Duration::from_secs(120),
-            audit: None,
+            audit: Vec::new(),
             session_id: None,
         }
     }
@@ -296,6 +346,36 @@ impl ExecutionEngine {
     /// Whether the engine is in dry-run mode.
     pub fn is_dry_run(&self) -> bool {
         self.dry_run
+    }
+
+    /// The session id tools, hooks and the audit see.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// What each step of this gate does: the guardrails and hooks in force,
+    /// the confirmation mode and who is asked, dry-run, the default timeout,
+    /// where audit records go, the session id and the registered tools.
+    /// Front ends that must behave alike can be compared on it.
+    pub fn stages(&self) -> Stages {
+        Stages {
+            tools: self
+                .registry
+                .list()
+                .iter()
+                .map(|t| t.name().to_owned())
+                .collect(),
+            guardrails: self.guardrails.describe(),
+            pre_hooks: self.pre_hooks.describe(),
+            post_hooks: self.post_hooks.describe(),
+            mode: self.policy.mode().to_string(),
+            approver: self.approver.kind().to_owned(),
+            dry_run: self.dry_run,
+            default_timeout_ms: u64::try_from(self.default_timeout.as_millis())
+                .unwrap_or(u64::MAX),
+            audit: self.audit.iter().map(|a| format!("{a:?}")).collect(),
+            session_id: self.session_id.clone(),
+        }
     }
 
     /// Runs one call through the gate. See the [type docs](ExecutionEngine)
@@ -325,6 +405,7 @@ impl ExecutionEngine {
             result: ended.result,
             decision: ended.decision,
             duration,
+            effects: ended.effects,
         }
     }
 
@@ -342,20 +423,22 @@ impl ExecutionEngine {
             Err(error) => return Ended::fail(Decision::NotFound, args, error.to_string()),
         };
 
-        // 2 + 3. Validate, then guardrails.
-        if let Err(ended) = self.validate_and_guard(&entry, call_id, &args, None).await {
-            return ended.with_args(args);
-        }
+        // 2 + 3. Validate, work out the effects, then guardrails.
+        let mut effects = match self.validate_and_guard(&entry, call_id, &args, None).await {
+            Ok(effects) => effects,
+            Err(ended) => return ended.with_args(args),
+        };
 
         // 4. Pre hooks, and a second pass of 2 + 3 over a rewrite.
-        let view = self.view(&entry, &args, call_id);
+        let view = self.view(&entry, &args, &effects, call_id);
         let mut context = match self.pre_hooks.pre_tool_use(&view).await {
             PreToolOutcome::Block { hook, reason } => {
                 return Ended::fail(
                     Decision::HookBlocked,
                     args,
                     format!("blocked by hook {hook}: {reason}"),
-                );
+                )
+                .with_effects(effects);
             }
             PreToolOutcome::Continue {
                 updated_input,
@@ -363,7 +446,7 @@ impl ExecutionEngine {
             } => {
                 if let Some(updated) = updated_input {
                     args = updated;
-                    if let Err(ended) = self
+                    effects = match self
                         .validate_and_guard(
                             &entry,
                             call_id,
@@ -372,23 +455,27 @@ impl ExecutionEngine {
                         )
                         .await
                     {
-                        return ended.with_args(args);
-                    }
+                        Ok(effects) => effects,
+                        Err(ended) => return ended.with_args(args),
+                    };
                 }
                 additional_context
             }
         };
         context.extend(
             self.guardrails
-                .notes(&self.view(&entry, &args, call_id))
+                .notes(&self.view(&entry, &args, &effects, call_id))
                 .await,
         );
 
         // 5. Confirmation (never in dry-run).
         if !self.dry_run {
             let sensitivity = entry.tool().sensitivity(&args);
-            if let Err(ended) = self.confirm(name, &args, sensitivity, call_id).await {
-                return ended.with_args(args);
+            if let Err(ended) = self
+                .confirm(name, &args, &effects, sensitivity, call_id)
+                .await
+            {
+                return ended.with_args(args).with_effects(effects);
             }
         }
 
@@ -400,6 +487,7 @@ impl ExecutionEngine {
                 result,
                 decision: Decision::DryRun,
                 args,
+                effects,
             };
         }
 
@@ -429,7 +517,7 @@ impl ExecutionEngine {
         };
 
         // 8. Post hooks, and guardrail bookkeeping.
-        let view = self.view(&entry, &args, call_id);
+        let view = self.view(&entry, &args, &effects, call_id);
         self.guardrails.observe(&view, &result).await;
         context.extend(self.post_hooks.post_tool_use(&view, &result).await);
         for text in context.iter().filter(|text| !text.is_empty()) {
@@ -442,6 +530,7 @@ impl ExecutionEngine {
             result,
             decision,
             args,
+            effects,
         }
     }
 
@@ -449,11 +538,13 @@ impl ExecutionEngine {
         &'a self,
         entry: &'a RegisteredTool,
         args: &'a Value,
+        effects: &'a Effects,
         call_id: &'a str,
     ) -> CallView<'a> {
         CallView {
             tool: entry,
             args,
+            effects,
             call_id,
             session_id: self.session_id.as_deref(),
         }
@@ -465,7 +556,7 @@ impl ExecutionEngine {
         call_id: &str,
         args: &Value,
         when: Option<&str>,
-    ) -> Result<(), PartialEnd> {
+    ) -> Result<Effects, PartialEnd> {
         let when = when.map(|w| format!(" {w}")).unwrap_or_default();
         if let Err(problems) = entry.validate(args) {
             return Err(PartialEnd(
@@ -473,9 +564,15 @@ impl ExecutionEngine {
                 format!("invalid arguments for `{}`{when}: {problems}", entry.name()),
             ));
         }
+        let effects = entry.tool().effects(args).map_err(|error| {
+            PartialEnd(
+                Decision::InvalidArguments,
+                format!("`{}` cannot run{when}: {error}", entry.name()),
+            )
+        })?;
         if let Err(block) = self
             .guardrails
-            .check(&self.view(entry, args, call_id))
+            .check(&self.view(entry, args, &effects, call_id))
             .await
         {
             return Err(PartialEnd(
@@ -483,13 +580,14 @@ impl ExecutionEngine {
                 format!("guardrail: {}", block.reason),
             ));
         }
-        Ok(())
+        Ok(effects)
     }
 
     async fn confirm(
         &self,
         name: &str,
         args: &Value,
+        effects: &Effects,
         sensitivity: Sensitivity,
         call_id: &str,
     ) -> Result<(), PartialEnd> {
@@ -509,6 +607,7 @@ impl ExecutionEngine {
         let request = ApprovalRequest {
             tool: name,
             args,
+            effects,
             sensitivity,
             call_id,
         };
@@ -547,7 +646,9 @@ impl ExecutionEngine {
             duration_us,
             "tool call"
         );
-        let Some(audit) = &self.audit else { return };
+        if self.audit.is_empty() {
+            return;
+        }
         let record = AuditRecord {
             ts: jiff::Timestamp::now().to_string(),
             call_id,
@@ -558,11 +659,10 @@ impl ExecutionEngine {
             success: ended.result.success,
             duration_us,
             error: ended.result.error.as_deref(),
+            effects: ended.effects.summary(),
         };
-        if let Err(error) = audit.write(&record) {
-            // Losing an audit line must be visible, but it must not turn a
-            // call that ran into a failure after the fact.
-            tracing::error!(%error, path = ?audit.path(), "could not write the audit log");
+        for sink in &self.audit {
+            sink.record(&record);
         }
     }
 }

@@ -634,6 +634,14 @@ fn patch_files(patch: &str) -> Vec<String> {
 
 #[async_trait]
 impl Guardrails for GuardrailsEngine {
+    fn describe(&self) -> Value {
+        serde_json::json!({
+            "config": self.config,
+            "command_guard": self.command_guard.is_some(),
+            "allow_sensitive": self.allow_sensitive,
+        })
+    }
+
     async fn check(&self, call: &CallView<'_>) -> Result<(), GuardrailBlock> {
         let tool = call.tool.name();
         let args = call.args;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use toolgate_core::CommandClass;
+use toolgate_core::{CommandClass, Effect};
 use toolgate_policy::{CommandPolicy, VerdictKind};
 
 use crate::stages::{CallView, GuardrailBlock, Guardrails};
@@ -13,8 +13,9 @@ use crate::stages::{CallView, GuardrailBlock, Guardrails};
 ///
 /// # Rules
 ///
-/// 1. Only calls of the command tool (by default `run_command`) with a
-///    string `command` argument are looked at.
+/// 1. Every command line among the call's declared effects
+///    ([`Effect::Command`]: a command `run_command` starts, text written to a
+///    background process's stdin) is judged, whichever tool declares it.
 /// 2. A command the [`CommandPolicy`] blocks is refused, with its reason.
 /// 3. With `allowed_only`, a command classified `dangerous` is refused too.
 /// 4. Everything else passes; confirmation (step 5) decides by class.
@@ -24,7 +25,6 @@ use crate::stages::{CallView, GuardrailBlock, Guardrails};
 #[derive(Debug, Clone)]
 pub struct CommandGuard {
     policy: Arc<CommandPolicy>,
-    tool: String,
     allowed_only: bool,
 }
 
@@ -34,7 +34,6 @@ impl CommandGuard {
     pub fn new(policy: Arc<CommandPolicy>, allowed_only: bool) -> Self {
         Self {
             policy,
-            tool: "run_command".to_owned(),
             allowed_only,
         }
     }
@@ -43,12 +42,17 @@ impl CommandGuard {
 #[async_trait]
 impl Guardrails for CommandGuard {
     async fn check(&self, call: &CallView<'_>) -> Result<(), GuardrailBlock> {
-        if call.tool.name() != self.tool {
-            return Ok(());
+        for effect in call.effects.list() {
+            if let Effect::Command { command, .. } = effect {
+                self.judge(command)?;
+            }
         }
-        let Some(command) = call.args.get("command").and_then(serde_json::Value::as_str) else {
-            return Ok(());
-        };
+        Ok(())
+    }
+}
+
+impl CommandGuard {
+    fn judge(&self, command: &str) -> Result<(), GuardrailBlock> {
         let verdict = self.policy.classify(command);
         match verdict.kind() {
             VerdictKind::Blocked => Err(GuardrailBlock {

@@ -52,16 +52,16 @@
 //! ```
 
 pub use approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
-pub use audit::{AuditLog, AuditRecord};
-pub use engine::{Decision, EngineBuilder, Execution, ExecutionEngine};
+pub use audit::{AuditLog, AuditRecord, AuditSink};
+pub use engine::{Decision, EngineBuilder, Execution, ExecutionEngine, Stages};
 pub use guardrails::{
     CodeRule, GuardrailsConfig, GuardrailsEngine, GuardrailsEngineBuilder, GuardrailsError,
     QualityGate, QualityGateReport, Severity,
 };
 pub use guards::CommandGuard;
 pub use hooks::{
-    HookConfigError, HookDecision, HookEvent, HookExecutor, HookExecutorBuilder, HookOutcome,
-    HookRun, HookSpec, HooksConfig, OnFailure, POST_EDIT_MATCHER,
+    About, HookConfigError, HookDecision, HookEvent, HookExecutor, HookExecutorBuilder, HookOutcome,
+    HookRun, HookSpec, HooksConfig, OnFailure,
 };
 pub use stages::{
     CallView, GuardrailBlock, Guardrails, NoGuardrails, NoHooks, PostToolUse, PreToolOutcome,

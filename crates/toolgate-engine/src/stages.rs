@@ -6,7 +6,7 @@
 
 use async_trait::async_trait;
 use serde_json::Value;
-use toolgate_core::{RegisteredTool, ToolResult};
+use toolgate_core::{Effects, RegisteredTool, ToolResult};
 
 /// What a stage sees of the call in progress.
 #[derive(Debug, Clone, Copy)]
@@ -15,6 +15,9 @@ pub struct CallView<'a> {
     pub tool: &'a RegisteredTool,
     /// The arguments as they stand at this step (after any hook rewrite).
     pub args: &'a Value,
+    /// What the call will do, worked out by the tool from these arguments.
+    /// Stages decide on these, never on the tool's name.
+    pub effects: &'a Effects,
     /// The call's id.
     pub call_id: &'a str,
     /// The agent session, if any.
@@ -46,6 +49,12 @@ pub trait Guardrails: Send + Sync {
     /// none.
     async fn notes(&self, _call: &CallView<'_>) -> Vec<String> {
         Vec::new()
+    }
+
+    /// What this stage enforces, for [`ExecutionEngine::stages`](crate::ExecutionEngine::stages).
+    /// By default, the type's name.
+    fn describe(&self) -> Value {
+        Value::from(std::any::type_name::<Self>())
     }
 }
 
@@ -84,6 +93,12 @@ impl PreToolOutcome {
 pub trait PreToolUse: Send + Sync {
     /// Runs the hooks that match this call.
     async fn pre_tool_use(&self, call: &CallView<'_>) -> PreToolOutcome;
+
+    /// What this stage runs, for [`ExecutionEngine::stages`](crate::ExecutionEngine::stages).
+    /// By default, the type's name.
+    fn describe(&self) -> Value {
+        Value::from(std::any::type_name::<Self>())
+    }
 }
 
 /// Step 8: hooks that run after a call and may add to its result.
@@ -92,6 +107,12 @@ pub trait PostToolUse: Send + Sync {
     /// Runs the hooks that match this call; returns the texts to append to the
     /// result the model sees (`additionalContext`, failing hooks' output).
     async fn post_tool_use(&self, call: &CallView<'_>, result: &ToolResult) -> Vec<String>;
+
+    /// What this stage runs, for [`ExecutionEngine::stages`](crate::ExecutionEngine::stages).
+    /// By default, the type's name.
+    fn describe(&self) -> Value {
+        Value::from(std::any::type_name::<Self>())
+    }
 }
 
 /// Guardrails that allow everything.

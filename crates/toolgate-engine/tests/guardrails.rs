@@ -293,9 +293,11 @@ async fn allow_sensitive_lets_sensitive_files_through() {
     }
     let entry = registry.get("read_file").unwrap();
     let args = json!({"path": ".env"});
+    let effects = entry.tool().effects(&args).unwrap();
     let view = toolgate_engine::CallView {
         tool: &entry,
         args: &args,
+        effects: &effects,
         call_id: "1",
         session_id: None,
     };

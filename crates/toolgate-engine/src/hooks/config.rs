@@ -43,8 +43,6 @@ pub struct HooksConfig {
     pub post_edit: Vec<HookSpec>,
 }
 
-/// The matcher the legacy `post_edit` hooks get.
-pub const POST_EDIT_MATCHER: &str = "edit_file|write_file|apply_patch";
 
 /// One configured hook.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]

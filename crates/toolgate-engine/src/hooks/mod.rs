@@ -6,7 +6,7 @@
 //! A hook gets the event as a JSON object on stdin, with Claude Code's field
 //! names (`hook_event_name`, `tool_name`, `tool_input`, `tool_response`,
 //! `session_id`, `cwd`), and the environment variables `TOOLGATE_EVENT`,
-//! `TOOLGATE_TOOL_NAME`, `TOOLGATE_TOOL_INPUT`, `TOOLGATE_FILE`,
+//! `TOOLGATE_TOOL_NAME`, `TOOLGATE_TOOL_INPUT`, `TOOLGATE_FILE`, `TOOLGATE_FILES`,
 //! `TOOLGATE_WORKSPACE` and `TOOLGATE_SESSION_ID`. It runs in the workspace
 //! root, in the sandbox's standard profile (`toolgate-sandbox`): it may
 //! write the workspace but not toolgate's policy files, cannot read secrets,
@@ -20,7 +20,24 @@
 //!    the call goes on, unless the hook says `on_failure: block`.
 //!
 //! `pre_tool_use` hooks run in order; each sees the arguments as the previous
-//! one rewrote them, and the first block wins. A timeout kills the hook's
+//! one rewrote them, and the first block wins.
+//!
+//! # Files
+//!
+//! The files a tool event is about are the paths of the call's declared
+//! [`Effects`](toolgate_core::Effects), in declaration order (an opaque call
+//! names none), relative to the workspace root — never guessed from the
+//! tool's name or its argument names.
+//!
+//! 1. A hook with `file_patterns` runs only when one of the call's files
+//!    matches, and sees only the files that match.
+//! 2. A hook whose `command` or `argv` contains `{file}` runs once per file
+//!    it sees (a formatter run on every file a patch touched), with `{file}`
+//!    and `TOOLGATE_FILE` set to that file. Any other hook runs once, with
+//!    `TOOLGATE_FILE` set to the first file.
+//! 3. `TOOLGATE_FILES` holds every file the hook sees, one per line.
+//! 4. The legacy `post_edit` hooks run after every call that changes files
+//!    (a write, delete or rename among its effects). A timeout kills the hook's
 //! whole process group. Output is read up to a cap (64 KiB by default per
 //! stream); the rest is drained and dropped.
 
@@ -37,7 +54,7 @@ use serde_json::{Map, Value, json};
 use toolgate_core::ToolResult;
 use toolgate_sandbox::Sandbox;
 
-pub use config::{HookSpec, HooksConfig, OnFailure, POST_EDIT_MATCHER};
+pub use config::{HookSpec, HooksConfig, OnFailure};
 
 use crate::stages::{CallView, PostToolUse, PreToolOutcome, PreToolUse};
 
@@ -217,6 +234,8 @@ struct Hook {
     matcher: Option<Regex>,
     files: Option<GlobSet>,
     timeout: Duration,
+    /// A legacy `post_edit` hook: only after calls that change files.
+    after_changes: bool,
 }
 
 impl Hook {
@@ -266,19 +285,70 @@ impl Hook {
             spec,
             matcher,
             files,
+            after_changes: false,
         })
     }
 
-    fn matches(&self, tool: Option<&str>, file: Option<&str>) -> bool {
+    /// Whether the hook runs for this event, and on which of its files
+    /// (see the module's Files rules).
+    fn selects<'f>(&self, tool: Option<&str>, about: &'f About) -> Option<Vec<&'f str>> {
         if let (Some(matcher), Some(tool)) = (&self.matcher, tool)
             && !matcher.is_match(tool)
         {
-            return false;
+            return None;
         }
-        if let Some(files) = &self.files {
-            return file.is_some_and(|f| files.is_match(f));
+        if self.after_changes && !about.changes_files {
+            return None;
         }
-        true
+        let files: Vec<&str> = about
+            .files
+            .iter()
+            .map(String::as_str)
+            .filter(|f| self.files.as_ref().is_none_or(|set| set.is_match(f)))
+            .collect();
+        if self.files.is_some() && files.is_empty() {
+            return None;
+        }
+        Some(files)
+    }
+
+    /// Whether the program names `{file}`: it then runs once per file.
+    fn per_file(&self) -> bool {
+        let in_command = self
+            .spec
+            .command
+            .as_deref()
+            .is_some_and(|c| c.contains("{file}"));
+        let in_argv = self
+            .spec
+            .argv
+            .iter()
+            .flatten()
+            .any(|a| a.contains("{file}"));
+        in_command || in_argv
+    }
+}
+
+/// What a tool event is about, from the call's effects.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct About {
+    /// The files, relative to the workspace root, in declaration order.
+    pub files: Vec<String>,
+    /// Whether the call changes files (write, delete, rename).
+    pub changes_files: bool,
+}
+
+impl About {
+    /// The files and changes of `effects`, relative to `root`.
+    pub fn of(effects: &toolgate_core::Effects, root: &Path) -> Self {
+        Self {
+            files: effects
+                .paths()
+                .into_iter()
+                .map(|p| relative(root, p))
+                .collect(),
+            changes_files: !effects.changed_paths().is_empty(),
+        }
     }
 }
 
@@ -339,11 +409,8 @@ impl HookExecutorBuilder {
             agent_complete,
             post_edit,
         } = self.config;
-        post_tool_use.extend(post_edit.into_iter().map(|mut spec| {
-            spec.matcher
-                .get_or_insert_with(|| POST_EDIT_MATCHER.to_owned());
-            spec
-        }));
+        let legacy = post_edit.len();
+        post_tool_use.extend(post_edit);
         let lists = [
             pre_tool_use,
             post_tool_use,
@@ -363,6 +430,13 @@ impl HookExecutorBuilder {
                     .map(Hook::compile)
                     .collect::<Result<_, _>>()?,
             );
+        }
+        // The legacy `post_edit` hooks were appended to `post_tool_use`.
+        if let Some(post) = hooks.get_mut(HookEvent::PostToolUse.index()) {
+            let first_legacy = post.len() - legacy;
+            for hook in &mut post[first_legacy..] {
+                hook.after_changes = true;
+            }
         }
         Ok(HookExecutor {
             hooks,
@@ -404,6 +478,25 @@ impl HookExecutor {
         &self.root
     }
 
+    /// The configured hooks by event (`{"pre_tool_use": ["fmt", …], …}`),
+    /// with the session id they see.
+    pub fn summary(&self) -> Value {
+        let mut map = Map::new();
+        for event in HookEvent::ALL {
+            let names: Vec<&str> = self
+                .hooks
+                .get(event.index())
+                .into_iter()
+                .flatten()
+                .map(|h| h.spec.name.as_str())
+                .collect();
+            if !names.is_empty() {
+                map.insert(event.config_key().to_owned(), json!(names));
+            }
+        }
+        json!({"hooks": map, "session_id": self.session_id})
+    }
+
     /// How many hooks are configured for `event`.
     pub fn count(&self, event: HookEvent) -> usize {
         self.hooks.get(event.index()).map_or(0, Vec::len)
@@ -418,6 +511,12 @@ impl HookExecutor {
     /// `reason`, …). A rewrite (`updatedInput`) replaces `tool_input` for the
     /// next hook. The first block stops the list.
     pub async fn emit(&self, event: HookEvent, payload: Value) -> HookOutcome {
+        self.emit_about(event, payload, &About::default()).await
+    }
+
+    /// Like [`emit`](Self::emit), for a tool event about the files of a
+    /// call's effects (see the module's Files rules).
+    pub async fn emit_about(&self, event: HookEvent, payload: Value, about: &About) -> HookOutcome {
         let mut payload = match payload {
             Value::Object(map) => map,
             other => {
@@ -438,71 +537,61 @@ impl HookExecutor {
         let Some(hooks) = self.hooks.get(event.index()) else {
             return outcome;
         };
-        for hook in hooks {
+        'hooks: for hook in hooks {
             let tool = payload
                 .get("tool_name")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
-            let file = payload.get("tool_input").and_then(file_of);
-            let file = file.as_deref().map(|f| self.relative(f));
-            if !hook.matches(tool.as_deref(), file.as_deref()) {
+            let Some(files) = hook.selects(tool.as_deref(), about) else {
                 continue;
-            }
-            let run = run::run(
-                self,
-                hook,
-                event,
-                &payload,
-                tool.as_deref(),
-                file.as_deref(),
-            )
-            .await;
-            if let Some(context) = &run.additional_context {
-                outcome.context.push(context.clone());
-            }
-            if let Some(updated) = &run.updated_input {
-                payload.insert("tool_input".to_owned(), updated.clone());
-                outcome.updated_input = Some(updated.clone());
-            }
-            let stop = match &run.decision {
-                HookDecision::Allow => false,
-                HookDecision::FailedAllowed(text) => {
-                    tracing::warn!(hook = %run.name, event = event.as_str(), "{text}");
-                    outcome.context.push(text.clone());
-                    false
-                }
-                HookDecision::Block(reason) => {
-                    outcome.blocked = Some((run.name.clone(), reason.clone()));
-                    true
-                }
             };
-            outcome.runs.push(run);
-            if stop {
-                break;
+            let all = files.join("\n");
+            let runs: Vec<Option<&str>> = if hook.per_file() && files.len() > 1 {
+                files.iter().copied().map(Some).collect()
+            } else {
+                vec![files.first().copied()]
+            };
+            for file in runs {
+                let run = run::run(self, hook, event, &payload, tool.as_deref(), file, &all).await;
+                if let Some(context) = &run.additional_context {
+                    outcome.context.push(context.clone());
+                }
+                if let Some(updated) = &run.updated_input {
+                    payload.insert("tool_input".to_owned(), updated.clone());
+                    outcome.updated_input = Some(updated.clone());
+                }
+                let stop = match &run.decision {
+                    HookDecision::Allow => false,
+                    HookDecision::FailedAllowed(text) => {
+                        tracing::warn!(hook = %run.name, event = event.as_str(), "{text}");
+                        outcome.context.push(text.clone());
+                        false
+                    }
+                    HookDecision::Block(reason) => {
+                        outcome.blocked = Some((run.name.clone(), reason.clone()));
+                        true
+                    }
+                };
+                outcome.runs.push(run);
+                if stop {
+                    break 'hooks;
+                }
             }
         }
         outcome
     }
-
-    /// `path` relative to the root when it is inside it, else as given.
-    fn relative(&self, path: &str) -> String {
-        let p = Path::new(path);
-        if p.is_absolute() {
-            if let Ok(rel) = p.strip_prefix(&self.root) {
-                return rel.to_string_lossy().into_owned();
-            }
-            return path.to_owned();
-        }
-        path.trim_start_matches("./").to_owned()
-    }
 }
 
-/// The file a tool input is about: `path`, `file_path` or `file`.
-fn file_of(input: &Value) -> Option<String> {
-    ["path", "file_path", "file"]
-        .iter()
-        .find_map(|key| input.get(*key).and_then(Value::as_str))
-        .map(str::to_owned)
+/// `path` relative to `root` when it is inside it, else as given.
+fn relative(root: &Path, path: &str) -> String {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        if let Ok(rel) = p.strip_prefix(root) {
+            return rel.to_string_lossy().into_owned();
+        }
+        return path.to_owned();
+    }
+    path.trim_start_matches("./").to_owned()
 }
 
 fn tool_payload(call: &CallView<'_>) -> Map<String, Value> {
@@ -518,12 +607,17 @@ fn tool_payload(call: &CallView<'_>) -> Map<String, Value> {
 
 #[async_trait]
 impl PreToolUse for HookExecutor {
+    fn describe(&self) -> Value {
+        self.summary()
+    }
+
     async fn pre_tool_use(&self, call: &CallView<'_>) -> PreToolOutcome {
         if self.count(HookEvent::PreToolUse) == 0 {
             return PreToolOutcome::allow();
         }
+        let about = About::of(call.effects, &self.root);
         let outcome = self
-            .emit(HookEvent::PreToolUse, Value::Object(tool_payload(call)))
+            .emit_about(HookEvent::PreToolUse, Value::Object(tool_payload(call)), &about)
             .await;
         match outcome.blocked {
             Some((hook, reason)) => PreToolOutcome::Block { hook, reason },
@@ -537,6 +631,10 @@ impl PreToolUse for HookExecutor {
 
 #[async_trait]
 impl PostToolUse for HookExecutor {
+    fn describe(&self) -> Value {
+        self.summary()
+    }
+
     async fn post_tool_use(&self, call: &CallView<'_>, result: &ToolResult) -> Vec<String> {
         if self.count(HookEvent::PostToolUse) == 0 {
             return Vec::new();
@@ -550,8 +648,9 @@ impl PostToolUse for HookExecutor {
                 "error": result.error,
             }),
         );
+        let about = About::of(call.effects, &self.root);
         let outcome = self
-            .emit(HookEvent::PostToolUse, Value::Object(payload))
+            .emit_about(HookEvent::PostToolUse, Value::Object(payload), &about)
             .await;
         let mut context = outcome.context;
         if let Some((hook, reason)) = outcome.blocked {

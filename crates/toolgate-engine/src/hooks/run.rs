@@ -19,6 +19,7 @@ pub(super) async fn run(
     payload: &Map<String, Value>,
     tool: Option<&str>,
     file: Option<&str>,
+    files: &str,
 ) -> HookRun {
     let spec = &hook.spec;
     let mut run = HookRun {
@@ -57,6 +58,7 @@ pub(super) async fn run(
         .env("TOOLGATE_TOOL_NAME", tool.unwrap_or(""))
         .env("TOOLGATE_TOOL_INPUT", input.unwrap_or_default())
         .env("TOOLGATE_FILE", file.unwrap_or(""))
+        .env("TOOLGATE_FILES", files)
         .env(
             "TOOLGATE_WORKSPACE",
             executor.root.to_string_lossy().into_owned(),
