@@ -1,45 +1,15 @@
-//! `toolgate hooks test`, and building the hooks and guardrails from the
-//! configuration.
+//! `toolgate hooks test`: the configured hooks of one event, on a synthetic
+//! event, exactly as the gate would run them.
 
 use std::fmt::Write as _;
 
 use anyhow::anyhow;
 use serde_json::{Value, json};
-use toolgate_engine::{CommandGuard, GuardrailsEngine, HookDecision, HookEvent, HookExecutor};
+use toolgate_engine::{About, HookDecision, HookEvent};
 
 use crate::Setup;
 use crate::cli::HooksTestArgs;
 use crate::render::{CliError, Exit};
-
-/// The guardrails of the configuration, with the command guard inside.
-pub(crate) fn guardrails(setup: &Setup) -> Result<GuardrailsEngine, CliError> {
-    let config = &setup.loaded.config;
-    GuardrailsEngine::builder(config.guardrails.clone(), &setup.workspace)
-        .command_guard(CommandGuard::new(
-            std::sync::Arc::clone(&setup.command_policy),
-            config.commands.allowed_only,
-        ))
-        .allow_sensitive(config.workspace.allow_sensitive)
-        .sandbox(setup.sandbox()?)
-        .build()
-        .map_err(|e| {
-            CliError::usage(anyhow!(e).context("invalid configuration"))
-                .with_hint("fix the `guardrails` section; `toolgate config check` shows it")
-        })
-}
-
-/// The hooks of the configuration.
-pub(crate) fn hooks(setup: &Setup, session_id: Option<&str>) -> Result<HookExecutor, CliError> {
-    let mut builder = HookExecutor::builder(setup.loaded.config.hooks.clone(), &setup.workspace)
-        .sandbox(setup.sandbox()?);
-    if let Some(id) = session_id {
-        builder = builder.session_id(id);
-    }
-    builder.build().map_err(|e| {
-        CliError::usage(anyhow!(e).context("invalid configuration"))
-            .with_hint("fix the `hooks` section; `toolgate config check` shows it")
-    })
-}
 
 /// Runs the hooks of one event on a synthetic payload and prints each
 /// decision.
@@ -66,10 +36,31 @@ pub(crate) async fn hooks_test(setup: &Setup, args: HooksTestArgs) -> Result<Exi
                     .with_hint("name the tool the synthetic call is for, e.g. --tool write_file"),
             );
         }
-        (None, _) => input,
+        (None, _) => input.clone(),
     };
-    let executor = hooks(setup, None)?;
-    let outcome = executor.emit(event, payload).await;
+    // The files a tool event is about come from the tool's own effects, as
+    // in the gate.
+    let about = match (&args.tool, event) {
+        (Some(tool), HookEvent::PreToolUse | HookEvent::PostToolUse) => {
+            let registry = setup.host.registry()?;
+            match registry.get(tool) {
+                Ok(entry) => match entry.tool().effects(&input) {
+                    Ok(effects) => About::of(&effects, setup.host.workspace()),
+                    Err(error) => {
+                        return Err(CliError::usage(anyhow!(
+                            "`{tool}` cannot run with this input: {error}"
+                        ))
+                        .with_hint("pass an --input the tool accepts"));
+                    }
+                },
+                // An MCP or unknown tool: opaque, no files.
+                Err(_) => About::default(),
+            }
+        }
+        _ => About::default(),
+    };
+    let executor = setup.host.hooks(None)?;
+    let outcome = executor.emit_about(event, payload, &about).await;
     if setup.json {
         let runs: Vec<Value> = outcome
             .runs

@@ -1,46 +1,15 @@
-//! `toolgate mcp serve` and `toolgate mcp list`, and the MCP part of
-//! [`Setup`].
+//! `toolgate mcp serve` and `toolgate mcp list`.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 use anyhow::anyhow;
 use toolgate_core::Registry;
-use toolgate_engine::{Approver, HeadlessApprover};
-use toolgate_mcp::{AddServerTool, ElicitationApprover, McpManager, McpServer, ServerState};
-use toolgate_policy::ConfirmationMode;
+use toolgate_mcp::{ElicitationApprover, McpManager, McpServer, ServerState};
 
 use crate::cli::ServeArgs;
 use crate::render::{self, CliError, Exit};
 use crate::{Setup, json_text, out};
-
-impl Setup {
-    /// The built-in tools plus the tools of every configured MCP server that
-    /// started (the others are skipped with a warning), plus `mcp_add_server`
-    /// when enabled. Call `shutdown` on the manager before exiting.
-    pub(crate) async fn registry_with_mcp(
-        &self,
-    ) -> Result<(Arc<Registry>, Arc<McpManager>), CliError> {
-        let registry = self.registry()?;
-        let config = &self.loaded.config.mcp;
-        let manager = McpManager::new(Arc::clone(&registry), self.sandbox()?);
-        for status in manager.start(config).await {
-            if let ServerState::Failed(reason) = &status.state {
-                render::note(&format!(
-                    "warning: MCP server `{}` skipped: {reason}",
-                    status.name
-                ));
-            }
-        }
-        if config.add_server_tool {
-            let tool = AddServerTool::new(Arc::clone(&manager), &self.loaded.project_file);
-            registry
-                .register(tool)
-                .map_err(|e| CliError::new(Exit::Failure, anyhow!(e)))?;
-        }
-        Ok((registry, manager))
-    }
-}
 
 /// `toolgate mcp serve`.
 pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliError> {
@@ -75,36 +44,27 @@ pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliErr
             "serve on 127.0.0.1, or require a token with --token-env VAR for other addresses",
         ));
     }
-    let (registry, mcp) = setup.registry_with_mcp().await?;
+    let agent = args
+        .agent
+        .as_deref()
+        .map(|name| setup.host.agent(name))
+        .transpose()?;
+    // Confirmation goes back to the MCP client through elicitation.
+    let gate = setup
+        .gate(Some(Arc::new(ElicitationApprover::default())))
+        .await?;
     // With --agent, the tools that agent may use (MCP tools appended to an
     // explicit list, still subject to a read-only agent's filter).
-    let allowed = match args.agent.as_deref() {
-        None => None,
-        Some(name) => match crate::run_cmd::agent_def(setup, name) {
-            Ok(def) => Some(def.with_extra_tools(mcp.tool_names()).tool_names(&registry)),
-            Err(error) => {
-                mcp.shutdown().await;
-                return Err(error);
-            }
-        },
-    };
-    let approver: Arc<dyn Approver> = match setup.loaded.config.confirmation.mode {
-        ConfirmationMode::Yolo => Arc::new(HeadlessApprover::default()),
-        _ => Arc::new(ElicitationApprover::default()),
-    };
-    let engine = match setup.engine(registry, approver) {
-        Ok(engine) => Arc::new(engine),
-        Err(error) => {
-            mcp.shutdown().await;
-            return Err(error);
-        }
-    };
-    let server = McpServer::new(engine).allowed_tools(allowed);
+    let allowed = agent.map(|def| {
+        def.with_extra_tools(gate.mcp.tool_names())
+            .tool_names(&gate.registry)
+    });
+    let server = McpServer::new(Arc::clone(&gate.engine)).allowed_tools(allowed);
     let served = match args.http {
         None => server.serve_stdio().await,
         Some(addr) => server.serve_http(addr, token, shutdown_signal()).await,
     };
-    mcp.shutdown().await;
+    gate.shutdown().await;
     served.map_err(|e| CliError::new(Exit::Failure, anyhow!(e)))?;
     Ok(Exit::Success)
 }
@@ -135,8 +95,8 @@ async fn shutdown_signal() {
 /// `toolgate mcp list`.
 pub(crate) async fn list(setup: &Setup) -> Result<Exit, CliError> {
     let registry = Arc::new(Registry::new());
-    let manager = McpManager::new(registry, setup.sandbox()?);
-    let statuses = manager.start(&setup.loaded.config.mcp).await;
+    let manager = McpManager::new(registry, setup.host.sandbox()?);
+    let statuses = manager.start(&setup.host.config().mcp).await;
     manager.shutdown().await;
     if setup.json {
         return out(&json_text(&statuses)?);

@@ -71,6 +71,22 @@ impl CliError {
     }
 }
 
+impl From<toolgate_host::HostError> for CliError {
+    fn from(error: toolgate_host::HostError) -> Self {
+        use toolgate_host::ErrorKind;
+        let exit = match error.kind() {
+            ErrorKind::Auth => Exit::Auth,
+            ErrorKind::Runtime => Exit::Failure,
+            // `run` turns usage errors into its configuration exit code.
+            _ => Exit::Usage,
+        };
+        let hint = error.hint();
+        let mut cli = Self::new(exit, anyhow::Error::new(error));
+        cli.hint = hint;
+        cli
+    }
+}
+
 /// Prints `error: …`, one `Caused by: …` line per cause, then `hint: …`.
 pub(crate) fn error(error: &CliError) {
     let mut stderr = io::stderr().lock();

@@ -17,37 +17,25 @@ use toolgate_agent::{
     AgentDef, AgentEvent, AgentRunner, AnthropicClient, ApiKey, GuardrailGates, HttpSettings,
     LlmClient, Message, OpenAiClient, Outcome, RunReport, SessionStore,
 };
-use toolgate_core::Registry;
-use toolgate_engine::{Approver, HeadlessApprover};
-use toolgate_policy::ConfirmationMode;
+use toolgate_engine::Approver;
+use toolgate_host::{Gate, LlmProvider};
 
+use crate::Setup;
 use crate::approver::PromptApprover;
 use crate::cli::{ReportFormat, RunArgs};
-use crate::config::LlmProvider;
 use crate::render::{CliError, Exit};
-use crate::{Gatekeepers, Setup, hooks_cmd};
 
 fn config_error(msg: impl Into<String>, hint: &str) -> CliError {
     CliError::new(Exit::Config, anyhow!(msg.into())).with_hint(hint)
 }
 
-/// Resolves an agent name against the config and the built-ins (a usage
-/// error; `run` turns it into a configuration error).
-pub(crate) fn agent_def(setup: &Setup, name: &str) -> Result<AgentDef, CliError> {
-    AgentDef::resolve(name, &setup.loaded.config.agents).ok_or_else(|| {
-        let mut names: Vec<&str> = vec!["build", "plan", "review"];
-        names.extend(setup.loaded.config.agents.keys().map(String::as_str));
-        CliError::usage(anyhow!("unknown agent `{name}`"))
-            .with_hint(format!("the agents are {}", names.join(", ")))
-    })
-}
-
 /// The session database path.
 pub(crate) fn sessions_db(setup: &Setup) -> PathBuf {
-    match &setup.loaded.config.llm.sessions_db {
+    let workspace = setup.host.workspace();
+    match &setup.host.config().llm.sessions_db {
         Some(p) if p.is_absolute() => p.clone(),
-        Some(p) => setup.workspace.join(p),
-        None => setup.workspace.join(".toolgate").join("sessions.db"),
+        Some(p) => workspace.join(p),
+        None => workspace.join(".toolgate").join("sessions.db"),
     }
 }
 
@@ -66,7 +54,7 @@ pub(crate) fn open_store(setup: &Setup) -> Result<SessionStore, CliError> {
 }
 
 fn client(setup: &Setup, args: &RunArgs) -> Result<Arc<dyn LlmClient>, CliError> {
-    let llm = &setup.loaded.config.llm;
+    let llm = &setup.host.config().llm;
     let model = args
         .model
         .clone()
@@ -196,20 +184,18 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
 }
 
 pub(crate) async fn run_task(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> {
-    let agent = agent_def(setup, &args.agent).map_err(|mut e| {
+    let to_config = |mut e: CliError| {
         e.exit = Exit::Config;
         e
-    })?;
-    let mode = match (setup.mode_flag, &agent.mode) {
-        (Some(m), _) => m,
-        (None, Some(m)) => m.parse::<ConfirmationMode>().map_err(|e| {
-            config_error(
-                format!("agent `{}` has an invalid mode: {e}", agent.name),
-                "use yolo, confirm-sensitive or confirm-all",
-            )
-        })?,
-        (None, None) => setup.loaded.config.confirmation.mode,
     };
+    let agent = setup
+        .host
+        .agent(&args.agent)
+        .map_err(|e| to_config(e.into()))?;
+    let mode = setup
+        .host
+        .mode_for(Some(&agent))
+        .map_err(|e| to_config(e.into()))?;
     let llm = client(setup, &args)?;
     let costs = costs(setup, &args)?;
     let store = open_store(setup)?;
@@ -223,19 +209,37 @@ pub(crate) async fn run_task(setup: &Setup, args: RunArgs) -> Result<Exit, CliEr
         }
         None => (SessionStore::new_id(), Vec::new()),
     };
-    let (registry, mcp) = setup.registry_with_mcp().await?;
-    let agent = agent.with_extra_tools(mcp.tool_names());
+    let interactive = PromptApprover::terminal().map(|p| Arc::new(p) as Arc<dyn Approver>);
+    // The gate's guardrails and hooks also serve the loop: lifecycle events
+    // (with this session's id) and the quality gates.
+    let gate = setup
+        .host
+        .gate()
+        .mode(mode)
+        .session_id(session_id.clone())
+        .interactive(interactive)
+        .build()
+        .await
+        .map_err(|e| to_config(e.into()))?;
+    for status in &gate.mcp_statuses {
+        if let toolgate_mcp::ServerState::Failed(reason) = &status.state {
+            crate::render::note(&format!(
+                "warning: MCP server `{}` skipped: {reason}",
+                status.name
+            ));
+        }
+    }
+    let agent = agent.with_extra_tools(gate.mcp.tool_names());
     let run = Prepared {
         llm,
         costs,
         agent,
-        mode,
         store,
         session_id,
         history,
     };
-    let result = run_agent(setup, &args, run, registry).await;
-    mcp.shutdown().await;
+    let result = run_agent(setup, &args, run, &gate).await;
+    gate.shutdown().await;
     result
 }
 
@@ -249,7 +253,7 @@ struct Costs {
 /// The prices from `llm:`, and the budget (`--budget` over
 /// `llm.budget_usd`), which needs them to be enforced.
 fn costs(setup: &Setup, args: &RunArgs) -> Result<Costs, CliError> {
-    let llm_cfg = &setup.loaded.config.llm;
+    let llm_cfg = &setup.host.config().llm;
     let prices = (llm_cfg.input_price_per_mtok.is_some()
         || llm_cfg.output_price_per_mtok.is_some())
     .then(|| {
@@ -276,7 +280,6 @@ struct Prepared {
     llm: Arc<dyn LlmClient>,
     costs: Costs,
     agent: AgentDef,
-    mode: ConfirmationMode,
     store: SessionStore,
     session_id: String,
     history: Vec<Message>,
@@ -286,39 +289,16 @@ async fn run_agent(
     setup: &Setup,
     args: &RunArgs,
     run: Prepared,
-    registry: Arc<Registry>,
+    gate: &Gate,
 ) -> Result<Exit, CliError> {
     let Prepared {
         llm,
         costs,
         agent,
-        mode,
         mut store,
         session_id,
         history,
     } = run;
-    let approver: Arc<dyn Approver> = match mode {
-        ConfirmationMode::Yolo => Arc::new(HeadlessApprover::default()),
-        _ => match PromptApprover::terminal() {
-            Some(p) => Arc::new(p),
-            None => Arc::new(HeadlessApprover::default()),
-        },
-    };
-    // The gate's guardrails and hooks also serve the loop: lifecycle events
-    // (with this session's id) and the quality gates.
-    let to_config = |mut e: CliError| {
-        e.exit = Exit::Config;
-        e
-    };
-    let gatekeepers = Gatekeepers {
-        guardrails: Arc::new(hooks_cmd::guardrails(setup).map_err(to_config)?),
-        hooks: Arc::new(hooks_cmd::hooks(setup, Some(&session_id)).map_err(to_config)?),
-    };
-    let engine = Arc::new(
-        setup
-            .engine_with(registry, approver, mode, &gatekeepers)
-            .map_err(to_config)?,
-    );
 
     // Ctrl-C: the first stops gracefully (summary), the second aborts.
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
@@ -377,9 +357,9 @@ async fn run_agent(
             _ => {}
         }
     });
-    let gates = GuardrailGates::new(gatekeepers.guardrails, &setup.workspace);
-    let mut builder = AgentRunner::builder(llm, engine, agent)
-        .hooks(gatekeepers.hooks)
+    let gates = GuardrailGates::new(Arc::clone(&gate.guardrails), setup.host.workspace());
+    let mut builder = AgentRunner::builder(llm, Arc::clone(&gate.engine), agent)
+        .hooks(Arc::clone(&gate.hooks) as Arc<dyn toolgate_agent::LifecycleHooks>)
         .gates(Arc::new(gates))
         .events(events)
         .cancel(cancel_rx);

@@ -1,6 +1,6 @@
 //! `toolgate trust`, and the people-facing side of workspace trust: the
 //! terminal prompt and the warning about ignored keys. The rules are in
-//! [`crate::trust`].
+//! `toolgate_host::trust`.
 
 use std::fmt::Write as _;
 use std::io::{self, BufRead, IsTerminal, Write};
@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use anyhow::anyhow;
 use serde_json::json;
 
+use toolgate_host::trust::{ReviewItem, TrustError, TrustStore};
+use toolgate_host::{ProjectFile, ProjectStatus, TrustPolicy};
+
 use crate::cli::{GlobalArgs, TrustArgs};
-use crate::config::{self, ProjectFile, ProjectStatus};
 use crate::render::{self, CliError, Exit};
-use crate::trust::{ReviewItem, Trust, TrustError, TrustStore};
 use crate::{json_text, out};
 
 /// How a command may settle an untrusted workspace file.
@@ -25,35 +26,15 @@ pub(crate) enum Ask {
     Never,
 }
 
-/// Decides whether `project`'s trust-only keys apply: `--trust-workspace`,
-/// then the trust store, then (with [`Ask::Terminal`] on a terminal) the
-/// user's answer, which is recorded when it is yes.
-pub(crate) fn decide(
-    project: &ProjectFile,
-    force: bool,
-    store: Option<&Path>,
-    ask: Ask,
-) -> anyhow::Result<Trust> {
-    if force {
-        return Ok(Trust::ThisRun);
-    }
-    let mut store = store.map(TrustStore::open).transpose()?;
-    if store
-        .as_ref()
-        .is_some_and(|s| s.is_trusted(&project.path, &project.sha256))
-    {
-        return Ok(Trust::Recorded);
-    }
+/// How an untrusted workspace file is settled for a command that may
+/// (`Ask::Terminal`) or may not ask: on a terminal (stdin and stderr are
+/// TTYs) the person is asked, and a yes is recorded by the host.
+pub(crate) fn policy(ask: Ask) -> TrustPolicy {
     let terminal = io::stdin().is_terminal() && io::stderr().is_terminal();
-    if ask == Ask::Never || !terminal || !prompt(project) {
-        return Ok(Trust::Untrusted);
+    if ask == Ask::Never || !terminal {
+        return TrustPolicy::StoreOnly;
     }
-    let Some(store) = store.as_mut() else {
-        return Err(TrustError::NoPlace.into());
-    };
-    store.trust(project.path.clone(), project.sha256.clone());
-    store.save()?;
-    Ok(Trust::Recorded)
+    TrustPolicy::Ask(Box::new(prompt))
 }
 
 /// Shows what the file would run and set, and asks. Only a `y`/`yes` line
@@ -149,7 +130,8 @@ fn store_error(error: TrustError) -> CliError {
 
 fn open_store() -> Result<TrustStore, CliError> {
     let env: Vec<(String, String)> = std::env::vars().collect();
-    let path = config::trust_store_path(&env).ok_or_else(|| store_error(TrustError::NoPlace))?;
+    let path =
+        toolgate_host::trust_store_path(&env).ok_or_else(|| store_error(TrustError::NoPlace))?;
     TrustStore::open(path).map_err(store_error)
 }
 
@@ -160,7 +142,7 @@ pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliEr
     if args.list {
         return list(&store, json);
     }
-    let workspace = crate::resolve_workspace(args.dir.as_ref().or(global.workspace.as_ref()))?;
+    let workspace = crate::resolve_workspace(args.dir.as_deref().or(global.workspace.as_deref()))?;
     let file = global
         .config
         .clone()
@@ -191,16 +173,7 @@ pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliEr
         ))
         .with_hint("trust a workspace that has a toolgate.yaml, or name the file with --config"));
     }
-    let project = ProjectFile::read(&file).map_err(|error| {
-        let hint = error
-            .downcast_ref::<config::ConfigError>()
-            .and_then(|e| e.hint.clone());
-        let error = CliError::usage(error.context("invalid configuration"));
-        match hint {
-            Some(hint) => error.with_hint(hint),
-            None => error,
-        }
-    })?;
+    let project = ProjectFile::read(&file).map_err(toolgate_host::HostError::from)?;
     store.trust(project.path.clone(), project.sha256.clone());
     store.save().map_err(store_error)?;
     let review = project.review();
@@ -230,7 +203,7 @@ pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliEr
 /// Whether a trusted file is as it was when trusted.
 fn state(path: &PathBuf, sha256: &str) -> &'static str {
     match std::fs::read(path) {
-        Ok(bytes) if crate::trust::sha256_hex(&bytes) == sha256 => "unchanged",
+        Ok(bytes) if toolgate_host::trust::sha256_hex(&bytes) == sha256 => "unchanged",
         Ok(_) => "changed",
         Err(_) => "missing",
     }

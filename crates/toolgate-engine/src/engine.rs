@@ -371,8 +371,7 @@ impl ExecutionEngine {
             mode: self.policy.mode().to_string(),
             approver: self.approver.kind().to_owned(),
             dry_run: self.dry_run,
-            default_timeout_ms: u64::try_from(self.default_timeout.as_millis())
-                .unwrap_or(u64::MAX),
+            default_timeout_ms: u64::try_from(self.default_timeout.as_millis()).unwrap_or(u64::MAX),
             audit: self.audit.iter().map(|a| format!("{a:?}")).collect(),
             session_id: self.session_id.clone(),
         }

@@ -60,8 +60,8 @@ pub use guardrails::{
 };
 pub use guards::CommandGuard;
 pub use hooks::{
-    About, HookConfigError, HookDecision, HookEvent, HookExecutor, HookExecutorBuilder, HookOutcome,
-    HookRun, HookSpec, HooksConfig, OnFailure,
+    About, HookConfigError, HookDecision, HookEvent, HookExecutor, HookExecutorBuilder,
+    HookOutcome, HookRun, HookSpec, HooksConfig, OnFailure,
 };
 pub use stages::{
     CallView, GuardrailBlock, Guardrails, NoGuardrails, NoHooks, PostToolUse, PreToolOutcome,

@@ -1,13 +1,13 @@
 //! `mcp_add_server`: connect an MCP server at run time (seed 003).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_yaml_ng::{Mapping, Value as Yaml};
-use toolgate_core::{Sensitivity, ToolContext, ToolResult, TypedTool};
+use toolgate_core::{
+    Effect, Effects, EffectsError, Sensitivity, ToolContext, ToolResult, TypedTool,
+};
 
 use crate::client::{McpManager, ServerState};
 use crate::config::McpServerConfig;
@@ -30,78 +30,44 @@ pub struct AddServerArgs {
     pub token_env: Option<String>,
 }
 
-/// Connects an MCP server without a restart and saves it in the
-/// configuration file, so it is there next time too.
+/// Where `mcp_add_server` records a server it connected, so that it is
+/// there next time too (the host writes `mcp.servers.NAME` into the
+/// workspace configuration file).
+pub trait ServerRecorder: Send + Sync + std::fmt::Debug {
+    /// Where servers are recorded, for the tool's answer.
+    fn location(&self) -> String;
+
+    /// Records `server` under `name`; the error is shown to the model.
+    fn record(&self, name: &str, server: &McpServerConfig) -> Result<(), String>;
+}
+
+/// Connects an MCP server without a restart and records it (see
+/// [`ServerRecorder`]).
 ///
 /// Sensitive: it runs a program of the model's choosing. Registered only
-/// when `mcp.add_server_tool: true`.
+/// when `mcp.add_server_tool: true`. Its effects are the command it starts
+/// (or the URL it connects to). The record is written by toolgate, not by
+/// the model: an `mcp.servers.NAME` entry built from the checked arguments.
+/// It changes the workspace configuration file, which is therefore no
+/// longer trusted: the server starts again in a later run only after the
+/// user trusts the file again.
 pub struct AddServerTool {
     manager: Arc<McpManager>,
-    config_path: PathBuf,
+    recorder: Arc<dyn ServerRecorder>,
 }
 
 impl std::fmt::Debug for AddServerTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AddServerTool")
-            .field("config_path", &self.config_path)
+            .field("recorder", &self.recorder)
             .finish_non_exhaustive()
     }
 }
 
 impl AddServerTool {
-    /// A tool that connects through `manager` and saves to `config_path`
-    /// (a YAML file; created if missing).
-    pub fn new(manager: Arc<McpManager>, config_path: impl Into<PathBuf>) -> Self {
-        Self {
-            manager,
-            config_path: config_path.into(),
-        }
-    }
-
-    /// Adds `mcp.servers.NAME` to the YAML file, keeping the rest, and
-    /// replaces the file atomically (write a sibling, then rename).
-    fn persist(&self, name: &str, server: &McpServerConfig) -> Result<(), String> {
-        let text = match std::fs::read_to_string(&self.config_path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => {
-                return Err(format!(
-                    "could not read {}: {e}",
-                    self.config_path.display()
-                ));
-            }
-        };
-        let mut root: Yaml = if text.trim().is_empty() {
-            Yaml::Mapping(Mapping::new())
-        } else {
-            serde_yaml_ng::from_str(&text)
-                .map_err(|e| format!("could not parse {}: {e}", self.config_path.display()))?
-        };
-        let entry = serde_yaml_ng::to_value(server).map_err(|e| e.to_string())?;
-        let Yaml::Mapping(map) = &mut root else {
-            return Err(format!(
-                "{} is not a YAML mapping",
-                self.config_path.display()
-            ));
-        };
-        let mcp = map
-            .entry(Yaml::String("mcp".into()))
-            .or_insert_with(|| Yaml::Mapping(Mapping::new()));
-        let Yaml::Mapping(mcp) = mcp else {
-            return Err("`mcp` in the configuration is not a mapping".to_owned());
-        };
-        let servers = mcp
-            .entry(Yaml::String("servers".into()))
-            .or_insert_with(|| Yaml::Mapping(Mapping::new()));
-        let Yaml::Mapping(servers) = servers else {
-            return Err("`mcp.servers` in the configuration is not a mapping".to_owned());
-        };
-        servers.insert(Yaml::String(name.to_owned()), entry);
-        let out = serde_yaml_ng::to_string(&root).map_err(|e| e.to_string())?;
-        let tmp = self.config_path.with_extension("yaml.tmp");
-        std::fs::write(&tmp, out)
-            .and_then(|()| std::fs::rename(&tmp, &self.config_path))
-            .map_err(|e| format!("could not write {}: {e}", self.config_path.display()))
+    /// A tool that connects through `manager` and records with `recorder`.
+    pub fn new(manager: Arc<McpManager>, recorder: Arc<dyn ServerRecorder>) -> Self {
+        Self { manager, recorder }
     }
 }
 
@@ -113,6 +79,23 @@ impl TypedTool for AddServerTool {
         `http://` `url`), registers its tools as `mcp_{name}_{tool}` and saves it in the \
         configuration file.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+
+    fn effects(&self, args: &AddServerArgs) -> Result<Effects, EffectsError> {
+        match (&args.command, &args.url) {
+            (Some(command), None) => {
+                let mut line = vec![command.clone()];
+                line.extend(args.args.iter().cloned());
+                Ok(Effects::known([Effect::Command {
+                    command: line.join(" "),
+                    cwd: None,
+                }]))
+            }
+            (None, Some(url)) => Ok(Effects::known([Effect::Network { url: url.clone() }])),
+            _ => Err(EffectsError::new(
+                "give exactly one of `command` (stdio) or `url` (http)",
+            )),
+        }
+    }
 
     async fn run(&self, args: AddServerArgs, _ctx: &ToolContext) -> ToolResult {
         if args.name.is_empty()
@@ -145,7 +128,7 @@ impl TypedTool for AddServerTool {
         if let ServerState::Failed(reason) = &status.state {
             return ToolResult::failure(format!("could not connect: {reason}"));
         }
-        if let Err(reason) = self.persist(&args.name, &server) {
+        if let Err(reason) = self.recorder.record(&args.name, &server) {
             return ToolResult::failure(format!(
                 "connected, but the configuration was not saved: {reason}"
             ));
@@ -156,7 +139,7 @@ impl TypedTool for AddServerTool {
             args.name,
             names.len(),
             names.join(", "),
-            self.config_path.display()
+            self.recorder.location()
         ))
     }
 }

@@ -37,7 +37,7 @@
 //! # }
 //! ```
 
-pub use add_server::AddServerTool;
+pub use add_server::{AddServerTool, ServerRecorder};
 pub use client::{McpManager, ServerState, ServerStatus};
 pub use config::{McpConfig, McpServerConfig};
 pub use error::Error;

@@ -43,7 +43,6 @@ pub struct HooksConfig {
     pub post_edit: Vec<HookSpec>,
 }
 
-
 /// One configured hook.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]

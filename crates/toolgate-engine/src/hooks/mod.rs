@@ -20,7 +20,9 @@
 //!    the call goes on, unless the hook says `on_failure: block`.
 //!
 //! `pre_tool_use` hooks run in order; each sees the arguments as the previous
-//! one rewrote them, and the first block wins.
+//! one rewrote them, and the first block wins. A timeout kills the hook's
+//! whole process group. Output is read up to a cap (64 KiB by default per
+//! stream); the rest is drained and dropped.
 //!
 //! # Files
 //!
@@ -37,9 +39,7 @@
 //!    `TOOLGATE_FILE` set to the first file.
 //! 3. `TOOLGATE_FILES` holds every file the hook sees, one per line.
 //! 4. The legacy `post_edit` hooks run after every call that changes files
-//!    (a write, delete or rename among its effects). A timeout kills the hook's
-//! whole process group. Output is read up to a cap (64 KiB by default per
-//! stream); the rest is drained and dropped.
+//!    (a write, delete or rename among its effects).
 
 mod config;
 mod run;
@@ -617,7 +617,11 @@ impl PreToolUse for HookExecutor {
         }
         let about = About::of(call.effects, &self.root);
         let outcome = self
-            .emit_about(HookEvent::PreToolUse, Value::Object(tool_payload(call)), &about)
+            .emit_about(
+                HookEvent::PreToolUse,
+                Value::Object(tool_payload(call)),
+                &about,
+            )
             .await;
         match outcome.blocked {
             Some((hook, reason)) => PreToolOutcome::Block { hook, reason },

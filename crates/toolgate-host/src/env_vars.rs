@@ -2,31 +2,31 @@
 
 /// The configuration file to use instead of `WORKSPACE/toolgate.yaml` (same
 /// as `--config`).
-pub(crate) const TOOLGATE_CONFIG: &str = "TOOLGATE_CONFIG";
+pub const TOOLGATE_CONFIG: &str = "TOOLGATE_CONFIG";
 /// The workspace directory (same as `--workspace`). Default: the current
 /// directory.
-pub(crate) const TOOLGATE_WORKSPACE: &str = "TOOLGATE_WORKSPACE";
+pub const TOOLGATE_WORKSPACE: &str = "TOOLGATE_WORKSPACE";
 /// The confirmation mode (same as `--mode`).
-pub(crate) const TOOLGATE_MODE: &str = "TOOLGATE_MODE";
+pub const TOOLGATE_MODE: &str = "TOOLGATE_MODE";
 /// Dry-run on (`1`/`true`/`yes`/`on`) or off (`0`/`false`/`no`/`off`);
 /// same as `--dry-run`.
-pub(crate) const TOOLGATE_DRY_RUN: &str = "TOOLGATE_DRY_RUN";
+pub const TOOLGATE_DRY_RUN: &str = "TOOLGATE_DRY_RUN";
 /// Apply the workspace configuration file fully for this run, trusted or
 /// not, without recording trust (same as `--trust-workspace`; for CI):
 /// `1`/`true`/`yes`/`on`, or `0`/`false`/`no`/`off`. `--no-trust-workspace`
 /// wins over it.
-pub(crate) const TOOLGATE_TRUST_WORKSPACE: &str = "TOOLGATE_TRUST_WORKSPACE";
+pub const TOOLGATE_TRUST_WORKSPACE: &str = "TOOLGATE_TRUST_WORKSPACE";
 /// Log filter for stderr diagnostics, in `tracing` `EnvFilter` syntax
 /// (e.g. `toolgate=debug`). `RUST_LOG` is read when this is unset.
-pub(crate) const TOOLGATE_LOG: &str = "TOOLGATE_LOG";
+pub const TOOLGATE_LOG: &str = "TOOLGATE_LOG";
 /// The standard fallback for [`TOOLGATE_LOG`].
-pub(crate) const RUST_LOG: &str = "RUST_LOG";
+pub const RUST_LOG: &str = "RUST_LOG";
 /// Base directory of the user configuration (`$XDG_CONFIG_HOME/toolgate/config.yaml`)
 /// and of the trust store (`$XDG_CONFIG_HOME/toolgate/trusted.json`).
-pub(crate) const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
+pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 /// Used for `~/.config/toolgate/config.yaml` and `~/.config/toolgate/trusted.json`
 /// when `XDG_CONFIG_HOME` is unset.
-pub(crate) const HOME: &str = "HOME";
+pub const HOME: &str = "HOME";
 
 /// Prefix of the variables that set any configuration key:
 /// `TOOLGATE_<SECTION>__<KEY>[__<KEY>…]`, upper-case, with `__` between
@@ -35,4 +35,4 @@ pub(crate) const HOME: &str = "HOME";
 /// scalar. Only names containing `__` are read this way, so variables that
 /// toolgate sets for its hooks (`TOOLGATE_EVENT`, …) are never mistaken for
 /// configuration.
-pub(crate) const CONFIG_KEY_PREFIX: &str = "TOOLGATE_";
+pub const CONFIG_KEY_PREFIX: &str = "TOOLGATE_";

@@ -26,44 +26,43 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use serde_yaml_ng::{Mapping, Value};
 use toolgate_policy::ConfirmationMode;
 
 use crate::env_vars;
-use crate::trust::{self, ReviewItem, Trust};
+use crate::trust::{self, ReviewItem, Trust, TrustError};
 
 /// The whole configuration.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct Config {
+pub struct Config {
     /// The workspace and file access.
-    pub(crate) workspace: WorkspaceSection,
+    pub workspace: WorkspaceSection,
     /// When to ask before running a call.
-    pub(crate) confirmation: ConfirmationSection,
+    pub confirmation: ConfirmationSection,
     /// The JSONL audit file.
-    pub(crate) audit: AuditSection,
+    pub audit: AuditSection,
     /// `run_command` and background processes.
-    pub(crate) commands: CommandsSection,
+    pub commands: CommandsSection,
     /// Per-tool options.
-    pub(crate) tools: ToolsSection,
+    pub tools: ToolsSection,
     /// Lifecycle hooks (DESIGN.md §6).
-    pub(crate) hooks: toolgate_engine::HooksConfig,
+    pub hooks: toolgate_engine::HooksConfig,
     /// Deterministic guardrails (DESIGN.md §7).
-    pub(crate) guardrails: toolgate_engine::GuardrailsConfig,
+    pub guardrails: toolgate_engine::GuardrailsConfig,
     /// MCP servers whose tools are used as local tools.
-    pub(crate) mcp: toolgate_mcp::McpConfig,
+    pub mcp: toolgate_mcp::McpConfig,
     /// The model `toolgate run` talks to.
-    pub(crate) llm: LlmSection,
+    pub llm: LlmSection,
     /// Custom agents (and overrides of `build`, `plan`, `review`).
-    pub(crate) agents: std::collections::BTreeMap<String, toolgate_agent::AgentConfig>,
+    pub agents: std::collections::BTreeMap<String, toolgate_agent::AgentConfig>,
 }
 
 /// Which wire format the model server speaks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum LlmProvider {
+pub enum LlmProvider {
     /// OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp, vLLM,
     /// LM Studio, `OpenRouter`).
     #[default]
@@ -75,33 +74,33 @@ pub(crate) enum LlmProvider {
 /// `llm:`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct LlmSection {
+pub struct LlmSection {
     /// The wire format. Default: openai.
-    pub(crate) provider: LlmProvider,
+    pub provider: LlmProvider,
     /// The model name. Required by `toolgate run`.
-    pub(crate) model: Option<String>,
+    pub model: Option<String>,
     /// The server's base URL. Default: `https://api.openai.com/v1`
     /// (`https://api.anthropic.com/v1` for anthropic).
-    pub(crate) base_url: Option<String>,
+    pub base_url: Option<String>,
     /// The environment variable that holds the API key (never the key
     /// itself). Default: none (local servers need no key).
-    pub(crate) api_key_env: Option<String>,
+    pub api_key_env: Option<String>,
     /// Timeout of one model request, in seconds. Default: 120.
-    pub(crate) timeout: u64,
+    pub timeout: u64,
     /// Retries on 429, 5xx and connection errors. Default: 3.
-    pub(crate) max_retries: u32,
+    pub max_retries: u32,
     /// Stream answers. Default: true.
-    pub(crate) stream: bool,
+    pub stream: bool,
     /// `max_tokens` per answer. Default: 4096.
-    pub(crate) max_tokens: u32,
+    pub max_tokens: u32,
     /// USD per million input tokens, for cost reports. Default: none.
-    pub(crate) input_price_per_mtok: Option<f64>,
+    pub input_price_per_mtok: Option<f64>,
     /// USD per million output tokens. Default: none.
-    pub(crate) output_price_per_mtok: Option<f64>,
+    pub output_price_per_mtok: Option<f64>,
     /// Cost budget of one run in USD; needs the prices. Default: none.
-    pub(crate) budget_usd: Option<f64>,
+    pub budget_usd: Option<f64>,
     /// The session database. Default: `.toolgate/sessions.db` in the workspace.
-    pub(crate) sessions_db: Option<PathBuf>,
+    pub sessions_db: Option<PathBuf>,
 }
 
 impl Default for LlmSection {
@@ -126,14 +125,14 @@ impl Default for LlmSection {
 /// `workspace:`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct WorkspaceSection {
+pub struct WorkspaceSection {
     /// Whether `delete_file` may delete. Default: false.
-    pub(crate) allow_delete: bool,
+    pub allow_delete: bool,
     /// The largest file `read_file` returns whole, in bytes. Default: 1 MiB.
-    pub(crate) max_file_size: u64,
+    pub max_file_size: u64,
     /// Whether tools may read and write sensitive files (`.env*`, keys,
     /// credentials, …). Default: false.
-    pub(crate) allow_sensitive: bool,
+    pub allow_sensitive: bool,
 }
 
 impl Default for WorkspaceSection {
@@ -149,52 +148,52 @@ impl Default for WorkspaceSection {
 /// `confirmation:`
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct ConfirmationSection {
+pub struct ConfirmationSection {
     /// `yolo`, `confirm-sensitive` (default) or `confirm-all`.
-    pub(crate) mode: ConfirmationMode,
+    pub mode: ConfirmationMode,
 }
 
 /// `commands:`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct CommandsSection {
+pub struct CommandsSection {
     /// Whether `run_command` and `process` are registered. Default: true.
-    pub(crate) enabled: bool,
+    pub enabled: bool,
     /// Refuse `dangerous` commands instead of asking. Default: false.
-    pub(crate) allowed_only: bool,
+    pub allowed_only: bool,
     /// Output lines kept per stream (head + tail). Default: 200.
-    pub(crate) max_output_lines: usize,
+    pub max_output_lines: usize,
     /// `full` (default), `landlock` or `none`: how much of the kernel
     /// sandbox every process toolgate starts runs in.
-    pub(crate) sandbox: SandboxSetting,
+    pub sandbox: SandboxSetting,
     /// Refuse to run commands when the full sandbox is unavailable, instead
     /// of asking before every one. Default: false.
-    pub(crate) sandbox_required: bool,
+    pub sandbox_required: bool,
     /// `allow` (default) or `deny`: the network for processes that are not
     /// read-only (read-only commands never have it).
-    pub(crate) network: NetworkSetting,
+    pub network: NetworkSetting,
     /// The environment of every process toolgate starts.
-    pub(crate) env: EnvSection,
+    pub env: EnvSection,
     /// Paths under the home directory processes may read, relative to it.
     /// Default: the toolchains (`.cargo`, `.rustup`, `.npm`, `.cache`, …).
-    pub(crate) home_readable: Option<Vec<String>>,
+    pub home_readable: Option<Vec<String>>,
     /// More paths processes may read where the sandbox hides them
     /// (absolute, or `~/…`). Default: none.
-    pub(crate) readable: Vec<String>,
+    pub readable: Vec<String>,
     /// More paths processes may write (absolute, or `~/…`): a package
     /// cache, say. Default: none.
-    pub(crate) writable: Vec<String>,
+    pub writable: Vec<String>,
     /// More paths to hide from every process (absolute, or `~/…`), on top
     /// of the built-in secrets. Default: none.
-    pub(crate) deny_read: Vec<String>,
+    pub deny_read: Vec<String>,
     /// Extra blocked-command regexes, on top of the built-in blocklist.
-    pub(crate) blocked_patterns: Vec<String>,
+    pub blocked_patterns: Vec<String>,
     /// Background sessions at once. Default: 8.
-    pub(crate) max_sessions: usize,
+    pub max_sessions: usize,
     /// Seconds a finished background session is kept. Default: 1800.
-    pub(crate) session_ttl: u64,
+    pub session_ttl: u64,
     /// Bytes of unread output kept per background session. Default: 262144.
-    pub(crate) session_output_cap: usize,
+    pub session_output_cap: usize,
 }
 
 impl Default for CommandsSection {
@@ -222,19 +221,19 @@ impl Default for CommandsSection {
 /// `commands.env:`
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct EnvSection {
+pub struct EnvSection {
     /// Variables taken from toolgate's environment besides the core ones:
     /// exact names, or `PREFIX_*`. A name that looks like a credential is
     /// only taken when listed exactly. Default: none.
-    pub(crate) inherit: Vec<String>,
+    pub inherit: Vec<String>,
     /// Variables set to fixed values. Default: none.
-    pub(crate) set: std::collections::BTreeMap<String, String>,
+    pub set: std::collections::BTreeMap<String, String>,
 }
 
 /// `commands.sandbox`
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum SandboxSetting {
+pub enum SandboxSetting {
     /// Namespaces, read-only and masking mounts, Landlock.
     Full,
     /// Landlock only: writes confined, nothing hidden; every command asks.
@@ -246,7 +245,7 @@ pub(crate) enum SandboxSetting {
 /// `commands.network`
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum NetworkSetting {
+pub enum NetworkSetting {
     /// Commands may use the network.
     Allow,
     /// TCP is denied by the sandbox.
@@ -256,21 +255,21 @@ pub(crate) enum NetworkSetting {
 /// `audit:`
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct AuditSection {
+pub struct AuditSection {
     /// Where to append one JSON line per call. Default: no file.
-    pub(crate) path: Option<PathBuf>,
+    pub path: Option<PathBuf>,
 }
 
 /// `tools:`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct ToolsSection {
+pub struct ToolsSection {
     /// Seconds a tool may run when it sets no timeout of its own. Default: 120.
-    pub(crate) timeout: u64,
+    pub timeout: u64,
     /// `get_datetime`.
-    pub(crate) datetime: DateTimeSection,
+    pub datetime: DateTimeSection,
     /// `echo`.
-    pub(crate) echo: ToggleSection,
+    pub echo: ToggleSection,
 }
 
 impl Default for ToolsSection {
@@ -286,11 +285,11 @@ impl Default for ToolsSection {
 /// `tools.datetime:`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct DateTimeSection {
+pub struct DateTimeSection {
     /// Whether `get_datetime` is registered. Default: true.
-    pub(crate) enabled: bool,
+    pub enabled: bool,
     /// IANA zone used when a call names none. Default: the system zone.
-    pub(crate) timezone: Option<String>,
+    pub timezone: Option<String>,
 }
 
 impl Default for DateTimeSection {
@@ -305,9 +304,9 @@ impl Default for DateTimeSection {
 /// A tool group that can only be switched on or off.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct ToggleSection {
+pub struct ToggleSection {
     /// Whether the tools are registered. Default: true.
-    pub(crate) enabled: bool,
+    pub enabled: bool,
 }
 
 impl Default for ToggleSection {
@@ -318,12 +317,15 @@ impl Default for ToggleSection {
 
 /// Sections DESIGN.md §12 names that this build does not read yet; a key
 /// there gets a clearer error than "unknown key".
-const NOT_YET_SUPPORTED: &[&str] = &["commands", "skills", "memory", "web", "ui"];
+const NOT_YET_SUPPORTED: &[&str] = &["skills", "memory", "web", "ui"];
 
 /// Where a layer came from, for messages.
 #[derive(Debug, Clone)]
-pub(crate) enum Source {
+#[non_exhaustive]
+pub enum Source {
+    /// A configuration file.
     File(PathBuf),
+    /// A `TOOLGATE_<SECTION>__<KEY>` variable.
     Env(String),
 }
 
@@ -338,12 +340,18 @@ impl fmt::Display for Source {
 
 /// An invalid layer: what is wrong, where.
 #[derive(Debug)]
-pub(crate) struct ConfigError {
-    pub(crate) source: Source,
-    pub(crate) key: String,
-    pub(crate) message: String,
-    pub(crate) location: Option<(usize, usize)>,
-    pub(crate) hint: Option<String>,
+#[non_exhaustive]
+pub struct ConfigError {
+    /// The layer.
+    pub source: Source,
+    /// The dotted key (`confirmation.mode`), empty for the whole layer.
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+    /// Line and column in a file, when known.
+    pub location: Option<(usize, usize)>,
+    /// What to do about it.
+    pub hint: Option<String>,
 }
 
 impl fmt::Display for ConfigError {
@@ -363,34 +371,73 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// Why the configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// One layer is invalid: which key, where, why.
+    #[error(transparent)]
+    Layer(Box<ConfigError>),
+    /// A configuration file could not be read.
+    #[error("could not read the configuration file {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The layers are valid one by one but not together.
+    #[error("the merged configuration is invalid")]
+    Merged(#[source] serde_yaml_ng::Error),
+    /// The trust store could not be read or written.
+    #[error(transparent)]
+    Trust(#[from] TrustError),
+}
+
+impl LoadError {
+    /// What the user can do about it, when there is something to say.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::Layer(error) => error.hint.clone(),
+            Self::Trust(error) => Some(error.hint()),
+            Self::Read { .. } => Some("check the file's path and permissions".to_owned()),
+            Self::Merged(_) => None,
+        }
+    }
+}
+
 /// The configuration as loaded, with the layers that made it.
 #[derive(Debug)]
-pub(crate) struct Loaded {
-    pub(crate) config: Config,
-    pub(crate) sources: Vec<Source>,
+#[non_exhaustive]
+pub struct Loaded {
+    /// The effective configuration.
+    pub config: Config,
+    /// The layers that were read, in order (defaults not included).
+    pub sources: Vec<Source>,
     /// The workspace file (`--config` or `WORKSPACE/toolgate.yaml`), whether
     /// or not it exists: where `mcp_add_server` saves servers.
-    pub(crate) project_file: PathBuf,
+    pub project_file: PathBuf,
     /// The workspace file's trust, when there is one.
-    pub(crate) project: Option<ProjectStatus>,
+    pub project: Option<ProjectStatus>,
 }
 
 /// How the workspace file was applied.
 #[derive(Debug, Clone)]
-pub(crate) struct ProjectStatus {
+pub struct ProjectStatus {
     /// Its canonical path.
-    pub(crate) file: PathBuf,
+    pub file: PathBuf,
     /// Hex SHA-256 of the bytes read.
-    pub(crate) sha256: String,
+    pub sha256: String,
     /// Its keys that need trust (dotted).
-    pub(crate) trust_only_keys: Vec<String>,
+    pub trust_only_keys: Vec<String>,
     /// Whether they applied, and why.
-    pub(crate) trust: Trust,
+    pub trust: Trust,
 }
 
 impl ProjectStatus {
     /// The trust-only keys that were ignored (none when trusted).
-    pub(crate) fn ignored(&self) -> &[String] {
+    pub fn ignored(&self) -> &[String] {
         if self.trust.applies() {
             &[]
         } else {
@@ -402,35 +449,35 @@ impl ProjectStatus {
 /// A workspace configuration file, read once and checked, split into the
 /// keys that apply untrusted and the keys that need trust.
 #[derive(Debug)]
-pub(crate) struct ProjectFile {
+pub struct ProjectFile {
     /// The canonical path (symlinks resolved): the trust store's key.
-    pub(crate) path: PathBuf,
+    pub path: PathBuf,
     /// Hex SHA-256 of the bytes that were parsed.
-    pub(crate) sha256: String,
+    pub sha256: String,
     split: trust::Split,
 }
 
 impl ProjectFile {
     /// Reads and checks the file at `path`.
-    pub(crate) fn read(path: &Path) -> Result<Self> {
-        let path = path
-            .canonicalize()
-            .with_context(|| format!("could not read the configuration file {}", path.display()))?;
-        let bytes = std::fs::read(&path)
-            .with_context(|| format!("could not read the configuration file {}", path.display()))?;
+    pub fn read(path: &Path) -> Result<Self, LoadError> {
+        let read_error = |source| LoadError::Read {
+            path: path.to_owned(),
+            source,
+        };
+        let path = path.canonicalize().map_err(read_error)?;
+        let bytes = std::fs::read(&path).map_err(read_error)?;
         let sha256 = trust::sha256_hex(&bytes);
         let Ok(text) = String::from_utf8(bytes) else {
-            bail!(ConfigError {
+            return Err(LoadError::Layer(Box::new(ConfigError {
                 source: Source::File(path),
                 key: String::new(),
                 message: "the file is not UTF-8 text".into(),
                 location: None,
                 hint: None,
-            });
+            })));
         };
         let layer = parse_file_layer(&text, &path)?;
-        let defaults = serde_yaml_ng::to_value(Config::default())
-            .context("could not represent the default configuration")?;
+        let defaults = serde_yaml_ng::to_value(Config::default()).map_err(LoadError::Merged)?;
         Ok(Self {
             path,
             sha256,
@@ -439,22 +486,23 @@ impl ProjectFile {
     }
 
     /// The keys that need trust (dotted: `hooks.pre_tool_use`).
-    pub(crate) fn trust_only_keys(&self) -> &[String] {
+    pub fn trust_only_keys(&self) -> &[String] {
         &self.split.keys
     }
 
     /// What the trust-only keys would do: programs and values.
-    pub(crate) fn review(&self) -> Vec<ReviewItem> {
+    pub fn review(&self) -> Vec<ReviewItem> {
         trust::review(&self.split.withheld, &self.split.keys)
     }
 }
 
 /// Flags that override the configuration (layer 5).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Overrides {
-    pub(crate) mode: Option<ConfirmationMode>,
+pub struct Overrides {
+    /// `--mode`.
+    pub mode: Option<ConfirmationMode>,
     /// `--allow-commands` (true) / `--no-commands` (false).
-    pub(crate) commands: Option<bool>,
+    pub commands: Option<bool>,
 }
 
 /// Loads every layer for a workspace. When the workspace file has keys that
@@ -465,8 +513,8 @@ pub(crate) fn load(
     explicit: Option<&Path>,
     env: &[(String, String)],
     overrides: &Overrides,
-    decide: impl FnOnce(&ProjectFile) -> Result<Trust>,
-) -> Result<Loaded> {
+    decide: impl FnOnce(&ProjectFile) -> Result<Trust, TrustError>,
+) -> Result<Loaded, LoadError> {
     let mut merged = Value::Mapping(Mapping::new());
     let mut sources = Vec::new();
 
@@ -474,13 +522,13 @@ pub(crate) fn load(
     let project_path = match explicit {
         Some(path) => {
             if !path.is_file() {
-                bail!(ConfigError {
+                return Err(LoadError::Layer(Box::new(ConfigError {
                     source: Source::File(path.to_owned()),
                     key: String::new(),
                     message: "the configuration file does not exist".into(),
                     location: None,
                     hint: Some("check the path given to --config or TOOLGATE_CONFIG".into()),
-                });
+                })));
             }
             Some(path.to_owned())
         }
@@ -514,8 +562,10 @@ pub(crate) fn load(
 
     // The user's own file: always trusted.
     if let Some(path) = user_config_path(env).filter(|p| p.is_file()) {
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("could not read the configuration file {}", path.display()))?;
+        let text = std::fs::read_to_string(&path).map_err(|source| LoadError::Read {
+            path: path.clone(),
+            source,
+        })?;
         let layer = parse_file_layer(&text, &path)?;
         merge(&mut merged, layer);
         sources.push(Source::File(path));
@@ -529,8 +579,7 @@ pub(crate) fn load(
         sources.push(Source::Env(name.clone()));
     }
 
-    let mut config: Config =
-        serde_yaml_ng::from_value(merged).context("the merged configuration is invalid")?;
+    let mut config: Config = serde_yaml_ng::from_value(merged).map_err(LoadError::Merged)?;
     if let Some(mode) = overrides.mode {
         config.confirmation.mode = mode;
     }
@@ -567,13 +616,13 @@ fn user_config_path(env: &[(String, String)]) -> Option<PathBuf> {
 }
 
 /// Where the trust store lives: `trusted.json` next to the user file.
-pub(crate) fn trust_store_path(env: &[(String, String)]) -> Option<PathBuf> {
+pub fn trust_store_path(env: &[(String, String)]) -> Option<PathBuf> {
     user_config_dir(env).map(|dir| dir.join("trusted.json"))
 }
 
 /// Checks one file on its own (so errors carry its name and line) and
 /// returns it as a YAML value for merging.
-fn parse_file_layer(text: &str, path: &Path) -> Result<Value> {
+fn parse_file_layer(text: &str, path: &Path) -> Result<Value, LoadError> {
     if text.trim().is_empty() {
         return Ok(Value::Mapping(Mapping::new()));
     }
@@ -582,19 +631,19 @@ fn parse_file_layer(text: &str, path: &Path) -> Result<Value> {
         let key = error.path().to_string();
         let inner = error.into_inner();
         let location = inner.location().map(|l| (l.line(), l.column()));
-        bail!(layer_error(
+        return Err(LoadError::Layer(Box::new(layer_error(
             Source::File(path.to_owned()),
             key,
             &inner.to_string(),
-            location
-        ));
+            location,
+        ))));
     }
-    Ok(serde_yaml_ng::from_str(text)?)
+    serde_yaml_ng::from_str(text).map_err(LoadError::Merged)
 }
 
 /// `TOOLGATE_A__B=v` → `{a: {b: v}}`, checked on its own. Variables without
 /// `__` are not configuration keys and give `None`.
-fn env_layer(name: &str, value: &str) -> Result<Option<Value>> {
+fn env_layer(name: &str, value: &str) -> Result<Option<Value>, LoadError> {
     let Some(rest) = name.strip_prefix(env_vars::CONFIG_KEY_PREFIX) else {
         return Ok(None);
     };
@@ -613,12 +662,12 @@ fn env_layer(name: &str, value: &str) -> Result<Option<Value>> {
     if let Err(error) = serde_path_to_error::deserialize::<_, Config>(layer.clone()) {
         let key = error.path().to_string();
         let message = error.into_inner().to_string();
-        bail!(layer_error(
+        return Err(LoadError::Layer(Box::new(layer_error(
             Source::Env(name.to_owned()),
             key,
             &message,
-            None
-        ));
+            None,
+        ))));
     }
     Ok(Some(layer))
 }
@@ -695,7 +744,7 @@ mod tests {
         files: &[(&str, &str)],
         env: &[(&str, &str)],
         overrides: &Overrides,
-    ) -> Result<Loaded> {
+    ) -> Result<Loaded, LoadError> {
         load_trusting(files, env, overrides, Trust::ThisRun)
     }
 
@@ -704,7 +753,7 @@ mod tests {
         env: &[(&str, &str)],
         overrides: &Overrides,
         trust: Trust,
-    ) -> Result<Loaded> {
+    ) -> Result<Loaded, LoadError> {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
         for (name, text) in files {

@@ -68,7 +68,7 @@ use toolgate_mcp::McpServerConfig;
 /// (policy), `audit.*` (appends to any file), `llm.base_url`,
 /// `llm.api_key_env` (where the model's requests, the code and the key go),
 /// `llm.sessions_db` (writes any file).
-pub(crate) const APPLIES_UNTRUSTED: &[&str] = &[
+pub const APPLIES_UNTRUSTED: &[&str] = &[
     "commands.enabled",
     "commands.allowed_only",
     "commands.sandbox_required",
@@ -130,7 +130,7 @@ fn relation(pattern: &str, key: &str) -> Relation {
 /// Whether the project-file key `key` (dotted: `hooks.pre_tool_use`,
 /// `agents.docs.mode`) applies without trust: some pattern of
 /// [`APPLIES_UNTRUSTED`] is `key` or one of its parents.
-pub(crate) fn applies_untrusted(key: &str) -> bool {
+pub fn applies_untrusted(key: &str) -> bool {
     APPLIES_UNTRUSTED
         .iter()
         .any(|pattern| relation(pattern, key) == Relation::Covered)
@@ -146,21 +146,21 @@ fn leads_to_untrusted(key: &str) -> bool {
 
 /// A project layer split by [`split`].
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Split {
+pub struct Split {
     /// The keys that apply without trust.
-    pub(crate) kept: Value,
+    pub kept: Value,
     /// The keys that need trust and differ from the defaults.
-    pub(crate) withheld: Value,
+    pub withheld: Value,
     /// The withheld keys, dotted (`hooks.pre_tool_use`, `mcp.servers`,
     /// `agents.docs.mode`), in file order.
-    pub(crate) keys: Vec<String>,
+    pub keys: Vec<String>,
 }
 
 /// Splits a checked project layer into what applies untrusted and what
 /// needs trust (rules 2–4). `defaults` is the built-in configuration as a
 /// YAML value. Whole sections are split at least one level down, so the
 /// keys name what they set (`hooks.pre_tool_use`, not `hooks`).
-pub(crate) fn split(layer: Value, defaults: &Value) -> Split {
+pub fn split(layer: Value, defaults: &Value) -> Split {
     let mut keys = Vec::new();
     let (kept, withheld) = match layer {
         Value::Mapping(map) => walk(map, "", defaults.as_mapping(), &mut keys),
@@ -222,7 +222,7 @@ fn walk(
 }
 
 /// Hex SHA-256 of `bytes`.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     let mut hex = String::with_capacity(64);
     for byte in digest {
@@ -233,31 +233,31 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 
 /// One trust-only key of a project file, for a person to judge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct ReviewItem {
+pub struct ReviewItem {
     /// The dotted key.
-    pub(crate) key: String,
+    pub key: String,
     /// The programs it would run or the servers it would reach, one per
     /// hook, MCP server or quality gate; empty for a plain value.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(crate) programs: Vec<Program>,
+    pub programs: Vec<Program>,
     /// The value as compact JSON, for keys that run nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) value: Option<String>,
+    pub value: Option<String>,
 }
 
 /// A program a hook, an MCP server or a quality gate would run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct Program {
+pub struct Program {
     /// The hook's, server's or gate's name.
-    pub(crate) name: String,
+    pub name: String,
     /// The command line, shell-quoted (`sh -c '…'` for shell commands), or
     /// the URL a server would be reached at.
-    pub(crate) run: String,
+    pub run: String,
 }
 
 /// What each withheld key would do: the programs of hooks, MCP servers and
 /// quality gates, the value of anything else.
-pub(crate) fn review(withheld: &Value, keys: &[String]) -> Vec<ReviewItem> {
+pub fn review(withheld: &Value, keys: &[String]) -> Vec<ReviewItem> {
     keys.iter()
         .map(|key| {
             let value = key
@@ -361,7 +361,7 @@ fn quote_words(words: &[String]) -> String {
 /// Whether a project file's trust-only keys apply, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum Trust {
+pub enum Trust {
     /// The file has no trust-only keys: all of it applies.
     NotNeeded,
     /// The file, as it is, is in the trust store.
@@ -374,7 +374,7 @@ pub(crate) enum Trust {
 
 impl Trust {
     /// Whether the trust-only keys apply.
-    pub(crate) fn applies(self) -> bool {
+    pub fn applies(self) -> bool {
         !matches!(self, Self::Untrusted)
     }
 }
@@ -382,28 +382,39 @@ impl Trust {
 /// An error reading or writing the trust store.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub(crate) enum TrustError {
+pub enum TrustError {
     /// The store could not be read.
     #[error("could not read the trust store {}", path.display())]
     Read {
+        /// The store.
         path: PathBuf,
+        /// The cause.
         #[source]
         source: std::io::Error,
     },
     /// The store is not what toolgate writes.
     #[error("the trust store {} is corrupt", path.display())]
     Corrupt {
+        /// The store.
         path: PathBuf,
+        /// The cause.
         #[source]
         source: serde_json::Error,
     },
     /// The store was written by a newer toolgate.
     #[error("the trust store {} has version {version}, this toolgate reads version {STORE_VERSION}", path.display())]
-    Version { path: PathBuf, version: u32 },
+    Version {
+        /// The store.
+        path: PathBuf,
+        /// Its version.
+        version: u32,
+    },
     /// The store could not be written.
     #[error("could not write the trust store {}", path.display())]
     Write {
+        /// The store.
         path: PathBuf,
+        /// The cause.
         #[source]
         source: std::io::Error,
     },
@@ -414,7 +425,7 @@ pub(crate) enum TrustError {
 
 impl TrustError {
     /// What the user can do about it.
-    pub(crate) fn hint(&self) -> String {
+    pub fn hint(&self) -> String {
         match self {
             Self::Read { path, .. } | Self::Write { path, .. } => format!(
                 "check the permissions of {} and its directory",
@@ -445,13 +456,13 @@ struct StoreFile {
 /// One trusted configuration file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct TrustedFile {
+pub struct TrustedFile {
     /// Its canonical path.
-    pub(crate) path: PathBuf,
+    pub path: PathBuf,
     /// Hex SHA-256 of its bytes when it was trusted.
-    pub(crate) sha256: String,
+    pub sha256: String,
     /// When, RFC 3339 UTC.
-    pub(crate) trusted_at: String,
+    pub trusted_at: String,
 }
 
 /// The configuration files the user trusts: `trusted.json` in the user's
@@ -467,14 +478,14 @@ pub(crate) struct TrustedFile {
 /// of one. Two toolgate processes trusting at the same moment may lose one
 /// of the two records (last writer wins); nothing is trusted by mistake.
 #[derive(Debug)]
-pub(crate) struct TrustStore {
+pub struct TrustStore {
     path: PathBuf,
     files: Vec<TrustedFile>,
 }
 
 impl TrustStore {
     /// Reads the store at `path`; a missing file is an empty store.
-    pub(crate) fn open(path: impl Into<PathBuf>) -> Result<Self, TrustError> {
+    pub fn open(path: impl Into<PathBuf>) -> Result<Self, TrustError> {
         let path = path.into();
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
@@ -503,17 +514,17 @@ impl TrustStore {
     }
 
     /// Where the store lives.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// The trusted files, in the order they were first trusted.
-    pub(crate) fn files(&self) -> &[TrustedFile] {
+    pub fn files(&self) -> &[TrustedFile] {
         &self.files
     }
 
     /// Whether `file` (a canonical path) with content hash `sha256` is trusted.
-    pub(crate) fn is_trusted(&self, file: &Path, sha256: &str) -> bool {
+    pub fn is_trusted(&self, file: &Path, sha256: &str) -> bool {
         self.files
             .iter()
             .any(|t| t.path == file && t.sha256 == sha256)
@@ -521,7 +532,7 @@ impl TrustStore {
 
     /// Records `file` with content hash `sha256`, replacing an older record
     /// of the same file. Call [`save`](Self::save) to keep it.
-    pub(crate) fn trust(&mut self, file: PathBuf, sha256: String) {
+    pub fn trust(&mut self, file: PathBuf, sha256: String) {
         let now = jiff::Timestamp::now();
         let record = TrustedFile {
             path: file,
@@ -535,14 +546,14 @@ impl TrustStore {
     }
 
     /// Forgets `file`; whether it was there.
-    pub(crate) fn revoke(&mut self, file: &Path) -> bool {
+    pub fn revoke(&mut self, file: &Path) -> bool {
         let before = self.files.len();
         self.files.retain(|t| t.path != file);
         self.files.len() != before
     }
 
     /// Writes the store atomically, creating its directory if needed.
-    pub(crate) fn save(&self) -> Result<(), TrustError> {
+    pub fn save(&self) -> Result<(), TrustError> {
         let write_error = |source| TrustError::Write {
             path: self.path.clone(),
             source,

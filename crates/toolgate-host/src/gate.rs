@@ -1,0 +1,246 @@
+//! Assembling a gate: the registry with MCP tools, guardrails, hooks, the
+//! approver and the audit, in one place for every front end.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_yaml_ng::{Mapping, Value as Yaml};
+use toolgate_core::Registry;
+use toolgate_engine::{Approver, AuditSink, ExecutionEngine, GuardrailsEngine, HookExecutor};
+use toolgate_mcp::{AddServerTool, McpManager, McpServerConfig, ServerRecorder, ServerStatus};
+use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
+
+use crate::error::HostError;
+use crate::host::Host;
+
+/// Builds a [`Gate`] from a [`Host`] ([`Host::gate`]).
+pub struct GateBuilder<'h> {
+    host: &'h Host,
+    interactive: Option<Arc<dyn Approver>>,
+    mode: Option<ConfirmationMode>,
+    session_id: Option<String>,
+    mcp: bool,
+    audit: Vec<Arc<dyn AuditSink>>,
+}
+
+impl std::fmt::Debug for GateBuilder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GateBuilder")
+            .field("mode", &self.mode)
+            .field("session_id", &self.session_id)
+            .field("mcp", &self.mcp)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'h> GateBuilder<'h> {
+    pub(crate) fn new(host: &'h Host) -> Self {
+        Self {
+            host,
+            interactive: None,
+            mode: None,
+            session_id: None,
+            mcp: true,
+            audit: Vec::new(),
+        }
+    }
+
+    /// The front end's way to ask a person (terminal prompt, web UI, MCP
+    /// elicitation). It is used unless the mode is `yolo`. By default,
+    /// none: calls that need confirmation fail with a hint.
+    #[must_use]
+    pub fn interactive(mut self, approver: Option<Arc<dyn Approver>>) -> Self {
+        self.interactive = approver;
+        self
+    }
+
+    /// The confirmation mode, from [`Host::mode_for`] for an agent. By
+    /// default, `Host::mode_for(None)`: `--mode`, else
+    /// `confirmation.mode`.
+    #[must_use]
+    pub fn mode(mut self, mode: ConfirmationMode) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// The session the gate's calls belong to: tools, hooks and every audit
+    /// record see it. By default, none.
+    #[must_use]
+    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
+    }
+
+    /// Whether the configured MCP servers are started and their tools
+    /// registered. By default, yes.
+    #[must_use]
+    pub fn mcp(mut self, yes: bool) -> Self {
+        self.mcp = yes;
+        self
+    }
+
+    /// Another place audit records go, besides the configured ones. By
+    /// default, none.
+    #[must_use]
+    pub fn audit_sink(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit.push(sink);
+        self
+    }
+
+    /// Starts the MCP servers (a server that fails is skipped and reported
+    /// in [`Gate::mcp_statuses`]) and builds the gate.
+    pub async fn build(self) -> Result<Gate, HostError> {
+        let host = self.host;
+        let mode = match self.mode {
+            Some(mode) => mode,
+            None => host.mode_for(None)?,
+        };
+        let registry = host.registry()?;
+        let manager = McpManager::new(Arc::clone(&registry), host.sandbox()?);
+        let statuses = if self.mcp {
+            manager.start(&host.config().mcp).await
+        } else {
+            Vec::new()
+        };
+        let gate = assemble(host, &registry, &manager, mode, self);
+        match gate {
+            Ok(parts) => Ok(Gate {
+                registry,
+                engine: Arc::new(parts.0),
+                guardrails: parts.1,
+                hooks: parts.2,
+                mcp: manager,
+                mcp_statuses: statuses,
+            }),
+            Err(error) => {
+                manager.shutdown().await;
+                Err(error)
+            }
+        }
+    }
+}
+
+fn assemble(
+    host: &Host,
+    registry: &Arc<Registry>,
+    manager: &Arc<McpManager>,
+    mode: ConfirmationMode,
+    options: GateBuilder<'_>,
+) -> Result<(ExecutionEngine, Arc<GuardrailsEngine>, Arc<HookExecutor>), HostError> {
+    let config = host.config();
+    if options.mcp && config.mcp.add_server_tool {
+        let recorder = Arc::new(ConfigFileRecorder {
+            path: host.loaded().project_file.clone(),
+        });
+        registry
+            .register(AddServerTool::new(Arc::clone(manager), recorder))
+            .map_err(HostError::Registry)?;
+    }
+    let guardrails = host.guardrails()?;
+    let hooks = host.hooks(options.session_id.as_deref())?;
+    let mut builder = ExecutionEngine::builder(Arc::clone(registry))
+        .guardrails(Arc::clone(&guardrails) as Arc<dyn toolgate_engine::Guardrails>)
+        .pre_hooks(Arc::clone(&hooks) as Arc<dyn toolgate_engine::PreToolUse>)
+        .post_hooks(Arc::clone(&hooks) as Arc<dyn toolgate_engine::PostToolUse>)
+        .policy(ConfirmationPolicy::new(mode))
+        .approver(Host::approver(mode, options.interactive))
+        .dry_run(host.dry_run())
+        .default_timeout(Duration::from_secs(config.tools.timeout.max(1)));
+    if let Some(id) = &options.session_id {
+        builder = builder.session_id(id.clone());
+    }
+    if let Some(file) = host.audit_file()? {
+        builder = builder.audit(file);
+    }
+    for sink in options.audit {
+        builder = builder.audit_sink(sink);
+    }
+    Ok((builder.build(), guardrails, hooks))
+}
+
+/// Everything a front end runs calls through: the gate and the parts the
+/// agent loop also uses (hooks for lifecycle events, guardrails for quality
+/// gates). Call [`shutdown`](Self::shutdown) before exiting so the MCP
+/// servers stop cleanly.
+pub struct Gate {
+    /// The tools: built-ins and MCP tools.
+    pub registry: Arc<Registry>,
+    /// The gate every call goes through.
+    pub engine: Arc<ExecutionEngine>,
+    /// The guardrails inside the gate (quality gates run from them).
+    pub guardrails: Arc<GuardrailsEngine>,
+    /// The hooks inside the gate (the agent loop emits lifecycle events).
+    pub hooks: Arc<HookExecutor>,
+    /// The MCP client side.
+    pub mcp: Arc<McpManager>,
+    /// How each configured MCP server started.
+    pub mcp_statuses: Vec<ServerStatus>,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("engine", &self.engine)
+            .field("mcp_statuses", &self.mcp_statuses)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gate {
+    /// Stops the MCP servers.
+    pub async fn shutdown(&self) {
+        self.mcp.shutdown().await;
+    }
+}
+
+/// Records servers added at run time in the workspace configuration file.
+#[derive(Debug)]
+struct ConfigFileRecorder {
+    path: PathBuf,
+}
+
+impl ServerRecorder for ConfigFileRecorder {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// Adds `mcp.servers.NAME` to the YAML file, keeping the rest, and
+    /// replaces the file atomically (write a sibling, then rename).
+    fn record(&self, name: &str, server: &McpServerConfig) -> Result<(), String> {
+        let path = &self.path;
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(format!("could not read {}: {e}", path.display())),
+        };
+        let mut root: Yaml = if text.trim().is_empty() {
+            Yaml::Mapping(Mapping::new())
+        } else {
+            serde_yaml_ng::from_str(&text)
+                .map_err(|e| format!("could not parse {}: {e}", path.display()))?
+        };
+        let entry = serde_yaml_ng::to_value(server).map_err(|e| e.to_string())?;
+        let Yaml::Mapping(map) = &mut root else {
+            return Err(format!("{} is not a YAML mapping", path.display()));
+        };
+        let mcp = map
+            .entry(Yaml::String("mcp".into()))
+            .or_insert_with(|| Yaml::Mapping(Mapping::new()));
+        let Yaml::Mapping(mcp) = mcp else {
+            return Err("`mcp` in the configuration is not a mapping".to_owned());
+        };
+        let servers = mcp
+            .entry(Yaml::String("servers".into()))
+            .or_insert_with(|| Yaml::Mapping(Mapping::new()));
+        let Yaml::Mapping(servers) = servers else {
+            return Err("`mcp.servers` in the configuration is not a mapping".to_owned());
+        };
+        servers.insert(Yaml::String(name.to_owned()), entry);
+        let out = serde_yaml_ng::to_string(&root).map_err(|e| e.to_string())?;
+        let tmp = path.with_extension("yaml.tmp");
+        std::fs::write(&tmp, out)
+            .and_then(|()| std::fs::rename(&tmp, path))
+            .map_err(|e| format!("could not write {}: {e}", path.display()))
+    }
+}

@@ -1,0 +1,529 @@
+//! [`Host`]: the loaded configuration of one workspace, and everything built
+//! from it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use toolgate_agent::AgentDef;
+use toolgate_core::{Registry, Workspace};
+use toolgate_engine::Approver;
+use toolgate_engine::{AuditLog, CommandGuard, GuardrailsEngine, HeadlessApprover, HookExecutor};
+use toolgate_policy::{CommandPolicy, ConfirmationMode};
+use toolgate_sandbox::{EnvPolicy, Sandbox, SandboxMode};
+use toolgate_tools::BuiltinOptions;
+use toolgate_tools::command::{CommandOptions, ProcessLimits};
+
+use crate::config::{self, Config, Loaded, NetworkSetting, Overrides, ProjectFile, SandboxSetting};
+use crate::error::HostError;
+use crate::trust::{Trust, TrustError, TrustStore};
+
+/// How a workspace configuration file with keys that need trust is settled
+/// when it is not in the trust store (see [`crate::trust`]).
+#[non_exhaustive]
+pub enum TrustPolicy {
+    /// Its trust-only keys are ignored (reported in
+    /// [`Loaded::project`]). The default.
+    StoreOnly,
+    /// It is trusted for this run, and nothing is recorded
+    /// (`--trust-workspace`, for CI).
+    ThisRun,
+    /// A person is asked (the front end shows [`ProjectFile::review`]); a
+    /// yes is recorded in the trust store.
+    Ask(Box<dyn FnOnce(&ProjectFile) -> bool + Send>),
+}
+
+impl std::fmt::Debug for TrustPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::StoreOnly => "StoreOnly",
+            Self::ThisRun => "ThisRun",
+            Self::Ask(_) => "Ask",
+        })
+    }
+}
+
+/// Loads a workspace's configuration into a [`Host`].
+///
+/// ```no_run
+/// # fn main() -> Result<(), toolgate_host::HostError> {
+/// let host = toolgate_host::Host::builder().workspace("/path/to/repo").load()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct HostBuilder {
+    workspace: Option<PathBuf>,
+    config_file: Option<PathBuf>,
+    env: Option<Vec<(String, String)>>,
+    overrides: Overrides,
+    dry_run: bool,
+    trust: TrustPolicy,
+}
+
+impl HostBuilder {
+    /// The workspace directory. By default, the current directory.
+    #[must_use]
+    pub fn workspace(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.workspace = Some(dir.into());
+        self
+    }
+
+    /// The workspace configuration file, instead of `WORKSPACE/toolgate.yaml`
+    /// (`--config`); it must exist. By default, `WORKSPACE/toolgate.yaml`
+    /// when there is one.
+    #[must_use]
+    pub fn config_file(mut self, file: Option<PathBuf>) -> Self {
+        self.config_file = file;
+        self
+    }
+
+    /// The environment the configuration reads (`TOOLGATE_*` keys, `HOME`,
+    /// `XDG_*`, the API key variables). By default, the process's.
+    #[must_use]
+    pub fn env(mut self, vars: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.env = Some(vars.into_iter().collect());
+        self
+    }
+
+    /// Flags that win over every configuration layer. By default, none.
+    #[must_use]
+    pub fn overrides(mut self, overrides: Overrides) -> Self {
+        self.overrides = overrides;
+        self
+    }
+
+    /// Dry-run: calls that pass the gate's checks are described, not run.
+    /// By default, off.
+    #[must_use]
+    pub fn dry_run(mut self, yes: bool) -> Self {
+        self.dry_run = yes;
+        self
+    }
+
+    /// How an untrusted workspace file is settled. By default,
+    /// [`TrustPolicy::StoreOnly`].
+    #[must_use]
+    pub fn trust(mut self, policy: TrustPolicy) -> Self {
+        self.trust = policy;
+        self
+    }
+
+    /// Reads every configuration layer and checks it.
+    pub fn load(self) -> Result<Host, HostError> {
+        let env = self.env.unwrap_or_else(|| std::env::vars().collect());
+        let workspace = resolve_workspace(self.workspace.as_deref())?;
+        let store = config::trust_store_path(&env);
+        let policy = self.trust;
+        let loaded = config::load(
+            &workspace,
+            self.config_file.as_deref(),
+            &env,
+            &self.overrides,
+            |project| decide(project, policy, store.as_deref()),
+        )?;
+        let config = &loaded.config;
+        let command_policy = CommandPolicy::builder()
+            .blocked_patterns(
+                config
+                    .commands
+                    .blocked_patterns
+                    .iter()
+                    .chain(&config.guardrails.blocked_commands)
+                    .cloned(),
+            )
+            .build()
+            .map_err(HostError::BlockedPatterns)?;
+        Ok(Host {
+            workspace,
+            mode_flag: self.overrides.mode,
+            loaded,
+            env,
+            command_policy: Arc::new(command_policy),
+            dry_run: self.dry_run,
+            sandbox: OnceLock::new(),
+        })
+    }
+}
+
+/// The trust rules of [`TrustPolicy`]: this run's flag, then the store,
+/// then the person, whose yes is recorded.
+fn decide(
+    project: &ProjectFile,
+    policy: TrustPolicy,
+    store: Option<&Path>,
+) -> Result<Trust, TrustError> {
+    if matches!(policy, TrustPolicy::ThisRun) {
+        return Ok(Trust::ThisRun);
+    }
+    let mut store = store.map(TrustStore::open).transpose()?;
+    if store
+        .as_ref()
+        .is_some_and(|s| s.is_trusted(&project.path, &project.sha256))
+    {
+        return Ok(Trust::Recorded);
+    }
+    let TrustPolicy::Ask(ask) = policy else {
+        return Ok(Trust::Untrusted);
+    };
+    if !ask(project) {
+        return Ok(Trust::Untrusted);
+    }
+    let Some(store) = store.as_mut() else {
+        return Err(TrustError::NoPlace);
+    };
+    store.trust(project.path.clone(), project.sha256.clone());
+    store.save()?;
+    Ok(Trust::Recorded)
+}
+
+/// The workspace directory, canonical: `dir`, or the current directory.
+pub fn resolve_workspace(dir: Option<&Path>) -> Result<PathBuf, HostError> {
+    let workspace = match dir {
+        Some(dir) => dir.to_owned(),
+        None => std::env::current_dir().map_err(|source| HostError::Workspace {
+            path: PathBuf::from("."),
+            source,
+        })?,
+    };
+    let canonical = workspace
+        .canonicalize()
+        .map_err(|source| HostError::Workspace {
+            path: workspace.clone(),
+            source,
+        })?;
+    if !canonical.is_dir() {
+        return Err(HostError::NotADirectory(canonical));
+    }
+    Ok(canonical)
+}
+
+/// One workspace's configuration, loaded and checked, and the one place
+/// where every front end gets its parts: the sandbox, the registry, the
+/// guardrails and hooks, the gate ([`Host::gate`]), the agents and the model
+/// client.
+///
+/// # Rules
+///
+/// 1. Every process any part starts runs in the one [`Sandbox`] of the host
+///    ([`Host::sandbox`]), built once from `commands.*` and the guardrail
+///    patterns.
+/// 2. The confirmation mode of a gate is `--mode` when given, else the
+///    agent's `mode`, else `confirmation.mode` ([`Host::mode_for`]).
+/// 3. Who is asked is decided in one place ([`Host::approver`]): nobody in
+///    `yolo`; otherwise the front end's interactive approver (terminal,
+///    web UI, MCP elicitation), or, without one, a headless approver whose
+///    refusals say how to allow the call.
+pub struct Host {
+    workspace: PathBuf,
+    mode_flag: Option<ConfirmationMode>,
+    loaded: Loaded,
+    env: Vec<(String, String)>,
+    command_policy: Arc<CommandPolicy>,
+    dry_run: bool,
+    sandbox: OnceLock<Sandbox>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("workspace", &self.workspace)
+            .field("mode_flag", &self.mode_flag)
+            .field("dry_run", &self.dry_run)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Host {
+    /// A builder. See [`HostBuilder`] for the defaults.
+    pub fn builder() -> HostBuilder {
+        HostBuilder {
+            workspace: None,
+            config_file: None,
+            env: None,
+            overrides: Overrides::default(),
+            dry_run: false,
+            trust: TrustPolicy::StoreOnly,
+        }
+    }
+
+    /// The workspace root, canonical.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The effective configuration.
+    pub fn config(&self) -> &Config {
+        &self.loaded.config
+    }
+
+    /// The configuration with the layers that made it and the workspace
+    /// file's trust.
+    pub fn loaded(&self) -> &Loaded {
+        &self.loaded
+    }
+
+    /// The environment the host was loaded with.
+    pub fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    /// One variable of [`env`](Self::env).
+    pub fn env_var(&self, name: &str) -> Option<&str> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The command policy: blocklist (built-in and configured) and
+    /// classification.
+    pub fn command_policy(&self) -> &Arc<CommandPolicy> {
+        &self.command_policy
+    }
+
+    /// Whether gates are built in dry-run mode.
+    pub fn dry_run(&self) -> bool {
+        self.dry_run
+    }
+
+    /// The sandbox every process toolgate starts runs in: commands,
+    /// background processes, hooks, quality gates, MCP servers. Built on
+    /// first use.
+    pub fn sandbox(&self) -> Result<Sandbox, HostError> {
+        if let Some(sandbox) = self.sandbox.get() {
+            return Ok(sandbox.clone());
+        }
+        let sandbox = build_sandbox(&self.workspace, &self.loaded).map_err(HostError::Sandbox)?;
+        Ok(self.sandbox.get_or_init(|| sandbox).clone())
+    }
+
+    /// The file tools' view of the workspace: the default and configured
+    /// sensitive patterns (refused to every tool unless
+    /// `workspace.allow_sensitive`) and protected patterns (never written).
+    pub fn workspace_view(&self) -> Result<Workspace, HostError> {
+        let config = self.config();
+        Workspace::builder(&self.workspace)
+            .sensitive_patterns(
+                toolgate_core::DEFAULT_SENSITIVE_PATTERNS
+                    .iter()
+                    .map(|p| (*p).to_owned())
+                    .chain(config.guardrails.sensitive_files.iter().cloned()),
+            )
+            // toolgate's and git's own files, plus the configured ones: the
+            // file tools refuse to change them even where the guardrails
+            // step would not see it (a path through a symlink to a directory
+            // that does not exist yet).
+            .protected_patterns(
+                toolgate_core::DEFAULT_PROTECTED_PATTERNS
+                    .iter()
+                    .map(|p| (*p).to_owned())
+                    .chain(config.guardrails.protected_files.iter().cloned()),
+            )
+            .allow_sensitive(config.workspace.allow_sensitive)
+            .build()
+            .map_err(HostError::Patterns)
+    }
+
+    /// The built-in tools the configuration enables, in a new registry (no
+    /// MCP tools: [`Host::gate`] adds those).
+    pub fn registry(&self) -> Result<Arc<Registry>, HostError> {
+        let config = self.config();
+        let registry = Registry::new();
+        let commands = &config.commands;
+        let command_options = commands.enabled.then(|| {
+            CommandOptions::default()
+                .allowed_only(commands.allowed_only)
+                .max_output_lines(commands.max_output_lines)
+                .sandbox_required(commands.sandbox_required)
+        });
+        let limits = ProcessLimits {
+            max_sessions: commands.max_sessions.max(1),
+            finished_ttl: Duration::from_secs(commands.session_ttl),
+            output_cap: commands.session_output_cap.max(1024),
+        };
+        let options = BuiltinOptions::default()
+            .default_timezone(config.tools.datetime.timezone.clone())
+            .max_file_size(config.workspace.max_file_size)
+            .allow_delete(config.workspace.allow_delete)
+            .commands(command_options)
+            .command_policy(Arc::clone(&self.command_policy))
+            .process_limits(limits)
+            .sandbox(self.sandbox()?);
+        for tool in toolgate_tools::builtin_tools(&self.workspace_view()?, &options) {
+            let enabled = match tool.name() {
+                "get_datetime" => config.tools.datetime.enabled,
+                "echo" => config.tools.echo.enabled,
+                _ => true,
+            };
+            if enabled {
+                registry.register_arc(tool).map_err(HostError::Registry)?;
+            }
+        }
+        Ok(Arc::new(registry))
+    }
+
+    /// The guardrails of the configuration (DESIGN.md §7), with the
+    /// command blocklist inside.
+    pub fn guardrails(&self) -> Result<Arc<GuardrailsEngine>, HostError> {
+        let config = self.config();
+        GuardrailsEngine::builder(config.guardrails.clone(), &self.workspace)
+            .command_guard(CommandGuard::new(
+                Arc::clone(&self.command_policy),
+                config.commands.allowed_only,
+            ))
+            .allow_sensitive(config.workspace.allow_sensitive)
+            .sandbox(self.sandbox()?)
+            .build()
+            .map(Arc::new)
+            .map_err(HostError::Guardrails)
+    }
+
+    /// The hooks of the configuration, seeing `session_id`.
+    pub fn hooks(&self, session_id: Option<&str>) -> Result<Arc<HookExecutor>, HostError> {
+        let mut builder = HookExecutor::builder(self.config().hooks.clone(), &self.workspace)
+            .sandbox(self.sandbox()?);
+        if let Some(id) = session_id {
+            builder = builder.session_id(id);
+        }
+        builder.build().map(Arc::new).map_err(HostError::Hooks)
+    }
+
+    /// The JSONL audit file, when `audit.path` is set.
+    pub(crate) fn audit_file(&self) -> Result<Option<AuditLog>, HostError> {
+        let Some(path) = &self.config().audit.path else {
+            return Ok(None);
+        };
+        AuditLog::open(path)
+            .map(Some)
+            .map_err(|source| HostError::Audit {
+                path: path.clone(),
+                source,
+            })
+    }
+
+    /// The agent called `name`: a custom agent from `agents:`, else a
+    /// built-in (`build`, `plan`, `review`).
+    pub fn agent(&self, name: &str) -> Result<AgentDef, HostError> {
+        AgentDef::resolve(name, &self.config().agents).ok_or_else(|| HostError::UnknownAgent {
+            name: name.to_owned(),
+            known: self.agent_names(),
+        })
+    }
+
+    /// Every agent name: the built-ins, then the configured ones.
+    pub fn agent_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = ["build", "plan", "review"]
+            .iter()
+            .map(|n| (*n).to_owned())
+            .collect();
+        for name in self.config().agents.keys() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
+    /// The confirmation mode of a gate for `agent` (rule 2 of the
+    /// [type docs](Self)).
+    pub fn mode_for(&self, agent: Option<&AgentDef>) -> Result<ConfirmationMode, HostError> {
+        if let Some(mode) = self.mode_flag {
+            return Ok(mode);
+        }
+        match agent.and_then(|a| a.mode.as_deref().map(|m| (a, m))) {
+            Some((agent, mode)) => mode.parse().map_err(|reason| HostError::AgentMode {
+                agent: agent.name.clone(),
+                reason,
+            }),
+            None => Ok(self.config().confirmation.mode),
+        }
+    }
+
+    /// Who is asked under `mode` (rule 3 of the [type docs](Self)):
+    /// `interactive` is the front end's own approver, if it has one.
+    pub fn approver(
+        mode: ConfirmationMode,
+        interactive: Option<Arc<dyn Approver>>,
+    ) -> Arc<dyn Approver> {
+        match (mode, interactive) {
+            (ConfirmationMode::Yolo, _) | (_, None) => Arc::new(HeadlessApprover::default()),
+            (_, Some(approver)) => approver,
+        }
+    }
+}
+
+/// The sandbox of a configuration (see [`Host::sandbox`]).
+fn build_sandbox(
+    workspace: &Path,
+    loaded: &Loaded,
+) -> Result<Sandbox, toolgate_sandbox::SandboxError> {
+    let config = &loaded.config;
+    let commands = &config.commands;
+    // The variables toolgate reads keys from never reach a process unless
+    // listed by exact name in `commands.env.inherit`.
+    let secret_names: Vec<String> = config
+        .llm
+        .api_key_env
+        .iter()
+        .chain(
+            config
+                .mcp
+                .servers
+                .values()
+                .filter_map(|s| s.token_env.as_ref()),
+        )
+        .cloned()
+        .collect();
+    let env = EnvPolicy::new()
+        .inherit(commands.env.inherit.iter().cloned())
+        .set(commands.env.set.clone())
+        .secret_names(secret_names);
+    let sensitive: Vec<String> = if config.workspace.allow_sensitive {
+        Vec::new()
+    } else {
+        toolgate_core::DEFAULT_SENSITIVE_PATTERNS
+            .iter()
+            .map(|p| (*p).to_owned())
+            .chain(config.guardrails.sensitive_files.iter().cloned())
+            .collect()
+    };
+    let mut protected = config.guardrails.protected_files.clone();
+    // A configuration file given with --config inside the workspace is a
+    // policy file too.
+    let project_file =
+        std::fs::canonicalize(&loaded.project_file).unwrap_or_else(|_| loaded.project_file.clone());
+    if let Ok(rel) = project_file.strip_prefix(workspace)
+        && !rel.as_os_str().is_empty()
+    {
+        protected.push(format!("/{}", glob_escape(&rel.to_string_lossy())));
+    }
+    let mut builder = Sandbox::builder(workspace)
+        .mode(match commands.sandbox {
+            SandboxSetting::Full => SandboxMode::Full,
+            SandboxSetting::Landlock => SandboxMode::LandlockOnly,
+            SandboxSetting::None => SandboxMode::Off,
+        })
+        .network(commands.network == NetworkSetting::Allow)
+        .sensitive_patterns(sensitive)
+        .protected_patterns(protected)
+        .readable(commands.readable.iter().map(PathBuf::from))
+        .writable(commands.writable.iter().map(PathBuf::from))
+        .deny_read(commands.deny_read.iter().map(PathBuf::from))
+        .env_policy(env);
+    if let Some(home) = &commands.home_readable {
+        builder = builder.home_readable(home.iter().cloned());
+    }
+    builder.build()
+}
+
+/// `text` with glob metacharacters escaped, to match it literally.
+fn glob_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,64 @@
+//! The host of toolgate: configuration, workspace trust, and the one place
+//! where a front end gets everything it runs calls with.
+//!
+//! Every front end — the CLI's `call`, `run`, `mcp serve`, `hooks test`,
+//! `sessions`, the web UI, a Rust program embedding toolgate — loads a
+//! [`Host`] and asks it for its parts, so they cannot drift apart:
+//!
+//! - [`Config`] and its sections are the `toolgate.yaml` format (public,
+//!   documented, `serde`), loaded in layers by [`HostBuilder::load`]
+//!   (defaults, the workspace file, the user file, `TOOLGATE_*` variables,
+//!   flags) with file-and-line errors ([`ConfigError`]).
+//! - [`trust`] decides which keys of a workspace file apply before the user
+//!   trusts it ([`TrustPolicy`], [`TrustStore`]).
+//! - [`Host::gate`] assembles the gate: the registry (built-in tools by
+//!   their enable flags, MCP servers' tools), guardrails, hooks, the
+//!   confirmation mode and approver, the audit with the session id. The
+//!   rules are on [`Host`].
+//!
+//! # Example
+//!
+//! Load a workspace's `toolgate.yaml` and run one call through the same gate
+//! the CLI uses:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("toolgate.yaml"), "tools:\n  timeout: 30\n")?;
+//! std::fs::write(dir.path().join("notes.txt"), "hello\n")?;
+//! let host = toolgate_host::Host::builder().workspace(dir.path()).load()?;
+//! let gate = host.gate().build().await?;
+//! let call = toolgate_core::ToolCall::new("1", "read_file", serde_json::json!({"path": "notes.txt"}));
+//! let run = gate.engine.execute(call).await;
+//! gate.shutdown().await;
+//! assert!(run.result.output.contains("hello"));
+//! # Ok(())
+//! # }
+//! ```
+
+pub use config::{
+    AuditSection, CommandsSection, Config, ConfigError, ConfirmationSection, DateTimeSection,
+    EnvSection, LlmProvider, LlmSection, LoadError, Loaded, NetworkSetting, Overrides, ProjectFile,
+    ProjectStatus, SandboxSetting, Source, ToggleSection, ToolsSection, WorkspaceSection,
+    trust_store_path,
+};
+pub use error::{ErrorKind, HostError};
+pub use gate::{Gate, GateBuilder};
+pub use host::{Host, HostBuilder, TrustPolicy, resolve_workspace};
+pub use trust::{Trust, TrustError, TrustStore, TrustedFile};
+
+pub mod env_vars;
+pub mod trust;
+
+mod config;
+mod error;
+mod gate;
+mod host;
+
+impl Host {
+    /// A builder for a gate over this host's configuration.
+    pub fn gate(&self) -> GateBuilder<'_> {
+        GateBuilder::new(self)
+    }
+}
