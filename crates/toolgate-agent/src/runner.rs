@@ -67,6 +67,59 @@ pub trait QualityGates: Send + Sync {
     async fn run(&self) -> Vec<GateReport>;
 }
 
+/// One completed step of a run, as a [`RunRecorder`] keeps it.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct StepSnapshot<'a> {
+    /// The step (0 for what is recorded before the first model call and
+    /// after the last step).
+    pub step: u32,
+    /// From which index the stored conversation is replaced by
+    /// [`messages`](Self::messages): the number of messages already
+    /// recorded, or less when the context was compressed.
+    pub messages_from: usize,
+    /// The conversation from `messages_from` on.
+    pub messages: &'a [Message],
+    /// The tool calls made since the last snapshot.
+    pub tool_calls: &'a [ToolCallRecord],
+    /// The model calls' usage since the last snapshot.
+    pub usage: &'a [StepUsage],
+}
+
+/// Keeps a run as it goes, step by step, so that a crash loses at most the
+/// step in flight (the host writes it to the session store).
+///
+/// # Rules
+///
+/// 1. [`step`](Self::step) is called once the task is in the conversation
+///    (before the first model call), after every step whose tool results
+///    are in, and once at the end of the run, before
+///    [`finish`](Self::finish).
+/// 2. A snapshot is a consistent conversation: never an assistant message
+///    whose tool calls lack their results.
+/// 3. An error is reported as an [`AgentEvent::Warning`]; what it did not
+///    record is sent again with the next snapshot.
+/// 4. A run aborted at once (the second Ctrl-C) gets no final snapshot: the
+///    last one recorded is the last complete step.
+#[async_trait]
+pub trait RunRecorder: Send + Sync {
+    /// Records a snapshot.
+    async fn step(&self, snapshot: &StepSnapshot<'_>) -> Result<(), String>;
+
+    /// Records how the run ended.
+    async fn finish(&self, report: &RunReport) -> Result<(), String>;
+}
+
+/// What has been recorded of a run so far.
+#[derive(Debug, Default)]
+struct Journal {
+    /// Messages before this index are recorded as they stand.
+    clean_until: usize,
+    calls: usize,
+    usage: usize,
+    warned: bool,
+}
+
 struct NoHooks;
 
 #[async_trait]
@@ -124,6 +177,12 @@ pub enum AgentEvent {
     Summary {
         /// Why the loop stopped.
         reason: String,
+    },
+    /// Something the person should know that does not stop the run (the
+    /// session could not be recorded, say).
+    Warning {
+        /// What happened.
+        message: String,
     },
 }
 
@@ -292,6 +351,8 @@ pub struct AgentRunnerBuilder {
     budget_usd: Option<f64>,
     events: Option<EventSink>,
     cancel: Option<watch::Receiver<bool>>,
+    abort: Option<watch::Receiver<bool>>,
+    recorder: Option<Arc<dyn RunRecorder>>,
 }
 
 impl AgentRunnerBuilder {
@@ -370,6 +431,22 @@ impl AgentRunnerBuilder {
         self
     }
 
+    /// A flag that, once `true`, stops the run at once: the model call or
+    /// tool call in flight is dropped (its process killed), no summary is
+    /// asked for, and the outcome is [`Outcome::Aborted`]. By default, none.
+    #[must_use]
+    pub fn abort(mut self, rx: watch::Receiver<bool>) -> Self {
+        self.abort = Some(rx);
+        self
+    }
+
+    /// Where the run is recorded step by step. By default, nowhere.
+    #[must_use]
+    pub fn recorder(mut self, recorder: Arc<dyn RunRecorder>) -> Self {
+        self.recorder = Some(recorder);
+        self
+    }
+
     /// The runner.
     pub fn build(self) -> AgentRunner {
         AgentRunner {
@@ -386,6 +463,8 @@ impl AgentRunnerBuilder {
             budget_usd: self.budget_usd,
             events: self.events,
             cancel: self.cancel,
+            abort: self.abort,
+            recorder: self.recorder,
         }
     }
 }
@@ -405,12 +484,29 @@ pub struct AgentRunner {
     budget_usd: Option<f64>,
     events: Option<EventSink>,
     cancel: Option<watch::Receiver<bool>>,
+    abort: Option<watch::Receiver<bool>>,
+    recorder: Option<Arc<dyn RunRecorder>>,
 }
 
 enum Stop {
     Done(Outcome),
     Summarise(Outcome),
     Fail(Outcome, String),
+    /// The abort flag was set: stop at once.
+    Aborted,
+}
+
+/// Resolves once `flag` is `true`; never without a flag (or once its sender
+/// is gone without setting it).
+async fn flag_set(flag: Option<watch::Receiver<bool>>) {
+    match flag {
+        Some(mut rx) => {
+            if rx.wait_for(|v| *v).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending::<()>().await,
+    }
 }
 
 /// Keeps the head and tail of `s` when it is longer than `max` characters.
@@ -453,6 +549,8 @@ impl AgentRunner {
             budget_usd: None,
             events: None,
             cancel: None,
+            abort: None,
+            recorder: None,
         }
     }
 
@@ -492,10 +590,30 @@ impl AgentRunner {
             messages: Vec::new(),
             duration_ms: 0,
         };
+        // The stored conversation (a resumed session's history) is
+        // recorded already; the task and what follows are not.
+        let mut journal = Journal {
+            clean_until: messages.len().saturating_sub(1),
+            ..Journal::default()
+        };
+        if journal.clean_until > 0 && messages.len() > 1 {
+            // A resumed session: only the new task is unrecorded.
+            journal.clean_until = messages.len() - 1;
+        } else {
+            journal.clean_until = 0;
+        }
+        self.record(0, &messages, &report, &mut journal).await;
         let payload = json!({"agent": self.agent.name, "task": task});
         self.hooks.emit("session_start", payload.clone()).await;
         self.hooks.emit("agent_start", payload.clone()).await;
-        let stop = self.steps(&mut messages, &mut report, deadline).await;
+        let stop = {
+            let steps = self.steps(&mut messages, &mut report, deadline, &mut journal);
+            tokio::select! {
+                stop = steps => stop,
+                () = flag_set(self.abort.clone()) => Stop::Aborted,
+            }
+        };
+        let mut aborted = false;
         match stop {
             Stop::Done(o) => report.outcome = o,
             Stop::Fail(o, e) => {
@@ -504,8 +622,18 @@ impl AgentRunner {
             }
             Stop::Summarise(o) => {
                 report.outcome = o;
-                self.summarise(&mut messages, &mut report).await;
+                tokio::select! {
+                    () = self.summarise(&mut messages, &mut report) => {}
+                    () = flag_set(self.abort.clone()) => aborted = true,
+                }
             }
+            Stop::Aborted => aborted = true,
+        }
+        if aborted {
+            report.outcome = Outcome::Aborted;
+            report.error = Some("aborted: the run was stopped at once".to_owned());
+        } else {
+            self.record(0, &messages, &report, &mut journal).await;
         }
         if let Some(error) = &report.error {
             let payload = json!({"agent": self.agent.name, "error": error});
@@ -518,7 +646,52 @@ impl AgentRunner {
         report.files_changed.sort();
         report.files_changed.dedup();
         report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if let Some(recorder) = &self.recorder
+            && let Err(error) = recorder.finish(&report).await
+        {
+            self.emit(&AgentEvent::Warning {
+                message: format!("the session's outcome was not recorded: {error}"),
+            });
+        }
         report
+    }
+
+    /// Hands what is not recorded yet to the recorder (see [`RunRecorder`]).
+    async fn record(
+        &self,
+        step: u32,
+        messages: &[Message],
+        report: &RunReport,
+        journal: &mut Journal,
+    ) {
+        let Some(recorder) = &self.recorder else {
+            return;
+        };
+        let from = journal.clean_until.min(messages.len());
+        let calls = journal.calls.min(report.tool_calls.len());
+        let usage = journal.usage.min(report.step_usage.len());
+        let snapshot = StepSnapshot {
+            step,
+            messages_from: from,
+            messages: &messages[from..],
+            tool_calls: &report.tool_calls[calls..],
+            usage: &report.step_usage[usage..],
+        };
+        match recorder.step(&snapshot).await {
+            Ok(()) => {
+                journal.clean_until = messages.len();
+                journal.calls = report.tool_calls.len();
+                journal.usage = report.step_usage.len();
+                journal.warned = false;
+            }
+            Err(error) => {
+                if !std::mem::replace(&mut journal.warned, true) {
+                    self.emit(&AgentEvent::Warning {
+                        message: format!("the session was not recorded: {error}"),
+                    });
+                }
+            }
+        }
     }
 
     /// One model call, its usage recorded for `step`. With `quiet`, the
@@ -580,6 +753,7 @@ impl AgentRunner {
         messages: &mut Vec<Message>,
         report: &mut RunReport,
         deadline: Option<Instant>,
+        journal: &mut Journal,
     ) -> Stop {
         let registry = self.engine.registry().clone();
         let names = self.agent.tool_names(&registry);
@@ -594,7 +768,7 @@ impl AgentRunner {
             {
                 return Stop::Summarise(Outcome::Budget);
             }
-            self.compress(messages, step, report).await;
+            self.compress(messages, step, report, journal).await;
             let verdict = self
                 .hooks
                 .emit(
@@ -678,11 +852,13 @@ impl AgentRunner {
                     let _ = writeln!(text, "[{}]\n{}", g.name, g.output);
                 }
                 messages.push(Message::text(Role::User, text));
+                self.record(step, messages, report, journal).await;
                 continue;
             }
             let aborted = self
                 .run_tools(step, &resp.tool_calls, messages, report)
                 .await;
+            self.record(step, messages, report, journal).await;
             if aborted {
                 return Stop::Fail(Outcome::Aborted, "aborted at a confirmation prompt".into());
             }
@@ -827,7 +1003,13 @@ impl AgentRunner {
     /// the latest step, never splitting a step from its tool results) into
     /// one message; if that is not possible or not enough, old tool outputs
     /// beyond the last four are elided.
-    async fn compress(&self, messages: &mut Vec<Message>, step: u32, report: &mut RunReport) {
+    async fn compress(
+        &self,
+        messages: &mut Vec<Message>,
+        step: u32,
+        report: &mut RunReport,
+        journal: &mut Journal,
+    ) {
         let size = |m: &[Message]| m.iter().map(|m| m.content.len()).sum::<usize>();
         let total = size(messages);
         if total <= self.context_threshold_chars {
@@ -850,6 +1032,7 @@ impl AgentRunner {
                 .await
         {
             summarised = end - start;
+            journal.clean_until = journal.clean_until.min(start);
             messages.splice(
                 start..end,
                 [Message::text(
@@ -869,6 +1052,7 @@ impl AgentRunner {
             for &i in tool_idx.iter().rev().skip(4) {
                 let m = &mut messages[i];
                 if m.content.len() > 200 {
+                    journal.clean_until = journal.clean_until.min(i);
                     elided += m.content.len();
                     let head: String = m.content.chars().take(120).collect();
                     m.content = format!("{head}\n[older output elided to save context]");
