@@ -337,3 +337,38 @@ fn works_outside_any_runtime() {
         [message("user", "a")]
     );
 }
+
+#[tokio::test]
+async fn the_traits_work_as_trait_objects_shared_between_tasks() {
+    fn send_sync<T: Send + Sync + 'static>() {}
+    send_sync::<SqliteStore>();
+    send_sync::<toolgate_store::AuditWriter>();
+
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(db(&dir)).unwrap());
+    let tasks: Vec<_> = ["x", "y", "z"]
+        .into_iter()
+        .map(|id| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let run = store.begin(&new_session(id)).await.unwrap().run;
+                store
+                    .record_step(&step(id, run, 1, 0, vec![message("user", id)], vec![]))
+                    .await
+                    .unwrap();
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let mut ids: Vec<_> = store
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["x", "y", "z"]);
+}
