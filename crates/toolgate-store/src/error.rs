@@ -52,6 +52,15 @@ pub enum StoreError {
         /// The newest version this build knows.
         supported: i64,
     },
+    /// The database file cannot be opened, set up or migrated.
+    #[error("cannot open the store at {}", path.display())]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: Box<StoreError>,
+    },
     /// The database failed.
     #[error("database error")]
     Database(#[source] BackendError),

@@ -76,6 +76,16 @@ impl SqliteStore {
     /// is meant for start-up.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref();
+        Self::open_at(path).map_err(|e| match e {
+            e @ (StoreError::NewerSchema { .. } | StoreError::Io { .. }) => e,
+            e => StoreError::Open {
+                path: path.to_owned(),
+                source: Box::new(e),
+            },
+        })
+    }
+
+    fn open_at(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
                 path: dir.to_owned(),

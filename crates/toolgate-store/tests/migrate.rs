@@ -317,3 +317,33 @@ async fn the_workspace_store_lives_in_the_data_dir_with_a_note_of_its_workspace(
     let again = SqliteStore::open_for_workspace(&data, &workspace).unwrap();
     assert_eq!(again.list().await.unwrap().len(), 1);
 }
+
+#[test]
+fn files_that_cannot_be_a_store_are_reported_with_their_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(&garbage, vec![0x5a_u8; 8192]).unwrap();
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let under_file = blocker.join("toolgate.db");
+
+    let cases: &[(&std::path::Path, &str)] = &[
+        (dir.path(), "cannot open the store at"),
+        (&garbage, "cannot open the store at"),
+        (&under_file, "cannot create or read"),
+    ];
+    for (path, message) in cases {
+        let err = SqliteStore::open(path).unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with(message), "{path:?}: {text}");
+        let shown = if matches!(err, StoreError::Io { .. }) {
+            blocker.display().to_string()
+        } else {
+            path.display().to_string()
+        };
+        assert!(text.contains(&shown), "{path:?}: {text}");
+        assert!(std::error::Error::source(&err).is_some(), "{err:?}");
+    }
+    // The garbage is left as it was.
+    assert_eq!(std::fs::read(&garbage).unwrap(), vec![0x5a_u8; 8192]);
+}
