@@ -1,0 +1,81 @@
+//! Persistence for toolgate: agent sessions written step by step, and the
+//! gate's audit trail, behind small async traits; `SQLite` by default.
+//!
+//! - [`SessionStore`]: a session's conversation, tool calls and token usage,
+//!   stored one complete step at a time ([`SessionStore::record_step`]), so
+//!   that a run killed in the middle loses at most the step in flight and
+//!   can be resumed from the last complete one.
+//! - [`AuditStore`]: the gate's append-only audit entries; the gate queues
+//!   them on an [`AuditWriter`], which writes them in batches on a thread of
+//!   its own.
+//! - [`SqliteStore`]: both traits in one `SQLite` file that several toolgate
+//!   processes can share, with a versioned schema that upgrades the old
+//!   `.toolgate/sessions.db` of `toolgate-agent`.
+//! - [`default_path`] and [`data_dir_from_env`]: where that file lives — in
+//!   the user's data directory, one per workspace, never in the repository.
+//!
+//! The traits are backend-neutral: payloads are JSON values (messages,
+//! effects), errors are [`StoreError`], and no database type appears in a
+//! signature, so another backend (`PostgreSQL`, for workers sharing sessions)
+//! can implement them. Further kinds of records (memory, notes, schedules)
+//! are meant to be further traits beside these, each with its module and
+//! its migration.
+//!
+//! # Example
+//!
+//! ```
+//! use serde_json::json;
+//! use toolgate_store::{NewSession, RUNNING, SessionStore, SqliteStore, StepRecord};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let store = SqliteStore::open(dir.path().join("toolgate.db"))?;
+//!
+//! let start = store
+//!     .begin(&NewSession {
+//!         id: "s1".into(),
+//!         agent: "build".into(),
+//!         task: "fix the failing test".into(),
+//!     })
+//!     .await?;
+//! store
+//!     .record_step(&StepRecord {
+//!         session_id: "s1".into(),
+//!         run: start.run,
+//!         step: 1,
+//!         messages_from: start.stored_messages,
+//!         messages: vec![
+//!             json!({"role": "user", "content": "fix the failing test"}),
+//!             json!({"role": "assistant", "content": "Done."}),
+//!         ],
+//!         tool_calls: vec![],
+//!         usage: None,
+//!     })
+//!     .await?;
+//!
+//! let sessions = store.list().await?;
+//! assert_eq!((sessions[0].id.as_str(), sessions[0].outcome.as_str()), ("s1", RUNNING));
+//! assert_eq!(sessions[0].steps, 1);
+//! let messages = store.messages("s1").await?;
+//! assert_eq!(messages[1]["content"], "Done.");
+//! # Ok(())
+//! # }
+//! ```
+
+pub use audit::{AuditEntry, AuditFilter, AuditStore};
+pub use error::{BackendError, StoreError};
+pub use paths::{DB_FILE, WORKSPACE_FILE, data_dir_from_env, default_path};
+pub use session::{
+    NewSession, RUNNING, RunStart, SessionStore, SessionSummary, StepRecord, ToolCallRow, UsageRow,
+    new_session_id,
+};
+pub use sqlite::{SCHEMA_VERSION, SqliteStore};
+pub use writer::{AuditWriter, AuditWriterBuilder};
+
+mod audit;
+mod error;
+mod paths;
+mod session;
+mod sqlite;
+mod writer;

@@ -1,0 +1,207 @@
+//! The `SQLite` backend: one file, safe to share between processes.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use crate::paths::{self, WORKSPACE_FILE};
+use crate::{AuditWriter, StoreError};
+
+mod audit;
+mod schema;
+mod sessions;
+
+/// How long a statement waits for another connection's write lock before it
+/// fails with `database is locked`.
+///
+/// Writes are short (one step, one audit batch), so waiting this long means
+/// another process is stuck, not busy.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The schema version this build of toolgate writes (`PRAGMA
+/// user_version`). Databases with a higher version are refused.
+pub const SCHEMA_VERSION: i64 = schema::VERSION;
+
+/// A store in one `SQLite` file; implements [`SessionStore`] and
+/// [`AuditStore`].
+///
+/// Cloning is cheap: clones share one connection. Each operation runs on
+/// tokio's blocking thread pool when called inside a tokio runtime
+/// (current-thread or multi-thread), so that a slow disk or a lock held by
+/// another process never stalls the runtime; outside a runtime it runs on
+/// the calling thread. An operation whose future is dropped still
+/// completes (or rolls back) on its own.
+///
+/// # Rules
+///
+/// 1. The file and its parent directories are created if missing.
+/// 2. The journal is a write-ahead log (WAL): readers never wait for a
+///    writer, and a process killed at any point (`kill -9`) leaves the last
+///    committed transaction intact and the one in flight rolled back.
+///    `synchronous = NORMAL`: a committed transaction survives the process;
+///    a power cut may lose the last few, and never corrupts the file.
+/// 3. Every write takes the write lock when it begins (`BEGIN IMMEDIATE`)
+///    and waits up to 10 seconds for another connection to release it, so
+///    any number of toolgate processes can share the file. (A deferred
+///    transaction that reads first and writes later cannot wait: if another
+///    connection wrote in between, `SQLite` fails it with `database is
+///    locked` at once, since waiting would not make its snapshot current.
+///    See <https://www.sqlite.org/lang_transaction.html>.)
+/// 4. Foreign keys are enforced.
+/// 5. The schema is versioned (`PRAGMA user_version`) and migrated on open:
+///    a database of the unversioned `toolgate-agent` session store is
+///    upgraded in place, keeping its sessions; a database written by a
+///    newer toolgate is refused ([`StoreError::NewerSchema`]) before
+///    anything in it is changed.
+///
+/// [`SessionStore`]: crate::SessionStore
+/// [`AuditStore`]: crate::AuditStore
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl SqliteStore {
+    /// Opens (creating it if needed) the store at `path`.
+    ///
+    /// This blocks while the file is opened and migrated; in async code, it
+    /// is meant for start-up.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        Self::open_at(path).map_err(|e| match e {
+            e @ (StoreError::NewerSchema { .. } | StoreError::Io { .. }) => e,
+            e => StoreError::Open {
+                path: path.to_owned(),
+                source: Box::new(e),
+            },
+        })
+    }
+
+    fn open_at(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+                path: dir.to_owned(),
+                source,
+            })?;
+        }
+        let mut conn = Connection::open(path).db()?;
+        conn.busy_timeout(BUSY_TIMEOUT).db()?;
+        // Refuse a newer schema before anything below writes to the file
+        // (switching to WAL rewrites its header).
+        let found = schema::version(&conn)?;
+        if found > schema::VERSION {
+            return Err(StoreError::NewerSchema {
+                path: path.to_owned(),
+                found,
+                supported: schema::VERSION,
+            });
+        }
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+            .db()?;
+        conn.pragma_update(None, "synchronous", "NORMAL").db()?;
+        conn.pragma_update(None, "foreign_keys", true).db()?;
+        schema::migrate(&mut conn, path)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                path: path.to_owned(),
+                conn: Mutex::new(conn),
+            }),
+        })
+    }
+
+    /// Opens the store of `workspace` in toolgate's data directory (see
+    /// [`default_path`](crate::default_path)), and writes the workspace's
+    /// canonical path in a `workspace` text file next to the database.
+    pub fn open_for_workspace(data_dir: &Path, workspace: &Path) -> Result<Self, StoreError> {
+        let path = paths::default_path(data_dir, workspace);
+        let store = Self::open(&path)?;
+        if let Some(dir) = path.parent() {
+            let file = dir.join(WORKSPACE_FILE);
+            let text = format!("{}\n", paths::canonical(workspace).display());
+            // Written only when it changes: two processes opening the store
+            // at once then write the same bytes at most.
+            if std::fs::read_to_string(&file).ok().as_deref() != Some(text.as_str()) {
+                std::fs::write(&file, text)
+                    .map_err(|source| StoreError::Io { path: file, source })?;
+            }
+        }
+        Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// An [`AuditWriter`] with default settings over a second connection to
+    /// this file, so that its batches do not wait behind this store's
+    /// session queries.
+    pub fn audit_writer(&self) -> Result<AuditWriter, StoreError> {
+        AuditWriter::builder(Arc::new(Self::open(self.path())?)).build()
+    }
+
+    /// Runs `f` on the connection, on tokio's blocking pool when there is
+    /// a runtime.
+    async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+        T: Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        let job = move || {
+            // A poisoned lock means a job panicked; its transaction was
+            // rolled back when it unwound, so the connection is usable.
+            let mut conn = inner.conn.lock().unwrap_or_else(PoisonError::into_inner);
+            f(&mut conn)
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => handle
+                .spawn_blocking(job)
+                .await
+                .map_err(|e| StoreError::Worker(Box::new(e)))?,
+            Err(_) => job(),
+        }
+    }
+}
+
+/// A write transaction that holds the write lock from its start (rule 3).
+fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>, StoreError> {
+    conn.transaction_with_behavior(TransactionBehavior::Immediate)
+        .db()
+}
+
+/// Converts the driver's errors into [`StoreError::Database`].
+trait Db<T> {
+    fn db(self) -> Result<T, StoreError>;
+}
+
+impl<T> Db<T> for rusqlite::Result<T> {
+    fn db(self) -> Result<T, StoreError> {
+        self.map_err(StoreError::db)
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// An unsigned count as `SQLite` stores it (saturating).
+fn to_i64(n: impl TryInto<i64>) -> i64 {
+    n.try_into().unwrap_or(i64::MAX)
+}
+
+/// A stored count back (negative values, never written, read as 0).
+fn from_i64<T: TryFrom<i64> + Default>(n: i64) -> T {
+    T::try_from(n).unwrap_or_default()
+}

@@ -1,0 +1,184 @@
+//! The `SQLite` schema and its migrations.
+//!
+//! The schema's version is `PRAGMA user_version`: the number of migrations
+//! applied. Migrations are an ordered list and only ever appended to; a
+//! feature that needs tables (memory, notes, schedules) adds one at the
+//! end.
+//!
+//! Version 0 is both an empty file and a database written by the
+//! unversioned `toolgate-agent` session store: migration 1 is that store's
+//! exact `CREATE TABLE IF NOT EXISTS` statements, so on an old database it
+//! changes nothing, and migration 2 rebuilds its tables into today's shape,
+//! keeping their rows. Every new database takes the same path, so the
+//! upgrade of old ones is exercised on every first open.
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::Db as _;
+use crate::StoreError;
+
+/// The migrations, in order: `MIGRATIONS[i]` takes the schema from version
+/// `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: the unversioned session store of toolgate-agent (session.rs), as it
+    // wrote it.
+    "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, created INTEGER,
+        updated INTEGER, agent TEXT, task TEXT, outcome TEXT);
+     CREATE TABLE IF NOT EXISTS messages (session_id TEXT, seq INTEGER, role TEXT,
+        json TEXT, PRIMARY KEY (session_id, seq));
+     CREATE TABLE IF NOT EXISTS steps (session_id TEXT, run INTEGER, step INTEGER,
+        input_tokens INTEGER, output_tokens INTEGER, estimated INTEGER, cost_usd REAL);
+     CREATE TABLE IF NOT EXISTS tool_calls (session_id TEXT, run INTEGER, step INTEGER,
+        call_id TEXT, name TEXT, arguments TEXT, decision TEXT, success INTEGER,
+        duration_ms INTEGER, output TEXT);",
+    // 2: sessions written step by step. SQLite cannot add constraints to a
+    // table, so the tables are rebuilt: renamed away, created anew, copied,
+    // dropped. Times become milliseconds; a session gets its run count (the
+    // highest run its steps and tool calls name) and the pid of a running
+    // run; tool calls get their effects and whether they were recovered.
+    "ALTER TABLE sessions RENAME TO legacy_sessions;
+     ALTER TABLE messages RENAME TO legacy_messages;
+     ALTER TABLE steps RENAME TO legacy_steps;
+     ALTER TABLE tool_calls RENAME TO legacy_tool_calls;
+
+     CREATE TABLE sessions (
+        id TEXT PRIMARY KEY NOT NULL,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        agent TEXT NOT NULL,
+        task TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        pid INTEGER,
+        runs INTEGER NOT NULL
+     );
+     CREATE INDEX sessions_updated ON sessions (updated);
+     CREATE TABLE messages (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT,
+        json TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+     ) WITHOUT ROWID;
+     CREATE TABLE steps (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        run INTEGER NOT NULL,
+        step INTEGER NOT NULL,
+        recorded INTEGER,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        estimated INTEGER,
+        cost_usd REAL
+     );
+     CREATE INDEX steps_session ON steps (session_id, run, step);
+     CREATE TABLE tool_calls (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        run INTEGER NOT NULL,
+        step INTEGER NOT NULL,
+        call_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        success INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        output TEXT NOT NULL,
+        effects TEXT NOT NULL DEFAULT 'null',
+        recovered INTEGER NOT NULL DEFAULT 0
+     );
+     CREATE INDEX tool_calls_session ON tool_calls (session_id, id);
+
+     INSERT INTO sessions (id, created, updated, agent, task, outcome, pid, runs)
+        SELECT s.id, COALESCE(s.created, 0) * 1000, COALESCE(s.updated, s.created, 0) * 1000,
+               COALESCE(s.agent, ''), COALESCE(s.task, ''), COALESCE(s.outcome, 'unknown'), NULL,
+               MAX(1,
+                   COALESCE((SELECT MAX(run) FROM legacy_steps WHERE session_id = s.id), 0),
+                   COALESCE((SELECT MAX(run) FROM legacy_tool_calls WHERE session_id = s.id), 0))
+        FROM legacy_sessions s WHERE s.id IS NOT NULL;
+     INSERT INTO messages (session_id, seq, role, json)
+        SELECT session_id, seq, role, json FROM legacy_messages
+        WHERE session_id IN (SELECT id FROM sessions) AND seq IS NOT NULL AND json IS NOT NULL;
+     INSERT INTO steps (session_id, run, step, recorded, input_tokens, output_tokens,
+                        estimated, cost_usd)
+        SELECT session_id, COALESCE(run, 1), COALESCE(step, 0), NULL, input_tokens,
+               output_tokens, estimated, cost_usd
+        FROM legacy_steps WHERE session_id IN (SELECT id FROM sessions) ORDER BY rowid;
+     INSERT INTO tool_calls (session_id, run, step, call_id, name, arguments, decision,
+                             success, duration_ms, output)
+        SELECT session_id, COALESCE(run, 1), COALESCE(step, 0), COALESCE(call_id, ''),
+               COALESCE(name, ''), COALESCE(arguments, ''), COALESCE(decision, ''),
+               COALESCE(success, 0), COALESCE(duration_ms, 0), COALESCE(output, '')
+        FROM legacy_tool_calls WHERE session_id IN (SELECT id FROM sessions) ORDER BY rowid;
+
+     DROP TABLE legacy_tool_calls;
+     DROP TABLE legacy_steps;
+     DROP TABLE legacy_messages;
+     DROP TABLE legacy_sessions;",
+    // 3: the gate's audit trail. `id` is the order of appending. Only the
+    // session and tool filters get an index: an index per column would
+    // slow down the appends that happen on every tool call.
+    "CREATE TABLE audit (
+        id INTEGER PRIMARY KEY,
+        ts TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        session_id TEXT,
+        tool TEXT NOT NULL,
+        args_sha256 TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        success INTEGER NOT NULL,
+        duration_us INTEGER NOT NULL,
+        error TEXT,
+        effects TEXT NOT NULL
+     );
+     CREATE INDEX audit_session ON audit (session_id, id);
+     CREATE INDEX audit_tool ON audit (tool, id);",
+];
+
+/// The schema version this build writes.
+#[expect(
+    clippy::cast_possible_wrap,
+    reason = "a handful of migrations, far from i64::MAX"
+)]
+pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The database's schema version.
+pub(crate) fn version(conn: &Connection) -> Result<i64, StoreError> {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+        .db()
+}
+
+/// Brings the schema of `conn` up to [`VERSION`], or refuses a newer one.
+///
+/// The check and the migrations run in one `IMMEDIATE` transaction (it
+/// takes the write lock at once), so two processes opening an old file at
+/// the same moment do not both migrate it: the second waits, then finds
+/// the work done.
+pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let refuse = |found| StoreError::NewerSchema {
+        path: path.to_owned(),
+        found,
+        supported: VERSION,
+    };
+    let found = version(conn)?;
+    if found == VERSION {
+        return Ok(());
+    }
+    if found > VERSION {
+        return Err(refuse(found));
+    }
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .db()?;
+    let found = version(&tx)?;
+    if found > VERSION {
+        return Err(refuse(found));
+    }
+    let start = usize::try_from(found).unwrap_or(0);
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(start) {
+        tx.execute_batch(sql).db()?;
+        tracing::debug!(version = i + 1, "store schema migrated");
+    }
+    tx.pragma_update(None, "user_version", VERSION).db()?;
+    tx.commit().db()
+}
