@@ -41,8 +41,10 @@ pub struct Config {
     pub workspace: WorkspaceSection,
     /// When to ask before running a call.
     pub confirmation: ConfirmationSection,
-    /// The JSONL audit file.
+    /// The JSONL audit file, and whether calls are audited in the store.
     pub audit: AuditSection,
+    /// Where sessions, the audit and the assistant tools' data are kept.
+    pub store: StoreSection,
     /// `run_command` and background processes.
     pub commands: CommandsSection,
     /// Per-tool options.
@@ -99,8 +101,6 @@ pub struct LlmSection {
     pub output_price_per_mtok: Option<f64>,
     /// Cost budget of one run in USD; needs the prices. Default: none.
     pub budget_usd: Option<f64>,
-    /// The session database. Default: `.toolgate/sessions.db` in the workspace.
-    pub sessions_db: Option<PathBuf>,
 }
 
 impl Default for LlmSection {
@@ -117,7 +117,6 @@ impl Default for LlmSection {
             input_price_per_mtok: None,
             output_price_per_mtok: None,
             budget_usd: None,
-            sessions_db: None,
         }
     }
 }
@@ -253,10 +252,34 @@ pub enum NetworkSetting {
 }
 
 /// `audit:`
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuditSection {
     /// Where to append one JSON line per call. Default: no file.
+    pub path: Option<PathBuf>,
+    /// Whether every call is also recorded in the store (`toolgate audit`,
+    /// the web UI's audit page). Default: true.
+    pub store: bool,
+}
+
+impl Default for AuditSection {
+    fn default() -> Self {
+        Self {
+            path: None,
+            store: true,
+        }
+    }
+}
+
+/// `store:`
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreSection {
+    /// The `SQLite` file. Default: `toolgate.db` in the user's data
+    /// directory (`$XDG_DATA_HOME/toolgate`, else
+    /// `~/.local/share/toolgate`), under `workspaces/NAME-HASH/`, one per
+    /// workspace — never inside the workspace. Relative paths are relative
+    /// to the workspace.
     pub path: Option<PathBuf>,
 }
 
@@ -586,7 +609,11 @@ pub(crate) fn load(
     if let Some(enabled) = overrides.commands {
         config.commands.enabled = enabled;
     }
-    if let Some(path) = config.audit.path.as_mut().filter(|p| p.is_relative()) {
+    for path in [config.audit.path.as_mut(), config.store.path.as_mut()]
+        .into_iter()
+        .flatten()
+        .filter(|p| p.is_relative())
+    {
         *path = workspace.join(&*path);
     }
     Ok(Loaded {

@@ -78,6 +78,38 @@ pub enum HostError {
         /// The agents there are.
         known: Vec<String>,
     },
+    /// Neither `XDG_DATA_HOME` nor `HOME` says where the store goes.
+    #[error("there is no user data directory to keep sessions and the audit in")]
+    NoDataDir,
+    /// The store cannot be opened or used.
+    #[error("the store {} cannot be used", path.display())]
+    Store {
+        /// The database file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: toolgate_store::StoreError,
+    },
+    /// No model is configured and none could be found.
+    #[error("no model is configured{}", tried_text(.tried))]
+    NoModel {
+        /// The servers tried and what happened, one line each.
+        tried: Vec<String>,
+    },
+    /// The model server cannot be reached.
+    #[error("the model server at {base_url} cannot be reached: {reason}")]
+    Unreachable {
+        /// The server.
+        base_url: String,
+        /// What happened.
+        reason: String,
+    },
+    /// The variable `llm.api_key_env` names is not set.
+    #[error("the environment variable {var} (llm.api_key_env) is not set")]
+    KeyMissing {
+        /// The variable.
+        var: String,
+    },
     /// An agent's `mode` is not a confirmation mode.
     #[error("agent `{agent}` has an invalid mode: {reason}")]
     AgentMode {
@@ -87,6 +119,21 @@ pub enum HostError {
         reason: String,
     },
 }
+
+fn tried_text(tried: &[String]) -> String {
+    if tried.is_empty() {
+        return String::new();
+    }
+    format!(" and none was found running: {}", tried.join("; "))
+}
+
+/// How to get a model, for the errors that say there is none.
+pub(crate) const GET_A_MODEL: &str = "start a model server and name it: \
+`ollama serve` then `ollama pull qwen2.5-coder:7b` (Ollama, found on its default port); \
+or a llama.cpp, vLLM or LM Studio server with `--base-url http://127.0.0.1:PORT/v1 --model NAME`; \
+or a provider: `--base-url https://api.openai.com/v1 --model gpt-4.1-mini` with \
+`TOOLGATE_LLM__API_KEY_ENV=OPENAI_API_KEY` (or `llm.provider: anthropic` and \
+`llm.api_key_env: ANTHROPIC_API_KEY`); `toolgate doctor` checks the result";
 
 impl From<LoadError> for HostError {
     fn from(error: LoadError) -> Self {
@@ -112,15 +159,21 @@ impl HostError {
             Self::Hooks(_) => "fix the `hooks` section; `toolgate config check` shows it".to_owned(),
             Self::Audit { .. } => "fix `audit.path` in the configuration, or remove it".to_owned(),
             Self::Registry(_) => return None,
+            Self::NoDataDir => "set HOME or XDG_DATA_HOME, or `store.path` in the configuration".to_owned(),
+            Self::Store { .. } => "set `store.path` to a writable file, or fix the permissions of its directory".to_owned(),
             Self::UnknownAgent { known, .. } => format!("the agents are {}", known.join(", ")),
             Self::AgentMode { .. } => "use yolo, confirm-sensitive or confirm-all".to_owned(),
+            Self::NoModel { .. } | Self::Unreachable { .. } => GET_A_MODEL.to_owned(),
+            Self::KeyMissing { var } => format!("export {var}=… with your API key"),
         })
     }
 
     /// What kind of problem this is.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Self::Audit { .. } | Self::Registry(_) => ErrorKind::Runtime,
+            Self::Audit { .. } | Self::Registry(_) | Self::Store { .. } => ErrorKind::Runtime,
+            Self::NoModel { .. } | Self::Unreachable { .. } => ErrorKind::ModelUnavailable,
+            Self::KeyMissing { .. } => ErrorKind::Auth,
             _ => ErrorKind::Config,
         }
     }

@@ -153,6 +153,9 @@ fn assemble(
     if let Some(file) = host.audit_file()? {
         builder = builder.audit(file);
     }
+    if let Some(store) = host.store_audit()? {
+        builder = builder.audit_sink(store);
+    }
     for sink in options.audit {
         builder = builder.audit_sink(sink);
     }

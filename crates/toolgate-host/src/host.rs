@@ -141,6 +141,8 @@ impl HostBuilder {
             command_policy: Arc::new(command_policy),
             dry_run: self.dry_run,
             sandbox: OnceLock::new(),
+            store: OnceLock::new(),
+            store_audit: OnceLock::new(),
         })
     }
 }
@@ -221,6 +223,8 @@ pub struct Host {
     command_policy: Arc<CommandPolicy>,
     dry_run: bool,
     sandbox: OnceLock<Sandbox>,
+    pub(crate) store: OnceLock<Arc<toolgate_store::SqliteStore>>,
+    pub(crate) store_audit: OnceLock<Arc<crate::stores::StoreAudit>>,
 }
 
 impl std::fmt::Debug for Host {

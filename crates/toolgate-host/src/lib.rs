@@ -55,6 +55,7 @@ mod config;
 mod error;
 mod gate;
 mod host;
+mod stores;
 
 impl Host {
     /// A builder for a gate over this host's configuration.

@@ -67,7 +67,7 @@ use toolgate_mcp::McpServerConfig;
 /// `commands.writable`, `commands.home_readable`
 /// (policy), `audit.*` (appends to any file), `llm.base_url`,
 /// `llm.api_key_env` (where the model's requests, the code and the key go),
-/// `llm.sessions_db` (writes any file).
+/// `store.path` (writes any file).
 pub const APPLIES_UNTRUSTED: &[&str] = &[
     "commands.enabled",
     "commands.allowed_only",
@@ -614,7 +614,7 @@ mod tests {
             ("audit.path", false),
             ("llm.base_url", false),
             ("llm.api_key_env", false),
-            ("llm.sessions_db", false),
+            ("store.path", false),
             ("agents.docs.mode", false),
             ("agents.plan.mode", false),
             ("agents.docs", false),

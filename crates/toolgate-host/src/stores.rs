@@ -1,0 +1,98 @@
+//! The store of a host: where it lives, and the gate's audit going to it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use toolgate_engine::{AuditRecord, AuditSink};
+use toolgate_store::{AuditEntry, AuditWriter, SqliteStore};
+
+use crate::error::HostError;
+use crate::host::Host;
+
+impl Host {
+    /// The `SQLite` file of this workspace's store (rules on
+    /// [`StoreSection::path`](crate::StoreSection::path)): `store.path`, else
+    /// `toolgate.db` under the user's data directory, keyed by workspace.
+    pub fn store_path(&self) -> Result<PathBuf, HostError> {
+        if let Some(path) = &self.config().store.path {
+            return Ok(path.clone());
+        }
+        let data = toolgate_store::data_dir_from_env(self.env()).ok_or(HostError::NoDataDir)?;
+        Ok(toolgate_store::default_path(&data, self.workspace()))
+    }
+
+    /// The store: sessions, audit. Opened on first use; every later call
+    /// shares it.
+    pub fn store(&self) -> Result<Arc<SqliteStore>, HostError> {
+        if let Some(store) = self.store.get() {
+            return Ok(Arc::clone(store));
+        }
+        let store = match &self.config().store.path {
+            Some(path) => SqliteStore::open(path),
+            None => {
+                let data =
+                    toolgate_store::data_dir_from_env(self.env()).ok_or(HostError::NoDataDir)?;
+                SqliteStore::open_for_workspace(&data, self.workspace())
+            }
+        }
+        .map_err(|source| HostError::Store {
+            path: self.store_path().unwrap_or_default(),
+            source,
+        })?;
+        Ok(Arc::clone(self.store.get_or_init(|| Arc::new(store))))
+    }
+
+    /// The gate's audit into the store (`audit.store`), shared by every gate
+    /// of this host; `None` when it is switched off.
+    pub(crate) fn store_audit(&self) -> Result<Option<Arc<StoreAudit>>, HostError> {
+        if !self.config().audit.store {
+            return Ok(None);
+        }
+        if let Some(audit) = self.store_audit.get() {
+            return Ok(Some(Arc::clone(audit)));
+        }
+        let store = self.store()?;
+        let writer = store.audit_writer().map_err(|source| HostError::Store {
+            path: store.path().to_owned(),
+            source,
+        })?;
+        let audit = Arc::new(StoreAudit { writer });
+        Ok(Some(Arc::clone(self.store_audit.get_or_init(|| audit))))
+    }
+
+    /// Waits until every audit record queued so far is in the store. Front
+    /// ends call it before exiting; a failure is logged (the calls ran).
+    pub async fn flush(&self) {
+        if let Some(audit) = self.store_audit.get()
+            && let Err(error) = audit.writer.flush().await
+        {
+            tracing::warn!(
+                "the audit store lost records: {}",
+                toolgate_core::error_chain(&error)
+            );
+        }
+    }
+}
+
+/// The gate's audit records, queued for the store.
+#[derive(Debug)]
+pub(crate) struct StoreAudit {
+    writer: AuditWriter,
+}
+
+impl AuditSink for StoreAudit {
+    fn record(&self, record: &AuditRecord<'_>) {
+        self.writer.record(AuditEntry {
+            ts: record.ts.clone(),
+            call_id: record.call_id.to_owned(),
+            session_id: record.session_id.map(str::to_owned),
+            tool: record.tool.to_owned(),
+            args_sha256: record.args_sha256.clone(),
+            decision: record.decision.to_owned(),
+            success: record.success,
+            duration_us: record.duration_us,
+            error: record.error.map(str::to_owned),
+            effects: serde_json::to_value(&record.effects).unwrap_or_default(),
+        });
+    }
+}
