@@ -297,11 +297,12 @@ pub struct ApplyPatchArgs {
 ///    [`Effect::Move`] plus a `Write` on its destination when the content
 ///    changes. Nothing is written and GNU `patch` is not started: a hunk
 ///    only it might place (when it is configured) is declared by its line
-///    counts, without content. A file the policy refuses (rules 2 and 3),
-///    and every file after it, is declared from the patch alone (paths,
-///    line counts), since `run` refuses there first. A patch `run` would
-///    refuse for any other reason (rules 1 and 4, a missing file, a rename
-///    onto an existing file) is refused with `run`'s message.
+///    counts, without content. A file the policy refuses (rules 2 and 3)
+///    is declared from the patch alone (its paths, the line counts of its
+///    hunks), and so is every later file that cannot be planned, since
+///    `run` refuses for the policy first. A patch `run` would refuse for any
+///    other reason (rules 1 and 4, a missing file, a rename onto an
+///    existing file) is refused with `run`'s message.
 #[derive(Debug, Clone)]
 pub struct ApplyPatch {
     workspace: Workspace,
@@ -357,23 +358,22 @@ impl TypedTool for ApplyPatch {
             gnu_fallback: self.sandbox.is_some(),
         };
         // Once `run` would refuse by policy, it gives that reason and goes
-        // no further: nothing after it can be refused for another one.
+        // no further: no later file can make it refuse for another one, so
+        // a file that cannot be planned is then declared from the patch.
         let mut refused_by_policy =
             !self.allow_delete && deletion_refusal(parsed.files(), path_override).is_some();
         let mut effects = Vec::new();
         for file in parsed.files() {
-            if !refused_by_policy {
-                match plan_file(workspace, file, path_override, planning) {
-                    Ok(planned) => {
-                        effects.extend(planned_effects(workspace, &planned));
-                        continue;
-                    }
-                    Err(PlanError::Policy(_)) => refused_by_policy = true,
-                    Err(PlanError::ForGnuPatch(_)) => {}
-                    Err(PlanError::Refused(message)) => return Err(EffectsError::new(message)),
+            match plan_file(workspace, file, path_override, planning) {
+                Ok(planned) => effects.extend(planned_effects(workspace, &planned)),
+                Err(PlanError::Refused(message)) if !refused_by_policy => {
+                    return Err(EffectsError::new(message));
+                }
+                Err(error) => {
+                    refused_by_policy |= matches!(error, PlanError::Policy(_));
+                    effects.extend(patch_effects(workspace, file, path_override)?);
                 }
             }
-            effects.extend(patch_effects(workspace, file, path_override)?);
         }
         Ok(Effects::known(effects))
     }
