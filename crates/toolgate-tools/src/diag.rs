@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolgate_core::{Sensitivity, ToolContext, ToolResult, TypedTool};
+use toolgate_core::{Effects, EffectsError, Sensitivity, ToolContext, ToolResult, TypedTool};
 
 /// Arguments of `echo`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -36,6 +36,11 @@ impl TypedTool for Echo {
     const DESCRIPTION: &'static str = "Diagnostic: return `message` unchanged (repeated `repeat` times). \
         It changes nothing but is marked sensitive, so it asks for confirmation like a write would.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+
+    /// None: it is sensitive only to exercise confirmation.
+    fn effects(&self, _args: &EchoArgs) -> Result<Effects, EffectsError> {
+        Ok(Effects::none())
+    }
 
     async fn run(&self, args: EchoArgs, _ctx: &ToolContext) -> ToolResult {
         let lines = vec![args.message.as_str(); args.repeat as usize];

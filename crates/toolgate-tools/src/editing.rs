@@ -14,16 +14,20 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use toolgate_core::{
-    Sensitivity, ToolContext, ToolResult, TypedTool, Workspace, WorkspaceError, WsPath,
+    Change, Effect, Effects, EffectsError, Sensitivity, ToolContext, ToolResult, TypedTool,
+    Workspace, WorkspaceError, WsPath,
 };
 
-use crate::edit::{replace_exact, unified_diff};
+use crate::edit::{EditOutcome, replace_exact, unified_diff};
+use crate::effects::{is_policy, named};
 use crate::fs::decode_text;
-use crate::patch::{self, FileKind, FilePatch, HunkLine, PatchFormat};
+use crate::patch::{self, FileKind, FilePatch, HunkLine, Patch, PatchFormat};
 
 /// The largest file the editing tools load, in bytes. Edits are applied in
 /// memory; this keeps one call from loading an arbitrarily large file.
-const MAX_EDIT_SIZE: u64 = 256 * 1024 * 1024;
+/// `write_file` and `delete_file` read no more than this to declare their
+/// effects.
+pub(crate) const MAX_EDIT_SIZE: u64 = 256 * 1024 * 1024;
 
 /// Runs blocking file-system work off the async worker threads.
 async fn blocking(
@@ -38,12 +42,47 @@ async fn blocking(
     }
 }
 
-fn read_text(workspace: &Workspace, path: &WsPath) -> Result<String, String> {
+/// Why a change could not be worked out in memory. `run` refuses the call
+/// with the message whatever the variant; `effects` tells them apart.
+#[derive(Debug)]
+enum PlanError {
+    /// The call cannot run, whatever the policy: `effects` refuses it with
+    /// the same message.
+    Refused(String),
+    /// The workspace's policy refuses the file (sensitive, protected,
+    /// outside): `effects` declares the change from the arguments alone and
+    /// leaves the refusal to the gate's guardrails and to `run`.
+    Policy(String),
+    /// Declaring only: the built-in matcher cannot place a hunk, and GNU
+    /// `patch`, which `run` would try next and `effects` may not start,
+    /// might. `effects` declares the line counts of the hunks.
+    ForGnuPatch(String),
+}
+
+impl PlanError {
+    /// A workspace error, as a policy refusal or a plain one.
+    fn workspace(error: &WorkspaceError, message: String) -> Self {
+        if is_policy(error) {
+            Self::Policy(message)
+        } else {
+            Self::Refused(message)
+        }
+    }
+
+    /// The message `run` refuses the call with.
+    fn into_message(self) -> String {
+        match self {
+            Self::Refused(message) | Self::Policy(message) | Self::ForGnuPatch(message) => message,
+        }
+    }
+}
+
+fn read_text(workspace: &Workspace, path: &WsPath) -> Result<String, PlanError> {
     let display = workspace.display(path);
     let bytes = workspace
         .read_limited(path, MAX_EDIT_SIZE)
-        .map_err(|e| e.to_string())?;
-    decode_text(&display, bytes)
+        .map_err(|e| PlanError::workspace(&e, e.to_string()))?;
+    decode_text(&display, bytes).map_err(PlanError::Refused)
 }
 
 // ---------------------------------------------------------------- edit_file
@@ -66,6 +105,19 @@ pub struct EditFileArgs {
 }
 
 /// `edit_file`: replaces one exact block of text and returns the diff.
+///
+/// # Rules
+///
+/// 1. The file must be writable by the workspace's policy; it is checked
+///    before it is read, so a protected file gets that reason.
+/// 2. The text is replaced by [`replace_exact`] (its rules: uniqueness, line
+///    endings, BOM) and the file written atomically.
+/// 3. Its effect is one [`Effect::Write`] with the content the same
+///    [`replace_exact`] computes from the file as it is now; an edit that
+///    cannot apply (text not found, not unique, a missing or binary file)
+///    is refused with `run`'s message. A file the policy refuses is
+///    declared by its path, with the lines of `old_str` and `new_str` as
+///    the change (the refusal is the gate's and `run`'s).
 #[derive(Debug, Clone)]
 pub struct EditFile {
     workspace: Workspace,
@@ -88,17 +140,34 @@ impl TypedTool for EditFile {
         Preferred for changing one contiguous block; line endings and BOM are kept.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
 
+    fn effects(&self, args: &EditFileArgs) -> Result<Effects, EffectsError> {
+        match plan_edit(&self.workspace, args) {
+            Ok(planned) => Ok(Effects::known([Effect::write(
+                planned.display,
+                Change::from_texts(Some(&planned.original), planned.outcome.content),
+            )])),
+            Err(PlanError::Policy(_)) => {
+                let target = named(&self.workspace, &args.path)?;
+                let change = Change::counted(
+                    args.new_str.lines().count(),
+                    args.old_str.lines().count(),
+                    false,
+                );
+                Ok(Effects::known([Effect::write(target.display, change)]))
+            }
+            Err(error) => Err(EffectsError::new(error.into_message())),
+        }
+    }
+
     async fn run(&self, args: EditFileArgs, _ctx: &ToolContext) -> ToolResult {
         let workspace = self.workspace.clone();
         blocking(move || {
-            let path = workspace.resolve(&args.path).map_err(|e| e.to_string())?;
-            let display = workspace.display(&path);
-            // Refused before reading, so that a protected file gets the
-            // reason rather than a diff it cannot have.
-            workspace.check_write(&path).map_err(|e| e.to_string())?;
-            let original = read_text(&workspace, &path)?;
-            let outcome = replace_exact(&original, &args.old_str, &args.new_str, args.replace_all)
-                .map_err(|error| format!("cannot edit `{display}`: {error}"))?;
+            let PlannedEdit {
+                path,
+                display,
+                original,
+                outcome,
+            } = plan_edit(&workspace, &args).map_err(PlanError::into_message)?;
             workspace
                 .write_atomic(&path, outcome.content.as_bytes())
                 .map_err(|e| e.to_string())?;
@@ -130,6 +199,37 @@ impl TypedTool for EditFile {
         })
         .await
     }
+}
+
+/// An edit worked out in memory: what `run` writes and `effects` declares.
+struct PlannedEdit {
+    path: WsPath,
+    display: String,
+    /// The file's text now.
+    original: String,
+    outcome: EditOutcome,
+}
+
+/// Works out an edit (rules 1 and 2 on [`EditFile`]) without writing.
+fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<PlannedEdit, PlanError> {
+    let path = workspace
+        .resolve(&args.path)
+        .map_err(|e| PlanError::workspace(&e, e.to_string()))?;
+    let display = workspace.display(&path);
+    // Refused before reading, so that a protected file gets the reason
+    // rather than a diff it cannot have.
+    workspace
+        .check_write(&path)
+        .map_err(|e| PlanError::workspace(&e, e.to_string()))?;
+    let original = read_text(workspace, &path)?;
+    let outcome = replace_exact(&original, &args.old_str, &args.new_str, args.replace_all)
+        .map_err(|error| PlanError::Refused(format!("cannot edit `{display}`: {error}")))?;
+    Ok(PlannedEdit {
+        path,
+        display,
+        original,
+        outcome,
+    })
 }
 
 /// Lines added and removed according to a unified diff.
@@ -170,7 +270,10 @@ pub struct ApplyPatchArgs {
 /// # Rules
 ///
 /// 1. The patch is parsed whole first ([`patch::parse`]); a parse error
-///    changes nothing.
+///    changes nothing. With `path`, a patch of bare hunks (starting with
+///    `@@`) gets `--- a/PATH` / `+++ b/PATH` headers, and the one file the
+///    patch changes is `path`, whatever its headers say (and without a
+///    rename); `path` with a patch of several files is refused.
 /// 2. A patch that deletes a file (unified `+++ /dev/null`, git's
 ///    `deleted file mode`, the envelope's `*** Delete File:`) is refused
 ///    whole, naming the files, unless deletion is allowed
@@ -187,6 +290,19 @@ pub struct ApplyPatchArgs {
 ///    placed refuses the whole patch.
 /// 5. Only then are the files written; if a write still fails, the files
 ///    already written are restored.
+/// 6. Its effects are worked out by the same parse and the same planning,
+///    in memory, for every file in patch order: an update is an
+///    [`Effect::Write`] with the planned content, an addition a `Write`
+///    that creates, a deletion an [`Effect::Delete`], a rename an
+///    [`Effect::Move`] plus a `Write` on its destination when the content
+///    changes. Nothing is written and GNU `patch` is not started: a hunk
+///    only it might place (when it is configured) is declared by its line
+///    counts, without content. A file the policy refuses (rules 2 and 3)
+///    is declared from the patch alone (its paths, the line counts of its
+///    hunks), and so is every later file that cannot be planned, since
+///    `run` refuses for the policy first. A patch `run` would refuse for any
+///    other reason (rules 1 and 4, a missing file, a rename onto an
+///    existing file) is refused with `run`'s message.
 #[derive(Debug, Clone)]
 pub struct ApplyPatch {
     workspace: Workspace,
@@ -234,6 +350,34 @@ impl TypedTool for ApplyPatch {
         workspace.allow_delete: true. Returns a summary and the resulting diff.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
 
+    fn effects(&self, args: &ApplyPatchArgs) -> Result<Effects, EffectsError> {
+        let workspace = &self.workspace;
+        let parsed = parse_call(args).map_err(EffectsError::new)?;
+        let path_override = args.path.as_deref();
+        let planning = Planning::Declare {
+            gnu_fallback: self.sandbox.is_some(),
+        };
+        // Once `run` would refuse by policy, it gives that reason and goes
+        // no further: no later file can make it refuse for another one, so
+        // a file that cannot be planned is then declared from the patch.
+        let mut refused_by_policy =
+            !self.allow_delete && deletion_refusal(parsed.files(), path_override).is_some();
+        let mut effects = Vec::new();
+        for file in parsed.files() {
+            match plan_file(workspace, file, path_override, planning) {
+                Ok(planned) => effects.extend(planned_effects(workspace, &planned)),
+                Err(PlanError::Refused(message)) if !refused_by_policy => {
+                    return Err(EffectsError::new(message));
+                }
+                Err(error) => {
+                    refused_by_policy |= matches!(error, PlanError::Policy(_));
+                    effects.extend(patch_effects(workspace, file, path_override)?);
+                }
+            }
+        }
+        Ok(Effects::known(effects))
+    }
+
     async fn run(&self, args: ApplyPatchArgs, _ctx: &ToolContext) -> ToolResult {
         let workspace = self.workspace.clone();
         let allow_delete = self.allow_delete;
@@ -256,12 +400,21 @@ struct Planned {
     summary: String,
 }
 
-fn apply_patch(
-    workspace: &Workspace,
-    args: &ApplyPatchArgs,
-    allow_delete: bool,
-    sandbox: Option<&Sandbox>,
-) -> Result<ToolResult, String> {
+/// How [`plan_file`] treats what only running the patch settles.
+#[derive(Debug, Clone, Copy)]
+enum Planning<'a> {
+    /// For `run`: a hunk the built-in matcher cannot place is retried by
+    /// GNU `patch` in `sandbox`, when there is one.
+    Apply { sandbox: Option<&'a Sandbox> },
+    /// For `effects`: no process is started; `gnu_fallback` says whether
+    /// `run` would retry with GNU `patch`.
+    Declare { gnu_fallback: bool },
+}
+
+/// The patch a call applies (rule 1 on [`ApplyPatch`]): bare hunks get
+/// headers for `path`, then the text is parsed by [`patch::parse`]; `path`
+/// with several files is refused. The error is the message for the model.
+fn parse_call(args: &ApplyPatchArgs) -> Result<Patch, String> {
     // Bare hunks with `path` given: the path stands in for the headers a
     // model often leaves out once it has named the file.
     let with_headers;
@@ -281,28 +434,64 @@ fn apply_patch(
             files.len()
         ));
     }
+    Ok(parsed)
+}
 
-    if !allow_delete {
-        let deleted: Vec<String> = files
-            .iter()
-            .filter(|file| file.kind() == FileKind::Delete)
-            .map(|file| format!("`{}`", args.path.as_deref().unwrap_or_else(|| file.path())))
-            .collect();
-        if !deleted.is_empty() {
-            return Err(format!(
-                "this patch deletes {} and deleting files is disabled in this workspace \
-                 (`workspace.allow_delete` is false); no file was changed. Send the patch without \
-                 the deletion; a person can enable deletion with `workspace.allow_delete: true` \
-                 in toolgate.yaml",
-                deleted.join(", ")
-            ));
-        }
+/// The refusal of a patch that deletes files, naming them, for a workspace
+/// where deleting is off (rule 2 on [`ApplyPatch`]); `None` when the patch
+/// deletes nothing.
+fn deletion_refusal(files: &[FilePatch], path_override: Option<&str>) -> Option<String> {
+    let deleted: Vec<String> = files
+        .iter()
+        .filter(|file| file.kind() == FileKind::Delete)
+        .map(|file| format!("`{}`", path_override.unwrap_or_else(|| file.path())))
+        .collect();
+    (!deleted.is_empty()).then(|| {
+        format!(
+            "this patch deletes {} and deleting files is disabled in this workspace \
+             (`workspace.allow_delete` is false); no file was changed. Send the patch without \
+             the deletion; a person can enable deletion with `workspace.allow_delete: true` \
+             in toolgate.yaml",
+            deleted.join(", ")
+        )
+    })
+}
+
+/// The file a section reads (and removes, for a deletion or a move): `path`
+/// when given, else the name in the patch.
+fn source_name<'a>(file: &'a FilePatch, path_override: Option<&'a str>) -> &'a str {
+    path_override.unwrap_or_else(|| file.path())
+}
+
+/// Where a section writes, when that is not its source: the destination of
+/// a rename, unless `path` overrides the patch's names.
+fn move_destination<'a>(file: &'a FilePatch, path_override: Option<&str>) -> Option<&'a str> {
+    match (file.kind(), path_override) {
+        (FileKind::Delete, _) | (_, Some(_)) => None,
+        (_, None) => file.move_to(),
+    }
+}
+
+fn apply_patch(
+    workspace: &Workspace,
+    args: &ApplyPatchArgs,
+    allow_delete: bool,
+    sandbox: Option<&Sandbox>,
+) -> Result<ToolResult, String> {
+    let parsed = parse_call(args)?;
+    let files = parsed.files();
+    if !allow_delete && let Some(refusal) = deletion_refusal(files, args.path.as_deref()) {
+        return Err(refusal);
     }
 
     // 1. Place every hunk of every file in memory.
+    let planning = Planning::Apply { sandbox };
     let mut plan = Vec::with_capacity(files.len());
     for file in files {
-        plan.push(plan_file(workspace, file, args.path.as_deref(), sandbox)?);
+        plan.push(
+            plan_file(workspace, file, args.path.as_deref(), planning)
+                .map_err(PlanError::into_message)?,
+        );
     }
 
     // 2. Write, undoing what was written if a later write fails.
@@ -351,69 +540,85 @@ fn apply_patch(
         .with_metadata("diff", diff))
 }
 
+/// Works out one file's change in memory (rules 3 and 4 on
+/// [`ApplyPatch`]), for `run` to write or `effects` to declare.
 fn plan_file(
     workspace: &Workspace,
     file: &FilePatch,
     path_override: Option<&str>,
-    sandbox: Option<&Sandbox>,
-) -> Result<Planned, String> {
-    let source_name = path_override.unwrap_or_else(|| file.path());
-    let source = workspace.resolve(source_name).map_err(|e| e.to_string())?;
+    planning: Planning<'_>,
+) -> Result<Planned, PlanError> {
+    let source = workspace
+        .resolve(source_name(file, path_override))
+        .map_err(|e| PlanError::workspace(&e, e.to_string()))?;
     let display = workspace.display(&source);
     // The file the patch updates, deletes or moves away, before anything is
     // written (and before reading, so that the reason is the first thing
     // the model reads).
     workspace
         .check_write(&source)
-        .map_err(|e| format!("{e}; no file was changed"))?;
+        .map_err(|e| PlanError::workspace(&e, format!("{e}; no file was changed")))?;
     let before = match workspace.read_limited(&source, MAX_EDIT_SIZE) {
-        Ok(bytes) => Some(decode_text(&display, bytes)?),
+        Ok(bytes) => Some(decode_text(&display, bytes).map_err(PlanError::Refused)?),
         Err(WorkspaceError::NotFound { .. }) => None,
-        Err(error) => return Err(error.to_string()),
+        Err(error) => return Err(PlanError::workspace(&error, error.to_string())),
     };
     let kind = file.kind();
     if before.is_none() && kind != FileKind::Add {
-        return Err(format!(
+        return Err(PlanError::Refused(format!(
             "cannot patch `{display}`: the file does not exist; to create it, use `--- /dev/null` (unified) \
              or `*** Add File:` (envelope)"
-        ));
+        )));
     }
     let original = before.as_deref().unwrap_or_default();
     let (after, mut summary) = match patch::apply_with_report(original, file) {
         Ok(applied) => (applied.content, applied.report.to_string()),
         Err(error) => {
-            let fallback = (file.format() == PatchFormat::Unified && kind == FileKind::Update)
-                .then(|| sandbox.and_then(|sandbox| gnu_patch(sandbox, original, file)))
-                .flatten();
-            match fallback {
-                Some(content) => (
-                    content,
-                    "applied by GNU patch after the built-in matcher could not place it".to_owned(),
-                ),
-                None => return Err(format!("`{display}`: {error}; no file was changed")),
+            let message = format!("`{display}`: {error}; no file was changed");
+            let gnu_may_place = file.format() == PatchFormat::Unified && kind == FileKind::Update;
+            match planning {
+                Planning::Apply { sandbox } => {
+                    let fallback = gnu_may_place
+                        .then(|| sandbox.and_then(|sandbox| gnu_patch(sandbox, original, file)))
+                        .flatten();
+                    match fallback {
+                        Some(content) => (
+                            content,
+                            "applied by GNU patch after the built-in matcher could not place it"
+                                .to_owned(),
+                        ),
+                        None => return Err(PlanError::Refused(message)),
+                    }
+                }
+                Planning::Declare { gnu_fallback } if gnu_fallback && gnu_may_place => {
+                    return Err(PlanError::ForGnuPatch(message));
+                }
+                Planning::Declare { .. } => return Err(PlanError::Refused(message)),
             }
         }
     };
-    let target = match (kind, path_override, file.move_to()) {
-        (FileKind::Delete, _, _) => None,
-        (_, None, Some(destination)) => {
-            Some(workspace.resolve(destination).map_err(|e| e.to_string())?)
-        }
-        _ => Some(source.clone()),
+    let target = match (kind, move_destination(file, path_override)) {
+        (FileKind::Delete, _) => None,
+        (_, Some(destination)) => Some(
+            workspace
+                .resolve(destination)
+                .map_err(|e| PlanError::workspace(&e, e.to_string()))?,
+        ),
+        (_, None) => Some(source.clone()),
     };
     // The other end of a move, before anything is written.
     if let Some(target) = target.as_ref().filter(|t| **t != source) {
         workspace
             .check_write(target)
-            .map_err(|e| format!("{e}; no file was changed"))?;
+            .map_err(|e| PlanError::workspace(&e, format!("{e}; no file was changed")))?;
     }
     if let Some(target) = target.as_ref().filter(|t| **t != source)
         && workspace.exists(target)
     {
-        return Err(format!(
+        return Err(PlanError::Refused(format!(
             "cannot move `{display}` to `{}`: that file already exists; no file was changed",
             workspace.display(target)
-        ));
+        )));
     }
     let verb = match (kind, &target) {
         (FileKind::Add, _) => "added".to_owned(),
@@ -433,6 +638,73 @@ fn plan_file(
         before,
         after,
     })
+}
+
+/// The effects of a planned file (rule 6 on [`ApplyPatch`]): what
+/// [`write_planned`] would do, with the content it would write.
+fn planned_effects(workspace: &Workspace, planned: &Planned) -> Vec<Effect> {
+    let source = workspace.display(&planned.source);
+    let before = planned.before.as_deref();
+    let Some(target) = &planned.target else {
+        return vec![Effect::Delete {
+            path: source,
+            lines_removed: before.map_or(0, |text| text.lines().count()),
+        }];
+    };
+    let change = || Change::from_texts(before, planned.after.as_str());
+    if *target == planned.source {
+        return vec![Effect::write(source, change())];
+    }
+    let to = workspace.display(target);
+    let mut effects = vec![Effect::Move {
+        from: source,
+        to: to.clone(),
+    }];
+    if before != Some(planned.after.as_str()) {
+        effects.push(Effect::write(to, change()));
+    }
+    effects
+}
+
+/// The effects of a file that could not be planned from its content (a
+/// file the policy refuses, a hunk only GNU `patch` might place): its
+/// paths and the line counts of its hunks (rule 6 on [`ApplyPatch`]).
+fn patch_effects(
+    workspace: &Workspace,
+    file: &FilePatch,
+    path_override: Option<&str>,
+) -> Result<Vec<Effect>, EffectsError> {
+    let source = named(workspace, source_name(file, path_override))?.display;
+    let added = file.hunks().iter().map(patch::Hunk::added).sum();
+    let removed = file.hunks().iter().map(patch::Hunk::removed).sum();
+    if file.kind() == FileKind::Delete {
+        return Ok(vec![Effect::Delete {
+            path: source,
+            lines_removed: removed,
+        }]);
+    }
+    let creates = file.kind() == FileKind::Add;
+    let target = match move_destination(file, path_override) {
+        Some(destination) => named(workspace, destination)?.display,
+        None => source.clone(),
+    };
+    if target == source {
+        return Ok(vec![Effect::write(
+            source,
+            Change::counted(added, removed, creates),
+        )]);
+    }
+    let mut effects = vec![Effect::Move {
+        from: source,
+        to: target.clone(),
+    }];
+    if !file.hunks().is_empty() {
+        effects.push(Effect::write(
+            target,
+            Change::counted(added, removed, creates),
+        ));
+    }
+    Ok(effects)
 }
 
 fn write_planned(workspace: &Workspace, planned: &Planned) -> Result<(), String> {

@@ -15,9 +15,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use toolgate_core::{
-    EntryKind, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace,
-    WorkspaceError, WsPath,
+    Change, Effect, Effects, EffectsError, EntryKind, Sensitivity, ToolAnnotations, ToolContext,
+    ToolResult, TypedTool, Workspace, WorkspaceError, WsPath,
 };
+
+use crate::editing::MAX_EDIT_SIZE;
+use crate::effects::{Current, count_file_lines, named, read_of};
 
 mod page;
 
@@ -160,6 +163,11 @@ impl TypedTool for ReadFile {
             idempotent_hint: Some(true),
             ..ToolAnnotations::from_sensitivity(Self::SENSITIVITY)
         }
+    }
+
+    fn effects(&self, args: &ReadFileArgs) -> Result<Effects, EffectsError> {
+        let path = named(&self.workspace, &args.path)?;
+        Ok(Effects::known([Effect::read(path.display)]))
     }
 
     async fn run(&self, args: ReadFileArgs, _ctx: &ToolContext) -> ToolResult {
@@ -345,6 +353,19 @@ pub struct WriteFileArgs {
 }
 
 /// `write_file`: creates or replaces a file atomically, or appends to it.
+///
+/// # Rules
+///
+/// 1. The path must name a file, not a directory (nor the root); missing
+///    parent directories are created.
+/// 2. `overwrite` replaces the whole file atomically; `append` adds the text
+///    to its end, byte for byte (no newline is put in between).
+/// 3. Its effect is one [`Effect::Write`] whose content is exactly what the
+///    file will hold: the text for `overwrite`, the current text followed
+///    by the text for `append`. When the current text cannot be read (not
+///    UTF-8, over the editing tools' size limit, a sensitive file) an
+///    append declares only line counts, and an overwrite its content with
+///    the old lines counted from the bytes when they could be read.
 #[derive(Debug, Clone)]
 pub struct WriteFile {
     workspace: Workspace,
@@ -366,6 +387,22 @@ impl TypedTool for WriteFile {
         For changes to part of an existing file prefer edit_file or apply_patch.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
 
+    fn effects(&self, args: &WriteFileArgs) -> Result<Effects, EffectsError> {
+        let target = named(&self.workspace, &args.path)?;
+        let current = match &target.path {
+            Some(path) => {
+                file_path(&self.workspace, path).map_err(EffectsError::new)?;
+                Current::read(&self.workspace, path, MAX_EDIT_SIZE)
+            }
+            // Outside the workspace: the call is refused, nothing is read.
+            None => Current::Unknown { lines: 0 },
+        };
+        Ok(Effects::known([Effect::write(
+            target.display,
+            written(&args.content, args.mode, current),
+        )]))
+    }
+
     async fn run(&self, args: WriteFileArgs, _ctx: &ToolContext) -> ToolResult {
         let workspace = self.workspace.clone();
         blocking(move || write_file(&workspace, &args))
@@ -375,14 +412,43 @@ impl TypedTool for WriteFile {
     }
 }
 
+/// Refuses a path that names a directory (rule 1 on [`WriteFile`]).
+fn file_path(workspace: &Workspace, path: &WsPath) -> Result<(), String> {
+    if path.is_root() || workspace.metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(format!(
+            "`{}` is a directory; give the path of a file",
+            workspace.display(path)
+        ));
+    }
+    Ok(())
+}
+
+/// What writing `content` in `mode` does to a file that holds `current`
+/// (rule 3 on [`WriteFile`]).
+fn written(content: &str, mode: WriteMode, current: Current) -> Change {
+    match (mode, current) {
+        (_, Current::Missing) => Change::from_texts(None, content),
+        (WriteMode::Overwrite, Current::Text(before)) => Change::from_texts(Some(&before), content),
+        (WriteMode::Append, Current::Text(before)) => {
+            let after = before.clone() + content;
+            Change::from_texts(Some(&before), after)
+        }
+        (WriteMode::Overwrite, Current::Unknown { lines }) => {
+            let mut change = Change::from_texts(None, content);
+            change.lines_removed = lines;
+            change.creates = false;
+            change
+        }
+        (WriteMode::Append, Current::Unknown { .. }) => {
+            Change::counted(content.lines().count(), 0, false)
+        }
+    }
+}
+
 fn write_file(workspace: &Workspace, args: &WriteFileArgs) -> Result<ToolResult, String> {
     let path = workspace.resolve(&args.path).map_err(|e| describe(&e))?;
     let display = workspace.display(&path);
-    if path.is_root() || workspace.metadata(&path).is_ok_and(|m| m.is_dir()) {
-        return Err(format!(
-            "`{display}` is a directory; give the path of a file"
-        ));
-    }
+    file_path(workspace, &path)?;
     let existed = workspace.exists(&path);
     let bytes = args.content.len();
     let verb = match args.mode {
@@ -439,6 +505,20 @@ impl TypedTool for DeleteFile {
     const DESCRIPTION: &'static str = "Delete one file from the workspace (not a directory). \
         Only works when the configuration sets workspace.allow_delete: true.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+
+    /// One [`Effect::Delete`], with the lines the file holds (counted as it
+    /// streams by; 0 when it cannot be read). Declared whether or not
+    /// deleting is allowed: that refusal is `run`'s.
+    fn effects(&self, args: &DeleteFileArgs) -> Result<Effects, EffectsError> {
+        let target = named(&self.workspace, &args.path)?;
+        let lines_removed = target.path.as_ref().map_or(0, |path| {
+            count_file_lines(&self.workspace, path, MAX_EDIT_SIZE)
+        });
+        Ok(Effects::known([Effect::Delete {
+            path: target.display,
+            lines_removed,
+        }]))
+    }
 
     async fn run(&self, args: DeleteFileArgs, _ctx: &ToolContext) -> ToolResult {
         if !self.allowed {
@@ -509,6 +589,10 @@ impl TypedTool for ListFiles {
             idempotent_hint: Some(true),
             ..ToolAnnotations::from_sensitivity(Self::SENSITIVITY)
         }
+    }
+
+    fn effects(&self, args: &ListFilesArgs) -> Result<Effects, EffectsError> {
+        Ok(Effects::known([read_of(&self.workspace, &args.path)?]))
     }
 
     async fn run(&self, args: ListFilesArgs, _ctx: &ToolContext) -> ToolResult {

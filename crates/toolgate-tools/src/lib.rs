@@ -5,6 +5,13 @@
 //! per-call sensitivity, and a `run` that turns every failure into a
 //! [`ToolResult`](toolgate_core::ToolResult) the model can read.
 //!
+//! Every tool also declares what a call will do before it runs
+//! ([`TypedTool::effects`](toolgate_core::TypedTool::effects)): the files it
+//! reads, writes (with the content it would leave), deletes or renames, and
+//! the commands it starts, worked out with the same code `run` uses (the
+//! same path resolution, patch parser and matcher). The gate's guardrails,
+//! hooks and reports read those effects, never the tool's name.
+//!
 //! | module | tools |
 //! |---|---|
 //! | [`fs`] | `read_file`, `write_file`, `delete_file`, `list_files` |
@@ -44,6 +51,7 @@ pub mod command;
 pub mod diag;
 pub mod edit;
 pub mod editing;
+mod effects;
 pub mod fs;
 pub mod patch;
 pub mod search;

@@ -6,7 +6,9 @@ use jiff::tz::TimeZone;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolgate_core::{Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool};
+use toolgate_core::{
+    Effects, EffectsError, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool,
+};
 
 /// Arguments of `get_datetime`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -61,6 +63,11 @@ impl TypedTool for GetDateTime {
             idempotent_hint: Some(false),
             ..ToolAnnotations::from_sensitivity(Self::SENSITIVITY)
         }
+    }
+
+    /// None: it reads the clock and the time-zone database only.
+    fn effects(&self, _args: &GetDateTimeArgs) -> Result<Effects, EffectsError> {
+        Ok(Effects::none())
     }
 
     async fn run(&self, args: GetDateTimeArgs, _ctx: &ToolContext) -> ToolResult {

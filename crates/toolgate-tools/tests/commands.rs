@@ -10,7 +10,9 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolgate_core::{CommandClass, Registry, Sensitivity, ToolContext, ToolResult, Workspace};
+use toolgate_core::{
+    CommandClass, Effect, Effects, Registry, Sensitivity, ToolContext, ToolResult, Workspace,
+};
 use toolgate_tools::command::{CommandOptions, ProcessLimits};
 use toolgate_tools::{BuiltinOptions, builtin_tools};
 
@@ -52,6 +54,17 @@ impl Fixture {
             .validate(&args)
             .unwrap_or_else(|p| panic!("{tool} {args}: {p}"));
         entry.tool().execute(args, &ToolContext::new("t")).await
+    }
+
+    fn effects(&self, tool: &str, args: &Value) -> Result<Effects, String> {
+        let entry = self.registry.get(tool).unwrap();
+        entry
+            .validate(args)
+            .unwrap_or_else(|p| panic!("{tool} {args}: {p}"));
+        entry
+            .tool()
+            .effects(args)
+            .map_err(|e| e.message().to_owned())
     }
 
     fn sensitivity(&self, command: &str) -> Sensitivity {
@@ -439,4 +452,105 @@ async fn background_processes_die_with_their_owner() {
     }
     assert!(left.is_empty(), "processes {left:?} outlived their owner");
     drop(dir);
+}
+
+fn command(line: &str, cwd: Option<&str>) -> Effects {
+    Effects::known([Effect::Command {
+        command: line.to_owned(),
+        cwd: cwd.map(str::to_owned),
+    }])
+}
+
+#[test]
+fn run_command_declares_its_command_line_and_directory() {
+    let f = Fixture::new();
+    std::fs::create_dir(f.root.join("sub")).unwrap();
+    let cases: &[(Value, Effects)] = &[
+        (json!({"command": "ls -la"}), command("ls -la", None)),
+        (json!({"command": "ls", "cwd": "."}), command("ls", None)),
+        (
+            json!({"command": "make", "cwd": "./sub/", "background": true}),
+            command("make", Some("sub")),
+        ),
+        (
+            json!({"command": "ls", "cwd": "./../elsewhere"}),
+            command("ls", Some("../elsewhere")),
+        ),
+        // Blocked commands are declared: refusing them is the policy's job.
+        (json!({"command": "sudo ls"}), command("sudo ls", None)),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(
+            f.effects("run_command", args).as_ref(),
+            Ok(expected),
+            "{args}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn process_write_declares_its_input_in_the_sessions_directory() {
+    let f = Fixture::new();
+    std::fs::create_dir(f.root.join("sub")).unwrap();
+    let mut ids = Vec::new();
+    for cwd in [None, Some("sub")] {
+        let mut args = json!({"command": "cat > /dev/null", "background": true});
+        if let Some(cwd) = cwd {
+            args["cwd"] = json!(cwd);
+        }
+        let started = f.call("run_command", args).await;
+        assert!(started.success, "{started:?}");
+        ids.push(started.metadata["session_id"].as_str().unwrap().to_owned());
+    }
+    let cases: &[(Value, Result<Effects, &str>)] = &[
+        (
+            json!({"action": "write", "session_id": ids[0], "input": "rm -rf build\n"}),
+            Ok(command("rm -rf build\n", None)),
+        ),
+        (
+            json!({"action": "write", "session_id": ids[1], "input": "ls\n"}),
+            Ok(command("ls\n", Some("sub"))),
+        ),
+        (
+            json!({"action": "write", "session_id": "bg-99", "input": "ls\n"}),
+            Ok(command("ls\n", None)),
+        ),
+        (json!({"action": "list"}), Ok(Effects::none())),
+        (
+            json!({"action": "poll", "session_id": ids[0]}),
+            Ok(Effects::none()),
+        ),
+        (json!({"action": "clear"}), Ok(Effects::none())),
+        (
+            json!({"action": "write", "input": "ls\n"}),
+            Err("action `write` needs a `session_id`"),
+        ),
+        (
+            json!({"action": "kill"}),
+            Err("action `kill` needs a `session_id`"),
+        ),
+    ];
+    for (args, expected) in cases {
+        let declared = f.effects("process", args);
+        match expected {
+            Ok(effects) => assert_eq!(declared.as_ref(), Ok(effects), "{args}"),
+            Err(fragment) => {
+                let message = declared.unwrap_err();
+                assert!(message.contains(fragment), "{args}: {message}");
+                // The refusal is the one `run` gives.
+                let result = f.call("process", args.clone()).await;
+                assert_eq!(result.error, Some(message), "{args}");
+            }
+        }
+    }
+    for id in &ids {
+        assert_eq!(
+            f.effects("process", &json!({"action": "kill", "session_id": id})),
+            Ok(Effects::none())
+        );
+        let killed = f
+            .call("process", json!({"action": "kill", "session_id": id}))
+            .await;
+        assert!(killed.success, "{killed:?}");
+    }
 }

@@ -20,6 +20,12 @@
 //!
 //! With `background: true` the command goes to the [`ProcessTable`] and the
 //! `process` tool manages it.
+//!
+//! A call declares the command line it starts ([`Effect::Command`]), with
+//! its `cwd` when that is not the workspace root; `process write` declares
+//! the text it sends as a command (a background shell runs it as one).
+//! Blocked and dangerous commands are declared too: refusing them is the
+//! policy's job.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -32,11 +38,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use toolgate_core::{
-    CommandClass, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace,
-    error_chain,
+    CommandClass, Effect, Effects, EffectsError, Sensitivity, ToolAnnotations, ToolContext,
+    ToolResult, TypedTool, Workspace, error_chain,
 };
 use toolgate_policy::{CommandPolicy, Verdict, VerdictKind};
 use toolgate_sandbox::{Capture, Finished, Level, Profile, RunOptions, Sandbox, Spawn};
+
+use crate::effects::named;
 
 pub use process::{ProcessLimits, ProcessTable, ProcessTool};
 
@@ -208,6 +216,13 @@ impl TypedTool for RunCommand {
         }
     }
 
+    fn effects(&self, args: &RunCommandArgs) -> Result<Effects, EffectsError> {
+        Ok(Effects::known([Effect::Command {
+            command: args.command.clone(),
+            cwd: declared_cwd(&self.workspace, args.cwd.as_deref())?,
+        }]))
+    }
+
     fn timeout(&self) -> Option<Duration> {
         // The command's own timeout (at most 600 s) stops it; the gate's is
         // only a backstop.
@@ -259,7 +274,11 @@ impl TypedTool for RunCommand {
         let profile_name = if read_only { "read-only" } else { "standard" };
         let sandbox = status.to_string();
         if args.background {
-            return match self.table.start(&self.sandbox, &spawn, &args.command) {
+            // The `cwd` resolved above, so naming it cannot fail.
+            let cwd = declared_cwd(&self.workspace, args.cwd.as_deref())
+                .ok()
+                .flatten();
+            return match self.table.start(&self.sandbox, &spawn, &args.command, cwd) {
                 Ok((id, pid)) => ToolResult::success(format!(
                     "started in the background as {id} (pid {pid}); read its output with \
                      process(action=\"poll\", session_id=\"{id}\")"
@@ -303,6 +322,21 @@ impl RunCommand {
             Err(error) => Err(error.to_string()),
         }
     }
+}
+
+/// The `cwd` of a command as its effect names it: `None` for the workspace
+/// root (the default), else the directory as the workspace names it, or as
+/// written when it lies outside.
+fn declared_cwd(workspace: &Workspace, cwd: Option<&str>) -> Result<Option<String>, EffectsError> {
+    let Some(cwd) = cwd else {
+        return Ok(None);
+    };
+    let dir = named(workspace, cwd)?;
+    let is_root = dir
+        .path
+        .as_ref()
+        .is_some_and(toolgate_core::WsPath::is_root);
+    Ok((!is_root).then_some(dir.display))
 }
 
 fn class_name(class: CommandClass) -> &'static str {

@@ -18,7 +18,9 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::ChildStdin;
-use toolgate_core::{Sensitivity, ToolContext, ToolResult, TypedTool};
+use toolgate_core::{
+    Effect, Effects, EffectsError, Sensitivity, ToolContext, ToolResult, TypedTool,
+};
 use toolgate_sandbox::{Lease, Sandbox, Spawn, kill_group};
 
 use toolgate_core::error_chain;
@@ -55,6 +57,9 @@ struct Output {
 struct Session {
     id: String,
     command: String,
+    /// The directory it runs in, as `run_command` declared it (`None`: the
+    /// workspace root).
+    cwd: Option<String>,
     pid: u32,
     started: Instant,
     output: Arc<Mutex<Output>>,
@@ -103,12 +108,15 @@ impl ProcessTable {
     }
 
     /// Starts a command in the background in `sandbox`; returns (session
-    /// id, pid). `command` is its text, for listings.
+    /// id, pid). `command` is its text, for listings, and `cwd` the
+    /// directory it runs in as its effect named it, for the effects of
+    /// writing to it.
     pub(crate) fn start(
         &self,
         sandbox: &Sandbox,
         spawn: &Spawn,
         command: &str,
+        cwd: Option<String>,
     ) -> Result<(String, u32), String> {
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         self.purge_expired(&mut sessions);
@@ -172,6 +180,7 @@ impl ProcessTable {
             Session {
                 id: id.clone(),
                 command: command.to_owned(),
+                cwd,
                 pid,
                 started: Instant::now(),
                 output,
@@ -248,6 +257,15 @@ pub struct ProcessArgs {
 }
 
 /// `process`: manages the background sessions started by `run_command`.
+///
+/// # Rules
+///
+/// 1. `poll`, `write` and `kill` need a `session_id`; a call without one is
+///    refused.
+/// 2. `write` declares its `input` as an [`Effect::Command`] in the
+///    session's directory: the session may be a shell, which runs it. The
+///    other actions declare nothing: they read or stop what is already
+///    running.
 #[derive(Debug, Clone)]
 pub struct ProcessTool {
     table: Arc<ProcessTable>,
@@ -277,16 +295,32 @@ impl TypedTool for ProcessTool {
         }
     }
 
+    fn effects(&self, args: &ProcessArgs) -> Result<Effects, EffectsError> {
+        match args.action {
+            ProcessAction::List | ProcessAction::Clear => Ok(Effects::none()),
+            ProcessAction::Write => {
+                let id = session_id(args.action, args.session_id.as_deref())
+                    .map_err(EffectsError::new)?;
+                Ok(Effects::known([Effect::Command {
+                    command: args.input.clone().unwrap_or_default(),
+                    cwd: self.cwd_of(id),
+                }]))
+            }
+            action => {
+                session_id(action, args.session_id.as_deref()).map_err(EffectsError::new)?;
+                Ok(Effects::none())
+            }
+        }
+    }
+
     async fn run(&self, args: ProcessArgs, _ctx: &ToolContext) -> ToolResult {
         match args.action {
             ProcessAction::List => self.list(),
             ProcessAction::Clear => self.clear(args.session_id.as_deref()),
             action => {
-                let Some(id) = args.session_id.as_deref() else {
-                    return ToolResult::failure(format!(
-                        "action `{}` needs a `session_id`; process(action=\"list\") shows them",
-                        action_name(action)
-                    ));
+                let id = match session_id(action, args.session_id.as_deref()) {
+                    Ok(id) => id,
+                    Err(message) => return ToolResult::failure(message),
                 };
                 match action {
                     ProcessAction::Poll => self.poll(id),
@@ -301,6 +335,16 @@ impl TypedTool for ProcessTool {
     }
 }
 
+/// The session an action names (rule 1 on [`ProcessTool`]).
+fn session_id(action: ProcessAction, id: Option<&str>) -> Result<&str, String> {
+    id.ok_or_else(|| {
+        format!(
+            "action `{}` needs a `session_id`; process(action=\"list\") shows them",
+            action_name(action)
+        )
+    })
+}
+
 fn action_name(action: ProcessAction) -> &'static str {
     match action {
         ProcessAction::List => "list",
@@ -312,6 +356,17 @@ fn action_name(action: ProcessAction) -> &'static str {
 }
 
 impl ProcessTool {
+    /// The directory session `id` runs in; `None` for the workspace root,
+    /// and for a session that does not exist (writing to it fails).
+    fn cwd_of(&self, id: &str) -> Option<String> {
+        let sessions = self
+            .table
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        sessions.get(id).and_then(|session| session.cwd.clone())
+    }
+
     fn unknown(id: &str) -> ToolResult {
         ToolResult::failure(format!(
             "no background session `{id}`; process(action=\"list\") shows them"

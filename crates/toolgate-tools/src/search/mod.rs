@@ -59,6 +59,8 @@
 //!    matching lines were not shown. The metadata carries the shown matches
 //!    as `matches: [{path, line, text}]`, and `total_matches`,
 //!    `files_searched`, `files_matched`, `binary_skipped`, `truncated`.
+//! 9. A search declares one effect ([`Effects`]): a read of everything
+//!    beneath `path`, or of that one file when `path` is a regular file.
 //!
 //! # Opening files the walker found
 //!
@@ -121,8 +123,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolgate_core::{Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace};
+use toolgate_core::{
+    Effects, EffectsError, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool,
+    Workspace,
+};
 
+use crate::effects::read_of;
 use crate::fs::{NameGlob, hidden_note};
 use engine::{Found, Search};
 use walk::Scope;
@@ -376,6 +382,10 @@ impl TypedTool for SearchCode {
         read_only()
     }
 
+    fn effects(&self, args: &SearchCodeArgs) -> Result<Effects, EffectsError> {
+        Ok(Effects::known([read_of(&self.workspace, &args.path)?]))
+    }
+
     async fn run(&self, args: SearchCodeArgs, _ctx: &ToolContext) -> ToolResult {
         let workspace = self.workspace.clone();
         let query = TextQuery {
@@ -455,6 +465,10 @@ impl TypedTool for Grep {
         read_only()
     }
 
+    fn effects(&self, args: &GrepArgs) -> Result<Effects, EffectsError> {
+        Ok(Effects::known([read_of(&self.workspace, &args.path)?]))
+    }
+
     async fn run(&self, args: GrepArgs, _ctx: &ToolContext) -> ToolResult {
         let workspace = self.workspace.clone();
         let query = TextQuery {
@@ -522,6 +536,10 @@ impl TypedTool for FindFiles {
 
     fn annotations(&self) -> ToolAnnotations {
         read_only()
+    }
+
+    fn effects(&self, args: &FindFilesArgs) -> Result<Effects, EffectsError> {
+        Ok(Effects::known([read_of(&self.workspace, &args.path)?]))
     }
 
     async fn run(&self, args: FindFilesArgs, _ctx: &ToolContext) -> ToolResult {
