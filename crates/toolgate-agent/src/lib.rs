@@ -35,8 +35,8 @@ pub use llm::{
 };
 pub use runner::{
     AgentEvent, AgentRunner, AgentRunnerBuilder, EventSink, GateReport, HookVerdict,
-    LifecycleHooks, Outcome, QualityGates, RunReport, StepUsage, ToolCallRecord,
-    truncate_head_tail,
+    LifecycleHooks, Outcome, QualityGates, RunRecorder, RunReport, StepSnapshot, StepUsage,
+    ToolCallRecord, truncate_head_tail,
 };
 pub use session::{SessionError, SessionStore, SessionSummary};
 

@@ -23,8 +23,8 @@ use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use toolgate_core::{SchemaFormat, ToolCall, error_chain};
-use toolgate_engine::ExecutionEngine;
+use toolgate_core::{Effects, SchemaFormat, ToolCall, error_chain};
+use toolgate_engine::{Decision, ExecutionEngine};
 
 use crate::agent::AgentDef;
 use crate::llm::{LlmClient, LlmError, LlmRequest, Message, ModelToolCall, Role, Usage};
@@ -205,6 +205,10 @@ pub struct ToolCallRecord {
     pub duration_ms: u64,
     /// What the model saw.
     pub output: String,
+    /// What the call was declared to do ([`Effects::summary`]: no write
+    /// contents); none when it never reached the gate.
+    #[serde(default)]
+    pub effects: Effects,
 }
 
 /// How a run ended.
@@ -259,7 +263,8 @@ pub struct RunReport {
     pub step_usage: Vec<StepUsage>,
     /// Every tool call.
     pub tool_calls: Vec<ToolCallRecord>,
-    /// Paths passed to successful writing tools.
+    /// The files successful calls changed, from their declared effects
+    /// (written, deleted, either end of a rename), sorted.
     pub files_changed: Vec<String>,
     /// The error, when the run failed.
     pub error: Option<String>,
@@ -569,6 +574,7 @@ impl AgentRunner {
     pub async fn run(&self, task: &str, history: Vec<Message>) -> RunReport {
         let started = Instant::now();
         let deadline = self.timeout.map(|t| started + t);
+        let stored = history.len();
         let mut messages = history;
         if messages.is_empty() {
             messages.push(Message::text(
@@ -590,18 +596,13 @@ impl AgentRunner {
             messages: Vec::new(),
             duration_ms: 0,
         };
-        // The stored conversation (a resumed session's history) is
-        // recorded already; the task and what follows are not.
+        // The history (a resumed session's stored conversation) is recorded
+        // already; the system prompt of a new session, the task and what
+        // follows are not.
         let mut journal = Journal {
-            clean_until: messages.len().saturating_sub(1),
+            clean_until: stored,
             ..Journal::default()
         };
-        if journal.clean_until > 0 && messages.len() > 1 {
-            // A resumed session: only the new task is unrecorded.
-            journal.clean_until = messages.len() - 1;
-        } else {
-            journal.clean_until = 0;
-        }
         self.record(0, &messages, &report, &mut journal).await;
         let payload = json!({"agent": self.agent.name, "task": task});
         self.hooks.emit("session_start", payload.clone()).await;
@@ -946,21 +947,33 @@ impl AgentRunner {
         let mut results = results.into_iter();
         let mut aborted = false;
         for (c, p) in calls.iter().zip(&prepared) {
-            let (decision, success, text, ms) = match p {
+            let (decision, success, text, ms, effects) = match p {
                 Err((d, msg)) => {
                     if !all_read_only {
                         results.next();
                     }
-                    (d.clone(), false, format!("error: {msg}"), 0)
+                    (
+                        d.clone(),
+                        false,
+                        format!("error: {msg}"),
+                        0,
+                        Effects::none(),
+                    )
                 }
                 Ok(_) => match results.next().flatten() {
                     Some(ex) => {
                         aborted |= ex.is_aborted();
+                        if ex.result.success && ex.decision == Decision::Executed {
+                            report
+                                .files_changed
+                                .extend(ex.effects.changed_paths().into_iter().map(str::to_owned));
+                        }
                         (
                             ex.decision.as_str().to_owned(),
                             ex.result.success,
                             ex.result.to_model_text(),
                             u64::try_from(ex.duration.as_millis()).unwrap_or(u64::MAX),
+                            ex.effects.summary(),
                         )
                     }
                     None => (
@@ -968,19 +981,11 @@ impl AgentRunner {
                         false,
                         "error: not run: the run was aborted".to_owned(),
                         0,
+                        Effects::none(),
                     ),
                 },
             };
             let text = truncate_head_tail(&text, self.max_output_chars);
-            if success
-                && registry
-                    .get(&c.name)
-                    .is_ok_and(|t| t.spec().annotations.read_only_hint != Some(true))
-                && let Ok(Value::Object(args)) = serde_json::from_str::<Value>(&c.arguments)
-                && let Some(path) = args.get("path").and_then(Value::as_str)
-            {
-                report.files_changed.push(path.to_owned());
-            }
             let record = ToolCallRecord {
                 step,
                 id: c.id.clone(),
@@ -990,6 +995,7 @@ impl AgentRunner {
                 success,
                 duration_ms: ms,
                 output: text.clone(),
+                effects,
             };
             self.emit(&AgentEvent::ToolCall(record.clone()));
             report.tool_calls.push(record);

@@ -5,165 +5,80 @@
 //! notes and the final summary. Exit codes (DESIGN.md §11): 0 success,
 //! 1 failed, 2 partial, 3 config error, 4 auth error, 5 timeout,
 //! 130 interrupted.
+//!
+//! Everything but the printing and the terminal comes from the host
+//! ([`toolgate_host::Host::prepare_run`]): the agent, the model, the
+//! session in the store, the gate.
 
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::anyhow;
+use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
-use toolgate_agent::{
-    AgentDef, AgentEvent, AgentRunner, AnthropicClient, ApiKey, GuardrailGates, HttpSettings,
-    LlmClient, Message, OpenAiClient, Outcome, RunReport, SessionStore,
-};
+use toolgate_agent::{AgentEvent, Outcome, RunReport};
 use toolgate_engine::Approver;
-use toolgate_host::{Gate, LlmProvider};
+use toolgate_host::{ErrorKind, HostError, LlmOverrides, RunControls, RunRequest};
 
 use crate::Setup;
 use crate::approver::PromptApprover;
 use crate::cli::{ReportFormat, RunArgs};
 use crate::render::{CliError, Exit};
 
-fn config_error(msg: impl Into<String>, hint: &str) -> CliError {
-    CliError::new(Exit::Config, anyhow!(msg.into())).with_hint(hint)
-}
-
-/// The session database path.
-pub(crate) fn sessions_db(setup: &Setup) -> PathBuf {
-    let workspace = setup.host.workspace();
-    match &setup.host.config().llm.sessions_db {
-        Some(p) if p.is_absolute() => p.clone(),
-        Some(p) => workspace.join(p),
-        None => workspace.join(".toolgate").join("sessions.db"),
-    }
-}
-
-pub(crate) fn open_store(setup: &Setup) -> Result<SessionStore, CliError> {
-    let path = sessions_db(setup);
-    SessionStore::open(&path).map_err(|e| {
-        CliError::new(
-            Exit::Failure,
-            anyhow!(e).context(format!(
-                "cannot open the session database {}",
-                path.display()
-            )),
-        )
-        .with_hint("set `llm.sessions_db` to a writable path")
-    })
-}
-
-fn client(setup: &Setup, args: &RunArgs) -> Result<Arc<dyn LlmClient>, CliError> {
-    let llm = &setup.host.config().llm;
-    let model = args
-        .model
-        .clone()
-        .or_else(|| llm.model.clone())
-        .ok_or_else(|| {
-            config_error(
-                "no model is configured",
-                "set `llm.model` in toolgate.yaml, or pass --model",
-            )
-        })?;
-    let base_url = args
-        .base_url
-        .clone()
-        .or_else(|| llm.base_url.clone())
-        .unwrap_or_else(|| match llm.provider {
-            LlmProvider::Openai => "https://api.openai.com/v1".to_owned(),
-            LlmProvider::Anthropic => "https://api.anthropic.com/v1".to_owned(),
-        });
-    let key = match &llm.api_key_env {
-        None => None,
-        Some(var) => Some(std::env::var(var).map_err(|_| {
-            CliError::new(
-                Exit::Auth,
-                anyhow!("the environment variable {var} (llm.api_key_env) is not set"),
-            )
-            .with_hint(format!("export {var}=… with your API key"))
-        })?),
+/// A host error as `run` reports it: configuration problems exit 3
+/// (DESIGN.md §11), a missing key 4, no model server 3.
+fn run_error(error: HostError) -> CliError {
+    let kind = error.kind();
+    let mut error = CliError::from(error);
+    error.exit = match kind {
+        ErrorKind::Auth => Exit::Auth,
+        ErrorKind::Runtime => Exit::Failure,
+        _ => Exit::Config,
     };
-    let mut settings = HttpSettings::new(base_url, model, ApiKey::new(key));
-    settings.request_timeout = Duration::from_secs(llm.timeout.max(1));
-    settings.max_retries = llm.max_retries;
-    settings.stream = llm.stream;
-    settings.max_tokens = llm.max_tokens;
-    Ok(match llm.provider {
-        LlmProvider::Openai => Arc::new(OpenAiClient::new(settings)),
-        LlmProvider::Anthropic => Arc::new(AnthropicClient::new(settings)),
-    })
+    error
 }
 
-/// A `⠋ thinking… step 3 · 2.1 s` line on a terminal's stderr while the
-/// model has not answered yet; erased before anything else is printed.
+/// A `⠋ thinking… step 3 · 2.1s` spinner on a terminal's stderr while the
+/// model has not answered yet (indicatif); cleared before anything else is
+/// printed.
 #[derive(Clone)]
-struct Spinner {
-    state: Option<Arc<std::sync::Mutex<SpinnerState>>>,
+struct Progress {
+    enabled: bool,
+    bar: Arc<std::sync::Mutex<Option<ProgressBar>>>,
 }
 
-struct SpinnerState {
-    label: Option<(String, std::time::Instant)>,
-    drawn: bool,
-}
-
-impl Spinner {
-    /// A spinner that draws only when `enabled`.
-    fn start(enabled: bool) -> Self {
-        if !enabled {
-            return Self { state: None };
+impl Progress {
+    fn new(enabled: bool) -> Self {
+        Self {
+            enabled,
+            bar: Arc::default(),
         }
-        let state = Arc::new(std::sync::Mutex::new(SpinnerState {
-            label: None,
-            drawn: false,
-        }));
-        let weak = Arc::downgrade(&state);
-        tokio::spawn(async move {
-            const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-            let mut frame = 0usize;
-            let mut tick = tokio::time::interval(Duration::from_millis(100));
-            loop {
-                tick.tick().await;
-                let Some(state) = weak.upgrade() else { return };
-                let Ok(mut state) = state.lock() else { return };
-                if let Some((label, since)) = &state.label {
-                    let line = format!(
-                        "\r\x1b[K{} thinking… {label} · {:.1} s",
-                        FRAMES[frame % FRAMES.len()],
-                        since.elapsed().as_secs_f64()
-                    );
-                    let mut err = io::stderr().lock();
-                    let _ = err.write_all(line.as_bytes());
-                    let _ = err.flush();
-                    state.drawn = true;
-                    frame += 1;
-                }
-            }
-        });
-        Self { state: Some(state) }
     }
 
-    fn enabled(&self) -> bool {
-        self.state.is_some()
-    }
-
-    fn show(&self, label: String) {
-        if let Some(state) = &self.state
-            && let Ok(mut state) = state.lock()
+    fn show(&self, label: &str) {
+        if !self.enabled {
+            return;
+        }
+        let Ok(mut bar) = self.bar.lock() else { return };
+        if let Some(old) = bar.take() {
+            old.finish_and_clear();
+        }
+        let spinner = ProgressBar::new_spinner();
+        if let Ok(style) = ProgressStyle::with_template("{spinner} thinking… {msg} · {elapsed}")
         {
-            state.label = Some((label, std::time::Instant::now()));
+            spinner.set_style(style);
         }
+        spinner.set_message(label.to_owned());
+        spinner.enable_steady_tick(Duration::from_millis(100));
+        *bar = Some(spinner);
     }
 
     fn hide(&self) {
-        if let Some(state) = &self.state
-            && let Ok(mut state) = state.lock()
+        if let Ok(mut bar) = self.bar.lock()
+            && let Some(old) = bar.take()
         {
-            state.label = None;
-            if std::mem::take(&mut state.drawn) {
-                let mut err = io::stderr().lock();
-                let _ = err.write_all(b"\r\x1b[K");
-                let _ = err.flush();
-            }
+            old.finish_and_clear();
         }
     }
 }
@@ -178,50 +93,22 @@ fn write_err(text: &str) {
     let _ = writeln!(io::stderr().lock(), "{text}");
 }
 
-/// `toolgate run`.
+/// `toolgate run`, and `sessions resume`.
 pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> {
-    run_task(setup, args).await
-}
-
-pub(crate) async fn run_task(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> {
-    let to_config = |mut e: CliError| {
-        e.exit = Exit::Config;
-        e
-    };
-    let agent = setup
-        .host
-        .agent(&args.agent)
-        .map_err(|e| to_config(e.into()))?;
-    let mode = setup
-        .host
-        .mode_for(Some(&agent))
-        .map_err(|e| to_config(e.into()))?;
-    let llm = client(setup, &args)?;
-    let costs = costs(setup, &args)?;
-    let store = open_store(setup)?;
-    let (session_id, history) = match &args.session {
-        Some(id) => {
-            let history = store.messages(id).map_err(|e| {
-                CliError::new(Exit::Failure, anyhow!(e))
-                    .with_hint("`toolgate sessions list` shows the saved sessions")
-            })?;
-            (id.clone(), history)
-        }
-        None => (SessionStore::new_id(), Vec::new()),
-    };
+    let mut request = RunRequest::new(args.task.clone());
+    request.agent = Some(args.agent.clone());
+    request.session.clone_from(&args.session);
+    request.llm = LlmOverrides::new(args.model.clone(), args.base_url.clone());
+    request.max_steps = args.max_steps;
+    request.timeout = args.timeout.map(Duration::from_secs);
+    request.budget_usd = args.budget;
     let interactive = PromptApprover::terminal().map(|p| Arc::new(p) as Arc<dyn Approver>);
-    // The gate's guardrails and hooks also serve the loop: lifecycle events
-    // (with this session's id) and the quality gates.
-    let gate = setup
+    let prepared = setup
         .host
-        .gate()
-        .mode(mode)
-        .session_id(session_id.clone())
-        .interactive(interactive)
-        .build()
+        .prepare_run(request, interactive)
         .await
-        .map_err(|e| to_config(e.into()))?;
-    for status in &gate.mcp_statuses {
+        .map_err(run_error)?;
+    for status in &prepared.gate().mcp_statuses {
         if let toolgate_mcp::ServerState::Failed(reason) = &status.state {
             crate::render::note(&format!(
                 "warning: MCP server `{}` skipped: {reason}",
@@ -229,93 +116,27 @@ pub(crate) async fn run_task(setup: &Setup, args: RunArgs) -> Result<Exit, CliEr
             ));
         }
     }
-    let agent = agent.with_extra_tools(gate.mcp.tool_names());
-    let run = Prepared {
-        llm,
-        costs,
-        agent,
-        store,
-        session_id,
-        history,
-    };
-    let result = run_agent(setup, &args, run, &gate).await;
-    gate.shutdown().await;
-    result
-}
+    let session_id = prepared.session_id().to_owned();
 
-/// Token prices and the cost budget of a run.
-struct Costs {
-    /// USD per million input and output tokens.
-    prices: Option<(f64, f64)>,
-    budget_usd: Option<f64>,
-}
-
-/// The prices from `llm:`, and the budget (`--budget` over
-/// `llm.budget_usd`), which needs them to be enforced.
-fn costs(setup: &Setup, args: &RunArgs) -> Result<Costs, CliError> {
-    let llm_cfg = &setup.host.config().llm;
-    let prices = (llm_cfg.input_price_per_mtok.is_some()
-        || llm_cfg.output_price_per_mtok.is_some())
-    .then(|| {
-        (
-            llm_cfg.input_price_per_mtok.unwrap_or(0.0),
-            llm_cfg.output_price_per_mtok.unwrap_or(0.0),
-        )
-    });
-    let budget_usd = args.budget.or(llm_cfg.budget_usd);
-    if let Some(budget) = budget_usd
-        && (prices.is_none() || !budget.is_finite() || budget <= 0.0)
-    {
-        return Err(config_error(
-            format!("a cost budget of {budget} USD cannot be enforced"),
-            "the budget must be a positive number, and `llm.input_price_per_mtok` / \
-             `llm.output_price_per_mtok` must be set so the cost can be counted",
-        ));
-    }
-    Ok(Costs { prices, budget_usd })
-}
-
-/// What `run_task` resolved before the MCP servers started.
-struct Prepared {
-    llm: Arc<dyn LlmClient>,
-    costs: Costs,
-    agent: AgentDef,
-    store: SessionStore,
-    session_id: String,
-    history: Vec<Message>,
-}
-
-async fn run_agent(
-    setup: &Setup,
-    args: &RunArgs,
-    run: Prepared,
-    gate: &Gate,
-) -> Result<Exit, CliError> {
-    let Prepared {
-        llm,
-        costs,
-        agent,
-        mut store,
-        session_id,
-        history,
-    } = run;
-
-    // Ctrl-C: the first stops gracefully (summary), the second aborts.
-    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
+    // Ctrl-C: the first stops gracefully (summary), the second at once.
+    // Either way the run returns here, so the session is recorded and the
+    // MCP servers are shut down before toolgate exits.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let (abort_tx, abort_rx) = tokio::sync::watch::channel(false);
+    let signals = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            write_err("\ninterrupted: stopping after a summary (Ctrl-C again to abort)");
-            let _ = cancel_tx.send(true);
+            write_err("\ninterrupted: stopping after a summary (Ctrl-C again to stop at once)");
+            let _ = stop_tx.send(true);
             if tokio::signal::ctrl_c().await.is_ok() {
-                write_err("aborted");
-                std::process::exit(130);
+                write_err("stopping now");
+                let _ = abort_tx.send(true);
             }
         }
     });
 
     let json = setup.json;
-    let spinner = Spinner::start(!json && io::stderr().is_terminal());
-    let events_spinner = spinner.clone();
+    let progress = Progress::new(!json && io::stderr().is_terminal());
+    let shown = progress.clone();
     let events = Arc::new(move |e: &AgentEvent| {
         if json {
             if let Ok(line) = serde_json::to_string(e) {
@@ -326,9 +147,9 @@ async fn run_agent(
         // Waiting for the model from the start of a step (and of the
         // summary call) to its first output.
         match e {
-            AgentEvent::Step { step } => events_spinner.show(format!("step {step}")),
-            AgentEvent::Summary { .. } => events_spinner.show("summary".to_owned()),
-            _ => events_spinner.hide(),
+            AgentEvent::Step { step } => shown.show(&format!("step {step}")),
+            AgentEvent::Summary { .. } => shown.show("summary"),
+            _ => shown.hide(),
         }
         match e {
             AgentEvent::Text { delta } => write_out(delta),
@@ -354,36 +175,22 @@ async fn run_agent(
             AgentEvent::Summary { reason } => {
                 write_err(&format!("\n  stopping: {reason}; asking for a summary"));
             }
+            AgentEvent::Warning { message } => write_err(&format!("warning: {message}")),
             _ => {}
         }
     });
-    let gates = GuardrailGates::new(Arc::clone(&gate.guardrails), setup.host.workspace());
-    let mut builder = AgentRunner::builder(llm, Arc::clone(&gate.engine), agent)
-        .hooks(Arc::clone(&gate.hooks) as Arc<dyn toolgate_agent::LifecycleHooks>)
-        .gates(Arc::new(gates))
-        .events(events)
-        .cancel(cancel_rx);
-    if let Some(n) = args.max_steps {
-        builder = builder.max_steps(n);
-    }
-    if let Some(t) = args.timeout {
-        builder = builder.timeout(Duration::from_secs(t));
-    }
-    if let Some((input, output)) = costs.prices {
-        builder = builder.prices(input, output);
-    }
-    if let Some(budget) = costs.budget_usd {
-        builder = builder.budget_usd(budget);
-    }
-    if spinner.enabled() {
+    if progress.enabled {
         write_err(&format!("session {session_id}"));
     }
-    let report = builder.build().run(&args.task, history).await;
-    spinner.hide();
-    if let Err(e) = store.save_run(&session_id, &report) {
-        write_err(&format!("warning: the session was not saved: {e}"));
-    }
-    finish(setup, args, &report, &session_id)
+    let mut controls = RunControls::default();
+    controls.events = Some(events);
+    controls.stop = Some(stop_rx);
+    controls.abort = Some(abort_rx);
+    let report = prepared.run(controls).await;
+    progress.hide();
+    signals.abort();
+    setup.host.flush().await;
+    finish(setup, &args, &report, &session_id)
 }
 
 fn finish(

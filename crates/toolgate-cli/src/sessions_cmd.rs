@@ -2,61 +2,100 @@
 
 use std::fmt::Write as _;
 
-use anyhow::anyhow;
-use toolgate_agent::Role;
+use toolgate_agent::{Message, Role};
+use toolgate_host::HostError;
+use toolgate_store::{RUNNING, SessionStore, SessionSummary};
 
 use crate::Setup;
 use crate::cli::{RunArgs, SessionsCommand};
 use crate::render::{CliError, Exit};
-use crate::run_cmd::{open_store, run_task};
 
-fn not_found(e: toolgate_agent::SessionError) -> CliError {
-    CliError::new(Exit::Failure, anyhow!(e))
+fn store_error(setup: &Setup, source: toolgate_store::StoreError) -> CliError {
+    let path = setup.host.store_path().unwrap_or_default();
+    CliError::from(HostError::Store { path, source })
+}
+
+/// A session's outcome for people: a `running` session whose process is
+/// gone was killed (its last complete step is stored; resume continues
+/// from there).
+fn outcome(summary: &SessionSummary) -> &str {
+    if summary.outcome == RUNNING && summary.pid.is_some_and(|pid| !process_alive(pid)) {
+        return "killed";
+    }
+    &summary.outcome
+}
+
+/// Whether a process with this id exists (signal 0 checks without sending).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    rustix::process::Pid::from_raw(pid)
+        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
 }
 
 /// `toolgate sessions …`.
 pub(crate) async fn sessions(setup: &Setup, cmd: SessionsCommand) -> Result<Exit, CliError> {
     match cmd {
         SessionsCommand::List => {
-            let store = open_store(setup)?;
-            let list = store.list().map_err(not_found)?;
+            let store = setup.host.store()?;
+            let list = store.list().await.map_err(|e| store_error(setup, e))?;
             if setup.json {
-                return crate::out(&crate::json_text(&list)?);
+                let rows: Vec<serde_json::Value> = list
+                    .iter()
+                    .map(|s| {
+                        let mut row = serde_json::to_value(s).unwrap_or_default();
+                        row["outcome"] = outcome(s).into();
+                        row
+                    })
+                    .collect();
+                return crate::out(&crate::json_text(&rows)?);
             }
             let mut text = String::new();
             for s in &list {
                 let task: String = s.task.chars().take(60).collect();
                 let _ = writeln!(
                     text,
-                    "{}  {:<8} {:<11} {:>7} tokens  {task}",
+                    "{}  {:<8} {:<11} {:>3} steps {:>7} tokens  {task}",
                     s.id,
                     s.agent,
-                    s.outcome,
+                    outcome(s),
+                    s.steps,
                     s.input_tokens + s.output_tokens
                 );
             }
             crate::out(&text)
         }
         SessionsCommand::Show { id } => {
-            let store = open_store(setup)?;
-            let summary = store.get(&id).map_err(not_found)?;
-            let messages = store.messages(&id).map_err(not_found)?;
+            let store = setup.host.store()?;
+            let summary = store.get(&id).await.map_err(|e| store_error(setup, e))?;
+            let stored = store
+                .messages(&id)
+                .await
+                .map_err(|e| store_error(setup, e))?;
+            let calls = store
+                .tool_calls(&id)
+                .await
+                .map_err(|e| store_error(setup, e))?;
             if setup.json {
-                let calls = store.tool_calls(&id).map_err(not_found)?;
-                let v = serde_json::json!({"session": summary, "messages": messages,
-                    "tool_calls": calls.iter().map(|(step, name, decision, success)| serde_json::json!(
-                        {"step": step, "name": name, "decision": decision, "success": success})).collect::<Vec<_>>()});
+                let mut session = serde_json::to_value(&summary).unwrap_or_default();
+                session["outcome"] = outcome(&summary).into();
+                let v = serde_json::json!({"session": session, "messages": stored, "tool_calls": calls});
                 return crate::out(&crate::json_text(&v)?);
             }
             let mut text = format!(
-                "session {} · agent {} · {} · {} in / {} out tokens\n",
+                "session {} · agent {} · {} · {} steps · {} in / {} out tokens\n",
                 summary.id,
                 summary.agent,
-                summary.outcome,
+                outcome(&summary),
+                summary.steps,
                 summary.input_tokens,
                 summary.output_tokens
             );
-            for m in &messages {
+            for value in stored {
+                let Ok(m) = serde_json::from_value::<Message>(value) else {
+                    continue;
+                };
                 let role = match m.role {
                     Role::System => continue,
                     Role::User => "user",
@@ -83,7 +122,7 @@ pub(crate) async fn sessions(setup: &Setup, cmd: SessionsCommand) -> Result<Exit
                 report: None,
                 report_file: None,
             };
-            run_task(setup, args).await
+            crate::run_cmd::run(setup, args).await
         }
     }
 }

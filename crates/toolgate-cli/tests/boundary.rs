@@ -86,6 +86,7 @@ impl World {
             .current_dir(&self.ws)
             .env("HOME", &self.home)
             .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
             // What a user has exported: none of it may reach a command.
             .env("OPENAI_API_KEY", format!("{MARK}-openai"))
             .env("ANTHROPIC_API_KEY", format!("{MARK}-anthropic"))

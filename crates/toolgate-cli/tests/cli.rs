@@ -54,7 +54,8 @@ impl Ws {
         cmd.args(args)
             .current_dir(self.path())
             .env("HOME", self.path().join("home"))
-            .env_remove("XDG_CONFIG_HOME");
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME");
         for (key, _) in std::env::vars() {
             if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
                 cmd.env_remove(key);

@@ -42,6 +42,7 @@ impl Ws {
             .current_dir(self.dir.path())
             .env("HOME", self.path("home"))
             .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
             .stdin(Stdio::null());
         for (key, _) in std::env::vars() {
             if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {

@@ -95,6 +95,7 @@ impl Ws {
             .env("HOME", self.path().join("home"))
             .env("TEST_LLM_KEY", "sk-very-secret")
             .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
             .stdin(Stdio::null());
         for (key, _) in std::env::vars() {
             if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
@@ -272,6 +273,7 @@ async fn first_ctrl_c_stops_gracefully_with_a_summary_and_exits_2() {
         .env("HOME", ws.path().join("home"))
         .env("TEST_LLM_KEY", "k")
         .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
         .env_remove("TOOLGATE_CONFIG")
         .env_remove("TOOLGATE_MODE")
         .env("TOOLGATE_TRUST_WORKSPACE", "1")

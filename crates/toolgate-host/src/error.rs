@@ -110,6 +110,9 @@ pub enum HostError {
         /// The variable.
         var: String,
     },
+    /// A cost budget that cannot be enforced.
+    #[error("a cost budget of {0} USD cannot be enforced")]
+    Budget(f64),
     /// An agent's `mode` is not a confirmation mode.
     #[error("agent `{agent}` has an invalid mode: {reason}")]
     AgentMode {
@@ -165,6 +168,9 @@ impl HostError {
             Self::AgentMode { .. } => "use yolo, confirm-sensitive or confirm-all".to_owned(),
             Self::NoModel { .. } | Self::Unreachable { .. } => GET_A_MODEL.to_owned(),
             Self::KeyMissing { var } => format!("export {var}=… with your API key"),
+            Self::Budget(_) => "the budget must be a positive number, and `llm.input_price_per_mtok` / \
+                `llm.output_price_per_mtok` must be set so the cost can be counted"
+                .to_owned(),
         })
     }
 

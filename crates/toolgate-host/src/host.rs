@@ -297,7 +297,8 @@ impl Host {
         if let Some(sandbox) = self.sandbox.get() {
             return Ok(sandbox.clone());
         }
-        let sandbox = build_sandbox(&self.workspace, &self.loaded).map_err(HostError::Sandbox)?;
+        let sandbox = build_sandbox(&self.workspace, &self.loaded, &self.policy_files())
+            .map_err(HostError::Sandbox)?;
         Ok(self.sandbox.get_or_init(|| sandbox).clone())
     }
 
@@ -321,11 +322,44 @@ impl Host {
                 toolgate_core::DEFAULT_PROTECTED_PATTERNS
                     .iter()
                     .map(|p| (*p).to_owned())
-                    .chain(config.guardrails.protected_files.iter().cloned()),
+                    .chain(config.guardrails.protected_files.iter().cloned())
+                    .chain(self.policy_files()),
             )
             .allow_sensitive(config.workspace.allow_sensitive)
             .build()
             .map_err(HostError::Patterns)
+    }
+
+    /// toolgate's own files that lie inside the workspace, as anchored
+    /// patterns: the configuration file given with `--config`, the JSONL
+    /// audit file, the store's directory. They are protected like
+    /// `toolgate.yaml` (the file tools never write them; processes see them
+    /// read-only), so a model cannot rewrite its own audit or sessions.
+    pub fn policy_files(&self) -> Vec<String> {
+        let project = std::fs::canonicalize(&self.loaded.project_file)
+            .unwrap_or_else(|_| self.loaded.project_file.clone());
+        let store_dir = self
+            .store_path()
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_owned));
+        let candidates = [
+            Some(project),
+            self.config().audit.path.clone(),
+            store_dir,
+        ];
+        let mut out = Vec::new();
+        for path in candidates.into_iter().flatten() {
+            let path = canonical_lenient(&path);
+            if let Ok(rel) = path.strip_prefix(&self.workspace)
+                && !rel.as_os_str().is_empty()
+            {
+                let pattern = format!("/{}", glob_escape(&rel.to_string_lossy()));
+                if !out.contains(&pattern) {
+                    out.push(pattern);
+                }
+            }
+        }
+        out
     }
 
     /// The built-in tools the configuration enables, in a new registry (no
@@ -460,6 +494,7 @@ impl Host {
 fn build_sandbox(
     workspace: &Path,
     loaded: &Loaded,
+    policy_files: &[String],
 ) -> Result<Sandbox, toolgate_sandbox::SandboxError> {
     let config = &loaded.config;
     let commands = &config.commands;
@@ -492,15 +527,8 @@ fn build_sandbox(
             .collect()
     };
     let mut protected = config.guardrails.protected_files.clone();
-    // A configuration file given with --config inside the workspace is a
-    // policy file too.
-    let project_file =
-        std::fs::canonicalize(&loaded.project_file).unwrap_or_else(|_| loaded.project_file.clone());
-    if let Ok(rel) = project_file.strip_prefix(workspace)
-        && !rel.as_os_str().is_empty()
-    {
-        protected.push(format!("/{}", glob_escape(&rel.to_string_lossy())));
-    }
+    // toolgate's own files inside the workspace are policy files too.
+    protected.extend(policy_files.iter().cloned());
     let mut builder = Sandbox::builder(workspace)
         .mode(match commands.sandbox {
             SandboxSetting::Full => SandboxMode::Full,
@@ -518,6 +546,18 @@ fn build_sandbox(
         builder = builder.home_readable(home.iter().cloned());
     }
     builder.build()
+}
+
+/// `path` with symlinks resolved as far as it exists (the store's
+/// directory may not exist yet).
+fn canonical_lenient(path: &Path) -> PathBuf {
+    if let Ok(path) = std::fs::canonicalize(path) {
+        return path;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if parent != path => canonical_lenient(parent).join(name),
+        _ => path.to_owned(),
+    }
 }
 
 /// `text` with glob metacharacters escaped, to match it literally.

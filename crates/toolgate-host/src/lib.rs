@@ -46,6 +46,8 @@ pub use config::{
 pub use error::{ErrorKind, HostError};
 pub use gate::{Gate, GateBuilder};
 pub use host::{Host, HostBuilder, TrustPolicy, resolve_workspace};
+pub use llm::{LlmOverrides, ModelChoice};
+pub use run::{PreparedRun, RunControls, RunRequest};
 pub use trust::{Trust, TrustError, TrustStore, TrustedFile};
 
 pub mod env_vars;
@@ -55,6 +57,8 @@ mod config;
 mod error;
 mod gate;
 mod host;
+mod llm;
+mod run;
 mod stores;
 
 impl Host {

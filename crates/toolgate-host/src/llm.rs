@@ -62,8 +62,11 @@ impl Host {
     /// streaming and token limit.
     pub fn llm_client(&self, choice: &ModelChoice) -> Result<Arc<dyn LlmClient>, HostError> {
         let llm = &self.config().llm;
-        let mut settings =
-            HttpSettings::new(choice.base_url.clone(), choice.model.clone(), self.api_key()?);
+        let mut settings = HttpSettings::new(
+            choice.base_url.clone(),
+            choice.model.clone(),
+            self.api_key()?,
+        );
         settings.request_timeout = Duration::from_secs(llm.timeout.max(1));
         settings.max_retries = llm.max_retries;
         settings.stream = llm.stream;

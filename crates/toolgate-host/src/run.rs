@@ -1,0 +1,328 @@
+//! Agent runs: everything `toolgate run`, `sessions resume` and the web UI
+//! need to run an agent on a task, recorded step by step in the store.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::watch;
+use toolgate_agent::{
+    AgentDef, AgentRunner, EventSink, GuardrailGates, LifecycleHooks, LlmClient, Message,
+    RunRecorder, RunReport, StepSnapshot,
+};
+use toolgate_engine::Approver;
+use toolgate_store::{NewSession, SessionStore, SqliteStore, StepRecord, ToolCallRow, UsageRow};
+
+use crate::error::HostError;
+use crate::gate::Gate;
+use crate::host::Host;
+use crate::llm::{LlmOverrides, ModelChoice};
+
+/// What a run is asked to do.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct RunRequest {
+    /// The task (for a resumed session: the next instruction).
+    pub task: String,
+    /// The agent. By default, `build`.
+    pub agent: Option<String>,
+    /// A session to continue, by id. By default, a new session.
+    pub session: Option<String>,
+    /// `--model` and `--base-url`.
+    pub llm: LlmOverrides,
+    /// Step budget. By default, the agent's.
+    pub max_steps: Option<u32>,
+    /// Time budget. By default, none.
+    pub timeout: Option<Duration>,
+    /// Cost budget in USD (`--budget`). By default, `llm.budget_usd`.
+    pub budget_usd: Option<f64>,
+}
+
+impl RunRequest {
+    /// A request to run `task`.
+    pub fn new(task: impl Into<String>) -> Self {
+        Self {
+            task: task.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// How a front end watches and steers a run.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct RunControls {
+    /// Live events (streamed text, tool calls, …).
+    pub events: Option<EventSink>,
+    /// Once `true`: stop gracefully after a summary (the first Ctrl-C, the
+    /// UI's Stop button).
+    pub stop: Option<watch::Receiver<bool>>,
+    /// Once `true`: stop at once (the second Ctrl-C).
+    pub abort: Option<watch::Receiver<bool>>,
+}
+
+impl std::fmt::Debug for RunControls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunControls").finish_non_exhaustive()
+    }
+}
+
+/// A run ready to start: the session exists in the store, the gate is
+/// built (MCP servers started), the model is chosen.
+pub struct PreparedRun {
+    session_id: String,
+    run: u32,
+    agent: AgentDef,
+    model: ModelChoice,
+    llm: Arc<dyn LlmClient>,
+    gate: Gate,
+    store: Arc<SqliteStore>,
+    history: Vec<Message>,
+    request: RunRequest,
+    prices: Option<(f64, f64)>,
+    budget_usd: Option<f64>,
+    workspace: std::path::PathBuf,
+}
+
+impl std::fmt::Debug for PreparedRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedRun")
+            .field("session_id", &self.session_id)
+            .field("run", &self.run)
+            .field("agent", &self.agent.name)
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Host {
+    /// Prepares a run: resolves the agent, its confirmation mode, the model
+    /// and the budget (errors here change nothing), then opens the session
+    /// (a new one, or the stored conversation of `request.session`) and
+    /// builds the gate with the session's id. `interactive` is the front
+    /// end's way to ask a person.
+    pub async fn prepare_run(
+        &self,
+        request: RunRequest,
+        interactive: Option<Arc<dyn Approver>>,
+    ) -> Result<PreparedRun, HostError> {
+        let agent = self.agent(request.agent.as_deref().unwrap_or("build"))?;
+        let mode = self.mode_for(Some(&agent))?;
+        let (prices, budget_usd) = self.costs(request.budget_usd)?;
+        let model = self.choose_model(&request.llm).await?;
+        let llm = self.llm_client(&model)?;
+        let store = self.store()?;
+        let store_error = |source| HostError::Store {
+            path: store.path().to_owned(),
+            source,
+        };
+        let (session_id, history) = match &request.session {
+            Some(id) => {
+                let stored = store.messages(id).await.map_err(store_error)?;
+                let history = stored
+                    .into_iter()
+                    .map(serde_json::from_value)
+                    .collect::<Result<Vec<Message>, _>>()
+                    .map_err(|e| store_error(toolgate_store::StoreError::Json(e)))?;
+                (id.clone(), history)
+            }
+            None => (toolgate_store::new_session_id(), Vec::new()),
+        };
+        let gate = self
+            .gate()
+            .mode(mode)
+            .session_id(session_id.clone())
+            .interactive(interactive)
+            .build()
+            .await?;
+        let started = store
+            .begin(&NewSession {
+                id: session_id.clone(),
+                agent: agent.name.clone(),
+                task: request.task.clone(),
+            })
+            .await;
+        let run = match started {
+            Ok(start) => start.run,
+            Err(source) => {
+                gate.shutdown().await;
+                return Err(store_error(source));
+            }
+        };
+        let agent = agent.with_extra_tools(gate.mcp.tool_names());
+        Ok(PreparedRun {
+            session_id,
+            run,
+            agent,
+            model,
+            llm,
+            gate,
+            store,
+            history,
+            request,
+            prices,
+            budget_usd,
+            workspace: self.workspace().to_owned(),
+        })
+    }
+
+    /// The prices from `llm:`, and the budget (`budget` over
+    /// `llm.budget_usd`), which needs them to be enforced.
+    #[expect(
+        clippy::type_complexity,
+        reason = "two optional pairs, named at the use"
+    )]
+    fn costs(&self, budget: Option<f64>) -> Result<(Option<(f64, f64)>, Option<f64>), HostError> {
+        let llm = &self.config().llm;
+        let prices = (llm.input_price_per_mtok.is_some() || llm.output_price_per_mtok.is_some())
+            .then(|| {
+                (
+                    llm.input_price_per_mtok.unwrap_or(0.0),
+                    llm.output_price_per_mtok.unwrap_or(0.0),
+                )
+            });
+        let budget_usd = budget.or(llm.budget_usd);
+        if let Some(budget) = budget_usd
+            && (prices.is_none() || !budget.is_finite() || budget <= 0.0)
+        {
+            return Err(HostError::Budget(budget));
+        }
+        Ok((prices, budget_usd))
+    }
+}
+
+impl PreparedRun {
+    /// The session's id.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The agent, with the MCP tools it may use.
+    pub fn agent(&self) -> &AgentDef {
+        &self.agent
+    }
+
+    /// The model the run talks to.
+    pub fn model(&self) -> &ModelChoice {
+        &self.model
+    }
+
+    /// The gate the run's calls go through.
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// Runs the agent to the end, recording every step in the store (a
+    /// crash loses at most the step in flight), then stops the MCP servers.
+    pub async fn run(self, controls: RunControls) -> RunReport {
+        let recorder = Arc::new(StoreRecorder {
+            store: Arc::clone(&self.store),
+            session_id: self.session_id.clone(),
+            run: self.run,
+        });
+        let gates = GuardrailGates::new(Arc::clone(&self.gate.guardrails), &self.workspace);
+        let mut builder = AgentRunner::builder(self.llm, Arc::clone(&self.gate.engine), self.agent)
+            .hooks(Arc::clone(&self.gate.hooks) as Arc<dyn LifecycleHooks>)
+            .gates(Arc::new(gates))
+            .recorder(recorder);
+        if let Some(events) = controls.events {
+            builder = builder.events(events);
+        }
+        if let Some(stop) = controls.stop {
+            builder = builder.cancel(stop);
+        }
+        if let Some(abort) = controls.abort {
+            builder = builder.abort(abort);
+        }
+        if let Some(n) = self.request.max_steps {
+            builder = builder.max_steps(n);
+        }
+        if let Some(t) = self.request.timeout {
+            builder = builder.timeout(t);
+        }
+        if let Some((input, output)) = self.prices {
+            builder = builder.prices(input, output);
+        }
+        if let Some(budget) = self.budget_usd {
+            builder = builder.budget_usd(budget);
+        }
+        let report = builder.build().run(&self.request.task, self.history).await;
+        self.gate.shutdown().await;
+        report
+    }
+}
+
+/// Records a run in the store, step by step.
+struct StoreRecorder {
+    store: Arc<SqliteStore>,
+    session_id: String,
+    run: u32,
+}
+
+#[async_trait]
+impl RunRecorder for StoreRecorder {
+    async fn step(&self, snapshot: &StepSnapshot<'_>) -> Result<(), String> {
+        let messages = snapshot
+            .messages
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let tool_calls = snapshot
+            .tool_calls
+            .iter()
+            .map(|c| ToolCallRow {
+                step: c.step,
+                call_id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+                decision: c.decision.clone(),
+                success: c.success,
+                duration_ms: c.duration_ms,
+                output: c.output.clone(),
+                effects: serde_json::to_value(&c.effects).unwrap_or_default(),
+                recovered: false,
+            })
+            .collect();
+        // The step's model call, and any summarising call made for it.
+        let usage = (!snapshot.usage.is_empty()).then(|| {
+            snapshot.usage.iter().fold(
+                UsageRow {
+                    input_tokens: 0,
+                    output_tokens: 0,
+                    estimated: false,
+                    cost_usd: Some(0.0),
+                },
+                |sum, u| UsageRow {
+                    input_tokens: sum.input_tokens + u.usage.input_tokens,
+                    output_tokens: sum.output_tokens + u.usage.output_tokens,
+                    estimated: sum.estimated || u.estimated,
+                    cost_usd: sum.cost_usd.zip(u.cost_usd).map(|(a, b)| a + b),
+                },
+            )
+        });
+        self.store
+            .record_step(&StepRecord {
+                session_id: self.session_id.clone(),
+                run: self.run,
+                step: snapshot.step,
+                messages_from: snapshot.messages_from,
+                messages,
+                tool_calls,
+                usage,
+            })
+            .await
+            .map_err(|e| toolgate_core::error_chain(&e))
+    }
+
+    async fn finish(&self, report: &RunReport) -> Result<(), String> {
+        let outcome = serde_json::to_value(report.outcome)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "unknown".to_owned());
+        self.store
+            .finish(&self.session_id, self.run, &outcome)
+            .await
+            .map_err(|e| toolgate_core::error_chain(&e))
+    }
+}
