@@ -31,7 +31,7 @@ pub use agent::{AgentConfig, AgentDef, DEFAULT_MAX_STEPS};
 pub use bridge::GuardrailGates;
 pub use llm::{
     AnthropicClient, ApiKey, HttpSettings, LlmClient, LlmError, LlmRequest, LlmResponse, Message,
-    ModelToolCall, OpenAiClient, Role, SseDecoder, TextSink, Usage,
+    ModelToolCall, OpenAiClient, Role, TextSink, Usage,
 };
 pub use runner::{
     AgentEvent, AgentRunner, AgentRunnerBuilder, EventSink, GateReport, HookVerdict,
