@@ -175,6 +175,11 @@ impl ApiKey {
     pub fn new(key: Option<String>) -> Self {
         Self(key.filter(|k| !k.is_empty()))
     }
+
+    /// The key itself, for a request header.
+    pub(crate) fn expose(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
 }
 
 impl fmt::Debug for ApiKey {
