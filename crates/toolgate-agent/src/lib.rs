@@ -15,6 +15,10 @@
 //!   [`GuardrailGates`] runs `guardrails.quality_gates`.
 //! - [`SessionStore`] keeps sessions in `SQLite`; [`RunReport`] renders as
 //!   JSON or Markdown.
+//! - [`probe`] tells whether a model server is reachable, which models it
+//!   serves, its context window and whether it calls tools;
+//!   [`detect_local_servers`] asks Ollama, llama.cpp, LM Studio and vLLM at
+//!   their usual local addresses.
 //!
 //! ```no_run
 //! # async fn f(engine: std::sync::Arc<toolgate_engine::ExecutionEngine>) {
@@ -31,7 +35,11 @@ pub use agent::{AgentConfig, AgentDef, DEFAULT_MAX_STEPS};
 pub use bridge::GuardrailGates;
 pub use llm::{
     AnthropicClient, ApiKey, HttpSettings, LlmClient, LlmError, LlmRequest, LlmResponse, Message,
-    ModelToolCall, OpenAiClient, Role, SseDecoder, TextSink, Usage,
+    ModelToolCall, OpenAiClient, Role, TextSink, Usage,
+};
+pub use probe::{
+    ContextSource, ContextWindow, LOCAL_SERVERS, LocalServer, ProbeError, ProbeRequest, Provider,
+    ServedModel, ServerKind, ServerProbe, detect_local_servers, detect_servers, probe,
 };
 pub use runner::{
     AgentEvent, AgentRunner, AgentRunnerBuilder, EventSink, GateReport, HookVerdict,
@@ -43,5 +51,6 @@ pub use session::{SessionError, SessionStore, SessionSummary};
 mod agent;
 mod bridge;
 mod llm;
+mod probe;
 mod runner;
 mod session;

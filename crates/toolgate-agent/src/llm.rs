@@ -8,10 +8,13 @@
 //! `Retry-After`.
 
 use std::fmt;
+use std::ops::ControlFlow;
+use std::pin::pin;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures_util::StreamExt;
+use eventsource_stream::{EventStream, EventStreamError};
+use futures_util::{Stream, StreamExt};
 use serde_json::{Value, json};
 
 /// Who said a message.
@@ -140,6 +143,13 @@ pub enum LlmError {
         #[source]
         source: reqwest::Error,
     },
+    /// A streamed answer broke off.
+    #[error("the model server's stream broke off")]
+    Stream {
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
     /// The answer did not parse.
     #[error("the model server sent an answer that does not parse: {0}")]
     Protocol(String),
@@ -164,6 +174,11 @@ impl ApiKey {
     /// Wraps a key.
     pub fn new(key: Option<String>) -> Self {
         Self(key.filter(|k| !k.is_empty()))
+    }
+
+    /// The key itself, for a request header.
+    pub(crate) fn expose(&self) -> Option<&str> {
+        self.0.as_deref()
     }
 }
 
@@ -282,57 +297,111 @@ async fn post_with_retries(
     }
 }
 
-/// Splits an SSE byte stream into `data:` payloads.
-#[derive(Debug, Default)]
-pub struct SseDecoder {
-    buf: String,
-    data: Vec<String>,
-}
-
-impl SseDecoder {
-    /// Feeds bytes; returns the data of every event completed by them.
-    pub fn feed(&mut self, chunk: &str) -> Vec<String> {
-        self.buf.push_str(chunk);
-        let mut out = Vec::new();
-        while let Some(pos) = self.buf.find('\n') {
-            let line: String = self.buf.drain(..=pos).collect();
-            let line = line.trim_end_matches(['\n', '\r']);
-            if line.is_empty() {
-                if !self.data.is_empty() {
-                    out.push(self.data.join("\n"));
-                    self.data.clear();
+/// The `data` of each server-sent event in `bytes`, in order.
+///
+/// # Rules
+///
+/// 1. Bytes are decoded as UTF-8 across chunk boundaries: a character split
+///    between two network reads is joined, never replaced by U+FFFD.
+/// 2. Lines end in LF, CR LF or CR. An event ends at a blank line; its
+///    `data:` lines are joined with LF (one space after the colon dropped).
+/// 3. Comments (`: keep-alive`), `event:`, `id:` and `retry:` lines are
+///    ignored (both providers repeat the event type inside the JSON). An
+///    event whose data is empty (`data:` alone, a keep-alive) is dropped.
+/// 4. One byte-order mark at the very start of the body is skipped.
+/// 5. The end of the stream ends a last event that the server did not close
+///    with a blank line.
+/// 6. A transport error is [`LlmError::Stream`]; bytes that are not UTF-8
+///    are [`LlmError::Protocol`] (reported when the stream ends, since the
+///    decoder cannot tell them from a character still arriving).
+///
+/// The parsing is `eventsource-stream`'s, which follows the HTML
+/// specification of `text/event-stream`. Its own BOM handling slices the
+/// first string at byte 1, inside the three-byte BOM, and panics (upstream
+/// pull request #10, unmerged in 0.2.3); so the body it sees always starts
+/// with an empty line, which it never strips, and rule 4 is applied here,
+/// on bytes.
+fn sse_data<S, B>(bytes: S) -> impl Stream<Item = Result<String, LlmError>>
+where
+    S: Stream<Item = Result<B, reqwest::Error>>,
+    B: AsRef<[u8]>,
+{
+    // Rule 5: a blank line after the last byte dispatches an unterminated
+    // event, and is an empty line (no event) after a terminated one.
+    let body = bytes
+        .map(|chunk| chunk.map(Piece::Net))
+        .chain(futures_util::stream::iter([Ok(Piece::Static(b"\n\n"))]));
+    // Rule 4. `head` holds the first bytes while they may still be a BOM;
+    // the two bytes of the terminator always settle it.
+    let body = body.scan(Some(Vec::new()), |head, chunk| {
+        let piece = match (head.as_mut(), chunk) {
+            (Some(h), Ok(piece)) => {
+                h.extend_from_slice(piece.as_ref());
+                if h.len() < BOM.len() && BOM.starts_with(h) {
+                    Ok(Piece::Held(Vec::new()))
+                } else {
+                    let mut h = std::mem::take(h);
+                    *head = None;
+                    if h.starts_with(BOM) {
+                        h.drain(..BOM.len());
+                    }
+                    Ok(Piece::Held(h))
                 }
-            } else if let Some(d) = line.strip_prefix("data:") {
-                self.data.push(d.strip_prefix(' ').unwrap_or(d).to_owned());
             }
-        }
-        out
-    }
+            (_, chunk) => chunk,
+        };
+        std::future::ready(Some(piece))
+    });
+    let body = futures_util::stream::iter([Ok(Piece::Static(b"\n"))]).chain(body);
+    EventStream::new(body).filter_map(|event| {
+        std::future::ready(match event {
+            Ok(event) if event.data.is_empty() => None,
+            Ok(event) => Some(Ok(event.data)),
+            Err(EventStreamError::Transport(source)) => Some(Err(LlmError::Stream { source })),
+            Err(EventStreamError::Utf8(e)) => Some(Err(LlmError::Protocol(format!(
+                "the event stream is not UTF-8: {e}"
+            )))),
+            Err(EventStreamError::Parser(e)) => Some(Err(LlmError::Protocol(format!(
+                "the event stream does not parse: {e}"
+            )))),
+        })
+    })
+}
 
-    /// Ends the stream; returns a last event not followed by a blank line.
-    pub fn finish(&mut self) -> Option<String> {
-        let rest = std::mem::take(&mut self.buf);
-        if let Some(d) = rest.trim_end().strip_prefix("data:") {
-            self.data.push(d.trim_start().to_owned());
+/// The UTF-8 byte-order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A piece of a response body on its way to the event parser.
+enum Piece<B> {
+    /// As read from the network.
+    Net(B),
+    /// The start of the body, held back while it could be a BOM.
+    Held(Vec<u8>),
+    /// Bytes toolgate adds (the blank lines around the body).
+    Static(&'static [u8]),
+}
+
+impl<B: AsRef<[u8]>> AsRef<[u8]> for Piece<B> {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Self::Net(b) => b.as_ref(),
+            Self::Held(v) => v,
+            Self::Static(s) => s,
         }
-        (!self.data.is_empty()).then(|| std::mem::take(&mut self.data).join("\n"))
     }
 }
 
+/// Calls `f` with the data of each event of a streamed answer, until the
+/// stream ends or `f` says the answer is complete.
 async fn for_each_event(
     resp: reqwest::Response,
-    mut f: impl FnMut(&str) -> Result<(), LlmError>,
+    mut f: impl FnMut(&str) -> Result<ControlFlow<()>, LlmError>,
 ) -> Result<(), LlmError> {
-    let mut stream = resp.bytes_stream();
-    let mut dec = SseDecoder::default();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| LlmError::Protocol(format!("stream broke: {e}")))?;
-        for ev in dec.feed(&String::from_utf8_lossy(&chunk)) {
-            f(&ev)?;
+    let mut events = pin!(sse_data(resp.bytes_stream()));
+    while let Some(data) = events.next().await {
+        if f(&data?)?.is_break() {
+            break;
         }
-    }
-    if let Some(ev) = dec.finish() {
-        f(&ev)?;
     }
     Ok(())
 }
@@ -521,8 +590,9 @@ impl LlmClient for OpenAiClient {
         let mut out = LlmResponse::default();
         let mut calls = CallAssembler::default();
         for_each_event(resp, |data| {
+            // The end of the answer, whatever the connection does next.
             if data.trim() == "[DONE]" {
-                return Ok(());
+                return Ok(ControlFlow::Break(()));
             }
             let v: Value = serde_json::from_str(data)
                 .map_err(|e| LlmError::Protocol(format!("bad stream event: {e}")))?;
@@ -530,7 +600,7 @@ impl LlmClient for OpenAiClient {
                 out.usage = Some(u);
             }
             let Some(choice) = v["choices"].get(0) else {
-                return Ok(());
+                return Ok(ControlFlow::Continue(()));
             };
             let delta = &choice["delta"];
             if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
@@ -554,7 +624,7 @@ impl LlmClient for OpenAiClient {
             if let Some(f) = choice["finish_reason"].as_str() {
                 out.finish_reason = Some(f.to_owned());
             }
-            Ok(())
+            Ok(ControlFlow::Continue(()))
         })
         .await?;
         out.tool_calls = calls.finish();
@@ -734,12 +804,13 @@ impl LlmClient for AnthropicClient {
                     }
                     anthropic_usage(&v["usage"], &mut usage);
                 }
+                Some("message_stop") => return Ok(ControlFlow::Break(())),
                 Some("error") => {
                     return Err(LlmError::Protocol(v["error"].to_string()));
                 }
                 _ => {}
             }
-            Ok(())
+            Ok(ControlFlow::Continue(()))
         })
         .await?;
         out.tool_calls = calls
@@ -761,13 +832,86 @@ impl LlmClient for AnthropicClient {
 mod tests {
     use super::*;
 
-    #[test]
-    fn sse_decoder_splits_events_across_chunks() {
-        let mut d = SseDecoder::default();
-        assert!(d.feed("data: {\"a\"").is_empty());
-        assert_eq!(d.feed(":1}\n\ndata: x\r\n\r\n"), vec!["{\"a\":1}", "x"]);
-        assert_eq!(d.feed("data: tail"), Vec::<String>::new());
-        assert_eq!(d.finish().as_deref(), Some("tail"));
+    /// Decodes `chunks` as one response body; the error text on failure.
+    async fn decode(chunks: Vec<Vec<u8>>) -> Result<Vec<String>, String> {
+        let bytes = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, reqwest::Error>));
+        sse_data(bytes)
+            .map(|r| r.map_err(|e| e.to_string()))
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .collect()
+    }
+
+    /// Wire bytes and the event data they carry. Every payload holds
+    /// characters of two, three and four bytes. The rows starting with a
+    /// BOM are the regression test of `eventsource-stream`'s BOM panic.
+    const WIRE_CASES: &[(&str, &[&str])] = &[
+        (
+            "data: {\"t\":\"café 日本 🦀\"}\n\n",
+            &["{\"t\":\"café 日本 🦀\"}"],
+        ),
+        (
+            "data: é\r\n\r\ndata:日本\r\rdata:  🦀\n\n",
+            &["é", "日本", " 🦀"],
+        ),
+        ("data: ligne é\ndata: 日本\n\n", &["ligne é\n日本"]),
+        (
+            ": keep-alive é\n\nevent: ping\nid: 7\ndata: 🦀\n\n",
+            &["🦀"],
+        ),
+        ("data:\n\ndata: 日本\n\n", &["日本"]),
+        (
+            "data: é\n\ndata: 🦀 last, unterminated",
+            &["é", "🦀 last, unterminated"],
+        ),
+        ("\u{feff}data: 日本\r\n\r\n", &["日本"]),
+        ("\u{feff}\u{feff}data: é\n\ndata: 日本\n\n", &["日本"]),
+        ("data: \u{feff}🦀\n\n", &["\u{feff}🦀"]),
+        ("\u{fb01}: x\ndata: 🦀\n\n", &["🦀"]),
+        ("", &[]),
+    ];
+
+    #[tokio::test]
+    async fn sse_data_is_whole_wherever_the_bytes_are_split() {
+        for (wire, expected) in WIRE_CASES {
+            let expected = &Ok(expected.iter().map(|&e| e.to_owned()).collect());
+            let bytes = wire.as_bytes();
+            assert_eq!(decode(vec![bytes.to_vec()]).await, *expected, "{wire:?}");
+            // Every split into two and three chunks, including the ones
+            // inside a character and the empty chunks at the ends.
+            for i in 0..=bytes.len() {
+                let two = vec![bytes[..i].to_vec(), bytes[i..].to_vec()];
+                assert_eq!(decode(two).await, *expected, "{wire:?} split at {i}");
+                for j in i..=bytes.len() {
+                    let three = vec![
+                        bytes[..i].to_vec(),
+                        bytes[i..j].to_vec(),
+                        bytes[j..].to_vec(),
+                    ];
+                    assert_eq!(decode(three).await, *expected, "{wire:?} split at {i}, {j}");
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn sse_data_one_byte_at_a_time() {
+        for (wire, expected) in WIRE_CASES {
+            let expected = &Ok(expected.iter().map(|&e| e.to_owned()).collect());
+            let bytes: Vec<Vec<u8>> = wire.bytes().map(|b| vec![b]).collect();
+            assert_eq!(decode(bytes).await, *expected, "{wire:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn sse_data_that_is_not_utf8_is_a_protocol_error() {
+        let err = decode(vec![b"data: ok\n\ndata: \xff\xfe\n\n".to_vec()]).await;
+        // The event before the bad bytes is delivered; the error follows.
+        assert!(
+            err.as_ref().is_err_and(|e| e.contains("not UTF-8")),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -9,13 +9,22 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
 
 /// The largest request body looked at for a probe. Bigger bodies (a
 /// `write_file` with a large `content`) are passed on unread.
 const PROBE_PEEK: usize = 64 * 1024;
 
-/// Refuses a request without `Authorization: Bearer <token>` (401). The
-/// comparison takes the same time wherever the first difference is.
+/// Refuses a request without `Authorization: Bearer <token>` (401).
+///
+/// # Rules
+///
+/// 1. The header must be `Authorization`, its value `Bearer ` (that case,
+///    one space) followed by exactly the token's bytes.
+/// 2. The comparison takes the same time wherever the first difference is,
+///    so response times do not reveal how much of a guess was right. A
+///    guess of another length is refused at once: the token's length is
+///    all that timing can tell.
 pub(crate) async fn require_token(token: Arc<String>, request: Request, next: Next) -> Response {
     let given = request
         .headers()
@@ -28,11 +37,10 @@ pub(crate) async fn require_token(token: Arc<String>, request: Request, next: Ne
     next.run(request).await
 }
 
+/// Whether `a` and `b` are equal, in time that depends on their lengths
+/// only (`subtle` keeps the optimiser from ending the loop early).
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    bool::from(a.ct_eq(b))
 }
 
 /// Answers a `server/discover` request with JSON-RPC -32601 (method not
@@ -99,9 +107,65 @@ mod tests {
 
     #[test]
     fn token_comparison() {
-        assert!(same_bytes(b"abc", b"abc"));
-        assert!(!same_bytes(b"abc", b"abd"));
-        assert!(!same_bytes(b"abc", b"abcd"));
-        assert!(!same_bytes(b"", b"a"));
+        let token: &[u8] = b"s3cret-token";
+        let cases: &[(&[u8], bool)] = &[
+            (b"", false),
+            (b"s3cret", false),
+            (b"s3cret-token-and-more", false),
+            (b"s3cret-tokem", false),
+            (b"t3cret-token", false),
+            (b"s3cret-Token", false),
+            (b"s3cret-token\0", false),
+            (b"s3cret-token", true),
+        ];
+        for (given, expected) in cases {
+            assert_eq!(
+                same_bytes(given, token),
+                *expected,
+                "{:?}",
+                String::from_utf8_lossy(given)
+            );
+        }
+        assert!(same_bytes(b"", b""));
+    }
+
+    /// The middleware in front of a real server on 127.0.0.1: the status
+    /// each `Authorization` header gets.
+    #[tokio::test]
+    async fn only_the_exact_bearer_token_passes() {
+        let token = Arc::new("s3cret-token".to_owned());
+        let router = axum::Router::new()
+            .route("/mcp", axum::routing::post(|| async { "passed" }))
+            .layer(axum::middleware::from_fn(move |request, next| {
+                require_token(Arc::clone(&token), request, next)
+            }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let server = tokio::spawn(async move { axum::serve(listener, router).await });
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::new();
+        let cases: &[(Option<&str>, u16)] = &[
+            (None, 401),
+            (Some(""), 401),
+            (Some("Bearer "), 401),
+            (Some("Bearer s3cret"), 401),
+            (Some("Bearer s3cret-token-and-more"), 401),
+            (Some("Bearer s3cret-tokem"), 401),
+            (Some("Basic s3cret-token"), 401),
+            (Some("s3cret-token"), 401),
+            (Some("Bearer  s3cret-token"), 401),
+            (Some("Bearer s3cret-token"), 200),
+        ];
+        for (header, status) in cases {
+            let mut request = client.post(&url).body("{}");
+            if let Some(h) = header {
+                request = request.header(header::AUTHORIZATION, *h);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status().as_u16(), *status, "{header:?}");
+            let body = response.text().await.unwrap();
+            assert_eq!(body == "passed", *status == 200, "{header:?}: {body}");
+        }
+        server.abort();
     }
 }

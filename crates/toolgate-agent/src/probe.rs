@@ -1,0 +1,1009 @@
+//! Probing model servers: is one reachable, which models it serves, how
+//! large its context window is, whether it calls tools.
+//!
+//! [`probe`] answers these for one base URL, [`detect_local_servers`] asks
+//! the usual local servers at once. Both are quick (every request has a
+//! timeout), never print, and return every failure as data: a
+//! [`ProbeError`] whose message is a reason a person can act on.
+
+use std::fmt;
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use serde_json::{Value, json};
+
+use crate::llm::{ApiKey, ModelToolCall};
+
+/// The wire format a server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Provider {
+    /// OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp
+    /// server, vLLM, LM Studio, OpenRouter).
+    OpenAi,
+    /// The Anthropic Messages API.
+    Anthropic,
+}
+
+/// The software behind a base URL, when it can be recognised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerKind {
+    /// Ollama.
+    Ollama,
+    /// llama.cpp's `llama-server`.
+    LlamaCpp,
+    /// vLLM.
+    Vllm,
+    /// LM Studio.
+    LmStudio,
+    /// OpenAI's API.
+    OpenAi,
+    /// Anthropic's API.
+    Anthropic,
+}
+
+impl fmt::Display for ServerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Ollama => "Ollama",
+            Self::LlamaCpp => "llama.cpp",
+            Self::Vllm => "vLLM",
+            Self::LmStudio => "LM Studio",
+            Self::OpenAi => "OpenAI",
+            Self::Anthropic => "Anthropic",
+        })
+    }
+}
+
+/// A model a server lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedModel {
+    /// The name to put in requests.
+    pub id: String,
+    /// `owned_by`, as OpenAI-compatible servers fill it (`llamacpp`,
+    /// `vllm`, `library` for Ollama, …).
+    pub owned_by: Option<String>,
+    /// The context window the list states (vLLM's `max_model_len`,
+    /// OpenRouter's `context_length`).
+    pub context_length: Option<u64>,
+}
+
+/// Where a context window was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ContextSource {
+    /// The model list (vLLM's `max_model_len`, `context_length`).
+    ModelList,
+    /// llama.cpp's `GET /props`: the context the server was started with.
+    LlamaCppProps,
+    /// Ollama's `POST /api/show`: the `num_ctx` parameter set for the model.
+    OllamaNumCtx,
+    /// Ollama's `POST /api/show`: the model's own `context_length`. Ollama
+    /// may run it with a smaller default `num_ctx`.
+    OllamaModelInfo,
+}
+
+impl fmt::Display for ContextSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::ModelList => "the model list",
+            Self::LlamaCppProps => "llama.cpp /props",
+            Self::OllamaNumCtx => "the model's num_ctx parameter in Ollama",
+            Self::OllamaModelInfo => "the model's context_length in Ollama",
+        })
+    }
+}
+
+/// A context window in tokens, and where it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextWindow {
+    /// Tokens.
+    pub tokens: u64,
+    /// Where the number comes from.
+    pub source: ContextSource,
+}
+
+/// Why a check failed or was not made.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProbeError {
+    /// The base URL does not parse.
+    #[error("{url} is not a valid URL")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// The cause.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Nothing listens there.
+    #[error("connection refused at {url}")]
+    Refused {
+        /// The server's origin (`http://host:port`).
+        url: String,
+    },
+    /// No answer in time.
+    #[error("no answer from {url} within {} ms", after.as_millis())]
+    Timeout {
+        /// The URL asked.
+        url: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// Another failure to connect (name resolution, TLS, reset).
+    #[error("cannot connect to {url}")]
+    Connect {
+        /// The server's origin, or the URL asked.
+        url: String,
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The server refused the credentials (401/403).
+    #[error("{url} refused the credentials (HTTP {status}); check the API key")]
+    Auth {
+        /// The URL asked.
+        url: String,
+        /// HTTP status.
+        status: u16,
+    },
+    /// Another HTTP error status.
+    #[error("{url} answered HTTP {status}{}", detail(body))]
+    Status {
+        /// The URL asked.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// The start of the body.
+        body: String,
+    },
+    /// The answer is not what the endpoint returns.
+    #[error("{url} answered with something other than {expected}")]
+    Malformed {
+        /// The URL asked.
+        url: String,
+        /// What was expected (`a model list`, …).
+        expected: &'static str,
+    },
+    /// The configured model is not among the served ones.
+    #[error("model {model} is not served here; {}", served(available))]
+    ModelNotServed {
+        /// The configured model.
+        model: String,
+        /// The served models.
+        available: Vec<String>,
+    },
+    /// The tool check got text and no tool call.
+    #[error("answers in text only (tool calls may be written as text)")]
+    TextOnly {
+        /// The start of the text.
+        text: String,
+    },
+    /// The tool check's answer hit its token limit before any tool call.
+    #[error("no tool call within {max_tokens} tokens (the answer was cut at the limit)")]
+    Truncated {
+        /// The limit asked for.
+        max_tokens: u32,
+    },
+    /// Nothing tells the context window.
+    #[error("the server does not tell its context window")]
+    ContextUnknown,
+    /// The check was not made.
+    #[error("not checked: {reason}")]
+    NotChecked {
+        /// Why.
+        reason: &'static str,
+    },
+    /// No HTTP client could be built.
+    #[error("cannot build an HTTP client")]
+    Client {
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
+}
+
+fn detail(body: &str) -> String {
+    if body.is_empty() {
+        String::new()
+    } else {
+        format!(": {body}")
+    }
+}
+
+fn served(models: &[String]) -> String {
+    if models.is_empty() {
+        "it serves none".to_owned()
+    } else {
+        format!("it serves {}", models.join(", "))
+    }
+}
+
+/// What to probe. By default: no model, no API key, 2 s per request, no
+/// tool check.
+#[derive(Debug, Clone)]
+pub struct ProbeRequest {
+    provider: Provider,
+    base_url: String,
+    model: Option<String>,
+    api_key: ApiKey,
+    timeout: Duration,
+    check_tools: bool,
+    tool_timeout: Duration,
+}
+
+impl ProbeRequest {
+    /// A probe of the server at `base_url` (`http://127.0.0.1:8080/v1`,
+    /// `https://api.anthropic.com/v1`).
+    pub fn new(provider: Provider, base_url: impl Into<String>) -> Self {
+        Self {
+            provider,
+            base_url: base_url.into(),
+            model: None,
+            api_key: ApiKey::default(),
+            timeout: Duration::from_secs(2),
+            check_tools: false,
+            tool_timeout: Duration::from_secs(60),
+        }
+    }
+
+    /// The model that should be served. By default, none: the context
+    /// window and the tool check use the first model listed.
+    #[must_use]
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into()).filter(|m| !m.is_empty());
+        self
+    }
+
+    /// The API key. By default, none.
+    #[must_use]
+    pub fn api_key(mut self, key: ApiKey) -> Self {
+        self.api_key = key;
+        self
+    }
+
+    /// The timeout of each request but the tool check's, connection
+    /// included. By default, 2 s. A probe makes at most four such requests,
+    /// one after the other, and only one when nothing listens.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Whether to check tool calling, which costs one small model call. By
+    /// default, false.
+    #[must_use]
+    pub fn check_tools(mut self, yes: bool) -> Self {
+        self.check_tools = yes;
+        self
+    }
+
+    /// The timeout of the tool check's model call (a local model may have
+    /// to load first). By default, 60 s.
+    #[must_use]
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = timeout;
+        self
+    }
+}
+
+/// What a probe found; every check holds its result or why it failed.
+#[derive(Debug)]
+pub struct ServerProbe {
+    /// The base URL probed, without a trailing `/`.
+    pub base_url: String,
+    /// The server software, when recognisable.
+    pub kind: Option<ServerKind>,
+    /// The models it serves. Any error but a connection error means the
+    /// server is reachable (see [`ServerProbe::reachable`]).
+    pub models: Result<Vec<ServedModel>, ProbeError>,
+    /// Whether the configured model is served: the served name it matched.
+    /// `None` when no model was configured.
+    pub model: Option<Result<String, ProbeError>>,
+    /// The model the context window and the tool check are about.
+    pub probed_model: Option<String>,
+    /// The context window.
+    pub context_window: Result<ContextWindow, ProbeError>,
+    /// The tool check: the call the model made. `None` when not asked.
+    pub tools: Option<Result<ModelToolCall, ProbeError>>,
+}
+
+impl ServerProbe {
+    /// Whether a server answered at the base URL (even with an error).
+    pub fn reachable(&self) -> bool {
+        !matches!(
+            self.models,
+            Err(ProbeError::InvalidUrl { .. }
+                | ProbeError::Refused { .. }
+                | ProbeError::Timeout { .. }
+                | ProbeError::Connect { .. }
+                | ProbeError::Client { .. })
+        )
+    }
+}
+
+/// The tool check's token limit.
+const TOOL_CHECK_MAX_TOKENS: u32 = 128;
+
+/// Probes the server `request` names.
+///
+/// # Rules
+///
+/// 1. The models come from `GET {base}/models` (with `x-api-key` and
+///    `anthropic-version` for Anthropic, a bearer token otherwise). A
+///    refused connection, a timeout, 401/403 and other statuses are
+///    reasons; when the server cannot be reached or refuses the
+///    credentials, nothing else is asked.
+/// 2. The kind comes from `owned_by` in the list (`llamacpp`, `vllm`,
+///    `library` = Ollama, `organization_owner` = LM Studio, `system` /
+///    `openai` = OpenAI), from the provider for Anthropic, and otherwise
+///    from the checks below that answer (`/props` = llama.cpp,
+///    `/api/version` = Ollama).
+/// 3. The configured model is served when the list has it exactly, or,
+///    without a `:tag`, with Ollama's default tag `:latest`. The probed
+///    model is the matched one, else the configured one when the list
+///    could not be read, else the first listed.
+/// 4. The context window is the first of: the list's `max_model_len` or
+///    `context_length` for the probed model; for llama.cpp (or an unknown
+///    server), `GET {root}/props` → `default_generation_settings.n_ctx` or
+///    `n_ctx`; for Ollama (or an unknown server whose `/api/version`
+///    answers), `POST {root}/api/show` → the `num_ctx` parameter when set,
+///    else `model_info["<arch>.context_length"]`. The root is the base
+///    URL without a trailing `/v1`. Anything else is unknown.
+/// 5. The tool check (only when asked) is one non-streamed call with one
+///    tool (`add`) and a prompt that needs it, at most 128 tokens: a
+///    structured tool call passes; text alone is "answers in text only".
+///    It is skipped when the configured model is not served.
+///
+/// ```no_run
+/// # async fn f() {
+/// use toolgate_agent::{ProbeRequest, Provider, probe};
+/// let request = ProbeRequest::new(Provider::OpenAi, "http://127.0.0.1:11434/v1").model("llama3.2");
+/// let found = probe(&request).await;
+/// if let Some(Err(reason)) = &found.model {
+///     eprintln!("{}: {reason}", found.base_url);
+/// }
+/// # }
+/// ```
+pub async fn probe(request: &ProbeRequest) -> ServerProbe {
+    let base_url = request.base_url.trim_end_matches('/').to_owned();
+    let (prober, models) = match Prober::new(request, &base_url) {
+        Ok(p) => {
+            let models = p.models().await;
+            (Some(p), models)
+        }
+        Err(e) => (None, Err(e)),
+    };
+    let mut out = ServerProbe {
+        base_url,
+        kind: None,
+        models,
+        model: None,
+        probed_model: None,
+        context_window: Err(ProbeError::ContextUnknown),
+        tools: None,
+    };
+    let Some(prober) = prober else {
+        return out.not_checked(request, "the server cannot be reached");
+    };
+    match &out.models {
+        Err(ProbeError::Auth { .. }) => {
+            return out.not_checked(request, "the server refused the credentials");
+        }
+        Err(_) if !out.reachable() => {
+            return out.not_checked(request, "the server cannot be reached");
+        }
+        _ => {}
+    }
+    out.kind = match (&out.models, request.provider) {
+        (Ok(_), Provider::Anthropic) => Some(ServerKind::Anthropic),
+        (Ok(models), Provider::OpenAi) => kind_from_list(models),
+        (Err(_), _) => None,
+    };
+    out.model = request.model.as_ref().map(|m| match &out.models {
+        Ok(models) => match_model(m, models).ok_or_else(|| ProbeError::ModelNotServed {
+            model: m.clone(),
+            available: models.iter().map(|s| s.id.clone()).collect(),
+        }),
+        Err(_) => Err(ProbeError::NotChecked {
+            reason: "the server did not list its models",
+        }),
+    });
+    out.probed_model = match (&out.model, &out.models) {
+        (Some(Ok(id)), _) => Some(id.clone()),
+        (Some(Err(ProbeError::ModelNotServed { .. })), _) | (None, Err(_)) => None,
+        (Some(Err(_)), _) => request.model.clone(),
+        (None, Ok(models)) => models.first().map(|m| m.id.clone()),
+    };
+    let (context, kind) = prober
+        .context_window(
+            out.kind,
+            out.models.as_ref().ok(),
+            out.probed_model.as_deref(),
+        )
+        .await;
+    out.context_window = context;
+    out.kind = out.kind.or(kind);
+    if request.check_tools {
+        out.tools = Some(match &out.probed_model {
+            Some(model) => prober.tool_call(model, out.kind).await,
+            None if matches!(out.model, Some(Err(_))) => Err(ProbeError::NotChecked {
+                reason: "the configured model is not served",
+            }),
+            None => Err(ProbeError::NotChecked {
+                reason: "no model to ask",
+            }),
+        });
+    }
+    out
+}
+
+impl ServerProbe {
+    /// Marks every check after the model list as not made, for `reason`.
+    fn not_checked(mut self, request: &ProbeRequest, reason: &'static str) -> Self {
+        let not = || ProbeError::NotChecked { reason };
+        self.model = request.model.as_ref().map(|_| Err(not()));
+        self.context_window = Err(not());
+        self.tools = request.check_tools.then(|| Err(not()));
+        self
+    }
+}
+
+/// The kind `owned_by` names, when all listed models agree on one.
+fn kind_from_list(models: &[ServedModel]) -> Option<ServerKind> {
+    let mut kinds = models.iter().filter_map(|m| match m.owned_by.as_deref() {
+        Some("llamacpp") => Some(ServerKind::LlamaCpp),
+        Some("vllm") => Some(ServerKind::Vllm),
+        Some("library" | "ollama") => Some(ServerKind::Ollama),
+        Some("organization_owner") => Some(ServerKind::LmStudio),
+        Some("system" | "openai" | "openai-internal") => Some(ServerKind::OpenAi),
+        _ => None,
+    });
+    let first = kinds.next()?;
+    kinds.all(|k| k == first).then_some(first)
+}
+
+/// The served name `configured` refers to (rule 3 of [`probe`]).
+fn match_model(configured: &str, models: &[ServedModel]) -> Option<String> {
+    let latest = (!configured.contains(':')).then(|| format!("{configured}:latest"));
+    models
+        .iter()
+        .find(|m| m.id == configured)
+        .or_else(|| {
+            let latest = latest.as_deref()?;
+            models.iter().find(|m| m.id == latest)
+        })
+        .map(|m| m.id.clone())
+}
+
+/// One probe's client, URLs and credentials.
+struct Prober<'a> {
+    http: reqwest::Client,
+    request: &'a ProbeRequest,
+    /// The base URL, without a trailing `/`.
+    base: String,
+    /// The base URL without a trailing `/v1`.
+    root: String,
+}
+
+impl<'a> Prober<'a> {
+    fn new(request: &'a ProbeRequest, base: &str) -> Result<Self, ProbeError> {
+        let invalid = |source| ProbeError::InvalidUrl {
+            url: base.to_owned(),
+            source,
+        };
+        let url = reqwest::Url::parse(base).map_err(|e| invalid(Box::new(e)))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(invalid("the scheme is not http or https".into()));
+        }
+        // reqwest is built without a default crypto provider; installing
+        // it twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .timeout(request.timeout)
+            .connect_timeout(request.timeout)
+            .build()
+            .map_err(|source| ProbeError::Client { source })?;
+        Ok(Self {
+            http,
+            request,
+            base: base.to_owned(),
+            root: base.strip_suffix("/v1").unwrap_or(base).to_owned(),
+        })
+    }
+
+    /// A request with the provider's credentials.
+    fn authed(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let key = self.request.api_key.expose();
+        match self.request.provider {
+            Provider::Anthropic => {
+                let req = req.header("anthropic-version", "2023-06-01");
+                match key {
+                    Some(k) => req.header("x-api-key", k),
+                    None => req,
+                }
+            }
+            Provider::OpenAi => match key {
+                Some(k) => req.bearer_auth(k),
+                None => req,
+            },
+        }
+    }
+
+    /// Sends `req` to `url` and parses the JSON answer.
+    async fn json(
+        &self,
+        req: reqwest::RequestBuilder,
+        url: &str,
+        timeout: Duration,
+        expected: &'static str,
+    ) -> Result<Value, ProbeError> {
+        let resp = self
+            .authed(req)
+            .send()
+            .await
+            .map_err(|e| request_error(url, timeout, e))?;
+        let status = resp.status().as_u16();
+        if status == 401 || status == 403 {
+            return Err(ProbeError::Auth {
+                url: url.to_owned(),
+                status,
+            });
+        }
+        if !resp.status().is_success() {
+            let body = resp.text().await.unwrap_or_default();
+            return Err(ProbeError::Status {
+                url: url.to_owned(),
+                status,
+                body: body.trim().chars().take(300).collect(),
+            });
+        }
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| request_error(url, timeout, e))?;
+        serde_json::from_slice(&bytes).map_err(|_| ProbeError::Malformed {
+            url: url.to_owned(),
+            expected,
+        })
+    }
+
+    async fn get(&self, url: &str, expected: &'static str) -> Result<Value, ProbeError> {
+        self.json(self.http.get(url), url, self.request.timeout, expected)
+            .await
+    }
+
+    async fn post(
+        &self,
+        url: &str,
+        body: &Value,
+        timeout: Duration,
+        expected: &'static str,
+    ) -> Result<Value, ProbeError> {
+        let req = self.http.post(url).json(body).timeout(timeout);
+        self.json(req, url, timeout, expected).await
+    }
+
+    async fn models(&self) -> Result<Vec<ServedModel>, ProbeError> {
+        let url = format!("{}/models", self.base);
+        let list = self.get(&url, "a model list").await?;
+        let malformed = || ProbeError::Malformed {
+            url: url.clone(),
+            expected: "a model list",
+        };
+        let entries = list["data"].as_array().ok_or_else(malformed)?;
+        entries
+            .iter()
+            .map(|e| {
+                Some(ServedModel {
+                    id: e["id"].as_str()?.to_owned(),
+                    owned_by: e["owned_by"].as_str().map(str::to_owned),
+                    context_length: e["max_model_len"]
+                        .as_u64()
+                        .or_else(|| e["context_length"].as_u64()),
+                })
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(malformed)
+    }
+
+    /// The context window (rule 4 of [`probe`]), and the kind an answer
+    /// revealed.
+    async fn context_window(
+        &self,
+        kind: Option<ServerKind>,
+        models: Option<&Vec<ServedModel>>,
+        model: Option<&str>,
+    ) -> (Result<ContextWindow, ProbeError>, Option<ServerKind>) {
+        let listed = models
+            .into_iter()
+            .flatten()
+            .find(|m| Some(m.id.as_str()) == model)
+            .and_then(|m| m.context_length);
+        if let Some(tokens) = listed {
+            let source = ContextSource::ModelList;
+            return (Ok(ContextWindow { tokens, source }), None);
+        }
+        if matches!(kind, None | Some(ServerKind::LlamaCpp)) {
+            match self.llama_cpp_props().await {
+                Ok(Some(window)) => return (Ok(window), Some(ServerKind::LlamaCpp)),
+                // A known llama.cpp whose /props fails says why; an
+                // unknown server without /props may be Ollama.
+                Err(e) if kind.is_some() => return (Err(e), None),
+                Ok(None) | Err(_) => {}
+            }
+        }
+        let ollama = match kind {
+            Some(ServerKind::Ollama) => true,
+            None => self.is_ollama().await,
+            Some(_) => false,
+        };
+        if !ollama {
+            return (Err(ProbeError::ContextUnknown), None);
+        }
+        let found = kind.is_none().then_some(ServerKind::Ollama);
+        let Some(model) = model else {
+            let reason = "no model to ask Ollama about";
+            return (Err(ProbeError::NotChecked { reason }), found);
+        };
+        (self.ollama_show(model).await, found)
+    }
+
+    async fn llama_cpp_props(&self) -> Result<Option<ContextWindow>, ProbeError> {
+        let url = format!("{}/props", self.root);
+        let props = self.get(&url, "llama.cpp properties").await?;
+        let n_ctx = props["default_generation_settings"]["n_ctx"]
+            .as_u64()
+            .or_else(|| props["n_ctx"].as_u64());
+        Ok(n_ctx.map(|tokens| ContextWindow {
+            tokens,
+            source: ContextSource::LlamaCppProps,
+        }))
+    }
+
+    async fn is_ollama(&self) -> bool {
+        let url = format!("{}/api/version", self.root);
+        self.get(&url, "an Ollama version")
+            .await
+            .is_ok_and(|v| v["version"].is_string())
+    }
+
+    async fn ollama_show(&self, model: &str) -> Result<ContextWindow, ProbeError> {
+        let url = format!("{}/api/show", self.root);
+        let body = json!({ "model": model });
+        let show = self
+            .post(
+                &url,
+                &body,
+                self.request.timeout,
+                "an Ollama model description",
+            )
+            .await?;
+        let num_ctx = show["parameters"].as_str().and_then(|p| {
+            p.lines().find_map(|line| {
+                let mut words = line.split_whitespace();
+                (words.next() == Some("num_ctx")).then(|| words.next()?.parse().ok())?
+            })
+        });
+        if let Some(tokens) = num_ctx {
+            let source = ContextSource::OllamaNumCtx;
+            return Ok(ContextWindow { tokens, source });
+        }
+        let info = &show["model_info"];
+        let by_arch = info["general.architecture"]
+            .as_str()
+            .and_then(|arch| info[format!("{arch}.context_length")].as_u64());
+        let any = || {
+            info.as_object()?
+                .iter()
+                .find(|(k, _)| k.ends_with(".context_length"))
+                .and_then(|(_, v)| v.as_u64())
+        };
+        by_arch
+            .or_else(any)
+            .map(|tokens| ContextWindow {
+                tokens,
+                source: ContextSource::OllamaModelInfo,
+            })
+            .ok_or(ProbeError::ContextUnknown)
+    }
+
+    /// The tool check (rule 5 of [`probe`]).
+    async fn tool_call(
+        &self,
+        model: &str,
+        kind: Option<ServerKind>,
+    ) -> Result<ModelToolCall, ProbeError> {
+        const PROMPT: &str = "What is 2 + 3? Do not answer yourself: call the add tool.";
+        const DESCRIPTION: &str = "Adds two integers and returns their sum.";
+        let schema = json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"]
+        });
+        let timeout = self.request.tool_timeout;
+        let max = TOOL_CHECK_MAX_TOKENS;
+        match self.request.provider {
+            Provider::OpenAi => {
+                let url = format!("{}/chat/completions", self.base);
+                // OpenAI's own API refuses `max_tokens` for its newer
+                // models; the servers people run locally know only it.
+                let limit = if kind == Some(ServerKind::OpenAi) {
+                    "max_completion_tokens"
+                } else {
+                    "max_tokens"
+                };
+                let body = json!({
+                    "model": model,
+                    "messages": [{"role": "user", "content": PROMPT}],
+                    "tools": [{"type": "function", "function": {
+                        "name": "add", "description": DESCRIPTION, "parameters": schema}}],
+                    limit: max,
+                    "stream": false,
+                });
+                let answer = self.post(&url, &body, timeout, "a chat completion").await?;
+                let choice = &answer["choices"][0];
+                let message = &choice["message"];
+                if let Some(call) = message["tool_calls"].as_array().and_then(|a| a.first()) {
+                    return Ok(ModelToolCall {
+                        id: call["id"].as_str().unwrap_or_default().to_owned(),
+                        name: call["function"]["name"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_owned(),
+                        arguments: match &call["function"]["arguments"] {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        },
+                    });
+                }
+                if !message.is_object() {
+                    return Err(ProbeError::Malformed {
+                        url,
+                        expected: "a chat completion",
+                    });
+                }
+                no_call(
+                    message["content"].as_str().unwrap_or_default(),
+                    choice["finish_reason"] == "length",
+                )
+            }
+            Provider::Anthropic => {
+                let url = format!("{}/messages", self.base);
+                let body = json!({
+                    "model": model,
+                    "max_tokens": max,
+                    "messages": [{"role": "user", "content": PROMPT}],
+                    "tools": [{"name": "add", "description": DESCRIPTION, "input_schema": schema}],
+                });
+                let answer = self.post(&url, &body, timeout, "a message").await?;
+                let Some(blocks) = answer["content"].as_array() else {
+                    return Err(ProbeError::Malformed {
+                        url,
+                        expected: "a message",
+                    });
+                };
+                if let Some(call) = blocks.iter().find(|b| b["type"] == "tool_use") {
+                    return Ok(ModelToolCall {
+                        id: call["id"].as_str().unwrap_or_default().to_owned(),
+                        name: call["name"].as_str().unwrap_or_default().to_owned(),
+                        arguments: call["input"].to_string(),
+                    });
+                }
+                let text: String = blocks.iter().filter_map(|b| b["text"].as_str()).collect();
+                no_call(&text, answer["stop_reason"] == "max_tokens")
+            }
+        }
+    }
+}
+
+/// The tool check's failure when the answer holds no tool call.
+fn no_call(text: &str, cut: bool) -> Result<ModelToolCall, ProbeError> {
+    if cut {
+        return Err(ProbeError::Truncated {
+            max_tokens: TOOL_CHECK_MAX_TOKENS,
+        });
+    }
+    Err(ProbeError::TextOnly {
+        text: text.trim().chars().take(200).collect(),
+    })
+}
+
+/// A failed request as a reason.
+fn request_error(url: &str, timeout: Duration, e: reqwest::Error) -> ProbeError {
+    let origin = reqwest::Url::parse(url)
+        .map_or_else(|_| url.to_owned(), |u| u.origin().ascii_serialization());
+    if e.is_timeout() {
+        ProbeError::Timeout {
+            url: url.to_owned(),
+            after: timeout,
+        }
+    } else if is_refused(&e) {
+        ProbeError::Refused { url: origin }
+    } else if e.is_connect() {
+        ProbeError::Connect {
+            url: origin,
+            source: e,
+        }
+    } else {
+        ProbeError::Connect {
+            url: url.to_owned(),
+            source: e,
+        }
+    }
+}
+
+/// Whether an error was caused by a refused connection (the I/O error is
+/// a few sources down, under reqwest's and hyper's).
+fn is_refused(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(e);
+    while let Some(err) = cause {
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        cause = err.source();
+    }
+    false
+}
+
+/// The usual local model servers and their OpenAI-compatible base URLs.
+pub const LOCAL_SERVERS: &[(ServerKind, &str)] = &[
+    (ServerKind::Ollama, "http://127.0.0.1:11434/v1"),
+    (ServerKind::LlamaCpp, "http://127.0.0.1:8080/v1"),
+    (ServerKind::LmStudio, "http://127.0.0.1:1234/v1"),
+    (ServerKind::Vllm, "http://127.0.0.1:8000/v1"),
+];
+
+/// What was found at one candidate address.
+///
+/// Its `Display` is one clause for a person: `Ollama at
+/// http://127.0.0.1:11434/v1: connection refused`, `llama.cpp at
+/// http://127.0.0.1:8080/v1: up, serving qwen2.5-coder`.
+#[derive(Debug)]
+pub struct LocalServer {
+    /// The server usually found there.
+    pub expected: ServerKind,
+    /// The base URL tried.
+    pub base_url: String,
+    /// The server actually found, when recognisable.
+    pub kind: Option<ServerKind>,
+    /// Its models, or why they could not be listed.
+    pub models: Result<Vec<ServedModel>, ProbeError>,
+}
+
+impl LocalServer {
+    /// Whether it answered with a model list that has at least one model.
+    pub fn is_up(&self) -> bool {
+        self.models.as_ref().is_ok_and(|m| !m.is_empty())
+    }
+}
+
+impl fmt::Display for LocalServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at {}: ", self.expected, self.base_url)?;
+        match &self.models {
+            Ok(models) => {
+                f.write_str("up")?;
+                if let Some(kind) = self.kind.filter(|k| *k != self.expected) {
+                    write!(f, " ({kind})")?;
+                }
+                if models.is_empty() {
+                    f.write_str(", serving no model")
+                } else {
+                    let ids: Vec<&str> = models.iter().map(|m| m.id.as_str()).collect();
+                    write!(f, ", serving {}", ids.join(", "))
+                }
+            }
+            Err(ProbeError::Refused { .. }) => f.write_str("connection refused"),
+            Err(ProbeError::Timeout { after, .. }) => {
+                write!(f, "no answer within {} ms", after.as_millis())
+            }
+            Err(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Lists the models of each candidate `(expected kind, base URL)` at once,
+/// each request bounded by `timeout`. The results are in the candidates'
+/// order.
+pub async fn detect_servers(
+    candidates: &[(ServerKind, &str)],
+    timeout: Duration,
+) -> Vec<LocalServer> {
+    join_all(candidates.iter().map(|&(expected, base)| async move {
+        let request = ProbeRequest::new(Provider::OpenAi, base).timeout(timeout);
+        let base_url = base.trim_end_matches('/').to_owned();
+        let models = match Prober::new(&request, &base_url) {
+            Ok(prober) => prober.models().await,
+            Err(e) => Err(e),
+        };
+        LocalServer {
+            expected,
+            kind: models.as_deref().ok().and_then(kind_from_list),
+            base_url,
+            models,
+        }
+    }))
+    .await
+}
+
+/// Asks the usual local servers ([`LOCAL_SERVERS`]: Ollama, llama.cpp, LM
+/// Studio, vLLM) at once which models they serve; for the first-run
+/// message ("tried Ollama at …: connection refused; …") and to pick a
+/// server when none is configured.
+pub async fn detect_local_servers(timeout: Duration) -> Vec<LocalServer> {
+    detect_servers(LOCAL_SERVERS, timeout).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(ids: &[(&str, Option<&str>)]) -> Vec<ServedModel> {
+        ids.iter()
+            .map(|(id, owner)| ServedModel {
+                id: (*id).to_owned(),
+                owned_by: owner.map(str::to_owned),
+                context_length: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn configured_model_matching() {
+        let served = listed(&[
+            ("llama3.2:latest", None),
+            ("qwen2.5-coder:7b", None),
+            ("org/Model-7B", None),
+        ]);
+        let cases: &[(&str, Option<&str>)] = &[
+            ("llama3.2:latest", Some("llama3.2:latest")),
+            ("llama3.2", Some("llama3.2:latest")),
+            ("qwen2.5-coder:7b", Some("qwen2.5-coder:7b")),
+            ("qwen2.5-coder", None),
+            ("qwen2.5-coder:14b", None),
+            ("org/Model-7B", Some("org/Model-7B")),
+            ("org/model-7b", None),
+            ("llama3", None),
+        ];
+        for (configured, expected) in cases {
+            assert_eq!(
+                match_model(configured, &served).as_deref(),
+                *expected,
+                "{configured}"
+            );
+        }
+    }
+
+    #[test]
+    fn kind_from_owned_by() {
+        type Case<'a> = (&'a [(&'a str, Option<&'a str>)], Option<ServerKind>);
+        let cases: &[Case<'_>] = &[
+            (&[("m", Some("llamacpp"))], Some(ServerKind::LlamaCpp)),
+            (&[("m", Some("vllm"))], Some(ServerKind::Vllm)),
+            (
+                &[("a", Some("library")), ("b", Some("library"))],
+                Some(ServerKind::Ollama),
+            ),
+            (
+                &[("m", Some("organization_owner"))],
+                Some(ServerKind::LmStudio),
+            ),
+            (
+                &[("gpt", Some("system")), ("o", Some("openai"))],
+                Some(ServerKind::OpenAi),
+            ),
+            (&[("a", Some("library")), ("b", Some("vllm"))], None),
+            (&[("a", Some("someone"))], None),
+            (&[("a", None), ("b", Some("vllm"))], Some(ServerKind::Vllm)),
+            (&[], None),
+        ];
+        for (models, expected) in cases {
+            assert_eq!(kind_from_list(&listed(models)), *expected, "{models:?}");
+        }
+    }
+}
