@@ -39,7 +39,7 @@ pub use llm::{
 };
 pub use probe::{
     ContextSource, ContextWindow, LOCAL_SERVERS, LocalServer, ProbeError, ProbeRequest, Provider,
-    ServedModel, ServerKind, ServerProbe, detect_local_servers, detect_servers, probe,
+    ServedModel, ServerKind, ServerProbe, detect_local_servers, detect_servers, list_models, probe,
 };
 pub use runner::{
     AgentEvent, AgentRunner, AgentRunnerBuilder, EventSink, GateReport, HookVerdict,

@@ -850,6 +850,13 @@ fn is_refused(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// The models the server `request` names serves: one `GET {base}/models`
+/// (rule 1 of [`probe`]), nothing else. For a quick check before a run.
+pub async fn list_models(request: &ProbeRequest) -> Result<Vec<ServedModel>, ProbeError> {
+    let base_url = request.base_url.trim_end_matches('/').to_owned();
+    Prober::new(request, &base_url)?.models().await
+}
+
 /// The usual local model servers and their OpenAI-compatible base URLs.
 pub const LOCAL_SERVERS: &[(ServerKind, &str)] = &[
     (ServerKind::Ollama, "http://127.0.0.1:11434/v1"),

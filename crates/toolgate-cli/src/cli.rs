@@ -139,6 +139,9 @@ pub(crate) struct HooksTestArgs {
     /// The tool input (or, for other events, the payload) as a JSON object [default: {}].
     #[arg(long, value_name = "JSON")]
     pub(crate) input: Option<String>,
+    /// A file the call is about (repeatable) [default: the files the tool declares for --input].
+    #[arg(long = "file", value_name = "PATH")]
+    pub(crate) files: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -11,6 +11,26 @@ use crate::Setup;
 use crate::cli::HooksTestArgs;
 use crate::render::{CliError, Exit};
 
+/// What a call of `tool` with `input` is about, from its declared effects.
+/// An input the tool cannot run with names no file (a note says how to name
+/// one); an MCP or unknown tool is opaque and names none either.
+fn declared(setup: &Setup, tool: &str, input: &Value) -> Result<About, CliError> {
+    let registry = setup.host.registry()?;
+    let Ok(entry) = registry.get(tool) else {
+        return Ok(About::default());
+    };
+    match entry.tool().effects(input) {
+        Ok(effects) => Ok(About::of(&effects, setup.host.workspace())),
+        Err(error) => {
+            crate::render::note(&format!(
+                "note: `{tool}` could not run with this input ({error}), so the event names no file; \
+                 pass --file PATH to test `file_patterns` and `{{file}}`"
+            ));
+            Ok(About::default())
+        }
+    }
+}
+
 /// Runs the hooks of one event on a synthetic payload and prints each
 /// decision.
 pub(crate) async fn hooks_test(setup: &Setup, args: HooksTestArgs) -> Result<Exit, CliError> {
@@ -38,26 +58,20 @@ pub(crate) async fn hooks_test(setup: &Setup, args: HooksTestArgs) -> Result<Exi
         }
         (None, _) => input.clone(),
     };
-    // The files a tool event is about come from the tool's own effects, as
-    // in the gate.
-    let about = match (&args.tool, event) {
-        (Some(tool), HookEvent::PreToolUse | HookEvent::PostToolUse) => {
-            let registry = setup.host.registry()?;
-            match registry.get(tool) {
-                Ok(entry) => match entry.tool().effects(&input) {
-                    Ok(effects) => About::of(&effects, setup.host.workspace()),
-                    Err(error) => {
-                        return Err(CliError::usage(anyhow!(
-                            "`{tool}` cannot run with this input: {error}"
-                        ))
-                        .with_hint("pass an --input the tool accepts"));
-                    }
-                },
-                // An MCP or unknown tool: opaque, no files.
-                Err(_) => About::default(),
+    // The files a tool event is about: --file, else the tool's own declared
+    // effects for this input, as in the gate.
+    let about = if args.files.is_empty() {
+        match (&args.tool, event) {
+            (Some(tool), HookEvent::PreToolUse | HookEvent::PostToolUse) => {
+                declared(setup, tool, &input)?
             }
+            _ => About::default(),
         }
-        _ => About::default(),
+    } else {
+        About {
+            files: args.files.clone(),
+            changes_files: true,
+        }
     };
     let executor = setup.host.hooks(None)?;
     let outcome = executor.emit_about(event, payload, &about).await;

@@ -129,6 +129,8 @@ fn hooks_test_json() {
         "edit_file",
         "--input",
         r#"{"path": "x.rs"}"#,
+        "--file",
+        "x.rs",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();

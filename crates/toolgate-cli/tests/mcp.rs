@@ -802,7 +802,13 @@ async fn an_agent_run_calls_mcp_tools_and_plan_gets_only_trusted_ones() {
     assert_eq!(out.status.code(), Some(0), "stdout: {so}\nstderr: {se}");
     assert!(se.contains("mcp_time_get_current_time [executed]"), "{se}");
 
-    let reqs = llm.received_requests().await.unwrap();
+    let reqs: Vec<_> = llm
+        .received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.method == wiremock::http::Method::POST)
+        .collect();
     let first: Value = serde_json::from_slice(&reqs[0].body).unwrap();
     let offered: Vec<&str> = first["tools"]
         .as_array()

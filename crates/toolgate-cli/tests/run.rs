@@ -41,6 +41,18 @@ async fn server(replies: Vec<ResponseTemplate>) -> MockServer {
     server
 }
 
+/// The chat requests the server received, in order (toolgate also asks
+/// `GET /v1/models` before a run, to fail fast when no server is there).
+async fn chats(server: &MockServer) -> Vec<wiremock::Request> {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.method == wiremock::http::Method::POST)
+        .collect()
+}
+
 fn tool_call(id: &str, name: &str, args: &str) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
         "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
@@ -183,7 +195,7 @@ async fn run_reads_edits_answers_exits_0_and_the_session_can_be_listed_shown_and
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("Resumed and done."));
     // The resumed call carried the whole saved conversation.
-    let reqs = server.received_requests().await.unwrap();
+    let reqs = chats(&server).await;
     let last: Value = serde_json::from_slice(&reqs.last().unwrap().body).unwrap();
     let msgs = last["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 8, "{msgs:?}");
@@ -284,7 +296,7 @@ async fn first_ctrl_c_stops_gracefully_with_a_summary_and_exits_2() {
     let pid = child.id().to_string();
     // Wait until the model call is in flight.
     for _ in 0..100 {
-        if !server.received_requests().await.unwrap().is_empty() {
+        if !chats(&server).await.is_empty() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -335,7 +347,7 @@ async fn run_fires_the_configured_lifecycle_hooks_and_feeds_a_failing_quality_ga
     let session = done["session"].as_str().unwrap();
 
     // The gate's failure went back to the model before it wrote the file.
-    let reqs = server.received_requests().await.unwrap();
+    let reqs = chats(&server).await;
     assert_eq!(reqs.len(), 3);
     let second: Value = serde_json::from_slice(&reqs[1].body).unwrap();
     let fed_back = second["messages"].as_array().unwrap().last().unwrap()["content"]
@@ -385,7 +397,7 @@ async fn a_spent_budget_exits_2_after_a_summary_and_a_budget_without_prices_exit
     assert!(se.contains("budget warning: $0.0002 of $0.0002"), "{se}");
     assert!(se.contains("the cost budget ran out"), "{se}");
     assert!(so.contains("Summary: budget spent."), "{so}");
-    assert_eq!(server.received_requests().await.unwrap().len(), 3);
+    assert_eq!(chats(&server).await.len(), 3);
 
     let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
     let unpriced: Vec<&str> = config
@@ -397,7 +409,7 @@ async fn a_spent_budget_exits_2_after_a_summary_and_a_budget_without_prices_exit
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("cannot be enforced"));
     assert_eq!(
-        server.received_requests().await.unwrap().len(),
+        chats(&server).await.len(),
         3,
         "no model call without a countable budget"
     );
@@ -422,7 +434,11 @@ async fn a_spinner_shows_on_a_terminal_while_the_model_thinks() {
         .find("thinking… step 1")
         .unwrap_or_else(|| panic!("{tty}"));
     let answer = tty.find("Slow answer.").unwrap();
-    let erase = tty[spin..answer].rfind("\r\x1b[K").map(|i| spin + i);
+    // indicatif clears the line with `ESC [2K` (or `ESC [K`).
+    let erase = tty[spin..answer]
+        .rfind("\x1b[2K")
+        .or_else(|| tty[spin..answer].rfind("\x1b[K"))
+        .map(|i| spin + i);
     assert!(
         erase.is_some_and(|e| e < answer),
         "the spinner line is erased before the answer: {tty:?}"

@@ -645,7 +645,9 @@ async fn command_guard_refuses_before_confirmation() {
     use toolgate_engine::CommandGuard;
     use toolgate_policy::CommandPolicy;
 
-    struct RunCommand(Log);
+    // Not called `run_command`: the guard judges the command a tool
+    // declares among its effects, whatever the tool's name.
+    struct Shell(Log);
 
     #[derive(Deserialize, schemars::JsonSchema)]
     #[serde(deny_unknown_fields)]
@@ -654,11 +656,22 @@ async fn command_guard_refuses_before_confirmation() {
     }
 
     #[async_trait]
-    impl TypedTool for RunCommand {
+    impl TypedTool for Shell {
         type Args = Args;
-        const NAME: &'static str = "run_command";
+        const NAME: &'static str = "shell";
         const DESCRIPTION: &'static str = "Runs a command.";
         const SENSITIVITY: Sensitivity = Sensitivity::Command(CommandClass::Dangerous);
+        fn effects(
+            &self,
+            args: &Args,
+        ) -> Result<toolgate_core::Effects, toolgate_core::EffectsError> {
+            Ok(toolgate_core::Effects::known([
+                toolgate_core::Effect::Command {
+                    command: args.command.clone(),
+                    cwd: None,
+                },
+            ]))
+        }
         async fn run(&self, args: Args, _: &ToolContext) -> ToolResult {
             push(&self.0, format!("execute {}", args.command));
             ToolResult::success("ran")
@@ -707,7 +720,7 @@ async fn command_guard_refuses_before_confirmation() {
     for (allowed_only, mode, command, decision) in cases {
         let log = Log::default();
         let registry = Arc::new(Registry::new());
-        registry.register(RunCommand(log.clone())).unwrap();
+        registry.register(Shell(log.clone())).unwrap();
         let engine = ExecutionEngine::builder(registry)
             .guardrails(Arc::new(CommandGuard::new(
                 Arc::new(CommandPolicy::default()),
@@ -717,11 +730,7 @@ async fn command_guard_refuses_before_confirmation() {
             .approver(Arc::new(Scripted(log.clone(), Approval::Allow)))
             .build();
         let run = engine
-            .execute(ToolCall::new(
-                "c",
-                "run_command",
-                json!({"command": command}),
-            ))
+            .execute(ToolCall::new("c", "shell", json!({"command": command})))
             .await;
         assert_eq!(
             run.decision, *decision,

@@ -338,23 +338,30 @@ async fn file_patterns_match_the_relative_path() {
         ("**/*.py", "src/a.py", true),
         ("src/**", "src/deep/x.rs", true),
     ];
+    // The files come from the call's declared effects, not its arguments.
+    let about = |path: &str| {
+        let effects = toolgate_core::Effects::known([toolgate_core::Effect::write(
+            path,
+            toolgate_core::Change::counted(1, 0, true),
+        )]);
+        toolgate_engine::About::of(&effects, dir.path())
+    };
     for (pattern, path, runs) in cases {
         let mut hook = spec("f", "exit 2");
         hook.file_patterns = vec![(*pattern).to_owned()];
         let ex = executor(hook, dir.path());
+        let payload = json!({"tool_name": "any_tool", "tool_input": {}});
         let outcome = ex
-            .emit(
-                HookEvent::PreToolUse,
-                json!({"tool_name": "write_file", "tool_input": {"path": path}}),
-            )
+            .emit_about(HookEvent::PreToolUse, payload.clone(), &about(path))
             .await;
         assert_eq!(outcome.blocked.is_some(), *runs, "{pattern} on {path}");
         // An absolute path inside the root is matched relative to it.
         let abs = dir.path().join(path);
         let outcome = ex
-            .emit(
+            .emit_about(
                 HookEvent::PreToolUse,
-                json!({"tool_name": "write_file", "tool_input": {"path": abs}}),
+                payload,
+                &about(&abs.to_string_lossy()),
             )
             .await;
         assert_eq!(

@@ -104,6 +104,12 @@ pub enum HostError {
         /// What happened.
         reason: String,
     },
+    /// The model server refused the credentials.
+    #[error("{reason}")]
+    AuthRefused {
+        /// What the server said.
+        reason: String,
+    },
     /// The variable `llm.api_key_env` names is not set.
     #[error("the environment variable {var} (llm.api_key_env) is not set")]
     KeyMissing {
@@ -131,7 +137,7 @@ fn tried_text(tried: &[String]) -> String {
 }
 
 /// How to get a model, for the errors that say there is none.
-pub(crate) const GET_A_MODEL: &str = "start a model server and name it: \
+pub(crate) const GET_A_MODEL: &str = "set `llm.model` (or pass --model) for a running server, or start one: \
 `ollama serve` then `ollama pull qwen2.5-coder:7b` (Ollama, found on its default port); \
 or a llama.cpp, vLLM or LM Studio server with `--base-url http://127.0.0.1:PORT/v1 --model NAME`; \
 or a provider: `--base-url https://api.openai.com/v1 --model gpt-4.1-mini` with \
@@ -168,6 +174,7 @@ impl HostError {
             Self::AgentMode { .. } => "use yolo, confirm-sensitive or confirm-all".to_owned(),
             Self::NoModel { .. } | Self::Unreachable { .. } => GET_A_MODEL.to_owned(),
             Self::KeyMissing { var } => format!("export {var}=… with your API key"),
+            Self::AuthRefused { .. } => "check the key in the variable named by `llm.api_key_env`".to_owned(),
             Self::Budget(_) => "the budget must be a positive number, and `llm.input_price_per_mtok` / \
                 `llm.output_price_per_mtok` must be set so the cost can be counted"
                 .to_owned(),
@@ -179,7 +186,7 @@ impl HostError {
         match self {
             Self::Audit { .. } | Self::Registry(_) | Self::Store { .. } => ErrorKind::Runtime,
             Self::NoModel { .. } | Self::Unreachable { .. } => ErrorKind::ModelUnavailable,
-            Self::KeyMissing { .. } => ErrorKind::Auth,
+            Self::KeyMissing { .. } | Self::AuthRefused { .. } => ErrorKind::Auth,
             _ => ErrorKind::Config,
         }
     }

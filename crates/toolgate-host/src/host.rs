@@ -342,11 +342,7 @@ impl Host {
             .store_path()
             .ok()
             .and_then(|p| p.parent().map(Path::to_owned));
-        let candidates = [
-            Some(project),
-            self.config().audit.path.clone(),
-            store_dir,
-        ];
+        let candidates = [Some(project), self.config().audit.path.clone(), store_dir];
         let mut out = Vec::new();
         for path in candidates.into_iter().flatten() {
             let path = canonical_lenient(&path);

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolgate_agent::{AnthropicClient, ApiKey, HttpSettings, LlmClient, OpenAiClient};
+use toolgate_agent::{
+    AnthropicClient, ApiKey, HttpSettings, LlmClient, LocalServer, OpenAiClient, ProbeError,
+    ProbeRequest, Provider, ServedModel, detect_local_servers,
+};
 
 use crate::config::LlmProvider;
 use crate::error::HostError;
@@ -78,25 +81,111 @@ impl Host {
     }
 }
 
+/// How long the first-run probes wait for a server.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
 impl Host {
-    /// Which model a run talks to: `--model` / `--base-url`, then `llm.model`
-    /// / `llm.base_url`, then the provider's own API.
+    /// Which model a run talks to, checked before the run starts so that a
+    /// missing server fails in seconds with what to do.
+    ///
+    /// # Rules
+    ///
+    /// 1. The server is `--base-url`, else `llm.base_url`. Without one: the
+    ///    provider's own API when the provider is `anthropic` or an API key
+    ///    is configured (`llm.api_key_env`); otherwise the usual local
+    ///    servers are tried at once (Ollama, llama.cpp, LM Studio, vLLM on
+    ///    their default ports) and the first that serves a model is used.
+    /// 2. The model is `--model`, else `llm.model`; without one, the model
+    ///    the server serves when it serves exactly one.
+    /// 3. The server's model list is asked for first (one request, 2 s): a
+    ///    refused connection or a timeout is
+    ///    [`HostError::Unreachable`]; refused credentials are
+    ///    [`HostError::AuthRefused`]; a server that does not list models
+    ///    (HTTP 404) is used as configured.
+    /// 4. Nothing found, or a model that cannot be chosen, is
+    ///    [`HostError::NoModel`], naming what was tried.
     pub async fn choose_model(&self, overrides: &LlmOverrides) -> Result<ModelChoice, HostError> {
         let llm = &self.config().llm;
-        let base_url = overrides
-            .base_url
-            .clone()
-            .or_else(|| llm.base_url.clone())
-            .unwrap_or_else(|| provider_url(llm.provider).to_owned());
-        let model = overrides
-            .model
-            .clone()
-            .or_else(|| llm.model.clone())
-            .ok_or(HostError::NoModel { tried: Vec::new() })?;
+        let provider = llm.provider;
+        let model = overrides.model.clone().or_else(|| llm.model.clone());
+        let base_url = overrides.base_url.clone().or_else(|| llm.base_url.clone());
+        let hosted = provider == LlmProvider::Anthropic || llm.api_key_env.is_some();
+        let (base_url, listed) = match base_url {
+            Some(url) => {
+                let listed = self.list_models(provider, &url).await?;
+                (url, listed)
+            }
+            None if hosted => {
+                let url = provider_url(provider).to_owned();
+                let listed = self.list_models(provider, &url).await?;
+                (url, listed)
+            }
+            None => {
+                let found = detect_local_servers(PROBE_TIMEOUT).await;
+                let tried: Vec<String> = found.iter().map(ToString::to_string).collect();
+                let Some(up) = found.into_iter().find(LocalServer::is_up) else {
+                    return Err(HostError::NoModel { tried });
+                };
+                let models = up.models.unwrap_or_default();
+                (up.base_url, Some(models))
+            }
+        };
+        let model = match (model, listed) {
+            (Some(model), _) => model,
+            (None, Some(models)) if models.len() == 1 => models[0].id.clone(),
+            (None, Some(models)) if !models.is_empty() => {
+                let ids: Vec<String> = models.into_iter().map(|m| m.id).collect();
+                return Err(HostError::NoModel {
+                    tried: vec![format!(
+                        "{base_url} serves {}; choose one with --model or `llm.model`",
+                        ids.join(", ")
+                    )],
+                });
+            }
+            (None, _) => {
+                return Err(HostError::NoModel {
+                    tried: vec![format!(
+                        "{base_url} does not say which models it serves; name one with --model or `llm.model`"
+                    )],
+                });
+            }
+        };
         Ok(ModelChoice {
-            provider: llm.provider,
+            provider,
             base_url,
             model,
         })
+    }
+
+    /// The models `base_url` serves (`None` when it does not list them),
+    /// or why it cannot be used (rule 3 of [`Host::choose_model`]).
+    async fn list_models(
+        &self,
+        provider: LlmProvider,
+        base_url: &str,
+    ) -> Result<Option<Vec<ServedModel>>, HostError> {
+        let provider = match provider {
+            LlmProvider::Openai => Provider::OpenAi,
+            LlmProvider::Anthropic => Provider::Anthropic,
+        };
+        let request = ProbeRequest::new(provider, base_url)
+            .api_key(self.api_key()?)
+            .timeout(PROBE_TIMEOUT);
+        match toolgate_agent::list_models(&request).await {
+            Ok(models) => Ok(Some(models)),
+            Err(
+                error @ (ProbeError::Refused { .. }
+                | ProbeError::Timeout { .. }
+                | ProbeError::Connect { .. }
+                | ProbeError::InvalidUrl { .. }),
+            ) => Err(HostError::Unreachable {
+                base_url: base_url.to_owned(),
+                reason: error.to_string(),
+            }),
+            Err(error @ ProbeError::Auth { .. }) => Err(HostError::AuthRefused {
+                reason: error.to_string(),
+            }),
+            Err(_) => Ok(None),
+        }
     }
 }

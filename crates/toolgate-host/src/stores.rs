@@ -27,13 +27,11 @@ impl Host {
         if let Some(store) = self.store.get() {
             return Ok(Arc::clone(store));
         }
-        let store = match &self.config().store.path {
-            Some(path) => SqliteStore::open(path),
-            None => {
-                let data =
-                    toolgate_store::data_dir_from_env(self.env()).ok_or(HostError::NoDataDir)?;
-                SqliteStore::open_for_workspace(&data, self.workspace())
-            }
+        let store = if let Some(path) = &self.config().store.path {
+            SqliteStore::open(path)
+        } else {
+            let data = toolgate_store::data_dir_from_env(self.env()).ok_or(HostError::NoDataDir)?;
+            SqliteStore::open_for_workspace(&data, self.workspace())
         }
         .map_err(|source| HostError::Store {
             path: self.store_path().unwrap_or_default(),
