@@ -108,7 +108,9 @@ fn world() -> &'static World {
                 .unwrap()
         });
         let code = CodeRules::new([
-            CodeRule::new("unwrap").severity(Severity::Block).files(["src/**"]),
+            CodeRule::new("unwrap")
+                .severity(Severity::Block)
+                .files(["src/**"]),
             CodeRule::new("TODO"),
         ])
         .unwrap();
