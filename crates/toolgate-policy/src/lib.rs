@@ -6,9 +6,14 @@
 //! - the confirmation table ([`ConfirmationPolicy`]);
 //! - shell commands: a bash parser front-end ([`parse_command`] →
 //!   [`ParsedCommand`]), the blocklist and the `safe`/`dev`/`dangerous`
-//!   classification ([`CommandPolicy`], [`classify`] → [`Verdict`]).
-//!
-//! The guardrail rules join them as they land.
+//!   classification ([`CommandPolicy`], [`classify`] → [`Verdict`]);
+//! - the guardrail rules over a call's declared effects: sensitive and
+//!   protected paths ([`PathRules`] → [`PathRefusal`]), the one way a path
+//!   allow rule matches ([`allows_paths`] over [`FileGlobs`]), the edit
+//!   limits ([`EditLimits`], [`EditCount`], [`EditUsage`]) and the code
+//!   rules ([`CodeRules`] → [`BrokenRule`]). An opaque call (MCP, dynamic
+//!   tools) passes every deny rule and matches no allow rule; it is
+//!   confirmed instead.
 //!
 //! # Commands fail closed
 //!
@@ -39,6 +44,25 @@
 //! assert_eq!(commands.classify("sort --compress-prog=sh f").label(), "dangerous");
 //! assert_eq!(commands.classify("ls --frobnicate").label(), "dev");
 //! ```
+//!
+//! The guardrails judge what a call will do, before it runs:
+//!
+//! ```
+//! use toolgate_core::{Change, Effect, Effects};
+//! use toolgate_policy::{EditCount, EditLimits, EditUsage, PathRules};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let rules = PathRules::builder("/ws").build()?;
+//! let rename = Effects::known([Effect::Move { from: "notes.md".into(), to: ".env".into() }]);
+//! let refusal = rules.check(&rename, &|_| None, &|_| Vec::new()).unwrap_err();
+//! assert!(refusal.to_string().starts_with("`.env` is a sensitive file (pattern `.env*`)"));
+//!
+//! let write = Effects::known([Effect::write("a.rs", Change::counted(3, 1, false))]);
+//! let limits = EditLimits::new().max_files_modified(Some(1));
+//! limits.check(&EditUsage::new(), &EditCount::of(&write))?;
+//! # Ok(())
+//! # }
+//! ```
 
 pub use command::{
     CommandContext, CommandPolicy, CommandPolicyBuilder, CommandPolicyError, MAX_COMMAND_LEN,
@@ -47,6 +71,11 @@ pub use command::{
     classify, command_operands, parse_command,
 };
 pub use confirmation::{ConfirmationMode, ConfirmationPolicy};
+pub use effects::{
+    BrokenRule, CodeRule, CodeRules, EditCount, EditLimits, EditUsage, EffectsPolicyError,
+    FileGlobs, LimitRefusal, PathRefusal, PathRules, PathRulesBuilder, Severity, Via, allows_paths,
+};
 
 mod command;
 mod confirmation;
+mod effects;
