@@ -350,6 +350,26 @@ impl Workspace {
         rel_display(&p.rel)
     }
 
+    /// Where `p` really is inside the workspace: symlinks on the way that
+    /// stay inside followed, so that a policy can judge the place a call
+    /// would reach, not only its name. A path that does not exist yet is
+    /// its nearest existing ancestor, resolved, with the missing rest
+    /// appended (where a write would create it). `None` when the path leads
+    /// out of the workspace or cannot be resolved (a loop).
+    pub fn physical(&self, p: &WsPath) -> Option<WsPath> {
+        match self.locate(p, Lookup::READ) {
+            Ok(located) => Some(WsPath { rel: located.phys }),
+            Err(WorkspaceError::NotFound { .. }) => {
+                let name = p.rel.file_name()?;
+                let parent = WsPath {
+                    rel: p.rel.parent().map(Path::to_owned).unwrap_or_default(),
+                };
+                Some(self.physical(&parent)?.join(name))
+            }
+            Err(_) => None,
+        }
+    }
+
     /// The first sensitive-file pattern that `p`, as written or as it
     /// resolves, matches. Reported even when the workspace allows sensitive
     /// files.

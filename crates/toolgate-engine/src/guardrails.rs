@@ -1,17 +1,22 @@
 //! The configurable guardrails of DESIGN.md §7, as the gate's step 3.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use regex::{Regex, RegexSet};
+use globset::GlobBuilder;
+use regex::RegexSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolgate_core::{DEFAULT_SENSITIVE_PATTERNS, ToolResult, Workspace};
-use toolgate_policy::command_operands;
+use toolgate_core::{
+    DEFAULT_PROTECTED_PATTERNS, DEFAULT_SENSITIVE_PATTERNS, Effect, Effects, PathPatterns,
+    ToolResult, Workspace, WorkspaceError,
+};
+use toolgate_policy::{
+    CodeRule as PolicyCodeRule, CodeRules, EditCount, EditLimits, EditUsage, PathRules,
+    Severity as PolicySeverity,
+};
 use toolgate_sandbox::{Capture, RunOptions, Sandbox, Spawn};
 
 use crate::guards::CommandGuard;
@@ -131,6 +136,9 @@ pub enum GuardrailsError {
     /// The sandbox quality gates run in could not be made.
     #[error("the sandbox for quality gates could not be made")]
     Sandbox(#[source] toolgate_sandbox::SandboxError),
+    /// A rule set could not be compiled.
+    #[error("`guardrails` has an invalid rule")]
+    Policy(#[source] Box<toolgate_policy::EffectsPolicyError>),
 }
 
 /// Builds a [`GuardrailsEngine`].
@@ -141,6 +149,7 @@ pub struct GuardrailsEngineBuilder {
     command_guard: Option<CommandGuard>,
     allow_sensitive: bool,
     sandbox: Option<Sandbox>,
+    protected: Vec<String>,
 }
 
 impl GuardrailsEngineBuilder {
@@ -157,6 +166,15 @@ impl GuardrailsEngineBuilder {
     #[must_use]
     pub fn allow_sensitive(mut self, yes: bool) -> Self {
         self.allow_sensitive = yes;
+        self
+    }
+
+    /// More protected patterns, beside [`DEFAULT_PROTECTED_PATTERNS`] and
+    /// `protected_files` (toolgate's own files the front end keeps inside
+    /// the workspace). By default, none.
+    #[must_use]
+    pub fn protected_patterns(mut self, patterns: impl IntoIterator<Item = String>) -> Self {
+        self.protected.extend(patterns);
         self
     }
 
@@ -178,56 +196,72 @@ impl GuardrailsEngineBuilder {
                 .map_err(GuardrailsError::Sandbox)?,
         };
         let c = &self.config;
-        let sensitive = Workspace::builder(&self.root)
-            .sensitive_patterns(
-                DEFAULT_SENSITIVE_PATTERNS
-                    .iter()
-                    .map(|p| (*p).to_owned())
-                    .chain(c.sensitive_files.iter().cloned()),
-            )
-            .build()
-            .map_err(|e| GuardrailsError::Glob {
-                field: "sensitive_files",
+        let glob_error = |field: &'static str| {
+            move |e: WorkspaceError| GuardrailsError::Glob {
+                field,
                 source: Box::new(e),
-            })?;
-        let protected = if c.protected_files.is_empty() {
-            None
-        } else {
-            Some(
-                Workspace::builder(&self.root)
-                    .sensitive_patterns(c.protected_files.iter().cloned())
-                    .build()
-                    .map_err(|e| GuardrailsError::Glob {
-                        field: "protected_files",
-                        source: Box::new(e),
-                    })?,
-            )
+            }
         };
+        let sensitive = PathPatterns::new(
+            DEFAULT_SENSITIVE_PATTERNS
+                .iter()
+                .map(|p| (*p).to_owned())
+                .chain(c.sensitive_files.iter().cloned()),
+        )
+        .map_err(glob_error("sensitive_files"))?;
+        let protected = PathPatterns::new(
+            DEFAULT_PROTECTED_PATTERNS
+                .iter()
+                .map(|p| (*p).to_owned())
+                .chain(c.protected_files.iter().cloned())
+                .chain(self.protected.iter().cloned()),
+        )
+        .map_err(glob_error("protected_files"))?;
+        // Resolving paths (where a symlink leads) needs the workspace; it
+        // judges nothing itself, so it gets no patterns.
+        let workspace = Workspace::builder(&self.root)
+            .build()
+            .map_err(glob_error("sensitive_files"))?;
+        let paths = PathRules::builder(workspace.root())
+            .root_alias(&self.root)
+            .sensitive(sensitive)
+            .protected(protected)
+            .allow_sensitive(self.allow_sensitive)
+            .build()
+            .map_err(|e| GuardrailsError::Policy(Box::new(e)))?;
         let blocked =
             RegexSet::new(&c.blocked_commands).map_err(|source| GuardrailsError::Regex {
                 field: "blocked_commands",
                 source,
             })?;
-        let mut rules = Vec::new();
-        for rule in &c.code_rules {
-            let regex = Regex::new(&rule.pattern).map_err(|source| GuardrailsError::Regex {
-                field: "code_rules",
-                source,
-            })?;
-            let files = globs(&rule.file_patterns).map_err(|e| GuardrailsError::Glob {
-                field: "code_rules",
-                source: Box::new(e),
-            })?;
-            rules.push((rule.clone(), regex, files));
-        }
+        let code = CodeRules::new(c.code_rules.iter().map(|rule| {
+            let mut compiled = PolicyCodeRule::new(&rule.pattern)
+                .severity(match rule.severity {
+                    Severity::Warn => PolicySeverity::Warn,
+                    Severity::Block => PolicySeverity::Block,
+                })
+                .files(rule.file_patterns.iter().cloned());
+            if let Some(name) = &rule.name {
+                compiled = compiled.name(name);
+            }
+            if let Some(message) = &rule.message {
+                compiled = compiled.message(message);
+            }
+            compiled
+        }))
+        .map_err(|e| GuardrailsError::Policy(Box::new(e)))?;
+        let limits = EditLimits::new()
+            .max_files_modified(c.max_files_modified)
+            .max_lines_changed(c.max_lines_changed);
         Ok(GuardrailsEngine {
-            sensitive,
-            protected,
+            paths,
             blocked,
-            rules,
+            code,
+            limits,
+            usage: Mutex::new(EditUsage::new()),
+            workspace,
             command_guard: self.command_guard,
             allow_sensitive: self.allow_sensitive,
-            counters: Mutex::new(Counters::default()),
             config: self.config,
             root: self.root,
             sandbox,
@@ -235,73 +269,53 @@ impl GuardrailsEngineBuilder {
     }
 }
 
-fn globs(patterns: &[String]) -> Result<Option<GlobSet>, globset::Error> {
-    if patterns.is_empty() {
-        return Ok(None);
-    }
-    let mut set = GlobSetBuilder::new();
-    for p in patterns {
-        set.add(GlobBuilder::new(p).literal_separator(true).build()?);
-    }
-    set.build().map(Some)
-}
-
-#[derive(Debug, Default)]
-struct Counters {
-    files: HashSet<String>,
-    lines: usize,
-}
-
 /// The guardrails of DESIGN.md §7, plugged into the gate as its
-/// [`Guardrails`] step.
+/// [`Guardrails`] step. Every rule reads the call's declared
+/// [`Effects`](toolgate_core::Effects), never the tool's name; the rules
+/// themselves are the pure functions of `toolgate_policy`
+/// ([`PathRules`], [`EditLimits`], [`CodeRules`]).
 ///
 /// # Rules
 ///
 /// Applied in this order; the first refusal wins.
 ///
-/// 1. The [`CommandGuard`], if set (built-in blocklist, `allowed_only`).
-/// 2. `blocked_commands`: a regex matching anywhere in a `run_command`
-///    command (or a `process` stdin `input`) refuses it.
-/// 3. Sensitive files (unless allowed): the `path` of the file and search
-///    tools, the files of a patch, and every operand, redirection target and
-///    here-string of a command ([`command_operands`]). A glob operand
-///    (`cat .e*`) is expanded against the directory it names. Paths are
-///    checked as written and as they resolve, so a symlink to `.env` under
-///    another name is refused.
-/// 4. Protected files: `write_file`, `edit_file`, `delete_file` and
-///    `apply_patch` on one are refused.
-/// 5. Edit limits, counted over the engine's lifetime (one session): a write
-///    that would take the distinct files modified past `max_files_modified`,
-///    or the lines changed past `max_lines_changed`, is refused. Lines are
-///    counted as the lines of a `write_file` content, the larger side of an
-///    `edit_file` (times the replacements), the `+`/`-` lines of a patch.
-/// 6. Code rules, over the content the write would produce (for `edit_file`
-///    the whole file after the replacement; for a patch its added lines):
-///    `block` refuses the call before anything is written; `warn` lets it
-///    run and appends a note to its result.
+/// 1. The [`CommandGuard`], if set (built-in blocklist, `allowed_only`),
+///    over every command the call declares.
+/// 2. `blocked_commands`: a regex matching anywhere in a declared command
+///    (a command line, or text written to a background process) refuses it.
+/// 3. Paths ([`PathRules`]): a sensitive path in any effect (read, write,
+///    delete, either end of a rename) and in every word of a declared
+///    command, unless `workspace.allow_sensitive`; a protected path
+///    ([`DEFAULT_PROTECTED_PATTERNS`], `protected_files`) written, deleted
+///    or renamed. Paths are judged as written and where they lead (a
+///    symlink inside the workspace is followed); a glob in a command is
+///    judged by what it expands to.
+/// 4. Edit limits ([`EditLimits`]), counted over the engine's lifetime (one
+///    session) from the effects of the calls that succeeded: the distinct
+///    files written, deleted or renamed (`max_files_modified`) and the
+///    lines added and removed (`max_lines_changed`).
+/// 5. Code rules ([`CodeRules`]) over the content each write would leave:
+///    `block` refuses the call before anything is written (and so does a
+///    write whose content cannot be known in advance, where a `block` rule
+///    applies); `warn` lets it run and appends a note to its result.
+///
+/// An opaque call (an MCP tool) passes rules 3 to 5: they cannot see into
+/// it. It is sensitive instead (the approver is asked), and the kernel
+/// sandbox bounds what an MCP server's process can do.
 #[derive(Debug)]
 pub struct GuardrailsEngine {
     config: GuardrailsConfig,
     root: PathBuf,
-    sensitive: Workspace,
-    protected: Option<Workspace>,
+    paths: PathRules,
     blocked: RegexSet,
-    rules: Vec<(CodeRule, Regex, Option<GlobSet>)>,
+    code: CodeRules,
+    limits: EditLimits,
+    usage: Mutex<EditUsage>,
+    workspace: Workspace,
     command_guard: Option<CommandGuard>,
     allow_sensitive: bool,
-    counters: Mutex<Counters>,
     sandbox: Sandbox,
 }
-
-const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "delete_file", "apply_patch"];
-const PATH_TOOLS: &[&str] = &[
-    "read_file",
-    "list_files",
-    "search_code",
-    "grep",
-    "find_files",
-];
-const COMMAND_TOOLS: &[&str] = &["run_command", "process"];
 
 impl GuardrailsEngine {
     /// A builder over `config` for the workspace at `root`.
@@ -312,6 +326,7 @@ impl GuardrailsEngine {
             command_guard: None,
             allow_sensitive: false,
             sandbox: None,
+            protected: Vec::new(),
         }
     }
 
@@ -322,8 +337,8 @@ impl GuardrailsEngine {
 
     /// Distinct files modified and lines changed so far this session.
     pub fn usage(&self) -> (usize, usize) {
-        let c = self.counters.lock().unwrap_or_else(PoisonError::into_inner);
-        (c.files.len(), c.lines)
+        let usage = self.usage.lock().unwrap_or_else(PoisonError::into_inner);
+        (usage.files_modified(), usage.lines_changed())
     }
 
     /// Runs every quality gate in `cwd`, in order, and reports each. For the
@@ -337,231 +352,37 @@ impl GuardrailsEngine {
         out
     }
 
-    /// Refusal of a path by the sensitive patterns, as written and resolved.
-    fn sensitive_path(&self, path: &str) -> Option<String> {
-        if self.allow_sensitive {
-            return None;
-        }
-        refusal(&self.sensitive, &self.root, path)
+    /// Where `path` leads inside the workspace (symlinks followed), for the
+    /// path rules; `None` outside it.
+    fn resolve(&self, path: &str) -> Option<String> {
+        let ws = self.workspace.resolve(path).ok()?;
+        let physical = self.workspace.physical(&ws)?;
+        Some(self.workspace.display(&physical))
     }
 
-    fn protected_path(&self, path: &str) -> Option<String> {
-        refusal(self.protected.as_ref()?, &self.root, path)
-    }
-
-    fn check_command(&self, command: &str) -> Result<(), GuardrailBlock> {
-        if let Some(i) = self.blocked.matches(command).into_iter().next() {
-            let pattern = self
-                .config
-                .blocked_commands
-                .get(i)
-                .map_or("", String::as_str);
-            return Err(block(format!(
-                "command matches `guardrails.blocked_commands` pattern `{pattern}`"
-            )));
-        }
-        if self.allow_sensitive {
-            return Ok(());
-        }
-        let words: Vec<(String, bool)> = match command_operands(command) {
-            Ok(ops) => ops
-                .into_iter()
-                .map(|o| (o.text().to_owned(), o.is_glob()))
-                .collect(),
-            // The parser refused it: split crudely rather than let it by.
-            Err(_) => command
-                .split(|c: char| c.is_whitespace() || "<>|;&()'\"`".contains(c))
-                .filter(|w| !w.is_empty())
-                .map(|w| (w.to_owned(), w.contains(['*', '?', '['])))
-                .collect(),
-        };
-        for (word, glob) in words {
-            for candidate in candidates(&word) {
-                if let Some(pattern) = self.sensitive_path(candidate) {
-                    return Err(sensitive_block(candidate, &pattern));
-                }
-                if glob {
-                    for expanded in expand(&self.root, candidate) {
-                        if let Some(pattern) = self.sensitive_path(&expanded) {
-                            return Err(block(format!(
-                                "`{candidate}` can expand to the sensitive file `{expanded}` (pattern `{pattern}`); name the files you need explicitly"
-                            )));
-                        }
-                    }
-                }
+    /// Regexes of `blocked_commands` over every declared command.
+    fn check_blocked(&self, effects: &Effects) -> Result<(), GuardrailBlock> {
+        for effect in effects.list() {
+            let Effect::Command { command, .. } = effect else {
+                continue;
+            };
+            if let Some(i) = self.blocked.matches(command).into_iter().next() {
+                let pattern = self
+                    .config
+                    .blocked_commands
+                    .get(i)
+                    .map_or("", String::as_str);
+                return Err(block(format!(
+                    "command matches `guardrails.blocked_commands` pattern `{pattern}`"
+                )));
             }
         }
         Ok(())
-    }
-
-    /// What a write call would change: (files, lines).
-    fn write_effect(&self, tool: &str, args: &Value) -> (Vec<String>, usize) {
-        let s = |k: &str| args.get(k).and_then(Value::as_str);
-        match tool {
-            "write_file" => (
-                s("path").map(str::to_owned).into_iter().collect(),
-                s("content").map_or(0, |c| c.lines().count().max(1)),
-            ),
-            "edit_file" => {
-                let old = s("old_str").map_or(0, |t| t.lines().count().max(1));
-                let new = s("new_str").map_or(0, |t| t.lines().count().max(1));
-                let times = if args.get("replace_all").and_then(Value::as_bool) == Some(true) {
-                    self.read(s("path"))
-                        .zip(s("old_str"))
-                        .map_or(1, |(text, old)| {
-                            if old.is_empty() {
-                                1
-                            } else {
-                                text.matches(old).count().max(1)
-                            }
-                        })
-                } else {
-                    1
-                };
-                (
-                    s("path").map(str::to_owned).into_iter().collect(),
-                    old.max(new) * times,
-                )
-            }
-            "delete_file" => (s("path").map(str::to_owned).into_iter().collect(), 0),
-            "apply_patch" => {
-                let patch = s("patch").unwrap_or("");
-                let mut files = patch_files(patch);
-                if let Some(p) = s("path") {
-                    files = vec![p.to_owned()];
-                }
-                let lines = patch
-                    .lines()
-                    .filter(|l| {
-                        (l.starts_with('+') && !l.starts_with("+++"))
-                            || (l.starts_with('-') && !l.starts_with("---"))
-                    })
-                    .count();
-                (files, lines)
-            }
-            _ => (Vec::new(), 0),
-        }
-    }
-
-    fn read(&self, path: Option<&str>) -> Option<String> {
-        let ws = self.sensitive.resolve(path?).ok()?;
-        String::from_utf8(self.sensitive.read(&ws).ok()?).ok()
-    }
-
-    /// The content a write would leave, for the code rules: (file, text).
-    fn written_content(&self, tool: &str, args: &Value) -> Vec<(String, String)> {
-        let s = |k: &str| args.get(k).and_then(Value::as_str);
-        let path = s("path").unwrap_or("").to_owned();
-        match tool {
-            "write_file" => vec![(path, s("content").unwrap_or("").to_owned())],
-            "edit_file" => {
-                let (old, new) = (s("old_str").unwrap_or(""), s("new_str").unwrap_or(""));
-                let all = args.get("replace_all").and_then(Value::as_bool) == Some(true);
-                let text = match self.read(Some(&path)) {
-                    Some(text) if !old.is_empty() && all => text.replace(old, new),
-                    Some(text) if !old.is_empty() => text.replacen(old, new, 1),
-                    _ => new.to_owned(),
-                };
-                vec![(path, text)]
-            }
-            "apply_patch" => {
-                let patch = s("patch").unwrap_or("");
-                let mut added = String::new();
-                for line in patch
-                    .lines()
-                    .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
-                {
-                    added.push_str(line.get(1..).unwrap_or(""));
-                    added.push('\n');
-                }
-                let files = match s("path") {
-                    Some(p) => vec![p.to_owned()],
-                    None => patch_files(patch),
-                };
-                files.into_iter().map(|f| (f, added.clone())).collect()
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    /// The code rules `(name, message, severity)` a write breaks.
-    fn broken_rules(&self, tool: &str, args: &Value) -> Vec<(String, Severity)> {
-        let mut out = Vec::new();
-        for (file, text) in self.written_content(tool, args) {
-            for (rule, regex, files) in &self.rules {
-                if files
-                    .as_ref()
-                    .is_some_and(|set| !set.is_match(file.trim_start_matches("./")))
-                {
-                    continue;
-                }
-                if regex.is_match(&text) {
-                    let name = rule.name.as_deref().unwrap_or(&rule.pattern);
-                    let message = rule.message.as_deref().unwrap_or("the content matches it");
-                    out.push((
-                        format!("code rule `{name}` ({file}): {message}"),
-                        rule.severity,
-                    ));
-                }
-            }
-        }
-        out
     }
 }
 
 fn block(reason: String) -> GuardrailBlock {
     GuardrailBlock { reason }
-}
-
-fn sensitive_block(path: &str, pattern: &str) -> GuardrailBlock {
-    block(format!(
-        "`{path}` is a sensitive file (pattern `{pattern}`); it may not be read, searched or written. To allow it, set `workspace.allow_sensitive: true`"
-    ))
-}
-
-/// The pattern of `set` that refuses `path`, as written or resolved.
-fn refusal(set: &Workspace, root: &Path, path: &str) -> Option<String> {
-    let trimmed = path.trim_start_matches("./");
-    if trimmed.is_empty() {
-        return None;
-    }
-    let p = Path::new(trimmed);
-    let rel: PathBuf = if p.is_absolute() {
-        match p.strip_prefix(root) {
-            Ok(rel) => rel.to_path_buf(),
-            // Outside the workspace: judge the path by its name and ancestors.
-            Err(_) => {
-                return p
-                    .ancestors()
-                    .filter_map(Path::file_name)
-                    .find_map(|name| set.sensitive_refusal(Path::new(name)))
-                    .or_else(|| {
-                        let s = p.to_string_lossy();
-                        let tail = s.trim_start_matches('/');
-                        set.sensitive_refusal(Path::new(tail))
-                    })
-                    .map(str::to_owned);
-            }
-        }
-    } else {
-        p.to_path_buf()
-    };
-    if let Some(pattern) = set.sensitive_refusal(&rel) {
-        return Some(pattern.to_owned());
-    }
-    let ws = set.resolve(&rel.to_string_lossy()).ok()?;
-    set.resolves_sensitive(&ws).map(str::to_owned)
-}
-
-/// The ways a word can name a path: itself, and the value of `--opt=VALUE`.
-fn candidates(word: &str) -> Vec<&str> {
-    let mut out = vec![word];
-    if word.starts_with('-')
-        && let Some((_, value)) = word.split_once('=')
-    {
-        out.push(value);
-    }
-    out
 }
 
 /// The entries of the directory a glob names whose names its last component
@@ -602,36 +423,6 @@ fn expand(root: &Path, pattern: &str) -> Vec<String> {
         .collect()
 }
 
-/// The files a patch names in its headers.
-fn patch_files(patch: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for line in patch.lines() {
-        let path = [
-            "+++ ",
-            "--- ",
-            "*** Add File: ",
-            "*** Update File: ",
-            "*** Delete File: ",
-            "*** Move to: ",
-        ]
-        .iter()
-        .find_map(|prefix| line.strip_prefix(prefix));
-        let Some(path) = path else { continue };
-        let path = path.split('\t').next().unwrap_or("").trim();
-        if path == "/dev/null" || path.is_empty() {
-            continue;
-        }
-        let path = path
-            .strip_prefix("a/")
-            .or_else(|| path.strip_prefix("b/"))
-            .unwrap_or(path);
-        if !out.iter().any(|p| p == path) {
-            out.push(path.to_owned());
-        }
-    }
-    out
-}
-
 #[async_trait]
 impl Guardrails for GuardrailsEngine {
     fn describe(&self) -> Value {
@@ -643,96 +434,55 @@ impl Guardrails for GuardrailsEngine {
     }
 
     async fn check(&self, call: &CallView<'_>) -> Result<(), GuardrailBlock> {
-        let tool = call.tool.name();
-        let args = call.args;
+        let effects = call.effects;
         if let Some(guard) = &self.command_guard {
             guard.check(call).await?;
         }
-        if COMMAND_TOOLS.contains(&tool) {
-            // `process` writes `input` to a running command's stdin: when
-            // that command is a shell, the input is a command too.
-            for key in ["command", "input"] {
-                if let Some(command) = args.get(key).and_then(Value::as_str) {
-                    self.check_command(command)?;
-                }
-            }
-        }
-        if PATH_TOOLS.contains(&tool)
-            && let Some(path) = args.get("path").and_then(Value::as_str)
-            && let Some(pattern) = self.sensitive_path(path)
+        self.check_blocked(effects)?;
+        let resolve = |path: &str| self.resolve(path);
+        let expand = |word: &str| expand(&self.root, word);
+        self.paths
+            .check(effects, &resolve, &expand)
+            .map_err(|refusal| block(refusal.to_string()))?;
+        let count = EditCount::of(effects);
         {
-            return Err(sensitive_block(path, &pattern));
+            let usage = self.usage.lock().unwrap_or_else(PoisonError::into_inner);
+            self.limits
+                .check(&usage, &count)
+                .map_err(|refusal| block(refusal.to_string()))?;
         }
-        if !WRITE_TOOLS.contains(&tool) {
-            return Ok(());
-        }
-        let (files, lines) = self.write_effect(tool, args);
-        for file in &files {
-            if let Some(pattern) = self.sensitive_path(file) {
-                return Err(sensitive_block(file, &pattern));
-            }
-            if let Some(pattern) = self.protected_path(file) {
-                return Err(block(format!(
-                    "`{file}` is a protected file (pattern `{pattern}` in `guardrails.protected_files`); it may be read but not changed"
-                )));
-            }
-        }
-        {
-            let counters = self.counters.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(max) = self.config.max_files_modified {
-                let mut all: HashSet<&str> = counters.files.iter().map(String::as_str).collect();
-                all.extend(files.iter().map(|f| f.trim_start_matches("./")));
-                if all.len() > max {
-                    return Err(block(format!(
-                        "this session may modify at most {max} files (`guardrails.max_files_modified`) and has modified {}; finish with the files already changed",
-                        counters.files.len()
-                    )));
-                }
-            }
-            if let Some(max) = self.config.max_lines_changed
-                && counters.lines + lines > max
-            {
-                return Err(block(format!(
-                    "this change of {lines} lines would take the session past {max} changed lines (`guardrails.max_lines_changed`; {} so far); make smaller changes",
-                    counters.lines
-                )));
-            }
-        }
-        if let Some((reason, _)) = self
-            .broken_rules(tool, args)
+        if let Some(broken) = self
+            .code
+            .check(effects)
             .into_iter()
-            .find(|(_, severity)| *severity == Severity::Block)
+            .find(|rule| rule.severity() == PolicySeverity::Block)
         {
-            return Err(block(format!("{reason}; nothing was written")));
+            return Err(block(format!("{broken}; nothing was written")));
         }
         Ok(())
     }
 
     async fn notes(&self, call: &CallView<'_>) -> Vec<String> {
-        let tool = call.tool.name();
-        if !WRITE_TOOLS.contains(&tool) {
-            return Vec::new();
-        }
-        self.broken_rules(tool, call.args)
+        self.code
+            .check(call.effects)
             .into_iter()
-            .filter(|(_, severity)| *severity == Severity::Warn)
-            .map(|(reason, _)| format!("[guardrail warning] {reason}"))
+            .filter(|rule| rule.severity() == PolicySeverity::Warn)
+            .map(|rule| format!("[guardrail warning] {rule}"))
             .collect()
     }
 
     async fn observe(&self, call: &CallView<'_>, result: &ToolResult) {
-        let tool = call.tool.name();
-        if !result.success || !WRITE_TOOLS.contains(&tool) {
+        if !result.success {
             return;
         }
-        let (files, lines) = self.write_effect(tool, call.args);
-        let mut counters = self.counters.lock().unwrap_or_else(PoisonError::into_inner);
-        counters.files.extend(
-            files
-                .into_iter()
-                .map(|f| f.trim_start_matches("./").to_owned()),
-        );
-        counters.lines += lines;
+        let count = EditCount::of(call.effects);
+        if count.is_empty() {
+            return;
+        }
+        self.usage
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .record(&count);
     }
 }
 

@@ -338,18 +338,25 @@ async fn edit_limits_hold_across_the_session() {
     assert_eq!(run.decision, Decision::Guardrail);
     assert!(run.result.error.unwrap().contains("at most 2 files"));
     assert!(!env.path("c.txt").exists());
-    // 4 lines so far; 3 more would make 7 > 6.
-    let run = env.call("write_file", write("a.txt", "1\n2\n3")).await;
+    // Lines are counted as a diff counts them, from the declared effects:
+    // 2 + 1 + 1 (the rewrite removed a line) = 4 so far; adding 3 more
+    // lines to a.txt would make 7 > 6.
+    let run = env.call("write_file", write("a.txt", "1\n2\n3\n4")).await;
     assert_eq!(run.decision, Decision::Guardrail);
     assert!(run.result.error.unwrap().contains("past 6 changed lines"));
     assert_eq!(std::fs::read_to_string(env.path("a.txt")).unwrap(), "1");
-    // 2 more make exactly 6.
-    assert!(
-        env.call("write_file", write("a.txt", "1\n2"))
-            .await
-            .result
-            .success
-    );
+    // One more line, then another, make exactly 6.
+    for content in ["1\n2", "1\n2\n3"] {
+        assert!(
+            env.call("write_file", write("a.txt", content))
+                .await
+                .result
+                .success
+        );
+    }
+    assert_eq!(env.guardrails_usage(), (2, 6));
+    let run = env.call("write_file", write("a.txt", "1\n2\n3\n4")).await;
+    assert_eq!(run.decision, Decision::Guardrail);
 }
 
 #[tokio::test]
@@ -505,4 +512,101 @@ fn bad_configs_are_refused() {
         );
     }
     assert!(serde_yaml_ng::from_str::<GuardrailsConfig>("max_file_modified: 1").is_err());
+}
+
+/// The path rules judge what a patch does, as the real patch parser reads
+/// it: both ends of a rename, C-quoted names, the envelope's `Move to`.
+#[tokio::test]
+async fn path_rules_over_patch_effects_case_table() {
+    let files = |root: &std::path::Path| {
+        std::fs::create_dir_all(root.join("secrets")).unwrap();
+        for (name, text) in [
+            ("CODEOWNERS", "* @owner\n"),
+            ("notes.txt", "a\n"),
+            ("secrets/config.yml", "key: 1\n"),
+        ] {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+    };
+    // (patch, refused, the reason names)
+    let cases: &[(&str, bool, &str)] = &[
+        // A git rename of a protected file.
+        (
+            "diff --git a/CODEOWNERS b/OWNERS\nsimilarity index 100%\nrename from CODEOWNERS\nrename to OWNERS\n",
+            true,
+            "`CODEOWNERS` is a protected file",
+        ),
+        // A git rename onto a protected path.
+        (
+            "diff --git a/notes.txt b/secrets/new.yml\nsimilarity index 100%\nrename from notes.txt\nrename to secrets/new.yml\n",
+            true,
+            "`secrets/new.yml` is a protected file",
+        ),
+        // A C-quoted name (`\151` is `i`) of a protected file.
+        (
+            "--- \"a/secrets/conf\\151g.yml\"\n+++ \"b/secrets/conf\\151g.yml\"\n@@ -1 +1 @@\n-key: 1\n+key: 2\n",
+            true,
+            "`secrets/config.yml` is a protected file",
+        ),
+        // The envelope's Move to onto a protected path.
+        (
+            "*** Begin Patch\n*** Update File: notes.txt\n*** Move to: secrets/moved.yml\n@@\n-a\n+b\n*** End Patch\n",
+            true,
+            "`secrets/moved.yml` is a protected file",
+        ),
+        // Onto toolgate's own configuration, protected by default.
+        (
+            "*** Begin Patch\n*** Update File: notes.txt\n*** Move to: toolgate.yaml\n@@\n-a\n+b\n*** End Patch\n",
+            true,
+            "`toolgate.yaml` is a protected file",
+        ),
+        // Creating a sensitive file.
+        (
+            "--- /dev/null\n+++ b/.env.local\n@@ -0,0 +1 @@\n+TOKEN=x\n",
+            true,
+            "`.env.local` is a sensitive file",
+        ),
+        // A rename of an ordinary file goes through.
+        (
+            "diff --git a/notes.txt b/notes.md\nsimilarity index 100%\nrename from notes.txt\nrename to notes.md\n",
+            false,
+            "",
+        ),
+    ];
+    for (patch, refused, reason) in cases {
+        let env = env(
+            "{}",
+            "protected_files: [CODEOWNERS, 'secrets/**']\n",
+            false,
+            files,
+        );
+        let run = env.call("apply_patch", json!({"patch": patch})).await;
+        if *refused {
+            assert_eq!(
+                run.decision,
+                Decision::Guardrail,
+                "{patch}: {:?}",
+                run.result
+            );
+            let error = run.result.error.unwrap_or_default();
+            assert!(error.contains(reason), "{patch}: {error}");
+        } else {
+            assert!(run.result.success, "{patch}: {:?}", run.result);
+        }
+        // Refused patches changed nothing.
+        if *refused {
+            assert_eq!(
+                std::fs::read_to_string(env.path("CODEOWNERS")).unwrap(),
+                "* @owner\n"
+            );
+            assert_eq!(
+                std::fs::read_to_string(env.path("secrets/config.yml")).unwrap(),
+                "key: 1\n"
+            );
+            assert!(env.path("notes.txt").exists());
+            assert!(!env.path(".env.local").exists());
+            assert!(!env.path("secrets/new.yml").exists());
+            assert!(!env.path("secrets/moved.yml").exists());
+        }
+    }
 }

@@ -406,6 +406,7 @@ impl Host {
                 config.commands.allowed_only,
             ))
             .allow_sensitive(config.workspace.allow_sensitive)
+            .protected_patterns(self.policy_files())
             .sandbox(self.sandbox()?)
             .build()
             .map(Arc::new)

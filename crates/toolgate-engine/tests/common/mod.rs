@@ -24,6 +24,7 @@ pub(crate) struct Env {
     pub(crate) dir: TempDir,
     pub(crate) root: PathBuf,
     pub(crate) engine: ExecutionEngine,
+    pub(crate) guardrails: Arc<GuardrailsEngine>,
 }
 
 impl Env {
@@ -33,6 +34,11 @@ impl Env {
 
     pub(crate) async fn call(&self, tool: &str, args: Value) -> Execution {
         self.engine.execute(ToolCall::new("t", tool, args)).await
+    }
+
+    /// Files modified and lines changed so far, as the guardrails count them.
+    pub(crate) fn guardrails_usage(&self) -> (usize, usize) {
+        self.guardrails.usage()
     }
 }
 
@@ -61,17 +67,24 @@ pub(crate) fn env(
             .build()
             .unwrap(),
     );
-    let guardrails = GuardrailsEngine::builder(guardrails, &root)
-        .build()
-        .unwrap();
+    let guardrails = Arc::new(
+        GuardrailsEngine::builder(guardrails, &root)
+            .build()
+            .unwrap(),
+    );
     let engine = ExecutionEngine::builder(Arc::new(registry))
-        .guardrails(Arc::new(guardrails))
+        .guardrails(Arc::clone(&guardrails) as Arc<dyn toolgate_engine::Guardrails>)
         .pre_hooks(hooks.clone())
         .post_hooks(hooks)
         .policy(ConfirmationPolicy::new(ConfirmationMode::Yolo))
         .dry_run(dry_run)
         .build();
-    Env { dir, root, engine }
+    Env {
+        dir,
+        root,
+        engine,
+        guardrails,
+    }
 }
 
 /// Writes an executable script.
