@@ -107,6 +107,24 @@ pub(crate) enum Command {
     Sessions(SessionsCommand),
     /// Trust a workspace's configuration file as it is now, so its hooks, MCP servers and policy apply.
     Trust(TrustArgs),
+    /// Check the configuration, trust, sandbox, store, model server and MCP servers; say how to fix each problem.
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DoctorArgs {
+    /// The model to check (overrides `llm.model`).
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) model: Option<String>,
+    /// The model server to check (overrides `llm.base_url`).
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// Also ask the model for one tiny tool call, to see whether it makes structured tool calls.
+    #[arg(long)]
+    pub(crate) check_tools: bool,
+    /// Do not make the tool-calling check (the default). Wins over --check-tools.
+    #[arg(long)]
+    pub(crate) no_check_tools: bool,
 }
 
 #[derive(Debug, Args)]

@@ -28,6 +28,7 @@ use crate::trust_cmd::Ask;
 
 mod approver;
 mod cli;
+mod doctor_cmd;
 mod hooks_cmd;
 mod mcp_cmd;
 mod render;
@@ -100,6 +101,13 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         return trust_cmd::trust(&cli.global, args);
     }
     let agent_command = matches!(cli.command, Command::Run(_) | Command::Sessions(_));
+    if let Command::Doctor(args) = &cli.command {
+        // A configuration that does not load is the first failed check.
+        return match Setup::new(&cli.global, ask_for(&cli.command)) {
+            Ok(setup) => doctor_cmd::doctor(&setup, args).await,
+            Err(error) => Ok(doctor_cmd::config_failed(&error, cli.global.json && !cli.global.no_json)),
+        };
+    }
     let setup = Setup::new(&cli.global, ask_for(&cli.command)).map_err(|mut e| {
         // DESIGN.md §11: the agent commands exit 3 on configuration errors.
         if agent_command && e.exit == Exit::Usage {
@@ -119,6 +127,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Hooks(HooksCommand::Test(args)) => hooks_cmd::hooks_test(&setup, args).await,
         // Returned above, before any configuration was loaded.
         Command::Trust(args) => trust_cmd::trust(&cli.global, &args),
+        Command::Doctor(args) => doctor_cmd::doctor(&setup, &args).await,
     }
 }
 
@@ -129,7 +138,9 @@ fn ask_for(command: &Command) -> Ask {
     match command {
         Command::Call(args) if args.args.as_deref() == Some("-") => Ask::Never,
         Command::Mcp(McpCommand::Serve(args)) if args.http.is_none() => Ask::Never,
-        Command::Config(_) | Command::Classify { .. } | Command::Trust(_) => Ask::Never,
+        Command::Config(_) | Command::Classify { .. } | Command::Trust(_) | Command::Doctor(_) => {
+            Ask::Never
+        }
         _ => Ask::Terminal,
     }
 }

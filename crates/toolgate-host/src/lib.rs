@@ -43,6 +43,7 @@ pub use config::{
     ProjectStatus, SandboxSetting, Source, ToggleSection, ToolsSection, WorkspaceSection,
     trust_store_path,
 };
+pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};
 pub use gate::{Gate, GateBuilder};
 pub use host::{Host, HostBuilder, TrustPolicy, resolve_workspace};
@@ -54,6 +55,7 @@ pub mod env_vars;
 pub mod trust;
 
 mod config;
+mod doctor;
 mod error;
 mod gate;
 mod host;

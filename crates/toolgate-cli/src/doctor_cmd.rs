@@ -1,0 +1,65 @@
+//! `toolgate doctor`: one line per check, ✓ or ✗ with the fix.
+
+use std::fmt::Write as _;
+
+use toolgate_host::{Check, CheckState, DoctorOptions, LlmOverrides};
+
+use crate::Setup;
+use crate::cli::DoctorArgs;
+use crate::render::{CliError, Exit};
+
+/// `✓ name: detail`, or `✗`/`!` with `  fix: …` below.
+fn line(text: &mut String, check: &Check) {
+    let mark = match check.state {
+        CheckState::Ok => "✓",
+        CheckState::Warn => "!",
+        CheckState::Fail => "✗",
+    };
+    let _ = writeln!(text, "{mark} {}: {}", check.name, check.detail);
+    if let Some(fix) = &check.fix {
+        let _ = writeln!(text, "    fix: {fix}");
+    }
+}
+
+fn print(checks: &[Check], json: bool) -> Result<Exit, CliError> {
+    let failed = checks.iter().any(|c| c.state == CheckState::Fail);
+    if json {
+        crate::out(&crate::json_text(&checks)?)?;
+    } else {
+        let mut text = String::new();
+        for check in checks {
+            line(&mut text, check);
+        }
+        crate::out(&text)?;
+    }
+    Ok(if failed { Exit::Failure } else { Exit::Success })
+}
+
+/// `toolgate doctor`: exit 0 when nothing failed, 1 otherwise (warnings do
+/// not fail).
+pub(crate) async fn doctor(setup: &Setup, args: &DoctorArgs) -> Result<Exit, CliError> {
+    let mut options = DoctorOptions::default();
+    options.llm = LlmOverrides::new(args.model.clone(), args.base_url.clone());
+    options.check_tools = args.check_tools && !args.no_check_tools;
+    let checks = setup.host.doctor(&options).await;
+    print(&checks, setup.json)
+}
+
+/// The configuration did not load: the one check that failed, with its fix.
+pub(crate) fn config_failed(error: &CliError, json: bool) -> Exit {
+    let detail = error
+        .error
+        .chain()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ");
+    let check = Check::failed(
+        "configuration",
+        detail,
+        error
+            .hint
+            .clone()
+            .unwrap_or_else(|| "fix the file or variable named above".to_owned()),
+    );
+    print(&[check], json).unwrap_or(Exit::Failure)
+}

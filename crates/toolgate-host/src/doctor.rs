@@ -1,0 +1,301 @@
+//! `toolgate doctor`: is everything in place, and if not, what to do.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use toolgate_agent::{ProbeRequest, Provider, probe};
+use toolgate_core::Registry;
+use toolgate_mcp::{McpManager, ServerState};
+use toolgate_sandbox::Level;
+
+use crate::config::LlmProvider;
+use crate::error::{GET_A_MODEL, HostError};
+use crate::host::Host;
+use crate::llm::LlmOverrides;
+use crate::trust::Trust;
+
+/// How a check went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckState {
+    /// In place.
+    Ok,
+    /// Works, but not as well as it could (a weaker sandbox, no structured
+    /// tool calls).
+    Warn,
+    /// Broken: something will fail until it is fixed.
+    Fail,
+}
+
+/// One line of `toolgate doctor`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Check {
+    /// What is checked (`sandbox`, `model server`, `mcp server time`).
+    pub name: String,
+    /// How it went.
+    pub state: CheckState,
+    /// What was found.
+    pub detail: String,
+    /// What to do, when it is not [`CheckState::Ok`].
+    pub fix: Option<String>,
+}
+
+impl Check {
+    /// A failed check (for a front end whose host did not even load).
+    pub fn failed(
+        name: impl Into<String>,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Self::bad(CheckState::Fail, name, detail, fix)
+    }
+
+    fn ok(name: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            state: CheckState::Ok,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    fn bad(
+        state: CheckState,
+        name: impl Into<String>,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            state,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+/// What `toolgate doctor` checks beyond the configuration.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct DoctorOptions {
+    /// `--model` and `--base-url`.
+    pub llm: LlmOverrides,
+    /// Whether to ask the model for one tiny tool call (it costs a model
+    /// call). By default, no.
+    pub check_tools: bool,
+}
+
+impl Host {
+    /// Every check of `toolgate doctor`, in order: configuration layers,
+    /// workspace trust, the kernel sandbox, the store, the model server
+    /// (reachable, model present, context window, tool calling), each MCP
+    /// server. Never fails: a problem is a [`CheckState::Fail`] line with
+    /// its fix.
+    pub async fn doctor(&self, options: &DoctorOptions) -> Vec<Check> {
+        let mut checks = vec![self.check_layers(), self.check_trust()];
+        checks.push(self.check_sandbox());
+        checks.push(self.check_store());
+        checks.extend(self.check_model(options).await);
+        checks.extend(self.check_mcp().await);
+        checks
+    }
+
+    fn check_layers(&self) -> Check {
+        let mut layers = String::from("defaults");
+        for source in &self.loaded().sources {
+            let _ = write!(layers, ", {source}");
+        }
+        Check::ok("configuration", format!("valid ({layers})"))
+    }
+
+    fn check_trust(&self) -> Check {
+        let Some(project) = &self.loaded().project else {
+            return Check::ok("workspace trust", "no workspace configuration file");
+        };
+        let file = project.file.display();
+        match project.trust {
+            Trust::NotNeeded => Check::ok(
+                "workspace trust",
+                format!("{file} needs no trust (it only tightens policy)"),
+            ),
+            Trust::Recorded => Check::ok("workspace trust", format!("{file} is trusted")),
+            Trust::ThisRun => Check::ok(
+                "workspace trust",
+                format!("{file} is trusted for this run (--trust-workspace)"),
+            ),
+            Trust::Untrusted => Check::bad(
+                CheckState::Warn,
+                "workspace trust",
+                format!(
+                    "{file} is not trusted: {} ignored",
+                    project.ignored().join(", ")
+                ),
+                "review it, then run `toolgate trust`",
+            ),
+        }
+    }
+
+    fn check_sandbox(&self) -> Check {
+        let sandbox = match self.sandbox() {
+            Ok(sandbox) => sandbox,
+            Err(error) => {
+                return Check::bad(
+                    CheckState::Fail,
+                    "sandbox",
+                    toolgate_core::error_chain(&error),
+                    error.hint().unwrap_or_default(),
+                );
+            }
+        };
+        let status = sandbox.status();
+        match status.level() {
+            Level::Full if status.missing().is_empty() => Check::ok("sandbox", status.to_string()),
+            Level::Full => Check::bad(
+                CheckState::Warn,
+                "sandbox",
+                status.to_string(),
+                "a newer kernel enforces more (Landlock ABI 4+ for network and signal rules)",
+            ),
+            _ => Check::bad(
+                CheckState::Warn,
+                "sandbox",
+                format!("{status}; every command asks before it runs"),
+                "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or \
+                 the AppArmor rule on Ubuntu 24.04) and Landlock, or set `commands.sandbox_required: \
+                 true` to refuse commands instead",
+            ),
+        }
+    }
+
+    fn check_store(&self) -> Check {
+        match self.store() {
+            Ok(store) => Check::ok("store", format!("{}", store.path().display())),
+            Err(error) => Check::bad(
+                CheckState::Fail,
+                "store",
+                toolgate_core::error_chain(&error),
+                error.hint().unwrap_or_default(),
+            ),
+        }
+    }
+
+    async fn check_model(&self, options: &DoctorOptions) -> Vec<Check> {
+        let choice = match self.choose_model(&options.llm).await {
+            Ok(choice) => choice,
+            Err(error) => {
+                let fix = error.hint().unwrap_or_else(|| GET_A_MODEL.to_owned());
+                let state = if matches!(error, HostError::NoModel { .. }) {
+                    "no model server"
+                } else {
+                    "model server"
+                };
+                return vec![Check::bad(
+                    CheckState::Fail,
+                    state,
+                    toolgate_core::error_chain(&error),
+                    fix,
+                )];
+            }
+        };
+        let provider = match choice.provider {
+            LlmProvider::Openai => Provider::OpenAi,
+            LlmProvider::Anthropic => Provider::Anthropic,
+        };
+        let mut request = ProbeRequest::new(provider, &choice.base_url)
+            .model(&choice.model)
+            .timeout(Duration::from_secs(3))
+            .check_tools(options.check_tools);
+        if let Ok(key) = self.api_key() {
+            request = request.api_key(key);
+        }
+        let found = probe(&request).await;
+        let kind = found
+            .kind
+            .map(|k| format!(" ({k})"))
+            .unwrap_or_default();
+        let mut checks = vec![Check::ok(
+            "model server",
+            format!("{} reachable{kind}", choice.base_url),
+        )];
+        checks.push(match &found.model {
+            Some(Ok(served)) => Check::ok("model", format!("{served} is served")),
+            Some(Err(error)) => Check::bad(
+                CheckState::Fail,
+                "model",
+                error.to_string(),
+                "set `llm.model` (or --model) to one the server serves",
+            ),
+            None => Check::ok("model", choice.model.clone()),
+        });
+        checks.push(match &found.context_window {
+            Ok(window) => Check::ok(
+                "context window",
+                format!("{} tokens (from {})", window.tokens, window.source),
+            ),
+            Err(error) => Check::bad(
+                CheckState::Warn,
+                "context window",
+                error.to_string(),
+                "set `llm.context_window` to the model's window in tokens",
+            ),
+        });
+        checks.push(match &found.tools {
+            Some(Ok(call)) => Check::ok(
+                "tool calling",
+                format!("structured tool calls (the model called `{}`)", call.name),
+            ),
+            Some(Err(error)) => Check::bad(
+                CheckState::Warn,
+                "tool calling",
+                error.to_string(),
+                "use a model or a server chat template with tool calling (llama.cpp: --jinja)",
+            ),
+            None => Check::bad(
+                CheckState::Warn,
+                "tool calling",
+                "not checked",
+                "run `toolgate doctor --check-tools` (one small model call)",
+            ),
+        });
+        checks
+    }
+
+    async fn check_mcp(&self) -> Vec<Check> {
+        let config = &self.config().mcp;
+        if config.servers.is_empty() {
+            return Vec::new();
+        }
+        let Ok(sandbox) = self.sandbox() else {
+            return Vec::new();
+        };
+        let manager = McpManager::new(Arc::new(Registry::new()), sandbox);
+        let statuses = manager.start(config).await;
+        manager.shutdown().await;
+        statuses
+            .into_iter()
+            .map(|status| {
+                let name = format!("mcp server {}", status.name);
+                match &status.state {
+                    ServerState::Connected => Check::ok(
+                        name,
+                        format!("{} connected, {} tools", status.transport, status.tools.len()),
+                    ),
+                    ServerState::Disabled => Check::ok(name, "disabled"),
+                    ServerState::Failed(reason) => Check::bad(
+                        CheckState::Fail,
+                        name,
+                        reason.clone(),
+                        format!(
+                            "fix `mcp.servers.{}` (command, url, token_env), or set `enabled: false`",
+                            status.name
+                        ),
+                    ),
+                    _ => Check::bad(CheckState::Warn, name, "unknown state", "rerun doctor"),
+                }
+            })
+            .collect()
+    }
+}
