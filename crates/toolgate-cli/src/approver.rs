@@ -103,6 +103,10 @@ fn ask<R: BufRead, W: Write>(input: &mut R, output: &mut W, text: &str) -> Appro
 
 #[async_trait]
 impl<R: BufRead + Send + 'static, W: Write + Send + 'static> Approver for PromptApprover<R, W> {
+    fn kind(&self) -> &'static str {
+        "terminal"
+    }
+
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
         let text = question(request.tool, request.args, request.sensitivity);
         let io = Arc::clone(&self.io);

@@ -105,7 +105,10 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         // A configuration that does not load is the first failed check.
         return match Setup::new(&cli.global, ask_for(&cli.command)) {
             Ok(setup) => doctor_cmd::doctor(&setup, args).await,
-            Err(error) => Ok(doctor_cmd::config_failed(&error, cli.global.json && !cli.global.no_json)),
+            Err(error) => Ok(doctor_cmd::config_failed(
+                &error,
+                cli.global.json && !cli.global.no_json,
+            )),
         };
     }
     let setup = Setup::new(&cli.global, ask_for(&cli.command)).map_err(|mut e| {
@@ -426,6 +429,42 @@ mod tests {
             let cli = Cli::try_parse_from(std::iter::once(&"toolgate").chain(*args)).unwrap();
             assert_eq!(ask_for(&cli.command), *expected, "{args:?}");
         }
+    }
+
+    /// Assembly is the host's: no command builds its own gate, registry,
+    /// guardrails, hooks, sandbox or MCP client (DESIGN.md §2, STYLE 8c).
+    #[test]
+    fn no_front_end_assembles_its_own_engine() {
+        let forbidden = [
+            "ExecutionEngine::builder",
+            "GuardrailsEngine::builder",
+            "HookExecutor::builder",
+            "Sandbox::builder",
+            "McpManager::new",
+            "Registry::new",
+            "builtin_tools(",
+            "AgentRunner::builder",
+        ];
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&src).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            // The test's own list of names is not a use.
+            let text = text
+                .split("fn no_front_end_assembles_its_own_engine")
+                .next()
+                .unwrap();
+            for needle in forbidden {
+                assert!(
+                    !text.contains(needle),
+                    "{} calls {needle}: get it from toolgate_host::Host",
+                    path.display()
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked >= 8, "read the CLI's sources ({checked} files)");
     }
 
     #[test]

@@ -4,8 +4,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use anyhow::anyhow;
-use toolgate_core::Registry;
-use toolgate_mcp::{ElicitationApprover, McpManager, McpServer, ServerState};
+use toolgate_mcp::{ElicitationApprover, McpServer, ServerState};
 
 use crate::cli::ServeArgs;
 use crate::render::{self, CliError, Exit};
@@ -94,10 +93,7 @@ async fn shutdown_signal() {
 
 /// `toolgate mcp list`.
 pub(crate) async fn list(setup: &Setup) -> Result<Exit, CliError> {
-    let registry = Arc::new(Registry::new());
-    let manager = McpManager::new(registry, setup.host.sandbox()?);
-    let statuses = manager.start(&setup.host.config().mcp).await;
-    manager.shutdown().await;
+    let statuses = setup.host.mcp_statuses().await?;
     if setup.json {
         return out(&json_text(&statuses)?);
     }

@@ -7,129 +7,15 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use serde_json::Value;
+use wiremock::ResponseTemplate;
 
-struct Script {
-    replies: Vec<ResponseTemplate>,
-    n: AtomicUsize,
-}
+mod common;
 
-impl Respond for Script {
-    fn respond(&self, _req: &Request) -> ResponseTemplate {
-        let i = self.n.fetch_add(1, Ordering::SeqCst);
-        self.replies[i.min(self.replies.len() - 1)].clone()
-    }
-}
-
-async fn server(replies: Vec<ResponseTemplate>) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(Script {
-            replies,
-            n: AtomicUsize::new(0),
-        })
-        .mount(&server)
-        .await;
-    server
-}
-
-/// The chat requests the server received, in order (toolgate also asks
-/// `GET /v1/models` before a run, to fail fast when no server is there).
-async fn chats(server: &MockServer) -> Vec<wiremock::Request> {
-    server
-        .received_requests()
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|r| r.method == wiremock::http::Method::POST)
-        .collect()
-}
-
-fn tool_call(id: &str, name: &str, args: &str) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_json(json!({
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
-            "content": null, "tool_calls": [{"id": id, "type": "function",
-            "function": {"name": name, "arguments": args}}]}}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 10}
-    }))
-}
-
-fn answer(text: &str) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_json(json!({
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 200, "completion_tokens": 20}
-    }))
-}
-
-struct Ws {
-    dir: tempfile::TempDir,
-}
-
-impl Ws {
-    fn new(server: &MockServer) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("home")).unwrap();
-        std::fs::write(
-            dir.path().join("toolgate.yaml"),
-            format!(
-                "confirmation:\n  mode: yolo\nllm:\n  model: scripted\n  base_url: {}/v1\n  stream: false\n  max_retries: 0\n  api_key_env: TEST_LLM_KEY\n  input_price_per_mtok: 1.0\n  output_price_per_mtok: 2.0\n",
-                server.uri()
-            ),
-        )
-        .unwrap();
-        Self { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    async fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = self.command(env!("CARGO_BIN_EXE_toolgate"));
-        cmd.args(args);
-        output(cmd).await
-    }
-
-    /// `program` in the workspace with a clean environment: our HOME, the
-    /// test key, no `TOOLGATE_*` or `RUST_LOG` from the caller.
-    fn command(&self, program: &str) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.current_dir(self.path())
-            .env("HOME", self.path().join("home"))
-            .env("TEST_LLM_KEY", "sk-very-secret")
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_DATA_HOME")
-            .stdin(Stdio::null());
-        for (key, _) in std::env::vars() {
-            if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
-                cmd.env_remove(key);
-            }
-        }
-        // The workspace file sets the model server, the key variable, the
-        // mode, hooks and gates: trust it.
-        cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");
-        cmd
-    }
-}
-
-async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use common::{Ws, answer, chats, output, server, text, tool_call};
 
 #[tokio::test]
 async fn run_reads_edits_answers_exits_0_and_the_session_can_be_listed_shown_and_resumed() {

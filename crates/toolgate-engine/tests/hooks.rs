@@ -582,3 +582,38 @@ async fn hooks_run_in_the_sandbox() {
     let processes = std::fs::read_to_string(env.path("ps.txt")).unwrap();
     assert!(processes.lines().count() <= 5, "{processes}");
 }
+
+/// `{file}` comes from the call's declared effects: a patch of two files
+/// runs a `{file}` hook once per file, a legacy `post_edit` hook runs after
+/// any call that changes files (whatever the tool), and a read runs neither.
+#[tokio::test]
+async fn file_hooks_follow_the_declared_effects() {
+    let env = env(
+        "post_tool_use:\n  - {name: each, command: 'printf \"%s\\n\" {file} >> each.log'}\n  - {name: all, command: 'printf \"%s|\" \"$TOOLGATE_FILES\" >> all.log'}\npost_edit:\n  - {name: edit, command: 'echo \"$TOOLGATE_TOOL_NAME\" >> edit.log'}\n",
+        "{}",
+        false,
+        |root| {
+            std::fs::write(root.join("a.txt"), "a\n").unwrap();
+            std::fs::write(root.join("b.txt"), "b\n").unwrap();
+        },
+    );
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n";
+    let run = env.call("apply_patch", json!({"patch": patch})).await;
+    assert!(run.result.success, "{:?}", run.result);
+    let read = |name: &str| std::fs::read_to_string(env.path(name)).unwrap_or_default();
+    assert_eq!(read("each.log"), "a.txt\nb.txt\n");
+    assert_eq!(read("all.log"), "a.txt\nb.txt|");
+    assert_eq!(read("edit.log"), "apply_patch\n");
+    let run = env.call("read_file", json!({"path": "a.txt"})).await;
+    assert!(run.result.success);
+    assert_eq!(
+        read("each.log"),
+        "a.txt\nb.txt\na.txt\n",
+        "a read names its file"
+    );
+    assert_eq!(
+        read("edit.log"),
+        "apply_patch\n",
+        "post_edit: only calls that change files"
+    );
+}

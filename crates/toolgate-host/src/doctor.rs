@@ -1,13 +1,11 @@
 //! `toolgate doctor`: is everything in place, and if not, what to do.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 use toolgate_agent::{ProbeRequest, Provider, probe};
-use toolgate_core::Registry;
-use toolgate_mcp::{McpManager, ServerState};
+use toolgate_mcp::ServerState;
 use toolgate_sandbox::Level;
 
 use crate::config::LlmProvider;
@@ -212,10 +210,7 @@ impl Host {
             request = request.api_key(key);
         }
         let found = probe(&request).await;
-        let kind = found
-            .kind
-            .map(|k| format!(" ({k})"))
-            .unwrap_or_default();
+        let kind = found.kind.map(|k| format!(" ({k})")).unwrap_or_default();
         let mut checks = vec![Check::ok(
             "model server",
             format!("{} reachable{kind}", choice.base_url),
@@ -268,12 +263,9 @@ impl Host {
         if config.servers.is_empty() {
             return Vec::new();
         }
-        let Ok(sandbox) = self.sandbox() else {
+        let Ok(statuses) = self.mcp_statuses().await else {
             return Vec::new();
         };
-        let manager = McpManager::new(Arc::new(Registry::new()), sandbox);
-        let statuses = manager.start(config).await;
-        manager.shutdown().await;
         statuses
             .into_iter()
             .map(|status| {

@@ -162,6 +162,17 @@ fn assemble(
     Ok((builder.build(), guardrails, hooks))
 }
 
+impl Host {
+    /// Starts every configured MCP server, lists how each went, and stops
+    /// them (`toolgate mcp list`, `toolgate doctor`).
+    pub async fn mcp_statuses(&self) -> Result<Vec<ServerStatus>, HostError> {
+        let manager = McpManager::new(Arc::new(Registry::new()), self.sandbox()?);
+        let statuses = manager.start(&self.config().mcp).await;
+        manager.shutdown().await;
+        Ok(statuses)
+    }
+}
+
 /// Everything a front end runs calls through: the gate and the parts the
 /// agent loop also uses (hooks for lifecycle events, guardrails for quality
 /// gates). Call [`shutdown`](Self::shutdown) before exiting so the MCP

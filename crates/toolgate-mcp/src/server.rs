@@ -318,6 +318,10 @@ impl Default for ElicitationApprover {
 
 #[async_trait]
 impl Approver for ElicitationApprover {
+    fn kind(&self) -> &'static str {
+        "elicitation"
+    }
+
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
         let Ok(peer) = CLIENT.try_with(Clone::clone) else {
             return Approval::Unavailable(self.hint.clone());

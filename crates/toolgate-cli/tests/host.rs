@@ -1,0 +1,334 @@
+//! What the host gives every run, as whole processes against the scripted
+//! model server: the session id on every audit record, sessions that
+//! survive `kill -9`, nothing left in the user's repository, a first run
+//! without a model server that says what to do, and `toolgate doctor`.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Ws, answer, chats, server, text, tool_call};
+use serde_json::{Value, json};
+use toolgate_store::{AuditFilter, AuditStore, SqliteStore};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// The store the binary uses for `ws` (its data directory is `ws/home`).
+fn store(ws: &Ws) -> SqliteStore {
+    let data = ws.path().join("home/.local/share/toolgate");
+    let db = toolgate_store::default_path(&data, &ws.path().canonicalize().unwrap());
+    SqliteStore::open(db).unwrap()
+}
+
+/// The `done` event of a `--json` run.
+fn done(stdout: &str) -> Value {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "done")
+        .unwrap_or_else(|| panic!("no done event in {stdout}"))
+}
+
+#[tokio::test]
+async fn every_audit_record_of_a_run_carries_its_session_id() {
+    let server = server(vec![
+        tool_call("r", "read_file", r#"{"path":"a.txt"}"#),
+        tool_call("w", "write_file", r#"{"path":"b.txt","content":"x\n"}"#),
+        answer("Done."),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    std::fs::write(ws.path().join("a.txt"), "old\n").unwrap();
+    let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
+    std::fs::write(
+        ws.path().join("toolgate.yaml"),
+        format!("{config}audit:\n  path: logs/audit.jsonl\n"),
+    )
+    .unwrap();
+    let out = ws.run(&["--json", "run", "Copy it"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let session = done(&text(&out.stdout))["session"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // The JSONL file: one line per call, each with the session.
+    let lines = std::fs::read_to_string(ws.path().join("logs/audit.jsonl")).unwrap();
+    let records: Vec<Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2, "{lines}");
+    for record in &records {
+        assert_eq!(record["session_id"], json!(session), "{record}");
+    }
+    assert_eq!(records[1]["effects"]["known"][0]["path"], "b.txt");
+
+    // The store's audit: the same calls, the same session.
+    let audit = store(&ws)
+        .recent(&AuditFilter::newest(10).session_id(session.clone()))
+        .await
+        .unwrap();
+    let tools: Vec<&str> = audit.iter().map(|e| e.tool.as_str()).collect();
+    assert_eq!(tools, ["write_file", "read_file"]);
+}
+
+#[tokio::test]
+async fn a_run_killed_after_its_second_step_is_listed_and_resumed_with_both_steps() {
+    // Two steps with tool calls, then a model that never answers: when the
+    // third request arrives, both steps are recorded.
+    let server = server(vec![
+        tool_call("c1", "read_file", r#"{"path":"a.txt"}"#),
+        tool_call("c2", "read_file", r#"{"path":"b.txt"}"#),
+        answer("never seen").set_delay(Duration::from_secs(300)),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(ws.path().join("b.txt"), "beta\n").unwrap();
+    let mut cmd = ws.command(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.args(["run", "Read both"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let waited = Instant::now();
+    while chats(&server).await.len() < 3 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "the run never reached its third step"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let status = Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = child.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9)
+    );
+
+    let out = ws.run(&["--json", "sessions", "list"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let list: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list.len(), 1, "{list:?}");
+    let session = list[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(list[0]["outcome"], "killed", "{list:?}");
+    assert!(list[0]["steps"].as_u64().unwrap() >= 2, "{list:?}");
+
+    // Resumed against a server that answers: the request carries both steps.
+    let again = common::server(vec![answer("Both read.")]).await;
+    let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
+    std::fs::write(
+        ws.path().join("toolgate.yaml"),
+        config.replace(&server.uri(), &again.uri()),
+    )
+    .unwrap();
+    let out = ws.run(&["sessions", "resume", &session, "Go on"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("Both read."));
+    let reqs = chats(&again).await;
+    let body: Value = serde_json::from_slice(&reqs[0].body).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    let results: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert!(
+        results.len() == 2 && results[0].contains("alpha") && results[1].contains("beta"),
+        "{messages:?}"
+    );
+    assert_eq!(messages.last().unwrap()["content"], "Go on");
+    let out = ws.run(&["--json", "sessions", "list"]).await;
+    let list: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list[0]["outcome"], "completed", "{list:?}");
+}
+
+#[tokio::test]
+async fn a_run_leaves_nothing_in_a_git_workspace() {
+    let server = server(vec![
+        tool_call("c", "run_command", r#"{"command":"git status --short"}"#),
+        answer("Clean."),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(ws.path())
+            .env("HOME", ws.path().join("home"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    git(&["init", "-q"]);
+    // The test's own files are not toolgate's: commit them.
+    std::fs::write(ws.path().join(".gitignore"), "home/\n").unwrap();
+    git(&["add", "-A"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "start",
+    ]);
+    let out = ws.run(&["run", "Is the tree clean?"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(git(&["status", "--porcelain", "--ignored"]), "!! home/\n");
+    assert!(!ws.path().join(".toolgate").exists());
+}
+
+#[test]
+fn with_no_model_server_run_fails_fast_and_says_how_to_get_a_model() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        // Configured, but not running.
+        (
+            &[
+                "--base-url",
+                &format!("http://127.0.0.1:{port}/v1"),
+                "--model",
+                "m",
+            ],
+            "cannot be reached",
+        ),
+        // Nothing configured: the usual local servers are tried.
+        (&[], "Ollama at http://127.0.0.1:11434/v1"),
+    ];
+    for (flags, said) in cases {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        cmd.current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
+            .args(["run", "hello"])
+            .args(*flags)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (key, _) in std::env::vars() {
+            if key.starts_with("TOOLGATE_") {
+                cmd.env_remove(key);
+            }
+        }
+        let mut child = cmd.spawn().unwrap();
+        let started = Instant::now();
+        // A bound, not a measurement: the run must not sit in retries.
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > Duration::from_secs(5) {
+                let _ = child.kill();
+                panic!("`toolgate run {flags:?}` did not exit within 5 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let out = child.wait_with_output().unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(status.code(), Some(3), "{err}");
+        assert!(err.contains(said), "{err}");
+        assert!(err.contains("hint: "), "{err}");
+        assert!(err.contains("ollama pull"), "{err}");
+        assert!(err.contains("--base-url"), "{err}");
+    }
+}
+
+/// A scripted llama.cpp: the model list, `/props`, and a chat endpoint
+/// that answers the tool check with a structured call.
+async fn llama_cpp() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "object": "list",
+            "data": [{"id": "scripted", "object": "model", "owned_by": "llamacpp"}]
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/props"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "default_generation_settings": {"n_ctx": 4096}
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(tool_call("t", "add", r#"{"a":2,"b":3}"#))
+        .mount(&server)
+        .await;
+    server
+}
+
+#[tokio::test]
+async fn doctor_checks_a_running_model_server_and_a_stopped_one() {
+    let running = llama_cpp().await;
+    let ws = Ws::new(&running);
+    let out = ws.run(&["doctor", "--check-tools"]).await;
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{so}\n{}", text(&out.stderr));
+    for line in [
+        "✓ configuration: valid (defaults, ",
+        "✓ workspace trust: ",
+        "sandbox: ",
+        "✓ store: ",
+        "✓ model server: ",
+        "✓ model: scripted is served",
+        "✓ context window: 4096 tokens",
+        "✓ tool calling: structured tool calls",
+    ] {
+        assert!(so.contains(line), "{line:?} missing from\n{so}");
+    }
+
+    // The same configuration with the server stopped: a port nothing
+    // listens on any more (wiremock keeps dropped servers alive in a pool).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let uri = format!("http://127.0.0.1:{port}");
+    let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
+    std::fs::write(
+        ws.path().join("toolgate.yaml"),
+        config.replace(&running.uri(), &uri),
+    )
+    .unwrap();
+    let out = ws.run(&["doctor"]).await;
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{so}");
+    assert!(
+        so.contains(&format!(
+            "✗ model server: the model server at {uri}/v1 cannot be reached"
+        )),
+        "{so}"
+    );
+    assert!(so.contains("    fix: "), "{so}");
+    // JSON: one object per check.
+    let out = ws.run(&["--json", "doctor"]).await;
+    let checks: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["state"] == "fail" && c["fix"].is_string())
+    );
+}

@@ -1,0 +1,131 @@
+//! Every front end's gate comes from the host, and they agree: `call`,
+//! `tools list`, `mcp serve` and `run` get the same guardrails, hooks,
+//! tools, confirmation mode, dry-run, timeout and audit from one
+//! configuration; only who is asked and the session differ.
+
+#![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
+
+use std::sync::Arc;
+
+use serde_json::json;
+use toolgate_engine::Approver;
+use toolgate_host::{Host, RunRequest, TrustPolicy};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const CONFIG: &str = "\
+confirmation:
+  mode: confirm-all
+tools:
+  timeout: 42
+audit:
+  path: audit.jsonl
+guardrails:
+  protected_files: [Cargo.lock]
+  max_files_modified: 3
+hooks:
+  pre_tool_use:
+    - {name: fmt, command: 'true', file_patterns: ['**/*.rs']}
+  post_tool_use:
+    - {name: log, argv: ['true']}
+";
+
+fn host(dir: &std::path::Path, server: &MockServer) -> Host {
+    let config = format!(
+        "{CONFIG}llm:\n  model: m\n  base_url: {}/v1\n  stream: false\n  max_retries: 0\n",
+        server.uri()
+    );
+    std::fs::write(dir.join("toolgate.yaml"), config).unwrap();
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    let env = vec![("HOME".to_owned(), dir.join("home").display().to_string())];
+    Host::builder()
+        .workspace(dir)
+        .env(env)
+        .trust(TrustPolicy::ThisRun)
+        .load()
+        .unwrap()
+}
+
+/// A stand-in for the terminal or the web UI.
+struct Person;
+
+#[async_trait::async_trait]
+impl Approver for Person {
+    async fn approve(&self, _: &toolgate_engine::ApprovalRequest<'_>) -> toolgate_engine::Approval {
+        toolgate_engine::Approval::Allow
+    }
+
+    fn kind(&self) -> &'static str {
+        "person"
+    }
+}
+
+#[tokio::test]
+async fn every_front_end_gets_the_same_stages_from_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "done"}}]
+        })))
+        .mount(&server)
+        .await;
+    let host = host(dir.path(), &server);
+
+    // `call` (no terminal) and `tools list`.
+    let call = host.gate().build().await.unwrap();
+    // `call` on a terminal, `mcp serve` with elicitation, the web UI.
+    let asked = host
+        .gate()
+        .interactive(Some(Arc::new(Person)))
+        .build()
+        .await
+        .unwrap();
+    // `run`.
+    let run = host
+        .prepare_run(RunRequest::new("task"), Some(Arc::new(Person)))
+        .await
+        .unwrap();
+
+    let base = call.engine.stages();
+    assert_eq!(base.mode, "confirm-all");
+    assert_eq!(base.default_timeout_ms, 42_000);
+    assert_eq!(base.approver, "headless");
+    assert!(base.tools.contains(&"apply_patch".to_owned()));
+    assert_eq!(
+        base.guardrails["config"]["protected_files"],
+        json!(["Cargo.lock"])
+    );
+    assert_eq!(base.pre_hooks["hooks"]["pre_tool_use"], json!(["fmt"]));
+    assert_eq!(
+        base.audit.len(),
+        2,
+        "the JSONL file and the store: {:?}",
+        base.audit
+    );
+
+    let run_stages = run.gate().engine.stages();
+    for stages in [asked.engine.stages(), run_stages.clone()] {
+        assert_eq!(stages.approver, "person");
+        assert_eq!(stages.tools, base.tools);
+        assert_eq!(stages.guardrails, base.guardrails);
+        assert_eq!(stages.pre_hooks["hooks"], base.pre_hooks["hooks"]);
+        assert_eq!(stages.post_hooks["hooks"], base.post_hooks["hooks"]);
+        assert_eq!(stages.mode, base.mode);
+        assert_eq!(stages.dry_run, base.dry_run);
+        assert_eq!(stages.default_timeout_ms, base.default_timeout_ms);
+        assert_eq!(stages.audit, base.audit);
+    }
+    // The run's gate, its hooks and its audit carry the session id.
+    assert_eq!(run_stages.session_id.as_deref(), Some(run.session_id()));
+    assert_eq!(run_stages.pre_hooks["session_id"], json!(run.session_id()));
+    assert_eq!(base.session_id, None);
+
+    call.shutdown().await;
+    asked.shutdown().await;
+    let report = run.run(toolgate_host::RunControls::default()).await;
+    assert_eq!(report.final_text, "done");
+    host.flush().await;
+}
