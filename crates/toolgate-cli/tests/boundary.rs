@@ -184,7 +184,7 @@ fn the_escape_chain_breaks_at_every_link() {
             &json!({"path": path, "content": content}),
         );
         assert_eq!(result["success"], false, "{path}");
-        assert!(shown(&result).contains("policy file"), "{}", shown(&result));
+        assert!(shown(&result).contains("protected"), "{}", shown(&result));
     }
     assert_eq!(std::fs::read(w.ws.join(".git/config")).unwrap(), git_config);
     // 3. A toolgate.yaml put there anyway (a cloned repository) is not
