@@ -7,6 +7,9 @@ use toolgate_core::Registry;
 /// Default step budget.
 pub const DEFAULT_MAX_STEPS: u32 = 25;
 
+/// Default number of identical calls in a row that ends a run.
+pub const DEFAULT_MAX_REPEATED_CALLS: u32 = 3;
+
 /// Who the model is asked to be and what it may use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentDef {
@@ -24,6 +27,9 @@ pub struct AgentDef {
     pub mode: Option<String>,
     /// Step budget.
     pub max_steps: u32,
+    /// The same call (tool and arguments) this many times in a row ends the
+    /// run as partial. By default, 3.
+    pub max_repeated_calls: u32,
 }
 
 /// A custom agent as written in the `agents` config section.
@@ -42,6 +48,10 @@ pub struct AgentConfig {
     /// Step budget.
     #[serde(default)]
     pub max_steps: Option<u32>,
+    /// The same tool call this many times in a row ends the run as partial
+    /// (default 3).
+    #[serde(default)]
+    pub max_repeated_calls: Option<u32>,
 }
 
 const BUILD_PROMPT: &str = "You are a careful software engineer working in the user's \
@@ -68,6 +78,7 @@ impl AgentDef {
             read_only,
             mode: mode.map(str::to_owned),
             max_steps: DEFAULT_MAX_STEPS,
+            max_repeated_calls: DEFAULT_MAX_REPEATED_CALLS,
         })
     }
 
@@ -85,6 +96,7 @@ impl AgentDef {
             read_only: false,
             mode: None,
             max_steps: DEFAULT_MAX_STEPS,
+            max_repeated_calls: DEFAULT_MAX_REPEATED_CALLS,
         });
         if let Some(p) = &cfg.system_prompt {
             def.system_prompt.clone_from(p);
@@ -97,6 +109,9 @@ impl AgentDef {
         }
         if let Some(n) = cfg.max_steps {
             def.max_steps = n;
+        }
+        if let Some(n) = cfg.max_repeated_calls {
+            def.max_repeated_calls = n;
         }
         Some(def)
     }

@@ -13,8 +13,9 @@
 //!   [`toolgate_engine::HookExecutor`] is a [`LifecycleHooks`] (`agent_stop`
 //!   fires `agent_complete`, a run that ends in error fires `on_error`), and
 //!   [`GuardrailGates`] runs `guardrails.quality_gates`.
-//! - [`SessionStore`] keeps sessions in `SQLite`; [`RunReport`] renders as
-//!   JSON or Markdown.
+//! - [`RunRecorder`] keeps a run step by step (the host records it in its
+//!   store); [`RunReport`] renders as JSON or Markdown.
+//! - [`recover_tool_calls`] finds tool calls a model wrote as text.
 //! - [`probe`] tells whether a model server is reachable, which models it
 //!   serves, its context window and whether it calls tools;
 //!   [`detect_local_servers`] asks Ollama, llama.cpp, LM Studio and vLLM at
@@ -31,7 +32,7 @@
 //! # }
 //! ```
 
-pub use agent::{AgentConfig, AgentDef, DEFAULT_MAX_STEPS};
+pub use agent::{AgentConfig, AgentDef, DEFAULT_MAX_REPEATED_CALLS, DEFAULT_MAX_STEPS};
 pub use bridge::GuardrailGates;
 pub use llm::{
     AnthropicClient, ApiKey, HttpSettings, LlmClient, LlmError, LlmRequest, LlmResponse, Message,
@@ -41,16 +42,16 @@ pub use probe::{
     ContextSource, ContextWindow, LOCAL_SERVERS, LocalServer, ProbeError, ProbeRequest, Provider,
     ServedModel, ServerKind, ServerProbe, detect_local_servers, detect_servers, list_models, probe,
 };
+pub use recover::{Recovered, TextCall, recover_tool_calls};
 pub use runner::{
     AgentEvent, AgentRunner, AgentRunnerBuilder, EventSink, GateReport, HookVerdict,
     LifecycleHooks, Outcome, QualityGates, RunRecorder, RunReport, StepSnapshot, StepUsage,
     ToolCallRecord, truncate_head_tail,
 };
-pub use session::{SessionError, SessionStore, SessionSummary};
 
 mod agent;
 mod bridge;
 mod llm;
 mod probe;
+mod recover;
 mod runner;
-mod session;

@@ -28,6 +28,7 @@ use toolgate_engine::{Decision, ExecutionEngine};
 
 use crate::agent::AgentDef;
 use crate::llm::{LlmClient, LlmError, LlmRequest, Message, ModelToolCall, Role, Usage};
+use crate::recover::{TextCall, recover_tool_calls};
 
 /// What a lifecycle hook decided.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -209,6 +210,9 @@ pub struct ToolCallRecord {
     /// contents); none when it never reached the gate.
     #[serde(default)]
     pub effects: Effects,
+    /// Whether the model wrote the call as text and the loop recovered it.
+    #[serde(default)]
+    pub recovered: bool,
 }
 
 /// How a run ended.
@@ -221,6 +225,9 @@ pub enum Outcome {
     MaxSteps,
     /// The time budget ran out.
     Timeout,
+    /// The model made the same call with the same arguments too many times
+    /// in a row (`max_repeated_calls`) (partial).
+    Repeating,
     /// The cost budget ran out (partial).
     Budget,
     /// Stopped gracefully by the person (Ctrl-C).
@@ -358,6 +365,7 @@ pub struct AgentRunnerBuilder {
     cancel: Option<watch::Receiver<bool>>,
     abort: Option<watch::Receiver<bool>>,
     recorder: Option<Arc<dyn RunRecorder>>,
+    recover_text_calls: bool,
 }
 
 impl AgentRunnerBuilder {
@@ -445,6 +453,15 @@ impl AgentRunnerBuilder {
         self
     }
 
+    /// Whether tool calls the model writes as text are recovered and run
+    /// (see [`recover_tool_calls`]). By default, yes (`llm.text_tool_calls:
+    /// auto`).
+    #[must_use]
+    pub fn recover_text_calls(mut self, yes: bool) -> Self {
+        self.recover_text_calls = yes;
+        self
+    }
+
     /// Where the run is recorded step by step. By default, nowhere.
     #[must_use]
     pub fn recorder(mut self, recorder: Arc<dyn RunRecorder>) -> Self {
@@ -470,6 +487,7 @@ impl AgentRunnerBuilder {
             cancel: self.cancel,
             abort: self.abort,
             recorder: self.recorder,
+            recover_text_calls: self.recover_text_calls,
         }
     }
 }
@@ -491,6 +509,70 @@ pub struct AgentRunner {
     cancel: Option<watch::Receiver<bool>>,
     abort: Option<watch::Receiver<bool>>,
     recorder: Option<Arc<dyn RunRecorder>>,
+    recover_text_calls: bool,
+}
+
+/// The name given to a recovered call that could not be read, so that its
+/// tool error reaches the model in proper tool-call form.
+const UNREADABLE_CALL: &str = "unreadable_tool_call";
+
+/// A call found in the model's text, as a structured call.
+fn text_call(step: u32, n: usize, call: TextCall) -> ModelToolCall {
+    let id = format!("recovered_{step}_{n}");
+    match call {
+        TextCall::Call { name, arguments } => ModelToolCall {
+            id,
+            name,
+            arguments,
+        },
+        TextCall::Malformed { reason } => ModelToolCall {
+            id,
+            name: UNREADABLE_CALL.to_owned(),
+            arguments: json!({ "error": reason }).to_string(),
+        },
+    }
+}
+
+/// Identical calls in a row (same tool, same arguments), one per step: the
+/// same call twice in one step is one call made twice at once, not a loop.
+#[derive(Debug, Default)]
+struct Repeats {
+    last: Option<(String, String)>,
+    /// The step the last call was made in.
+    step: u32,
+    /// How many steps in a row made the last call.
+    count: u32,
+}
+
+impl Repeats {
+    /// Counts the call; from its second step in a row, the result the model
+    /// sees starts by saying so.
+    fn note(&mut self, step: u32, name: &str, arguments: &str, text: String) -> String {
+        // Compared on the parsed arguments, so spacing and key order do
+        // not hide a repeat.
+        let canonical = serde_json::from_str::<Value>(arguments)
+            .map_or_else(|_| arguments.to_owned(), |v| v.to_string());
+        let key = (name.to_owned(), canonical);
+        if self.last.as_ref() != Some(&key) {
+            self.last = Some(key);
+            self.step = step;
+            self.count = 1;
+            return text;
+        }
+        if self.step != step {
+            self.step = step;
+            self.count += 1;
+        }
+        if self.count < 2 {
+            return text;
+        }
+        format!(
+            "[You already called `{name}` with these arguments {} times in a row, and the \
+             result is the same as before. Do not call it again: use this result, call a \
+             different tool, or give your answer.]\n{text}",
+            self.count - 1
+        )
+    }
 }
 
 enum Stop {
@@ -556,6 +638,7 @@ impl AgentRunner {
             cancel: None,
             abort: None,
             recorder: None,
+            recover_text_calls: true,
         }
     }
 
@@ -760,6 +843,7 @@ impl AgentRunner {
         let names = self.agent.tool_names(&registry);
         let tools = registry.schemas(Some(&names), SchemaFormat::OpenAi);
         let mut warned = false;
+        let mut repeats = Repeats::default();
         for step in 1..=self.max_steps {
             if self.cancelled() {
                 return Stop::Summarise(Outcome::Interrupted);
@@ -827,6 +911,21 @@ impl AgentRunner {
                     budget_usd: budget,
                 });
             }
+            let mut resp = resp;
+            let mut recovered = false;
+            if resp.tool_calls.is_empty() && self.recover_text_calls && !tools.is_empty() {
+                let found = recover_tool_calls(&resp.content);
+                if !found.calls.is_empty() {
+                    recovered = true;
+                    resp.content = found.text;
+                    resp.tool_calls = found
+                        .calls
+                        .into_iter()
+                        .enumerate()
+                        .map(|(n, call)| text_call(step, n, call))
+                        .collect();
+                }
+            }
             messages.push(Message {
                 role: Role::Assistant,
                 content: resp.content.clone(),
@@ -857,11 +956,21 @@ impl AgentRunner {
                 continue;
             }
             let aborted = self
-                .run_tools(step, &resp.tool_calls, messages, report)
+                .run_tools(
+                    step,
+                    &resp.tool_calls,
+                    recovered,
+                    messages,
+                    report,
+                    &mut repeats,
+                )
                 .await;
             self.record(step, messages, report, journal).await;
             if aborted {
                 return Stop::Fail(Outcome::Aborted, "aborted at a confirmation prompt".into());
+            }
+            if repeats.count >= self.agent.max_repeated_calls.max(2) {
+                return Stop::Summarise(Outcome::Repeating);
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Stop::Summarise(Outcome::Timeout);
@@ -871,18 +980,34 @@ impl AgentRunner {
     }
 
     /// Runs the calls of one step; returns whether the person aborted.
+    /// `recovered`: the calls were written as text and recovered.
     async fn run_tools(
         &self,
         step: u32,
         calls: &[ModelToolCall],
+        recovered: bool,
         messages: &mut Vec<Message>,
         report: &mut RunReport,
+        repeats: &mut Repeats,
     ) -> bool {
         let registry = self.engine.registry().clone();
         // Pre-check every call: Err = the tool error the model will see.
         let prepared: Vec<Result<ToolCall, (String, String)>> = calls
             .iter()
             .map(|c| {
+                if c.name == UNREADABLE_CALL {
+                    let reason = serde_json::from_str::<Value>(&c.arguments)
+                        .ok()
+                        .and_then(|v| v["error"].as_str().map(str::to_owned))
+                        .unwrap_or_default();
+                    return Err((
+                        "malformed_tool_call".to_owned(),
+                        format!(
+                            "your tool call could not be read: {reason}. Write one JSON object: \
+                             {{\"name\": \"TOOL\", \"arguments\": {{...}}}}"
+                        ),
+                    ));
+                }
                 if !registry.has(&c.name) {
                     let known = self.agent.tool_names(&registry).join(", ");
                     return Err((
@@ -986,6 +1111,7 @@ impl AgentRunner {
                 },
             };
             let text = truncate_head_tail(&text, self.max_output_chars);
+            let text = repeats.note(step, &c.name, &c.arguments, text);
             let record = ToolCallRecord {
                 step,
                 id: c.id.clone(),
@@ -996,6 +1122,7 @@ impl AgentRunner {
                 duration_ms: ms,
                 output: text.clone(),
                 effects,
+                recovered,
             };
             self.emit(&AgentEvent::ToolCall(record.clone()));
             report.tool_calls.push(record);
@@ -1133,6 +1260,9 @@ impl AgentRunner {
             Outcome::Timeout => "the time budget ran out",
             Outcome::Budget => "the cost budget ran out",
             Outcome::Interrupted => "the user interrupted the run",
+            Outcome::Repeating => {
+                "you repeated the same tool call with the same arguments too many times"
+            }
             _ => "the step budget ran out",
         };
         self.emit(&AgentEvent::Summary {

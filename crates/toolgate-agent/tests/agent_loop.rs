@@ -17,129 +17,23 @@ use serde_json::{Value, json};
 use toolgate_agent::{
     AgentDef, AgentRunner, AnthropicClient, ApiKey, HttpSettings, LlmClient, OpenAiClient, Outcome,
 };
-use toolgate_core::{
-    Registry, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolResult, Workspace,
-};
-use toolgate_engine::ExecutionEngine;
-use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use toolgate_core::{Sensitivity, Tool, ToolAnnotations, ToolContext, ToolResult};
+use wiremock::ResponseTemplate;
 
-/// Answers the n-th request with the n-th template (the last one repeats).
-struct Script {
-    replies: Vec<ResponseTemplate>,
-    n: AtomicUsize,
-}
+mod common;
 
-impl Respond for Script {
-    fn respond(&self, _req: &Request) -> ResponseTemplate {
-        let i = self.n.fetch_add(1, Ordering::SeqCst);
-        self.replies[i.min(self.replies.len() - 1)].clone()
-    }
-}
-
-async fn server(endpoint: &str, replies: Vec<ResponseTemplate>) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path(endpoint))
-        .respond_with(Script {
-            replies,
-            n: AtomicUsize::new(0),
-        })
-        .mount(&server)
-        .await;
-    server
-}
-
-fn tool_calls(calls: &[(&str, &str, &str)]) -> ResponseTemplate {
-    let calls: Vec<Value> = calls
-        .iter()
-        .map(|(id, name, args)| {
-            json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
-        })
-        .collect();
-    ResponseTemplate::new(200).set_body_json(json!({
-        "choices": [{"index": 0, "finish_reason": "tool_calls",
-                     "message": {"role": "assistant", "content": null, "tool_calls": calls}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5}
-    }))
-}
-
-/// A workspace holding `a.txt`, and a model that reads it in `n` steps and
-/// then answers `last`.
-async fn reads_of_a(n: usize, last: &str) -> (tempfile::TempDir, MockServer, Arc<dyn LlmClient>) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a.txt"), "a").unwrap();
-    let server = server("/v1/chat/completions", reads_of_a_then(n, last)).await;
-    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
-    (dir, server, llm)
-}
-
-/// `n` steps that each read `a.txt`, then the final answer `last`.
-fn reads_of_a_then(n: usize, last: &str) -> Vec<ResponseTemplate> {
-    let mut replies: Vec<ResponseTemplate> = (1..=n)
-        .map(|i| tool_calls(&[(&format!("r{i}"), "read_file", r#"{"path":"a.txt"}"#)]))
-        .collect();
-    replies.push(answer(last));
-    replies
-}
-
-fn answer(text: &str) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_json(json!({
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 20, "completion_tokens": 7}
-    }))
-}
-
-fn sse(events: &[Value]) -> ResponseTemplate {
-    let mut body = String::new();
-    for e in events {
-        body.push_str(&format!("data: {e}\n\n"));
-    }
-    body.push_str("data: [DONE]\n\n");
-    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
-}
-
-fn settings(server: &MockServer, stream: bool) -> HttpSettings {
-    let mut s = HttpSettings::new(
-        format!("{}/v1", server.uri()),
-        "test-model",
-        ApiKey::new(Some("sk-test".into())),
-    );
-    s.stream = stream;
-    s.backoff = Duration::from_millis(10);
-    s
-}
-
-fn engine(dir: &std::path::Path, extra: Vec<Arc<dyn Tool>>) -> Arc<ExecutionEngine> {
-    let ws = Workspace::builder(dir).build().unwrap();
-    let registry = Registry::new();
-    for t in toolgate_tools::builtin_tools(&ws, &toolgate_tools::BuiltinOptions::default()) {
-        registry.register_arc(t).unwrap();
-    }
-    for t in extra {
-        registry.register_arc(t).unwrap();
-    }
-    Arc::new(
-        ExecutionEngine::builder(Arc::new(registry))
-            .policy(ConfirmationPolicy::new(ConfirmationMode::Yolo))
-            .build(),
-    )
-}
-
-async fn bodies(server: &MockServer) -> Vec<Value> {
-    server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect()
-}
+use common::{answer, bodies, engine, reads_of_a, server, settings, sse, tool_calls};
 
 fn build() -> AgentDef {
     AgentDef::builtin("build").unwrap()
+}
+
+/// `build` for tests that script the same call again and again to fill the
+/// context or spend the budget: they are not about repeated calls.
+fn scripted_loop() -> AgentDef {
+    let mut agent = build();
+    agent.max_repeated_calls = u32::MAX;
+    agent
 }
 
 #[tokio::test]
@@ -491,40 +385,85 @@ async fn read_only_agents_see_and_may_call_only_read_only_tools() {
     assert!(!names.contains(&"write_file") && !names.contains(&"edit_file"));
 }
 
+/// Keeps what a [`RunRecorder`] is given as a store would: the conversation
+/// replaced from `messages_from` on, the steps and tool calls appended.
+#[derive(Default)]
+struct Journal {
+    messages: std::sync::Mutex<Vec<toolgate_agent::Message>>,
+    steps: std::sync::Mutex<Vec<(u32, usize, usize)>>,
+    calls: std::sync::Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl toolgate_agent::RunRecorder for Journal {
+    async fn step(&self, s: &toolgate_agent::StepSnapshot<'_>) -> Result<(), String> {
+        let mut messages = self.messages.lock().unwrap();
+        assert!(
+            s.messages_from <= messages.len(),
+            "no holes in the conversation"
+        );
+        messages.truncate(s.messages_from);
+        messages.extend(s.messages.iter().cloned());
+        self.steps
+            .lock()
+            .unwrap()
+            .push((s.step, s.messages_from, s.messages.len()));
+        self.calls
+            .lock()
+            .unwrap()
+            .extend(s.tool_calls.iter().map(|c| c.name.clone()));
+        Ok(())
+    }
+
+    async fn finish(&self, _report: &toolgate_agent::RunReport) -> Result<(), String> {
+        Ok(())
+    }
+}
+
 #[tokio::test]
-async fn a_session_is_saved_listed_and_resumed() {
+async fn a_run_is_recorded_step_by_step_and_resumed_from_the_record() {
     let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
     let server = server(
         "/v1/chat/completions",
-        vec![answer("first"), answer("second")],
+        vec![
+            tool_calls(&[("c1", "read_file", r#"{"path":"a.txt"}"#)]),
+            answer("first"),
+            answer("second"),
+        ],
     )
     .await;
     let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
     let eng = engine(dir.path(), vec![]);
-    let db = dir.path().join(".toolgate/sessions.db");
-    let mut store = toolgate_agent::SessionStore::open(&db).unwrap();
-    let id = toolgate_agent::SessionStore::new_id();
+    let journal = Arc::new(Journal::default());
     let r1 = AgentRunner::builder(llm.clone(), eng.clone(), build())
+        .recorder(journal.clone())
         .build()
         .run("one", Vec::new())
         .await;
-    store.save_run(&id, &r1).unwrap();
-    let list = store.list().unwrap();
-    assert_eq!(list.len(), 1);
-    assert_eq!(list[0].task, "one");
-    let history = store.messages(&id).unwrap();
-    assert_eq!(history.len(), 3);
+    // The task before the first model call, the tool step, the answer.
+    assert_eq!(
+        *journal.steps.lock().unwrap(),
+        [(0, 0, 2), (1, 2, 2), (0, 4, 1)]
+    );
+    assert_eq!(*journal.calls.lock().unwrap(), ["read_file"]);
+    assert_eq!(*journal.messages.lock().unwrap(), r1.messages);
+
+    // Resumed from the record: only the new messages are recorded.
+    let history = journal.messages.lock().unwrap().clone();
+    let journal2 = Arc::new(Journal::default());
+    *journal2.messages.lock().unwrap() = history.clone();
     let r2 = AgentRunner::builder(llm, eng, build())
+        .recorder(journal2.clone())
         .build()
         .run("two", history)
         .await;
-    store.save_run(&id, &r2).unwrap();
+    assert_eq!(journal2.steps.lock().unwrap()[0], (0, 5, 1));
+    assert_eq!(*journal2.messages.lock().unwrap(), r2.messages);
     let reqs = bodies(&server).await;
-    let m = reqs[1]["messages"].as_array().unwrap();
-    assert_eq!(m.len(), 4, "resumed with the saved conversation: {m:?}");
-    assert_eq!(m[2]["content"], "first");
-    assert_eq!(store.messages(&id).unwrap().len(), 5);
-    assert_eq!(store.get(&id).unwrap().input_tokens, 40);
+    let m = reqs[2]["messages"].as_array().unwrap();
+    assert_eq!(m.len(), 6, "resumed with the recorded conversation: {m:?}");
+    assert_eq!(m[4]["content"], "first");
 }
 
 #[derive(Default)]
@@ -644,7 +583,7 @@ async fn old_tool_outputs_are_elided_past_the_context_threshold() {
     .await;
     let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
     let hooks = Arc::new(Recorder::default());
-    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), scripted_loop())
         .hooks(hooks.clone())
         .context_threshold_chars(5000)
         .build()
@@ -707,7 +646,7 @@ async fn a_spent_cost_budget_warns_at_80_percent_then_ends_with_a_summary() {
     // ($40 >= $40), stopped before the fourth ($60 >= $50).
     let (dir, server, llm) = reads_of_a(3, "summary: out of budget").await;
     let hooks = Arc::new(Recorder::default());
-    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), scripted_loop())
         .prices(1_000_000.0, 2_000_000.0)
         .budget_usd(50.0)
         .hooks(hooks.clone())
@@ -761,7 +700,7 @@ async fn completed_old_steps_are_summarised_by_the_model_past_the_context_thresh
     let hooks = Arc::new(Recorder::default());
     let texts = Arc::new(std::sync::Mutex::new(String::new()));
     let sink_texts = texts.clone();
-    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), scripted_loop())
         .hooks(hooks.clone())
         .context_threshold_chars(5000)
         .events(Arc::new(move |e: &toolgate_agent::AgentEvent| {
@@ -795,7 +734,13 @@ async fn completed_old_steps_are_summarised_by_the_model_past_the_context_thresh
     let tool_results: Vec<&Value> = m.iter().filter(|m| m["role"] == "tool").collect();
     assert_eq!(tool_results.len(), 1, "only step 2's result is left");
     assert_eq!(tool_results[0]["tool_call_id"], "c2");
-    assert_eq!(tool_results[0]["content"].as_str().unwrap().len(), 3000);
+    // Whole (the same read twice in a row is pointed out before it).
+    let kept = tool_results[0]["content"].as_str().unwrap();
+    assert!(kept.ends_with(&"x".repeat(3000)), "{kept}");
+    assert!(
+        kept.starts_with("[You already called `read_file`"),
+        "{kept}"
+    );
     assert!(
         hooks
             .events

@@ -240,7 +240,9 @@ fn finish(
     }
     let exit = match report.outcome {
         Outcome::Completed => Exit::Success,
-        Outcome::MaxSteps | Outcome::Interrupted | Outcome::Budget => Exit::Partial,
+        Outcome::MaxSteps | Outcome::Interrupted | Outcome::Budget | Outcome::Repeating => {
+            Exit::Partial
+        }
         Outcome::Timeout => Exit::Timeout,
         Outcome::Aborted => Exit::Aborted,
         Outcome::AuthFailed => Exit::Auth,

@@ -101,6 +101,21 @@ pub struct LlmSection {
     pub output_price_per_mtok: Option<f64>,
     /// Cost budget of one run in USD; needs the prices. Default: none.
     pub budget_usd: Option<f64>,
+    /// `auto` (default): tool calls a model writes as text (bare JSON,
+    /// `<tool_call>` tags, …) are recovered and run through the gate; `off`:
+    /// such text is the model's answer.
+    pub text_tool_calls: TextToolCalls,
+}
+
+/// `llm.text_tool_calls`
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TextToolCalls {
+    /// Recover them.
+    #[default]
+    Auto,
+    /// Leave them as text.
+    Off,
 }
 
 impl Default for LlmSection {
@@ -117,6 +132,7 @@ impl Default for LlmSection {
             input_price_per_mtok: None,
             output_price_per_mtok: None,
             budget_usd: None,
+            text_tool_calls: TextToolCalls::Auto,
         }
     }
 }

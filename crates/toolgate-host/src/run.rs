@@ -13,6 +13,7 @@ use toolgate_agent::{
 use toolgate_engine::Approver;
 use toolgate_store::{NewSession, SessionStore, SqliteStore, StepRecord, ToolCallRow, UsageRow};
 
+use crate::config::TextToolCalls;
 use crate::error::HostError;
 use crate::gate::Gate;
 use crate::host::Host;
@@ -81,6 +82,7 @@ pub struct PreparedRun {
     request: RunRequest,
     prices: Option<(f64, f64)>,
     budget_usd: Option<f64>,
+    recover_text_calls: bool,
     workspace: std::path::PathBuf,
 }
 
@@ -162,6 +164,7 @@ impl Host {
             request,
             prices,
             budget_usd,
+            recover_text_calls: self.config().llm.text_tool_calls == TextToolCalls::Auto,
             workspace: self.workspace().to_owned(),
         })
     }
@@ -224,7 +227,8 @@ impl PreparedRun {
         let mut builder = AgentRunner::builder(self.llm, Arc::clone(&self.gate.engine), self.agent)
             .hooks(Arc::clone(&self.gate.hooks) as Arc<dyn LifecycleHooks>)
             .gates(Arc::new(gates))
-            .recorder(recorder);
+            .recorder(recorder)
+            .recover_text_calls(self.recover_text_calls);
         if let Some(events) = controls.events {
             builder = builder.events(events);
         }
@@ -281,7 +285,7 @@ impl RunRecorder for StoreRecorder {
                 duration_ms: c.duration_ms,
                 output: c.output.clone(),
                 effects: serde_json::to_value(&c.effects).unwrap_or_default(),
-                recovered: false,
+                recovered: c.recovered,
             })
             .collect();
         // The step's model call, and any summarising call made for it.

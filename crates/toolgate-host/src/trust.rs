@@ -58,7 +58,8 @@ use toolgate_mcp::McpServerConfig;
 /// | `tools.timeout`, `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled` | harmless tools and limits |
 /// | `llm.provider`, `llm.model`, `llm.timeout`, `llm.max_retries`, `llm.stream`, `llm.max_tokens` | which model, not where requests and the key go |
 /// | `llm.input_price_per_mtok`, `llm.output_price_per_mtok`, `llm.budget_usd` | cost accounting and a budget |
-/// | `agents.*.system_prompt`, `agents.*.allowed_tools`, `agents.*.max_steps` | an agent's prompt, tool list and steps; every call still goes through the gate |
+/// | `llm.text_tool_calls` | whether calls written as text are recovered; every call still goes through the gate |
+/// | `agents.*.system_prompt`, `agents.*.allowed_tools`, `agents.*.max_steps`, `agents.*.max_repeated_calls` | an agent's prompt, tool list and limits; every call still goes through the gate |
 ///
 /// Everything else needs trust, among them: `hooks.*`, `mcp.*`,
 /// `guardrails.quality_gates` (they run programs), `confirmation.*`,
@@ -98,9 +99,11 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "llm.input_price_per_mtok",
     "llm.output_price_per_mtok",
     "llm.budget_usd",
+    "llm.text_tool_calls",
     "agents.*.system_prompt",
     "agents.*.allowed_tools",
     "agents.*.max_steps",
+    "agents.*.max_repeated_calls",
 ];
 
 /// Where a dotted key stands relative to a pattern of [`APPLIES_UNTRUSTED`].

@@ -1,0 +1,202 @@
+//! Tool calls a model writes as text, against the scripted server: each
+//! format small models use is run through the gate and sent back in proper
+//! tool-call form; a tool not offered gets a tool error listing the offered
+//! ones; prose and malformed JSON are not run; repeated calls are told and
+//! end the run.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{answer, bodies, engine, server, settings};
+use serde_json::Value;
+use toolgate_agent::{AgentDef, AgentRunner, LlmClient, OpenAiClient, Outcome};
+
+fn build() -> AgentDef {
+    AgentDef::builtin("build").unwrap()
+}
+
+/// (reply text, recovered calls as (tool, decision), final answer expected)
+#[tokio::test]
+async fn text_tool_calls_case_table() {
+    let read = r#"{"path": "a.txt"}"#;
+    let cases: Vec<(String, Vec<(&str, &str)>)> = vec![
+        (
+            format!(r#"{{"name": "read_file", "arguments": {read}}}"#),
+            vec![("read_file", "executed")],
+        ),
+        (
+            format!("```json\n{{\"name\": \"read_file\", \"arguments\": {read}}}\n```"),
+            vec![("read_file", "executed")],
+        ),
+        (
+            format!(
+                "<tools>\n{{\"type\": \"function\", \"function\": {{\"name\": \"read_file\", \"arguments\": {read}}}}}\n</tools>"
+            ),
+            vec![("read_file", "executed")],
+        ),
+        (
+            format!(
+                "<tool_call>\n{{\"name\": \"read_file\", \"arguments\": {read}}}\n</tool_call>"
+            ),
+            vec![("read_file", "executed")],
+        ),
+        (
+            format!("<|python_tag|>{{\"name\": \"read_file\", \"parameters\": {read}}}"),
+            vec![("read_file", "executed")],
+        ),
+        (
+            format!("[TOOL_CALLS] [{{\"name\": \"read_file\", \"arguments\": {read}}}]"),
+            vec![("read_file", "executed")],
+        ),
+        // Several calls in one reply, in order.
+        (
+            format!(
+                "<tool_call>{{\"name\": \"read_file\", \"arguments\": {read}}}</tool_call>\n<tool_call>{{\"name\": \"list_files\", \"arguments\": {{}}}}</tool_call>"
+            ),
+            vec![("read_file", "executed"), ("list_files", "executed")],
+        ),
+        // A tool that was not offered.
+        (
+            r#"{"name": "package.json", "arguments": {}}"#.to_owned(),
+            vec![("package.json", "not_found")],
+        ),
+        // Malformed JSON inside a marker: the model is told.
+        (
+            r#"<tool_call>{"name": "read_file", "arguments": {"path": }</tool_call>"#.to_owned(),
+            vec![("unreadable_tool_call", "malformed_tool_call")],
+        ),
+        // Prose that mentions tools, and bare malformed JSON: an answer.
+        (
+            "I read a.txt with read_file; it says hello.".to_owned(),
+            vec![],
+        ),
+        (
+            r#"{"name": "read_file", "arguments": {"path": }"#.to_owned(),
+            vec![],
+        ),
+    ];
+    for (reply, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+        let server = server(
+            "/v1/chat/completions",
+            vec![answer(&reply), answer("Done.")],
+        )
+        .await;
+        let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+        let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+            .build()
+            .run("Read a.txt", Vec::new())
+            .await;
+        assert_eq!(report.outcome, Outcome::Completed, "{reply}");
+        let calls: Vec<(&str, &str)> = report
+            .tool_calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.decision.as_str()))
+            .collect();
+        assert_eq!(calls, expected, "{reply}");
+        assert!(report.tool_calls.iter().all(|c| c.recovered), "{reply}");
+        let reqs = bodies(&server).await;
+        if expected.is_empty() {
+            assert_eq!(reqs.len(), 1, "{reply}: the text is the answer");
+            assert_eq!(report.final_text, reply);
+            continue;
+        }
+        // Sent back in proper tool-call form.
+        let messages = reqs[1]["messages"].as_array().unwrap();
+        let assistant = &messages[2];
+        assert_eq!(assistant["role"], "assistant", "{reply}");
+        let sent: Vec<&str> = assistant["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["function"]["name"].as_str().unwrap())
+            .collect();
+        let names: Vec<&str> = expected.iter().map(|(n, _)| *n).collect();
+        assert_eq!(sent, names, "{reply}");
+        let results: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
+        assert_eq!(results.len(), expected.len(), "{reply}");
+        match expected[0].1 {
+            "executed" => assert!(results[0]["content"].as_str().unwrap().contains("hello")),
+            "not_found" => assert!(
+                results[0]["content"]
+                    .as_str()
+                    .unwrap()
+                    .contains("available tools: ")
+                    && results[0]["content"]
+                        .as_str()
+                        .unwrap()
+                        .contains("read_file"),
+                "{results:?}"
+            ),
+            _ => assert!(
+                results[0]["content"]
+                    .as_str()
+                    .unwrap()
+                    .contains("could not be read"),
+                "{results:?}"
+            ),
+        }
+    }
+}
+
+#[tokio::test]
+async fn text_calls_are_left_alone_when_switched_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let reply = r#"{"name": "read_file", "arguments": {"path": "a.txt"}}"#;
+    let server = server("/v1/chat/completions", vec![answer(reply)]).await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .recover_text_calls(false)
+        .build()
+        .run("Read a.txt", Vec::new())
+        .await;
+    assert!(report.tool_calls.is_empty());
+    assert_eq!(report.final_text, reply);
+}
+
+#[tokio::test]
+async fn a_repeated_call_is_pointed_out_and_ends_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    // The same call, spelled with other spacing, again and again.
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            answer(r#"{"name": "read_file", "arguments": {"path": "a.txt"}}"#),
+            answer(r#"{"name":"read_file","arguments":{"path":"a.txt"}}"#),
+            answer(r#"{"name": "read_file", "arguments": {"path" : "a.txt"}}"#),
+            answer("Summary: I kept reading a.txt."),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .build()
+        .run("Read a.txt", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Repeating);
+    assert_eq!(report.tool_calls.len(), 3);
+    assert!(!report.tool_calls[0].output.contains("You already called"));
+    assert!(
+        report.tool_calls[1]
+            .output
+            .contains("You already called `read_file`")
+    );
+    assert!(report.tool_calls[2].output.contains("2 times in a row"));
+    // One last call without tools for the summary.
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 4);
+    assert!(
+        reqs[3]
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
+    );
+    assert_eq!(report.final_text, "Summary: I kept reading a.txt.");
+}
