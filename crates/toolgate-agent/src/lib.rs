@@ -34,6 +34,10 @@
 
 pub use agent::{AgentConfig, AgentDef, DEFAULT_MAX_REPEATED_CALLS, DEFAULT_MAX_STEPS};
 pub use bridge::GuardrailGates;
+pub use context::{
+    BYTES_PER_TOKEN_X2, ContextBudget, DEFAULT_CONTEXT_WINDOW, ENVELOPE_BYTES, fit, message_bytes,
+    messages_bytes,
+};
 pub use llm::{
     AnthropicClient, ApiKey, HttpSettings, LlmClient, LlmError, LlmRequest, LlmResponse, Message,
     ModelToolCall, OpenAiClient, Role, TextSink, Usage,
@@ -51,6 +55,7 @@ pub use runner::{
 
 mod agent;
 mod bridge;
+mod context;
 mod llm;
 mod probe;
 mod recover;

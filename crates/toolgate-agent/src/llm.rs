@@ -98,6 +98,10 @@ pub struct LlmRequest {
     /// Tool schemas in OpenAI form (`{"type":"function","function":{…}}`);
     /// empty for the last call that must answer in text.
     pub tools: Vec<Value>,
+    /// At most this many tokens in the answer, when the caller keeps the
+    /// request inside a context window; else the client's `max_tokens`
+    /// (Anthropic) or the server's default (OpenAI-compatible).
+    pub max_tokens: Option<u32>,
 }
 
 /// The model's answer.
@@ -503,6 +507,9 @@ impl OpenAiClient {
             .collect();
         let mut body = json!({"model": self.settings.model, "messages": messages,
                               "stream": self.settings.stream});
+        if let Some(max) = request.max_tokens {
+            body["max_tokens"] = json!(max.min(self.settings.max_tokens));
+        }
         if !request.tools.is_empty() {
             body["tools"] = json!(request.tools);
         }
@@ -705,7 +712,10 @@ impl AnthropicClient {
                        "input_schema": f["parameters"]})
             })
             .collect();
-        let mut body = json!({"model": self.settings.model, "max_tokens": self.settings.max_tokens,
+        let max_tokens = request.max_tokens.map_or(self.settings.max_tokens, |m| {
+            m.min(self.settings.max_tokens)
+        });
+        let mut body = json!({"model": self.settings.model, "max_tokens": max_tokens,
                               "messages": messages, "stream": self.settings.stream});
         if !system.is_empty() {
             body["system"] = json!(system);

@@ -27,6 +27,7 @@ use toolgate_core::{Effects, SchemaFormat, ToolCall, error_chain};
 use toolgate_engine::{Decision, ExecutionEngine};
 
 use crate::agent::AgentDef;
+use crate::context::{ContextBudget, DEFAULT_CONTEXT_WINDOW, fit, messages_bytes};
 use crate::llm::{LlmClient, LlmError, LlmRequest, Message, ModelToolCall, Role, Usage};
 use crate::recover::{TextCall, recover_tool_calls};
 
@@ -357,8 +358,9 @@ pub struct AgentRunnerBuilder {
     gates: Arc<dyn QualityGates>,
     max_steps: Option<u32>,
     timeout: Option<Duration>,
-    max_output_chars: usize,
-    context_threshold_chars: usize,
+    max_output_chars: Option<usize>,
+    context_threshold_chars: Option<usize>,
+    context: ContextBudget,
     prices: Option<(f64, f64)>,
     budget_usd: Option<f64>,
     events: Option<EventSink>,
@@ -397,20 +399,32 @@ impl AgentRunnerBuilder {
         self
     }
 
-    /// Longest tool output the model sees; longer ones keep head and tail.
-    /// By default, 20,000 characters.
+    /// The model's context window and answer size ([`ContextBudget`]):
+    /// every request stays inside it, and the thresholds below scale with
+    /// it. By default, [`DEFAULT_CONTEXT_WINDOW`] tokens and answers of up
+    /// to 4096 tokens.
     #[must_use]
-    pub fn max_output_chars(mut self, n: usize) -> Self {
-        self.max_output_chars = n.max(200);
+    pub fn context(mut self, budget: ContextBudget) -> Self {
+        self.context = budget;
         self
     }
 
-    /// Conversation size past which old steps are summarised (and, if that
-    /// is not enough, old tool outputs elided). By
-    /// default, 400,000 characters (~100k tokens).
+    /// Longest tool output the model sees; longer ones keep head and tail.
+    /// By default, a quarter of the context's input budget, at most 20,000
+    /// characters.
+    #[must_use]
+    pub fn max_output_chars(mut self, n: usize) -> Self {
+        self.max_output_chars = Some(n.max(200));
+        self
+    }
+
+    /// Conversation size (bytes of messages) past which old steps are
+    /// summarised (and, if that is not enough, old tool outputs elided).
+    /// By default, three quarters of the context's input budget less the
+    /// tool schemas.
     #[must_use]
     pub fn context_threshold_chars(mut self, n: usize) -> Self {
-        self.context_threshold_chars = n;
+        self.context_threshold_chars = Some(n);
         self
     }
 
@@ -479,8 +493,11 @@ impl AgentRunnerBuilder {
             hooks: self.hooks,
             gates: self.gates,
             timeout: self.timeout,
-            max_output_chars: self.max_output_chars,
+            max_output_chars: self
+                .max_output_chars
+                .unwrap_or_else(|| (self.context.input_bytes() / 4).clamp(200, 20_000)),
             context_threshold_chars: self.context_threshold_chars,
+            context: self.context,
             prices: self.prices,
             budget_usd: self.budget_usd,
             events: self.events,
@@ -502,7 +519,8 @@ pub struct AgentRunner {
     max_steps: u32,
     timeout: Option<Duration>,
     max_output_chars: usize,
-    context_threshold_chars: usize,
+    context_threshold_chars: Option<usize>,
+    context: ContextBudget,
     prices: Option<(f64, f64)>,
     budget_usd: Option<f64>,
     events: Option<EventSink>,
@@ -630,8 +648,9 @@ impl AgentRunner {
             gates: Arc::new(NoGates),
             max_steps: None,
             timeout: None,
-            max_output_chars: 20_000,
-            context_threshold_chars: 400_000,
+            max_output_chars: None,
+            context_threshold_chars: None,
+            context: ContextBudget::new(DEFAULT_CONTEXT_WINDOW, 4096),
             prices: None,
             budget_usd: None,
             events: None,
@@ -640,6 +659,13 @@ impl AgentRunner {
             recorder: None,
             recover_text_calls: true,
         }
+    }
+
+    /// Bytes of messages past which the loop compresses (rule 5 of
+    /// [`crate::context`]).
+    fn threshold(&self, tools_bytes: usize) -> usize {
+        self.context_threshold_chars
+            .unwrap_or_else(|| (self.context.input_bytes().saturating_sub(tools_bytes)) * 3 / 4)
     }
 
     fn emit(&self, e: &AgentEvent) {
@@ -791,6 +817,7 @@ impl AgentRunner {
         let request = LlmRequest {
             messages: messages.to_vec(),
             tools,
+            max_tokens: Some(self.context.output_tokens()),
         };
         let events = if quiet { None } else { self.events.clone() };
         let sink = move |t: &str| {
@@ -842,6 +869,11 @@ impl AgentRunner {
         let registry = self.engine.registry().clone();
         let names = self.agent.tool_names(&registry);
         let tools = registry.schemas(Some(&names), SchemaFormat::OpenAi);
+        let tools_bytes = serde_json::to_string(&tools).map_or(0, |t| t.len());
+        let first = messages_bytes(&messages[..messages.len().min(2)]);
+        if let Err(reason) = self.context.check_start(tools_bytes + first) {
+            return Stop::Fail(Outcome::Failed, reason);
+        }
         let mut warned = false;
         let mut repeats = Repeats::default();
         for step in 1..=self.max_steps {
@@ -853,7 +885,15 @@ impl AgentRunner {
             {
                 return Stop::Summarise(Outcome::Budget);
             }
-            self.compress(messages, step, report, journal).await;
+            self.compress(messages, step, report, journal, tools_bytes)
+                .await;
+            // Whatever compression did, the request fits the window.
+            if let Some(from) = fit(
+                messages,
+                self.context.input_bytes().saturating_sub(tools_bytes),
+            ) {
+                journal.clean_until = journal.clean_until.min(from);
+            }
             let verdict = self
                 .hooks
                 .emit(
@@ -1142,10 +1182,12 @@ impl AgentRunner {
         step: u32,
         report: &mut RunReport,
         journal: &mut Journal,
+        tools_bytes: usize,
     ) {
-        let size = |m: &[Message]| m.iter().map(|m| m.content.len()).sum::<usize>();
+        let size = |m: &[Message]| messages_bytes(m);
+        let threshold = self.threshold(tools_bytes);
         let total = size(messages);
-        if total <= self.context_threshold_chars {
+        if total <= threshold {
             return;
         }
         let mut summarised = 0;
@@ -1175,7 +1217,7 @@ impl AgentRunner {
             );
         }
         let mut elided = 0;
-        if size(messages) > self.context_threshold_chars {
+        if size(messages) > threshold {
             let tool_idx: Vec<usize> = messages
                 .iter()
                 .enumerate()
@@ -1245,7 +1287,11 @@ impl AgentRunner {
             ),
             Message::text(
                 Role::User,
-                format!("Summarise these earlier steps:\n\n{transcript}"),
+                format!(
+                    "Summarise these earlier steps:\n\n{}",
+                    // The summary call must fit the window too.
+                    truncate_head_tail(&transcript, self.context.input_bytes() / 2)
+                ),
             ),
         ];
         let call = self.call_model(&request, Vec::new(), step, true, report);
@@ -1275,6 +1321,7 @@ impl AgentRunner {
                  and the state the workspace is in."
             ),
         ));
+        fit(messages, self.context.input_bytes());
         let call = self.call_model(messages, Vec::new(), 0, false, report);
         let resp = tokio::time::timeout(Duration::from_secs(60), call).await;
         match resp {

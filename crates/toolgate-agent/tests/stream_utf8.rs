@@ -140,6 +140,7 @@ fn request() -> LlmRequest {
     LlmRequest {
         messages: vec![Message::text(Role::User, "say it")],
         tools: Vec::new(),
+        max_tokens: None,
     }
 }
 

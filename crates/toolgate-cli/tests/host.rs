@@ -332,3 +332,88 @@ async fn doctor_checks_a_running_model_server_and_a_stopped_one() {
             .any(|c| c["state"] == "fail" && c["fix"].is_string())
     );
 }
+
+/// A scripted llama.cpp that declares a 4,096-token window and, for 30
+/// steps, asks to read a 20 KB file; it records every chat request.
+struct Reader {
+    n: std::sync::atomic::AtomicUsize,
+    bodies: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+}
+
+impl wiremock::Respond for Reader {
+    fn respond(&self, request: &wiremock::Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let summarising = body.get("tools").is_none();
+        self.bodies.lock().unwrap().push(body);
+        if summarising {
+            return answer("Earlier steps: read big.txt, a long text about a fox.");
+        }
+        let n = self.n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if n < 30 {
+            tool_call(&format!("c{n}"), "read_file", r#"{"path":"big.txt"}"#)
+        } else {
+            answer("Read it thirty times.")
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_long_run_never_sends_a_request_over_a_4096_token_window() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/props"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "default_generation_settings": {"n_ctx": 4096}
+        })))
+        .mount(&server)
+        .await;
+    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(Reader {
+            n: std::sync::atomic::AtomicUsize::new(0),
+            bodies: bodies.clone(),
+        })
+        .mount(&server)
+        .await;
+    let ws = Ws::new(&server);
+    // Lines of text, 20 KB: every step's output is five times the window.
+    let line = "The quick brown fox jumps over the lazy dog, again and again.\n";
+    std::fs::write(ws.path().join("big.txt"), line.repeat(330)).unwrap();
+    let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
+    std::fs::write(
+        ws.path().join("toolgate.yaml"),
+        format!(
+            "{config}agents:\n  reader:\n    allowed_tools: [read_file, list_files]\n    max_steps: 40\n    max_repeated_calls: 100\n"
+        ),
+    )
+    .unwrap();
+    let out = ws.run(&["run", "Read big.txt", "--agent", "reader"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bodies = bodies.lock().unwrap();
+    assert_eq!(
+        bodies.len(),
+        31 + compressions(&bodies),
+        "every step reached the model"
+    );
+    for (i, body) in bodies.iter().enumerate() {
+        // The window's measure: the request's tokens at 3.5 bytes a token
+        // (toolgate's conservative estimate; real tokenizers average about
+        // 4 on this text) plus the answer it asks room for.
+        let bytes = serde_json::to_string(body).unwrap().len();
+        let answer = body["max_tokens"].as_u64().unwrap();
+        let tokens = (bytes as u64 * 2).div_ceil(7) + answer;
+        assert!(
+            tokens <= 4096,
+            "request {i}: {bytes} bytes + {answer} tokens = {tokens}"
+        );
+    }
+}
+
+/// The summarising calls among `bodies` (no tools offered, not the last).
+fn compressions(bodies: &[Value]) -> usize {
+    bodies[..bodies.len() - 1]
+        .iter()
+        .filter(|b| b.get("tools").is_none())
+        .count()
+}

@@ -93,8 +93,15 @@ pub struct LlmSection {
     pub max_retries: u32,
     /// Stream answers. Default: true.
     pub stream: bool,
-    /// `max_tokens` per answer. Default: 4096.
+    /// `max_tokens` per answer. Default: 4096 (at most a quarter of the
+    /// context window is kept for an answer).
     pub max_tokens: u32,
+    /// The model's context window in tokens, when the server does not say
+    /// (llama.cpp `/props`, Ollama `/api/show` and vLLM's model list do;
+    /// what they say wins). Default: 32768. Every request is kept inside
+    /// it: compression, tool-output cuts and the answer's `max_tokens`
+    /// scale with it.
+    pub context_window: Option<u32>,
     /// USD per million input tokens, for cost reports. Default: none.
     pub input_price_per_mtok: Option<f64>,
     /// USD per million output tokens. Default: none.
@@ -129,6 +136,7 @@ impl Default for LlmSection {
             max_retries: 3,
             stream: true,
             max_tokens: 4096,
+            context_window: None,
             input_price_per_mtok: None,
             output_price_per_mtok: None,
             budget_usd: None,

@@ -116,6 +116,9 @@ pub enum HostError {
         /// The variable.
         var: String,
     },
+    /// The model's context window cannot hold the prompt and the tools.
+    #[error("{0}")]
+    ContextTooSmall(String),
     /// A cost budget that cannot be enforced.
     #[error("a cost budget of {0} USD cannot be enforced")]
     Budget(f64),
@@ -167,7 +170,7 @@ impl HostError {
             Self::Guardrails(_) => "fix the `guardrails` section; `toolgate config check` shows it".to_owned(),
             Self::Hooks(_) => "fix the `hooks` section; `toolgate config check` shows it".to_owned(),
             Self::Audit { .. } => "fix `audit.path` in the configuration, or remove it".to_owned(),
-            Self::Registry(_) => return None,
+            Self::Registry(_) | Self::ContextTooSmall(_) => return None,
             Self::NoDataDir => "set HOME or XDG_DATA_HOME, or `store.path` in the configuration".to_owned(),
             Self::Store { .. } => "set `store.path` to a writable file, or fix the permissions of its directory".to_owned(),
             Self::UnknownAgent { known, .. } => format!("the agents are {}", known.join(", ")),

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toolgate_agent::{
-    AnthropicClient, ApiKey, HttpSettings, LlmClient, LocalServer, OpenAiClient, ProbeError,
-    ProbeRequest, Provider, ServedModel, detect_local_servers,
+    AnthropicClient, ApiKey, DEFAULT_CONTEXT_WINDOW, HttpSettings, LlmClient, LocalServer,
+    OpenAiClient, ProbeError, ProbeRequest, Provider, ServedModel, detect_local_servers,
 };
 
 use crate::config::LlmProvider;
@@ -155,6 +155,33 @@ impl Host {
             base_url,
             model,
         })
+    }
+
+    /// The context window of `choice`, in tokens: what the server says
+    /// (llama.cpp `/props`, Ollama `/api/show`, vLLM's model list), else
+    /// `llm.context_window`, else [`DEFAULT_CONTEXT_WINDOW`]; with where it
+    /// came from.
+    pub async fn context_window(&self, choice: &ModelChoice) -> (u32, String) {
+        let provider = match choice.provider {
+            LlmProvider::Openai => Provider::OpenAi,
+            LlmProvider::Anthropic => Provider::Anthropic,
+        };
+        let mut request = ProbeRequest::new(provider, &choice.base_url)
+            .model(&choice.model)
+            .timeout(PROBE_TIMEOUT);
+        if let Ok(key) = self.api_key() {
+            request = request.api_key(key);
+        }
+        if let Ok(window) = toolgate_agent::probe(&request).await.context_window {
+            return (
+                u32::try_from(window.tokens).unwrap_or(u32::MAX),
+                window.source.to_string(),
+            );
+        }
+        match self.config().llm.context_window {
+            Some(tokens) => (tokens, "llm.context_window".to_owned()),
+            None => (DEFAULT_CONTEXT_WINDOW, "the default".to_owned()),
+        }
     }
 
     /// The models `base_url` serves (`None` when it does not list them),

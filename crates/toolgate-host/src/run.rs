@@ -7,9 +7,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::sync::watch;
 use toolgate_agent::{
-    AgentDef, AgentRunner, EventSink, GuardrailGates, LifecycleHooks, LlmClient, Message,
-    RunRecorder, RunReport, StepSnapshot,
+    AgentDef, AgentRunner, ContextBudget, EventSink, GuardrailGates, LifecycleHooks, LlmClient,
+    Message, RunRecorder, RunReport, StepSnapshot, messages_bytes,
 };
+use toolgate_core::SchemaFormat;
 use toolgate_engine::Approver;
 use toolgate_store::{NewSession, SessionStore, SqliteStore, StepRecord, ToolCallRow, UsageRow};
 
@@ -83,6 +84,7 @@ pub struct PreparedRun {
     prices: Option<(f64, f64)>,
     budget_usd: Option<f64>,
     recover_text_calls: bool,
+    context: ContextBudget,
     workspace: std::path::PathBuf,
 }
 
@@ -113,6 +115,8 @@ impl Host {
         let (prices, budget_usd) = self.costs(request.budget_usd)?;
         let model = self.choose_model(&request.llm).await?;
         let llm = self.llm_client(&model)?;
+        let (window, _source) = self.context_window(&model).await;
+        let context = ContextBudget::new(window, self.config().llm.max_tokens);
         let store = self.store()?;
         let store_error = |source| HostError::Store {
             path: store.path().to_owned(),
@@ -152,6 +156,19 @@ impl Host {
             }
         };
         let agent = agent.with_extra_tools(gate.mcp.tool_names());
+        // The prompt, the task and the tool schemas must fit the window
+        // with room to work: say so now rather than after a refused call.
+        let names = agent.tool_names(&gate.registry);
+        let schemas = gate.registry.schemas(Some(&names), SchemaFormat::OpenAi);
+        let fixed = serde_json::to_string(&schemas).map_or(0, |t| t.len())
+            + agent.system_prompt.len()
+            + request.task.len()
+            + messages_bytes(&history);
+        if let Err(reason) = context.check_start(fixed) {
+            gate.shutdown().await;
+            let _ = store.finish(&session_id, run, "failed").await;
+            return Err(HostError::ContextTooSmall(reason));
+        }
         Ok(PreparedRun {
             session_id,
             run,
@@ -165,6 +182,7 @@ impl Host {
             prices,
             budget_usd,
             recover_text_calls: self.config().llm.text_tool_calls == TextToolCalls::Auto,
+            context,
             workspace: self.workspace().to_owned(),
         })
     }
@@ -228,7 +246,8 @@ impl PreparedRun {
             .hooks(Arc::clone(&self.gate.hooks) as Arc<dyn LifecycleHooks>)
             .gates(Arc::new(gates))
             .recorder(recorder)
-            .recover_text_calls(self.recover_text_calls);
+            .recover_text_calls(self.recover_text_calls)
+            .context(self.context);
         if let Some(events) = controls.events {
             builder = builder.events(events);
         }

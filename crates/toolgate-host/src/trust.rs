@@ -56,7 +56,7 @@ use toolgate_mcp::McpServerConfig;
 /// | `guardrails.max_files_modified`, `guardrails.max_lines_changed` | unlimited by default |
 /// | `workspace.max_file_size` | a size limit |
 /// | `tools.timeout`, `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled` | harmless tools and limits |
-/// | `llm.provider`, `llm.model`, `llm.timeout`, `llm.max_retries`, `llm.stream`, `llm.max_tokens` | which model, not where requests and the key go |
+/// | `llm.provider`, `llm.model`, `llm.timeout`, `llm.max_retries`, `llm.stream`, `llm.max_tokens`, `llm.context_window` | which model, not where requests and the key go |
 /// | `llm.input_price_per_mtok`, `llm.output_price_per_mtok`, `llm.budget_usd` | cost accounting and a budget |
 /// | `llm.text_tool_calls` | whether calls written as text are recovered; every call still goes through the gate |
 /// | `agents.*.system_prompt`, `agents.*.allowed_tools`, `agents.*.max_steps`, `agents.*.max_repeated_calls` | an agent's prompt, tool list and limits; every call still goes through the gate |
@@ -96,6 +96,7 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "llm.max_retries",
     "llm.stream",
     "llm.max_tokens",
+    "llm.context_window",
     "llm.input_price_per_mtok",
     "llm.output_price_per_mtok",
     "llm.budget_usd",
