@@ -57,6 +57,7 @@ pub mod fs;
 pub mod notes;
 pub mod patch;
 pub mod search;
+pub mod tasks;
 pub mod time;
 
 /// Options for the built-in tools.
