@@ -59,6 +59,7 @@ pub mod patch;
 pub mod search;
 pub mod tasks;
 pub mod time;
+pub mod weather;
 
 /// Options for the built-in tools.
 #[derive(Debug, Clone)]
