@@ -49,7 +49,7 @@ pub const INSTRUCTIONS: &str = "## Notes
 - When the user asks you to note, remember or write something down, call `create_note` with a short title and the text.
 - To find a note, call `search_notes` with a few key words; `list_notes` shows the newest. Then `get_note` with its id for the full text.
 - To add to a note, call `update_note` with its id and `append`; use `body` only to rewrite it whole.
-- Only delete a note when the user asks for it.
+- Only call `delete_note` when the user asks to delete a note.
 - Notes are not files: never use file tools for them.
 ";
 

@@ -61,11 +61,11 @@ use crate::notes::{format_time, preview, store_failure};
 
 /// The system-prompt block for the `tasks` group.
 pub const INSTRUCTIONS: &str = "## Projects and tasks
-- Track the user's projects with `create_project`, `add_task`, `update_task` and `list_tasks`.
+- Track the user's projects with `create_project`, `add_task`, `update_task` and `list_tasks`; `list_projects` shows them all, `update_project` changes a project's status (active, paused, done, archived).
 - Task status: todo, in_progress, done or blocked. Priority: low, medium or high.
 - When work on a task moves on, call `update_task` with the new status and a short `note` saying what happened.
 - `project_activity` shows what changed and when.
-- Only delete a task when the user asks for it; otherwise mark it done.
+- Only call `delete_task` when the user asks to delete a task; a finished task is marked done instead.
 
 ## Your plan
 - For work with several steps, call `update_plan` first with the steps, then again each time a step starts or finishes.

@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use toolgate_core::{Registry, ToolCall};
 use toolgate_engine::{Decision, Execution, ExecutionEngine};
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
-use toolgate_store::{Plan, PlanStore, ProjectKey, SqliteStore, StepStatus, TaskStatus, TaskStore};
+use toolgate_store::{
+    Plan, PlanStore, ProjectKey, SqliteStore, StepStatus, TaskFilter, TaskStatus, TaskStore,
+};
 use toolgate_tools::tasks::{self, TasksConfig, UpdatePlan};
 
 fn enabled() -> TasksConfig {
@@ -284,7 +286,7 @@ async fn bad_task_input_is_refused() {
     }
     assert!(
         store
-            .list_tasks(&Default::default())
+            .list_tasks(&TaskFilter::default())
             .await
             .unwrap()
             .is_empty()
