@@ -61,7 +61,7 @@ pub trait TaskStore: Send + Sync {
     /// Removes a task and returns it; `None` when it does not exist.
     async fn delete_task(&self, id: i64) -> Result<Option<Task>, StoreError>;
 
-    /// The tasks that match `filter`: by status (todo, in progress,
+    /// The tasks that match `filter`: by status (in progress, todo,
     /// blocked, done), then priority (high first), then id.
     async fn list_tasks(&self, filter: &TaskFilter) -> Result<Vec<Task>, StoreError>;
 

@@ -165,6 +165,9 @@ pub enum CalcError {
         "unknown name `{0}`: only numbers, operators and the functions {FUNCTIONS} and the constants pi and e are allowed"
     )]
     UnknownName(String),
+    /// A function name without its arguments.
+    #[error("`{0}` is a function: write `{0}(x)`")]
+    NotCalled(&'static str),
     /// A quote: strings are not part of the grammar.
     #[error("strings are not allowed: the calculator only works on numbers")]
     String,
@@ -507,7 +510,7 @@ impl Parser<'_> {
                 self.depth -= 1;
                 Ok(value)
             }
-            Tok::Name(name) => self.name(name, &token),
+            Tok::Name(name) => self.name(name),
             _ => Err(token.unexpected()),
         }
     }
@@ -521,7 +524,7 @@ impl Parser<'_> {
             .map_or_else(|| self.end_of_input(), Token::unexpected))
     }
 
-    fn name(&mut self, name: &str, token: &Token) -> Result<f64, CalcError> {
+    fn name(&mut self, name: &str) -> Result<f64, CalcError> {
         match name {
             "pi" => return Ok(std::f64::consts::PI),
             "e" => return Ok(std::f64::consts::E),
@@ -531,10 +534,7 @@ impl Parser<'_> {
             return Err(CalcError::UnknownName(name.to_owned()));
         };
         if !self.eat(&Tok::LParen) {
-            return Err(CalcError::Unexpected {
-                found: format!("{name} without `(`: write `{name}(x)`"),
-                at: token.at,
-            });
+            return Err(CalcError::NotCalled(function.name()));
         }
         self.descend()?;
         let mut args = Vec::new();

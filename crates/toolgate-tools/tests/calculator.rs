@@ -79,7 +79,7 @@ const REFUSALS: &[(&str, &str)] = &[
     ("os.system('id')", "unknown name `os`"),
     ("(1).__class__", "unexpected `.`"),
     ("sqrt.__globals__", "unexpected `.` at position 5"),
-    ("sqrt + 1", "sqrt without `(`"),
+    ("sqrt + 1", "`sqrt` is a function: write `sqrt(x)`"),
     ("a=1", "unknown name `a`"),
     ("pi = 3", "`=` is not allowed"),
     ("2 == 2", "`=` is not allowed"),
