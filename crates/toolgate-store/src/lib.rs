@@ -8,7 +8,10 @@
 //! - [`AuditStore`]: the gate's append-only audit entries; the gate queues
 //!   them on an [`AuditWriter`], which writes them in batches on a thread of
 //!   its own.
-//! - [`SqliteStore`]: both traits in one `SQLite` file that several toolgate
+//! - [`NoteStore`]: the assistant's notes, with full-text search.
+//! - [`TaskStore`]: projects, their tasks and an activity log of every
+//!   change; [`PlanStore`]: the plan each agent session keeps as it works.
+//! - [`SqliteStore`]: every trait in one `SQLite` file that several toolgate
 //!   processes can share, with a versioned schema that upgrades the old
 //!   `.toolgate/sessions.db` of `toolgate-agent`.
 //! - [`default_path`] and [`data_dir_from_env`]: where that file lives — in
@@ -65,17 +68,25 @@
 
 pub use audit::{AuditEntry, AuditFilter, AuditStore};
 pub use error::{BackendError, StoreError};
+pub use notes::{NewNote, Note, NoteHit, NoteStore, NoteUpdate, query_words};
 pub use paths::{DB_FILE, WORKSPACE_FILE, data_dir_from_env, default_path};
 pub use session::{
     NewSession, RUNNING, RunStart, SessionStore, SessionSummary, StepRecord, ToolCallRow, UsageRow,
     new_session_id,
 };
 pub use sqlite::{SCHEMA_VERSION, SqliteStore};
+pub use tasks::{
+    Activity, NewProject, NewTask, Plan, PlanStep, PlanStore, Priority, Project, ProjectKey,
+    ProjectStatus, ProjectSummary, ProjectUpdate, StepStatus, Task, TaskFilter, TaskStatus,
+    TaskStore, TaskUpdate, UnknownName,
+};
 pub use writer::{AuditWriter, AuditWriterBuilder};
 
 mod audit;
 mod error;
+mod notes;
 mod paths;
 mod session;
 mod sqlite;
+mod tasks;
 mod writer;

@@ -10,8 +10,10 @@ use crate::paths::{self, WORKSPACE_FILE};
 use crate::{AuditWriter, StoreError};
 
 mod audit;
+mod notes;
 mod schema;
 mod sessions;
+mod tasks;
 
 /// How long a statement waits for another connection's write lock before it
 /// fails with `database is locked`.

@@ -47,15 +47,19 @@ use toolgate_core::{Tool, Workspace};
 use toolgate_policy::CommandPolicy;
 use toolgate_sandbox::Sandbox;
 
+pub mod calc;
 pub mod command;
 pub mod diag;
 pub mod edit;
 pub mod editing;
 mod effects;
 pub mod fs;
+pub mod notes;
 pub mod patch;
 pub mod search;
+pub mod tasks;
 pub mod time;
+pub mod weather;
 
 /// Options for the built-in tools.
 #[derive(Debug, Clone)]

@@ -133,6 +133,75 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE INDEX audit_session ON audit (session_id, id);
      CREATE INDEX audit_tool ON audit (tool, id);",
+    // 4: reserved for the memory index (branch assist-memory); empty here
+    // so that the notes and tasks migrations keep their numbers. The merge
+    // replaces this line with that migration.
+    "",
+    // 5: notes, and their full-text index. The index is an FTS5 table over
+    // the notes table's own rows (external content), kept in step by
+    // triggers, so that no write can change a note without its index
+    // entry. `remove_diacritics 2` makes `cafe` find `café`.
+    "CREATE TABLE notes (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL
+     );
+     CREATE INDEX notes_updated ON notes (updated);
+     CREATE VIRTUAL TABLE notes_fts USING fts5 (
+        title, body, content = 'notes', content_rowid = 'id',
+        tokenize = 'unicode61 remove_diacritics 2'
+     );
+     CREATE TRIGGER notes_fts_insert AFTER INSERT ON notes BEGIN
+        INSERT INTO notes_fts (rowid, title, body) VALUES (new.id, new.title, new.body);
+     END;
+     CREATE TRIGGER notes_fts_delete AFTER DELETE ON notes BEGIN
+        INSERT INTO notes_fts (notes_fts, rowid, title, body)
+            VALUES ('delete', old.id, old.title, old.body);
+     END;
+     CREATE TRIGGER notes_fts_update AFTER UPDATE OF title, body ON notes BEGIN
+        INSERT INTO notes_fts (notes_fts, rowid, title, body)
+            VALUES ('delete', old.id, old.title, old.body);
+        INSERT INTO notes_fts (rowid, title, body) VALUES (new.id, new.title, new.body);
+     END;",
+    // 6: projects, their tasks and activity log (seed 003), and the plan of
+    // each agent session. Statuses and priorities are checked here too, so
+    // that another writer cannot store a value the readers do not know.
+    // Plans are keyed by any session id, not tied to the sessions table.
+    "CREATE TABLE projects (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        description TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('active', 'paused', 'done', 'archived')),
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL
+     );
+     CREATE TABLE tasks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project_id INTEGER NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+        title TEXT NOT NULL,
+        description TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('todo', 'in_progress', 'done', 'blocked')),
+        priority TEXT NOT NULL CHECK (priority IN ('low', 'medium', 'high')),
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL
+     );
+     CREATE INDEX tasks_project ON tasks (project_id, status);
+     CREATE TABLE project_activity (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project_id INTEGER NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+        task_id INTEGER,
+        at INTEGER NOT NULL,
+        action TEXT NOT NULL,
+        detail TEXT NOT NULL
+     );
+     CREATE INDEX project_activity_project ON project_activity (project_id, id);
+     CREATE TABLE session_plans (
+        session_id TEXT PRIMARY KEY NOT NULL,
+        plan TEXT NOT NULL,
+        updated INTEGER NOT NULL
+     ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.
