@@ -78,13 +78,31 @@ impl SqliteStore {
     /// is meant for start-up.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref();
-        Self::open_at(path).map_err(|e| match e {
+        Self::open_retrying(path).map_err(|e| match e {
             e @ (StoreError::NewerSchema { .. } | StoreError::Io { .. }) => e,
             e => StoreError::Open {
                 path: path.to_owned(),
                 source: Box::new(e),
             },
         })
+    }
+
+    /// [`open_at`](Self::open_at), again while another connection holds the
+    /// lock it needs. Switching a new file to WAL, and a migration racing
+    /// another process's, can fail with `SQLITE_BUSY` at once instead of
+    /// waiting in the busy handler (SQLite returns it without waiting where
+    /// waiting could deadlock), so the whole sequence is retried, for as
+    /// long as the busy timeout.
+    fn open_retrying(path: &Path) -> Result<Self, StoreError> {
+        let started = std::time::Instant::now();
+        loop {
+            match Self::open_at(path) {
+                Err(error) if is_busy(&error) && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => return other,
+            }
+        }
     }
 
     fn open_at(path: &Path) -> Result<Self, StoreError> {
@@ -181,6 +199,18 @@ fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>, StoreError> {
 }
 
 /// Converts the driver's errors into [`StoreError::Database`].
+/// Whether `error` is SQLite's "busy" or "locked".
+fn is_busy(error: &StoreError) -> bool {
+    let StoreError::Database(source) = error else {
+        return false;
+    };
+    matches!(
+        source.downcast_ref::<rusqlite::Error>(),
+        Some(rusqlite::Error::SqliteFailure(e, _))
+            if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 trait Db<T> {
     fn db(self) -> Result<T, StoreError>;
 }
