@@ -90,7 +90,7 @@ impl SqliteStore {
     /// [`open_at`](Self::open_at), again while another connection holds the
     /// lock it needs. Switching a new file to WAL, and a migration racing
     /// another process's, can fail with `SQLITE_BUSY` at once instead of
-    /// waiting in the busy handler (SQLite returns it without waiting where
+    /// waiting in the busy handler (`SQLite` returns it without waiting where
     /// waiting could deadlock), so the whole sequence is retried, for as
     /// long as the busy timeout.
     fn open_retrying(path: &Path) -> Result<Self, StoreError> {
@@ -199,7 +199,7 @@ fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>, StoreError> {
 }
 
 /// Converts the driver's errors into [`StoreError::Database`].
-/// Whether `error` is SQLite's "busy" or "locked".
+/// Whether `error` is `SQLite`'s "busy" or "locked".
 fn is_busy(error: &StoreError) -> bool {
     let StoreError::Database(source) = error else {
         return false;
