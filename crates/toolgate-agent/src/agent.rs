@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use toolgate_core::Registry;
 
+use crate::prompt::PromptMode;
+
 /// Default step budget.
 pub const DEFAULT_MAX_STEPS: u32 = 25;
 
@@ -30,6 +32,8 @@ pub struct AgentDef {
     /// The same call (tool and arguments) this many times in a row ends the
     /// run as partial. By default, 3.
     pub max_repeated_calls: u32,
+    /// How the agent is addressed. By default, a conversation.
+    pub prompt_mode: PromptMode,
 }
 
 /// A custom agent as written in the `agents` config section.
@@ -52,6 +56,9 @@ pub struct AgentConfig {
     /// (default 3).
     #[serde(default)]
     pub max_repeated_calls: Option<u32>,
+    /// `conversation` (default), `collaboration` or `autonomous`.
+    #[serde(default)]
+    pub prompt_mode: Option<PromptMode>,
 }
 
 const BUILD_PROMPT: &str = "You are a careful software engineer working in the user's \
@@ -79,6 +86,7 @@ impl AgentDef {
             mode: mode.map(str::to_owned),
             max_steps: DEFAULT_MAX_STEPS,
             max_repeated_calls: DEFAULT_MAX_REPEATED_CALLS,
+            prompt_mode: PromptMode::default(),
         })
     }
 
@@ -97,6 +105,7 @@ impl AgentDef {
             mode: None,
             max_steps: DEFAULT_MAX_STEPS,
             max_repeated_calls: DEFAULT_MAX_REPEATED_CALLS,
+            prompt_mode: PromptMode::default(),
         });
         if let Some(p) = &cfg.system_prompt {
             def.system_prompt.clone_from(p);
@@ -112,6 +121,9 @@ impl AgentDef {
         }
         if let Some(n) = cfg.max_repeated_calls {
             def.max_repeated_calls = n;
+        }
+        if let Some(mode) = cfg.prompt_mode {
+            def.prompt_mode = mode;
         }
         Some(def)
     }
@@ -136,11 +148,15 @@ impl AgentDef {
         self
     }
 
-    /// Whether the agent may call `tool` (it must also be registered).
+    /// Whether the agent may call `tool` (it must also be registered, and
+    /// not be a diagnostic tool: those are never offered to a model).
     pub fn allows(&self, registry: &Registry, tool: &str) -> bool {
         let Ok(entry) = registry.get(tool) else {
             return false;
         };
+        if entry.tool().diagnostic() {
+            return false;
+        }
         if self
             .allowed_tools
             .as_ref()

@@ -46,6 +46,7 @@ pub use probe::{
     ContextSource, ContextWindow, LOCAL_SERVERS, LocalServer, ProbeError, ProbeRequest, Provider,
     ServedModel, ServerKind, ServerProbe, detect_local_servers, detect_servers, list_models, probe,
 };
+pub use prompt::{AGENTS_MD_CAP, Environment, PromptBuilder, PromptMode};
 pub use recover::{Recovered, TextCall, recover_tool_calls};
 pub use runner::{
     AgentEvent, AgentRunner, AgentRunnerBuilder, EventSink, GateReport, HookVerdict,
@@ -58,5 +59,6 @@ mod bridge;
 mod context;
 mod llm;
 mod probe;
+mod prompt;
 mod recover;
 mod runner;

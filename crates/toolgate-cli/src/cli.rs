@@ -109,6 +109,19 @@ pub(crate) enum Command {
     Trust(TrustArgs),
     /// Check the configuration, trust, sandbox, store, model server and MCP servers; say how to fix each problem.
     Doctor(DoctorArgs),
+    /// Show the system prompt an agent gets.
+    #[command(subcommand)]
+    Prompt(PromptCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PromptCommand {
+    /// Print the assembled system prompt of an agent, and its size with the tool schemas.
+    Show {
+        /// The agent [default: build].
+        #[arg(long, default_value = "build", value_name = "NAME")]
+        agent: String,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -21,7 +21,8 @@ use toolgate_mcp::ServerState;
 
 use crate::approver::PromptApprover;
 use crate::cli::{
-    CallArgs, Cli, Command, ConfigCommand, GlobalArgs, HooksCommand, McpCommand, ToolsCommand,
+    CallArgs, Cli, Command, ConfigCommand, GlobalArgs, HooksCommand, McpCommand, PromptCommand,
+    ToolsCommand,
 };
 use crate::render::{CliError, Exit};
 use crate::trust_cmd::Ask;
@@ -131,6 +132,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         // Returned above, before any configuration was loaded.
         Command::Trust(args) => trust_cmd::trust(&cli.global, &args),
         Command::Doctor(args) => doctor_cmd::doctor(&setup, &args).await,
+        Command::Prompt(PromptCommand::Show { agent }) => prompt_show(&setup, &agent).await,
     }
 }
 
@@ -246,6 +248,28 @@ async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError
         );
     }
     out(&text)
+}
+
+/// `toolgate prompt show`: the system prompt on stdout, its size on stderr.
+async fn prompt_show(setup: &Setup, agent: &str) -> Result<Exit, CliError> {
+    let gate = setup.gate(None).await?;
+    gate.shutdown().await;
+    let def = setup
+        .host
+        .agent(agent)?
+        .with_extra_tools(gate.mcp.tool_names());
+    let report = setup.host.prompt_report(&def, &gate.registry)?;
+    if setup.json {
+        return out(&json_text(&report)?);
+    }
+    render::note(&format!(
+        "≈{} tokens of system prompt + ≈{} tokens of tool schemas ({} tools) = ≈{} tokens before the task",
+        report.prompt_tokens,
+        report.tools_tokens,
+        report.tools.len(),
+        report.prompt_tokens + report.tools_tokens
+    ));
+    out(&format!("{}\n", report.prompt))
 }
 
 /// The first sentence of a description.

@@ -117,6 +117,12 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
         }
     }
     let session_id = prepared.session_id().to_owned();
+    if setup.json {
+        let mut start =
+            json!({"type": "start", "session": session_id, "model": prepared.model().model});
+        start["request"] = serde_json::to_value(prepared.request_size()).unwrap_or_default();
+        write_out(&format!("{start}\n"));
+    }
 
     // Ctrl-C: the first stops gracefully (summary), the second at once.
     // Either way the run returns here, so the session is recorded and the

@@ -106,7 +106,11 @@ fn tools_list_json_is_openai_function_schemas() {
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted, "tools are listed by name");
-    assert!(names.contains(&"get_datetime".to_owned()) && names.contains(&"echo".to_owned()));
+    // The diagnostic echo is registered (`toolgate call echo` works) but
+    // never offered to a model.
+    assert!(names.contains(&"get_datetime".to_owned()) && !names.contains(&"echo".to_owned()));
+    let echo = ws.run(&["--mode", "yolo", "call", "echo", r#"{"message": "hi"}"#]);
+    assert_eq!(code(&echo), 0, "{}", stderr(&echo));
 
     let text = ws.run(&["tools", "list"]);
     assert!(
@@ -116,7 +120,6 @@ fn tools_list_json_is_openai_function_schemas() {
         "{}",
         stdout(&text)
     );
-    // plan is read-only: the sensitive echo is not offered to it.
     let plan = stdout(&ws.run(&["tools", "list", "--agent", "plan"]));
     assert!(
         plan.contains("get_datetime") && !plan.contains("echo"),

@@ -13,7 +13,13 @@ use crate::ToolAnnotations;
 /// The JSON Schema of an argument type, ready to send to a model.
 ///
 /// Draft 2020-12 with every subschema inlined (some providers reject `$ref`),
-/// and without the `$schema` and `title` keys, which only add tokens.
+/// and compacted, since every byte of it is sent with every request: no
+/// `$schema`, `title` or root `description` (the tool's own description
+/// says it), no `schemars` number formats (`uint`, `int64`: not JSON Schema
+/// formats, they check nothing), no `"default": null`, descriptions on one
+/// line, and a `oneOf` of documented string constants as a plain `enum` (the
+/// property's description names the values). The compact schema accepts
+/// exactly what the full one does.
 pub fn schema_for_args<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft2020_12()
         .with(|settings| settings.inline_subschemas = true)
@@ -22,8 +28,76 @@ pub fn schema_for_args<T: JsonSchema>() -> Value {
     if let Some(object) = schema.as_object_mut() {
         object.remove("$schema");
         object.remove("title");
+        object.remove("description");
     }
+    compact(&mut schema);
     schema
+}
+
+/// The number formats `schemars` writes for Rust integer and float types.
+const NUMBER_FORMATS: &[&str] = &[
+    "uint", "uint8", "uint16", "uint32", "uint64", "uint128", "int", "int8", "int16", "int32",
+    "int64", "int128", "float", "double",
+];
+
+/// Compacts one (sub)schema in place, then its subschemas; see
+/// [`schema_for_args`].
+fn compact(schema: &mut Value) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    if object
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| NUMBER_FORMATS.contains(&f))
+    {
+        object.remove("format");
+    }
+    if object.get("default").is_some_and(Value::is_null) {
+        object.remove("default");
+    }
+    if let Some(Value::String(text)) = object.get_mut("description") {
+        *text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    }
+    if let Some(values) = object.get("oneOf").and_then(string_constants) {
+        object.remove("oneOf");
+        object.insert("type".to_owned(), Value::from("string"));
+        object.insert("enum".to_owned(), Value::Array(values));
+    }
+    for key in ["items", "additionalProperties", "not"] {
+        if let Some(sub) = object.get_mut(key) {
+            compact(sub);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(subs)) = object.get_mut(key) {
+            subs.iter_mut().for_each(compact);
+        }
+    }
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        properties.values_mut().for_each(compact);
+    }
+}
+
+/// The values of a `oneOf` whose every branch is a string constant (with
+/// nothing else than a type and a description), in order.
+fn string_constants(one_of: &Value) -> Option<Vec<Value>> {
+    let branches = one_of.as_array()?;
+    let mut values = Vec::with_capacity(branches.len());
+    for branch in branches {
+        let branch = branch.as_object()?;
+        let value = branch.get("const").filter(|v| v.is_string())?;
+        let only_notes = branch.iter().all(|(key, v)| match key.as_str() {
+            "const" | "description" => true,
+            "type" => v == "string",
+            _ => false,
+        });
+        if !only_notes {
+            return None;
+        }
+        values.push(value.clone());
+    }
+    (!values.is_empty()).then_some(values)
 }
 
 /// The schema formats a tool spec can be exported in.
@@ -349,6 +423,85 @@ mod tests {
         assert_eq!(schema["additionalProperties"], json!(false));
         assert_eq!(schema["required"], json!(["path"]));
         assert!(jsonschema::meta::is_valid(&schema));
+    }
+
+    /// A variant-documented enum, a counted integer and a nullable default,
+    /// as `schemars` writes them.
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[expect(dead_code, reason = "only the schema is used")]
+    struct Documented {
+        /// Which way:
+        /// up or down.
+        way: Way,
+        /// How many.
+        count: u64,
+        /// Optional.
+        #[serde(default)]
+        note: Option<String>,
+        /// Nested.
+        #[serde(default)]
+        items: Vec<Item>,
+    }
+
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    enum Way {
+        /// Upwards.
+        Up,
+        /// Downwards.
+        Down,
+    }
+
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[expect(dead_code, reason = "only the schema is used")]
+    struct Item {
+        /// Size.
+        size: u32,
+        way: Way,
+    }
+
+    #[test]
+    fn generated_schema_is_compact_and_accepts_the_same() {
+        let schema = schema_for_args::<Documented>();
+        let text = schema.to_string();
+        assert!(schema.get("description").is_none(), "{text}");
+        assert!(!text.contains("\"format\""), "{text}");
+        assert!(!text.contains("oneOf"), "{text}");
+        assert!(!text.contains("\"default\":null"), "{text}");
+        assert!(!text.contains("\\n"), "{text}");
+        assert_eq!(schema["properties"]["way"]["enum"], json!(["up", "down"]));
+        assert_eq!(
+            schema["properties"]["way"]["description"],
+            json!("Which way: up or down.")
+        );
+        assert_eq!(
+            schema["properties"]["items"]["items"]["properties"]["way"]["enum"],
+            json!(["up", "down"])
+        );
+        assert!(jsonschema::meta::is_valid(&schema));
+        let validator = ArgsValidator::new(&schema).unwrap();
+        let cases = [
+            (json!({"way": "up", "count": 1}), true),
+            (
+                json!({"way": "down", "count": 0, "note": null, "items": [{"size": 2, "way": "up"}]}),
+                true,
+            ),
+            (json!({"way": "sideways", "count": 1}), false),
+            (json!({"way": "up", "count": -1}), false),
+            (json!({"way": "up", "count": 1.5}), false),
+            (
+                json!({"way": "up", "count": 1, "items": [{"size": 2, "way": "left"}]}),
+                false,
+            ),
+            (
+                json!({"way": "up", "count": 1, "items": [{"size": -2, "way": "up"}]}),
+                false,
+            ),
+        ];
+        for (args, ok) in cases {
+            assert_eq!(validator.validate(&args).is_ok(), ok, "{args}");
+        }
     }
 
     #[test]

@@ -156,6 +156,13 @@ pub trait Tool: Send + Sync + 'static {
         Ok(Effects::Opaque)
     }
 
+    /// Whether the tool is only for people checking toolgate itself (the
+    /// `echo` tool): callable through the gate, never offered to a model.
+    /// By default, no.
+    fn diagnostic(&self) -> bool {
+        false
+    }
+
     /// Runs the call.
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult;
 }
@@ -204,6 +211,8 @@ pub trait TypedTool: Send + Sync + 'static {
     /// The sensitivity of every call, unless [`sensitivity`](TypedTool::sensitivity)
     /// is overridden to decide per call.
     const SENSITIVITY: Sensitivity;
+    /// See [`Tool::diagnostic`]. By default, `false`.
+    const DIAGNOSTIC: bool = false;
 
     /// Per-call sensitivity, from the raw (already validated) arguments.
     /// By default, [`SENSITIVITY`](TypedTool::SENSITIVITY).
@@ -256,6 +265,10 @@ impl<T: TypedTool> Tool for T {
 
     fn timeout(&self) -> Option<Duration> {
         TypedTool::timeout(self)
+    }
+
+    fn diagnostic(&self) -> bool {
+        T::DIAGNOSTIC
     }
 
     fn effects(&self, args: &Value) -> Result<Effects, EffectsError> {

@@ -315,8 +315,16 @@ pub struct ToolsSection {
     pub timeout: u64,
     /// `get_datetime`.
     pub datetime: DateTimeSection,
-    /// `echo`.
+    /// `echo` (diagnostic: callable, never offered to a model).
     pub echo: ToggleSection,
+    /// `calculator` (on by default).
+    pub calculator: toolgate_tools::calc::CalculatorConfig,
+    /// Notes (off by default).
+    pub notes: toolgate_tools::notes::NotesConfig,
+    /// Projects, tasks and the session plan (off by default).
+    pub tasks: toolgate_tools::tasks::TasksConfig,
+    /// `get_weather` on Open-Meteo (off by default).
+    pub weather: toolgate_tools::weather::WeatherConfig,
 }
 
 impl Default for ToolsSection {
@@ -325,6 +333,10 @@ impl Default for ToolsSection {
             timeout: 120,
             datetime: DateTimeSection::default(),
             echo: ToggleSection::default(),
+            calculator: toolgate_tools::calc::CalculatorConfig::default(),
+            notes: toolgate_tools::notes::NotesConfig::default(),
+            tasks: toolgate_tools::tasks::TasksConfig::default(),
+            weather: toolgate_tools::weather::WeatherConfig::default(),
         }
     }
 }

@@ -67,6 +67,14 @@ pub enum HostError {
         #[source]
         source: std::io::Error,
     },
+    /// A tool group's configuration is invalid.
+    #[error("`tools.{group}` is invalid: {reason}")]
+    ToolGroup {
+        /// The group.
+        group: &'static str,
+        /// Why.
+        reason: String,
+    },
     /// A tool could not be registered.
     #[error("a tool could not be registered")]
     Registry(#[source] toolgate_core::Error),
@@ -171,6 +179,7 @@ impl HostError {
             Self::Hooks(_) => "fix the `hooks` section; `toolgate config check` shows it".to_owned(),
             Self::Audit { .. } => "fix `audit.path` in the configuration, or remove it".to_owned(),
             Self::Registry(_) | Self::ContextTooSmall(_) => return None,
+            Self::ToolGroup { group, .. } => format!("fix `tools.{group}` in the configuration"),
             Self::NoDataDir => "set HOME or XDG_DATA_HOME, or `store.path` in the configuration".to_owned(),
             Self::Store { .. } => "set `store.path` to a writable file, or fix the permissions of its directory".to_owned(),
             Self::UnknownAgent { known, .. } => format!("the agents are {}", known.join(", ")),

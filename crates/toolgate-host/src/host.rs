@@ -11,8 +11,8 @@ use toolgate_engine::Approver;
 use toolgate_engine::{AuditLog, CommandGuard, GuardrailsEngine, HeadlessApprover, HookExecutor};
 use toolgate_policy::{CommandPolicy, ConfirmationMode};
 use toolgate_sandbox::{EnvPolicy, Sandbox, SandboxMode};
-use toolgate_tools::BuiltinOptions;
 use toolgate_tools::command::{CommandOptions, ProcessLimits};
+use toolgate_tools::{BuiltinOptions, ToolGroup};
 
 use crate::config::{self, Config, Loaded, NetworkSetting, Overrides, ProjectFile, SandboxSetting};
 use crate::error::HostError;
@@ -358,11 +358,14 @@ impl Host {
         out
     }
 
-    /// The built-in tools the configuration enables, in a new registry (no
-    /// MCP tools: [`Host::gate`] adds those).
-    pub fn registry(&self) -> Result<Arc<Registry>, HostError> {
+    /// The tool groups the configuration enables, each with its tools and
+    /// its system-prompt block: the built-ins (`files`, `search`,
+    /// `commands` by `commands.enabled`, `datetime`, `diagnostics` by
+    /// `tools.echo.enabled`) and the assistant groups by
+    /// `tools.<group>.enabled`.
+    pub fn tool_groups(&self) -> Result<Vec<ToolGroup>, HostError> {
         let config = self.config();
-        let registry = Registry::new();
+        let tools = &config.tools;
         let commands = &config.commands;
         let command_options = commands.enabled.then(|| {
             CommandOptions::default()
@@ -376,20 +379,64 @@ impl Host {
             output_cap: commands.session_output_cap.max(1024),
         };
         let options = BuiltinOptions::default()
-            .default_timezone(config.tools.datetime.timezone.clone())
+            .default_timezone(tools.datetime.timezone.clone())
             .max_file_size(config.workspace.max_file_size)
             .allow_delete(config.workspace.allow_delete)
             .commands(command_options)
             .command_policy(Arc::clone(&self.command_policy))
             .process_limits(limits)
             .sandbox(self.sandbox()?);
-        for tool in toolgate_tools::builtin_tools(&self.workspace_view()?, &options) {
-            let enabled = match tool.name() {
-                "get_datetime" => config.tools.datetime.enabled,
-                "echo" => config.tools.echo.enabled,
-                _ => true,
-            };
-            if enabled {
+        let mut groups: Vec<ToolGroup> =
+            toolgate_tools::builtin_groups(&self.workspace_view()?, &options)
+                .into_iter()
+                .filter(|g| match g.name {
+                    "datetime" => tools.datetime.enabled,
+                    "diagnostics" => tools.echo.enabled,
+                    _ => true,
+                })
+                .collect();
+        groups.push(ToolGroup::new(
+            "calculator",
+            toolgate_tools::calc::INSTRUCTIONS,
+            toolgate_tools::calc::tools(&tools.calculator),
+        ));
+        if tools.notes.enabled {
+            groups.push(ToolGroup::new(
+                "notes",
+                toolgate_tools::notes::INSTRUCTIONS,
+                toolgate_tools::notes::tools(&tools.notes, self.store()?),
+            ));
+        }
+        if tools.tasks.enabled {
+            groups.push(ToolGroup::new(
+                "tasks",
+                toolgate_tools::tasks::INSTRUCTIONS,
+                toolgate_tools::tasks::tools(&tools.tasks, self.store()?),
+            ));
+        }
+        if tools.weather.enabled {
+            let weather = toolgate_tools::weather::tools(&tools.weather).map_err(|e| {
+                HostError::ToolGroup {
+                    group: "weather",
+                    reason: toolgate_core::error_chain(&e),
+                }
+            })?;
+            groups.push(ToolGroup::new(
+                "weather",
+                toolgate_tools::weather::INSTRUCTIONS,
+                weather,
+            ));
+        }
+        groups.retain(|g| !g.tools.is_empty());
+        Ok(groups)
+    }
+
+    /// The tools the configuration enables, in a new registry (no MCP
+    /// tools: [`Host::gate`] adds those).
+    pub fn registry(&self) -> Result<Arc<Registry>, HostError> {
+        let registry = Registry::new();
+        for group in self.tool_groups()? {
+            for tool in group.tools {
                 registry.register_arc(tool).map_err(HostError::Registry)?;
             }
         }

@@ -48,7 +48,8 @@ pub use error::{ErrorKind, HostError};
 pub use gate::{Gate, GateBuilder};
 pub use host::{Host, HostBuilder, TrustPolicy, resolve_workspace};
 pub use llm::{LlmOverrides, ModelChoice};
-pub use run::{PreparedRun, RunControls, RunRequest};
+pub use prompt::PromptReport;
+pub use run::{PreparedRun, RequestSize, RunControls, RunRequest};
 pub use trust::{Trust, TrustError, TrustStore, TrustedFile};
 
 pub mod env_vars;
@@ -60,6 +61,7 @@ mod error;
 mod gate;
 mod host;
 mod llm;
+mod prompt;
 mod run;
 mod stores;
 

@@ -85,7 +85,24 @@ pub struct PreparedRun {
     budget_usd: Option<f64>,
     recover_text_calls: bool,
     context: ContextBudget,
+    size: RequestSize,
     workspace: std::path::PathBuf,
+}
+
+/// What every request of a run carries besides the conversation: the
+/// system prompt and the tool schemas (estimated tokens), and the window
+/// they must fit in.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct RequestSize {
+    /// The system prompt's estimated size in tokens.
+    pub prompt_tokens: usize,
+    /// The tool schemas' estimated size in tokens.
+    pub tools_tokens: usize,
+    /// The tools offered, sorted.
+    pub tools: Vec<String>,
+    /// The model's context window in tokens.
+    pub window: u32,
 }
 
 impl std::fmt::Debug for PreparedRun {
@@ -155,12 +172,26 @@ impl Host {
                 return Err(store_error(source));
             }
         };
-        let agent = agent.with_extra_tools(gate.mcp.tool_names());
+        let mut agent = agent.with_extra_tools(gate.mcp.tool_names());
+        let offered = agent.tool_names(&gate.registry);
+        agent.system_prompt = match self.system_prompt(&agent, &offered) {
+            Ok(prompt) => prompt,
+            Err(error) => {
+                gate.shutdown().await;
+                return Err(error);
+            }
+        };
         // The prompt, the task and the tool schemas must fit the window
         // with room to work: say so now rather than after a refused call.
-        let names = agent.tool_names(&gate.registry);
-        let schemas = gate.registry.schemas(Some(&names), SchemaFormat::OpenAi);
-        let fixed = serde_json::to_string(&schemas).map_or(0, |t| t.len())
+        let schemas = gate.registry.schemas(Some(&offered), SchemaFormat::OpenAi);
+        let schema_bytes = serde_json::to_string(&schemas).map_or(0, |t| t.len());
+        let size = RequestSize {
+            prompt_tokens: ContextBudget::tokens(agent.system_prompt.len()),
+            tools_tokens: ContextBudget::tokens(schema_bytes),
+            tools: offered,
+            window: context.window(),
+        };
+        let fixed = schema_bytes
             + agent.system_prompt.len()
             + request.task.len()
             + messages_bytes(&history);
@@ -183,6 +214,7 @@ impl Host {
             budget_usd,
             recover_text_calls: self.config().llm.text_tool_calls == TextToolCalls::Auto,
             context,
+            size,
             workspace: self.workspace().to_owned(),
         })
     }
@@ -226,6 +258,11 @@ impl PreparedRun {
     /// The model the run talks to.
     pub fn model(&self) -> &ModelChoice {
         &self.model
+    }
+
+    /// The size of the system prompt and tool schemas every request carries.
+    pub fn request_size(&self) -> &RequestSize {
+        &self.size
     }
 
     /// The gate the run's calls go through.

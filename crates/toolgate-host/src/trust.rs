@@ -55,7 +55,7 @@ use toolgate_mcp::McpServerConfig;
 /// | `guardrails.blocked_commands`, `guardrails.code_rules` | refuse or warn more |
 /// | `guardrails.max_files_modified`, `guardrails.max_lines_changed` | unlimited by default |
 /// | `workspace.max_file_size` | a size limit |
-/// | `tools.timeout`, `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled` | harmless tools and limits |
+/// | `tools.timeout`, `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled`, `tools.calculator`, `tools.notes`, `tools.tasks` | harmless tools and limits (notes and tasks live in toolgate's own store) |
 /// | `llm.provider`, `llm.model`, `llm.timeout`, `llm.max_retries`, `llm.stream`, `llm.max_tokens`, `llm.context_window` | which model, not where requests and the key go |
 /// | `llm.input_price_per_mtok`, `llm.output_price_per_mtok`, `llm.budget_usd` | cost accounting and a budget |
 /// | `llm.text_tool_calls` | whether calls written as text are recovered; every call still goes through the gate |
@@ -90,6 +90,9 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "tools.datetime.enabled",
     "tools.datetime.timezone",
     "tools.echo.enabled",
+    "tools.calculator",
+    "tools.notes",
+    "tools.tasks",
     "llm.provider",
     "llm.model",
     "llm.timeout",
@@ -105,6 +108,7 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "agents.*.allowed_tools",
     "agents.*.max_steps",
     "agents.*.max_repeated_calls",
+    "agents.*.prompt_mode",
 ];
 
 /// Where a dotted key stands relative to a pattern of [`APPLIES_UNTRUSTED`].

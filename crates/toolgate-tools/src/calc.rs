@@ -69,10 +69,7 @@ const FUNCTIONS: &str =
 
 /// The system-prompt block for the `calculator` group.
 pub const INSTRUCTIONS: &str = "## Calculator
-- For any arithmetic beyond the trivial, call `calculator` instead of computing in your head.
-- Write plain math: `2^10 * 3.14`, `(17 + 4) / 3`, `sqrt(2) * pi`, `15 % 4`. Powers are `^` or `**`.
-- Functions: sqrt, abs, round, floor, ceil, ln, log (natural; log(x, b) for base b), log10, exp, sin, cos, tan (radians), asin, acos, atan, min, max. Constants: pi, e.
-- No variables, units or words: put the numbers in. For percentages write `200 * 15 / 100`.
+For any arithmetic beyond the trivial, call `calculator` instead of computing in your head. Functions: sqrt abs round floor ceil ln log log10 exp sin cos tan asin acos atan min max; constants pi, e. Put the numbers in: 15% of 200 is `200 * 15 / 100`.
 ";
 
 /// The `tools.calculator` section of `toolgate.yaml`.
@@ -103,7 +100,7 @@ pub fn tools(config: &CalculatorConfig) -> Vec<Arc<dyn Tool>> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CalculatorArgs {
-    /// The arithmetic expression, e.g. `2^10 * 3.14` or `sqrt(16) + 1`.
+    /// The expression.
     pub expression: String,
 }
 
@@ -116,10 +113,7 @@ pub struct Calculator;
 impl TypedTool for Calculator {
     type Args = CalculatorArgs;
     const NAME: &'static str = "calculator";
-    const DESCRIPTION: &'static str = "Evaluate an arithmetic expression exactly, e.g. \
-        `2^10 * 3.14` or `(17 + 4) / 3`. Operators: + - * / % and ^ or ** for powers, parentheses. \
-        Functions: sqrt abs round floor ceil ln log log10 exp sin cos tan asin acos atan min max; \
-        constants pi and e. Numbers only: no variables or units.";
+    const DESCRIPTION: &'static str = "Evaluate arithmetic exactly, e.g. `2^10 * 3.14`, `sqrt(2) * pi`, `15 % 4`. Numbers only: no variables or units.";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
 
     fn annotations(&self) -> ToolAnnotations {

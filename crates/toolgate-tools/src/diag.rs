@@ -36,6 +36,7 @@ impl TypedTool for Echo {
     const DESCRIPTION: &'static str = "Diagnostic: return `message` unchanged (repeated `repeat` times). \
         It changes nothing but is marked sensitive, so it asks for confirmation like a write would.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+    const DIAGNOSTIC: bool = true;
 
     /// None: it is sensitive only to exercise confirmation.
     fn effects(&self, _args: &EchoArgs) -> Result<Effects, EffectsError> {

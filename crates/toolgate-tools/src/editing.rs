@@ -91,15 +91,13 @@ fn read_text(workspace: &Workspace, path: &WsPath) -> Result<String, PlanError> 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditFileArgs {
-    /// Path of the file to edit, relative to the workspace root.
+    /// File path, relative to the workspace.
     pub path: String,
-    /// The exact text to replace, including whitespace and indentation. It
-    /// must occur exactly once unless `replace_all` is set; include
-    /// surrounding lines to make it unique.
+    /// The exact text to replace, indentation included.
     pub old_str: String,
-    /// The replacement text.
+    /// The text to put in its place.
     pub new_str: String,
-    /// Replace every occurrence instead of requiring exactly one (default false).
+    /// Replace every occurrence, not exactly one.
     #[serde(default)]
     pub replace_all: bool,
 }
@@ -134,10 +132,7 @@ impl EditFile {
 impl TypedTool for EditFile {
     type Args = EditFileArgs;
     const NAME: &'static str = "edit_file";
-    const DESCRIPTION: &'static str = "Replace an exact block of text in a file and return the unified diff. \
-        `old_str` must match the file exactly (whitespace included) and occur once; \
-        add surrounding lines to make it unique, or set replace_all. \
-        Preferred for changing one contiguous block; line endings and BOM are kept.";
+    const DESCRIPTION: &'static str = "Replace `old_str` with `new_str` in a file. `old_str` must match exactly once, whitespace included; add nearby lines to make it unique. Example: {\"path\": \"src/app.py\", \"old_str\": \"x = 1\", \"new_str\": \"x = 2\"}";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
 
     fn effects(&self, args: &EditFileArgs) -> Result<Effects, EffectsError> {
@@ -255,13 +250,9 @@ fn count_changes(diff: &str) -> (usize, usize) {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApplyPatchArgs {
-    /// The patch: a unified diff (`--- a/x`, `+++ b/x`, `@@ … @@` hunks; one
-    /// or several files) or a `*** Begin Patch` … `*** End Patch` envelope
-    /// with `*** Add File:`, `*** Update File:` (optionally `*** Move to:`)
-    /// and `*** Delete File:` sections.
+    /// The patch text: `--- a/x` / `+++ b/x` headers and `@@` hunks.
     pub patch: String,
-    /// For a patch of a single file: the file to apply it to, instead of
-    /// the path in the patch's headers.
+    /// The file to patch, for a single-file patch (wins over its headers).
     pub path: Option<String>,
 }
 
@@ -343,11 +334,7 @@ impl ApplyPatch {
 impl TypedTool for ApplyPatch {
     type Args = ApplyPatchArgs;
     const NAME: &'static str = "apply_patch";
-    const DESCRIPTION: &'static str = "Apply a patch to one or more files: a unified diff, or a \
-        `*** Begin Patch` / `*** End Patch` envelope (Add File, Update File with optional Move to, Delete File). \
-        Hunks are found by their context even if line numbers are off. All or nothing: if any hunk \
-        cannot be placed, no file changes. Deleting files works only when the configuration sets \
-        workspace.allow_delete: true. Returns a summary and the resulting diff.";
+    const DESCRIPTION: &'static str = "Apply a unified diff (or a `*** Begin Patch` envelope) to one or more files, all or nothing. Hunks are placed by their context.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
 
     fn effects(&self, args: &ApplyPatchArgs) -> Result<Effects, EffectsError> {

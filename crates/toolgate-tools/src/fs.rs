@@ -100,17 +100,15 @@ fn human_size(bytes: u64) -> String {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFileArgs {
-    /// Path of the file, relative to the workspace root (or absolute inside it).
+    /// File path, relative to the workspace.
     pub path: String,
-    /// First line to return, counting from 1. Given offset or limit, the
-    /// lines come back numbered.
+    /// First line to return, from 1 (lines then come back numbered).
     #[schemars(range(min = 1))]
     pub offset: Option<usize>,
-    /// How many lines to return (default 2000 when `offset` is given).
+    /// How many lines (default 2000).
     #[schemars(range(min = 1))]
     pub limit: Option<usize>,
-    /// Byte position, from 1, in the first line to start at: for reading
-    /// on in a line that an earlier page cut (its note gives the value).
+    /// Byte column, from 1, to resume a cut line at (the cut note gives it).
     #[schemars(range(min = 1))]
     pub column: Option<usize>,
 }
@@ -151,11 +149,7 @@ impl ReadFile {
 impl TypedTool for ReadFile {
     type Args = ReadFileArgs;
     const NAME: &'static str = "read_file";
-    const DESCRIPTION: &'static str = "Read a UTF-8 text file from the workspace. \
-        Without offset/limit the whole file is returned (up to the size limit); \
-        with them, numbered lines: `offset` is the first line (from 1), `limit` how many lines. \
-        Use offset/limit to page through large files. One page is also limited in bytes: \
-        a line too long for it is cut, and a note gives the offset and column to read on.";
+    const DESCRIPTION: &'static str = "Read a text file, whole. For a large file pass `offset` (first line, from 1) and `limit` (how many lines) to get numbered lines.";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
 
     fn annotations(&self) -> ToolAnnotations {
@@ -342,12 +336,11 @@ pub enum WriteMode {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteFileArgs {
-    /// Path of the file, relative to the workspace root. Missing parent
-    /// directories are created.
+    /// File path, relative to the workspace; parent directories are created.
     pub path: String,
     /// The text to write.
     pub content: String,
-    /// `overwrite` (default) replaces the file; `append` adds to its end.
+    /// `overwrite` (default) or `append`.
     #[serde(default)]
     pub mode: WriteMode,
 }
@@ -382,9 +375,7 @@ impl WriteFile {
 impl TypedTool for WriteFile {
     type Args = WriteFileArgs;
     const NAME: &'static str = "write_file";
-    const DESCRIPTION: &'static str = "Create a file or replace its whole content (mode=overwrite, the default), \
-        or append to it (mode=append). Parent directories are created. \
-        For changes to part of an existing file prefer edit_file or apply_patch.";
+    const DESCRIPTION: &'static str = "Create a file or replace its whole content; mode=append adds to its end. To change part of a file use edit_file.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
 
     fn effects(&self, args: &WriteFileArgs) -> Result<Effects, EffectsError> {
@@ -479,7 +470,7 @@ fn write_file(workspace: &Workspace, args: &WriteFileArgs) -> Result<ToolResult,
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteFileArgs {
-    /// Path of the file to delete, relative to the workspace root.
+    /// File path, relative to the workspace.
     pub path: String,
 }
 
@@ -502,8 +493,7 @@ impl DeleteFile {
 impl TypedTool for DeleteFile {
     type Args = DeleteFileArgs;
     const NAME: &'static str = "delete_file";
-    const DESCRIPTION: &'static str = "Delete one file from the workspace (not a directory). \
-        Only works when the configuration sets workspace.allow_delete: true.";
+    const DESCRIPTION: &'static str = "Delete one file from the workspace.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
 
     /// One [`Effect::Delete`], with the lines the file holds (counted as it
@@ -546,13 +536,12 @@ impl TypedTool for DeleteFile {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListFilesArgs {
-    /// Directory to list, relative to the workspace root (default: the root).
+    /// Directory, relative to the workspace.
     #[serde(default = "dot")]
     pub path: String,
-    /// Glob to filter by, e.g. `*.py`, `**/*.md`, `src/**/*.ts`. Without a
-    /// `/` it matches file names; with one, workspace-relative paths.
+    /// Glob filter, e.g. `*.py` (file names) or `src/**/*.ts` (paths).
     pub pattern: Option<String>,
-    /// List subdirectories too (default false).
+    /// List everything below, not just the directory.
     #[serde(default)]
     pub recursive: bool,
 }
@@ -578,10 +567,7 @@ impl ListFiles {
 impl TypedTool for ListFiles {
     type Args = ListFilesArgs;
     const NAME: &'static str = "list_files";
-    const DESCRIPTION: &'static str = "List files in a workspace directory as workspace-relative paths, sorted. \
-        Not recursive by default (directories end with `/`); recursive=true lists every file below. \
-        Optional glob `pattern` such as `*.py` or `src/**/*.ts`. Skips .git; sensitive files \
-        (.env, keys, credentials) are not shown, only counted.";
+    const DESCRIPTION: &'static str = "List a directory (subdirectories end with `/`). recursive=true lists every file below; `pattern` filters by glob, e.g. `*.py`.";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
 
     fn annotations(&self) -> ToolAnnotations {

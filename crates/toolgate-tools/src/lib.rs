@@ -69,8 +69,8 @@ pub struct BuiltinOptions {
     pub default_timezone: Option<String>,
     /// The largest file `read_file` returns whole, in bytes.
     pub max_file_size: u64,
-    /// Whether `delete_file` may delete, and `apply_patch` apply a patch
-    /// that deletes files.
+    /// Whether `delete_file` is offered, and `apply_patch` may apply a
+    /// patch that deletes files.
     pub allow_delete: bool,
     /// How `run_command` runs commands; `None` leaves `run_command` and
     /// `process` out.
@@ -114,8 +114,8 @@ impl BuiltinOptions {
         self
     }
 
-    /// Sets whether `delete_file` may delete, and whether `apply_patch` may
-    /// apply a patch that deletes files. By default, neither may.
+    /// Sets whether `delete_file` is offered, and whether `apply_patch` may
+    /// apply a patch that deletes files. By default, neither.
     #[must_use]
     pub fn allow_delete(mut self, allow: bool) -> Self {
         self.allow_delete = allow;
@@ -157,8 +157,54 @@ impl BuiltinOptions {
     }
 }
 
+/// A group of tools that is switched on and off together, with the block of
+/// instructions the system prompt carries when the group's tools are
+/// offered (seed 002's `SystemPromptBuilder` blocks).
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ToolGroup {
+    /// The group's name, as in `tools.<group>.enabled`.
+    pub name: &'static str,
+    /// Instructions for the model; empty when the tools' own descriptions
+    /// say enough.
+    pub instructions: &'static str,
+    /// The tools.
+    pub tools: Vec<Arc<dyn Tool>>,
+}
+
+impl std::fmt::Debug for ToolGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
+        f.debug_struct("ToolGroup")
+            .field("name", &self.name)
+            .field("tools", &names)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolGroup {
+    /// A group of `tools`.
+    pub fn new(name: &'static str, instructions: &'static str, tools: Vec<Arc<dyn Tool>>) -> Self {
+        Self {
+            name,
+            instructions,
+            tools,
+        }
+    }
+}
+
 /// Every built-in tool, working in `workspace` and configured by `options`.
 pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc<dyn Tool>> {
+    builtin_groups(workspace, options)
+        .into_iter()
+        .flat_map(|g| g.tools)
+        .collect()
+}
+
+/// The built-in tools by group: `files` (read, write, delete, list, edit,
+/// patch), `search`, `commands` (when `options.commands` is set),
+/// `datetime` and `diagnostics` (`echo`, never offered to a model).
+pub fn builtin_groups(workspace: &Workspace, options: &BuiltinOptions) -> Vec<ToolGroup> {
     // Every process a tool starts (commands, GNU `patch`) runs in the
     // sandbox: the configured one, or one of their own.
     let sandbox = match &options.sandbox {
@@ -178,29 +224,54 @@ pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc
     if let Some(sandbox) = &sandbox {
         apply_patch = apply_patch.gnu_patch_in(sandbox.clone());
     }
-    let mut tools: Vec<Arc<dyn Tool>> = vec![
+    let mut files: Vec<Arc<dyn Tool>> = vec![
         Arc::new(fs::ReadFile::new(workspace.clone(), options.max_file_size)),
         Arc::new(fs::WriteFile::new(workspace.clone())),
-        Arc::new(fs::DeleteFile::new(workspace.clone(), options.allow_delete)),
         Arc::new(fs::ListFiles::new(workspace.clone())),
         Arc::new(editing::EditFile::new(workspace.clone())),
         Arc::new(apply_patch),
-        Arc::new(search::SearchCode::new(workspace.clone())),
-        Arc::new(search::Grep::new(workspace.clone())),
-        Arc::new(search::FindFiles::new(workspace.clone())),
-        Arc::new(time::GetDateTime::new(options.default_timezone.clone())),
-        Arc::new(diag::Echo),
+    ];
+    // A tool that could only refuse is not offered: it costs every request
+    // its schema and invites calls that fail.
+    if options.allow_delete {
+        files.push(Arc::new(fs::DeleteFile::new(workspace.clone(), true)));
+    }
+    let mut groups = vec![
+        ToolGroup::new("files", "", files),
+        ToolGroup::new(
+            "search",
+            search::INSTRUCTIONS,
+            vec![
+                Arc::new(search::SearchCode::new(workspace.clone())),
+                Arc::new(search::Grep::new(workspace.clone())),
+                Arc::new(search::FindFiles::new(workspace.clone())),
+            ],
+        ),
+        ToolGroup::new(
+            "datetime",
+            time::INSTRUCTIONS,
+            vec![Arc::new(time::GetDateTime::new(
+                options.default_timezone.clone(),
+            ))],
+        ),
+        ToolGroup::new("diagnostics", "", vec![Arc::new(diag::Echo)]),
     ];
     if let (Some(commands), Some(sandbox)) = (&options.commands, sandbox) {
         let table = Arc::new(command::ProcessTable::new(options.process_limits));
-        tools.push(Arc::new(command::RunCommand::new(
-            workspace.clone(),
-            Arc::clone(&options.command_policy),
-            commands.clone(),
-            Arc::clone(&table),
-            sandbox,
-        )));
-        tools.push(Arc::new(command::ProcessTool::new(table)));
+        groups.push(ToolGroup::new(
+            "commands",
+            command::INSTRUCTIONS,
+            vec![
+                Arc::new(command::RunCommand::new(
+                    workspace.clone(),
+                    Arc::clone(&options.command_policy),
+                    commands.clone(),
+                    Arc::clone(&table),
+                    sandbox,
+                )),
+                Arc::new(command::ProcessTool::new(table)),
+            ],
+        ));
     }
-    tools
+    groups
 }

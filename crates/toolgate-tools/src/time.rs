@@ -1,5 +1,9 @@
 //! Time tools (seed 002 `get_datetime`).
 
+/// The system-prompt block of the `datetime` group.
+pub const INSTRUCTIONS: &str = "## Date and time
+Never guess today's date or the time: call get_datetime.";
+
 use async_trait::async_trait;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
@@ -14,8 +18,7 @@ use toolgate_core::{
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetDateTimeArgs {
-    /// IANA time zone name, e.g. `Europe/Madrid` or `America/Argentina/Buenos_Aires`.
-    /// Omit it for the configured default zone.
+    /// IANA zone, e.g. `Europe/Madrid` (default: the configured one).
     #[serde(default)]
     pub timezone: Option<String>,
 }
@@ -53,8 +56,8 @@ impl GetDateTime {
 impl TypedTool for GetDateTime {
     type Args = GetDateTimeArgs;
     const NAME: &'static str = "get_datetime";
-    const DESCRIPTION: &'static str = "Get the current date, time, weekday and time zone (ISO 8601). \
-        Call this instead of guessing today's date. Optional `timezone`: an IANA name like `Europe/Madrid`.";
+    const DESCRIPTION: &'static str =
+        "Get the current date, time, weekday and time zone. Call it instead of guessing the date.";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
 
     fn annotations(&self) -> ToolAnnotations {

@@ -677,17 +677,6 @@ async fn delete_file_declares_the_lines_it_removes() {
     }
     f.declared_is_done("delete_file", json!({"path": "one.txt"}))
         .await;
-    // Declared where deleting is off too: that refusal is `run`'s.
-    let off = Fixture::new();
-    assert_eq!(
-        off.effects("delete_file", &json!({"path": "two.txt"})),
-        Ok(vec![deleted("two.txt", 2)])
-    );
-    assert!(
-        !off.call("delete_file", json!({"path": "two.txt"}))
-            .await
-            .success
-    );
 }
 
 #[test]

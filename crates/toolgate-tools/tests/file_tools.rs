@@ -216,9 +216,17 @@ async fn write_file_cases() {
 
 #[tokio::test]
 async fn delete_file_only_when_allowed() {
+    // Not allowed: not offered at all, and a `DeleteFile` made anyway
+    // refuses.
     let f = Fixture::new();
     f.put("a.txt", "a");
-    let error = f.err("delete_file", json!({"path": "a.txt"})).await;
+    assert!(f.registry.get("delete_file").is_err());
+    let workspace = Workspace::builder(f.root()).build().unwrap();
+    let refusing = toolgate_tools::fs::DeleteFile::new(workspace, false);
+    let result =
+        toolgate_core::Tool::execute(&refusing, json!({"path": "a.txt"}), &ToolContext::new("t"))
+            .await;
+    let error = result.error.unwrap();
     assert!(error.contains("workspace.allow_delete: true"), "{error}");
     assert!(f.root().join("a.txt").exists());
 

@@ -30,7 +30,9 @@ fn every_builtin_is_well_formed() {
             .register_arc(tool)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
-    assert_eq!(registry.count(), 11);
+    // delete_file is offered only when deleting is allowed.
+    assert_eq!(registry.count(), 10);
+    assert!(registry.get("delete_file").is_err());
     for entry in registry.list() {
         let spec = entry.spec();
         assert!(check_tool_name(&spec.name).is_ok(), "{}", spec.name);

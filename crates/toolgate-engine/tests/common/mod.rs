@@ -56,7 +56,11 @@ pub(crate) fn env(
     let hooks: HooksConfig = serde_yaml_ng::from_str(hooks_yaml).unwrap();
     let guardrails: GuardrailsConfig = serde_yaml_ng::from_str(guardrails_yaml).unwrap();
     let workspace = Workspace::builder(&root).build().unwrap();
-    let options = BuiltinOptions::default().commands(Some(CommandOptions::default()));
+    // Deleting allowed, so delete_file is offered and the guardrails have
+    // something to refuse.
+    let options = BuiltinOptions::default()
+        .allow_delete(true)
+        .commands(Some(CommandOptions::default()));
     let registry = Registry::new();
     for tool in toolgate_tools::builtin_tools(&workspace, &options) {
         registry.register_arc(tool).unwrap();

@@ -27,6 +27,12 @@
 //! Blocked and dangerous commands are declared too: refusing them is the
 //! policy's job.
 
+/// The system-prompt block of the `commands` group.
+pub const INSTRUCTIONS: &str = "## Commands
+run_command runs one shell line in the workspace, in a sandbox. Read-only commands run at once; \
+others may need the user's approval. Prefer the file and search tools for reading and editing \
+files. For servers and long jobs use run_command with background: true, then the process tool.";
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -103,18 +109,17 @@ impl CommandOptions {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunCommandArgs {
-    /// The shell command line (run with `bash -c`).
+    /// The command line.
     pub command: String,
-    /// Working directory, relative to the workspace root (default: the root).
+    /// Working directory, relative to the workspace.
     pub cwd: Option<String>,
-    /// Seconds before the command and everything it started are killed (1–600, default 30).
+    /// Seconds before it is killed.
     #[serde(default = "default_timeout")]
     #[schemars(range(min = 1, max = 600))]
     pub timeout: u64,
-    /// Extra environment variables for the command.
+    /// Extra environment variables.
     pub env: Option<BTreeMap<String, String>>,
-    /// Start it in the background and return a session id at once; manage it
-    /// with the `process` tool (default false).
+    /// Run in the background (see `process`).
     #[serde(default)]
     pub background: bool,
 }
@@ -183,11 +188,7 @@ impl RunCommand {
 impl TypedTool for RunCommand {
     type Args = RunCommandArgs;
     const NAME: &'static str = "run_command";
-    const DESCRIPTION: &'static str = "Run a shell command in the workspace and return its output and exit code. \
-        stdin is closed; output is cut to its first and last lines when long; the command and everything it \
-        started are killed at `timeout` seconds. Read-only commands run at once; others may need confirmation; \
-        destructive ones (rm -rf /, sudo, curl|sh, …) are always refused. background=true starts it and returns \
-        a session id for the `process` tool.";
+    const DESCRIPTION: &'static str = "Run a bash command line in the workspace; returns its output and exit code. Read-only commands run at once, others may need the user's approval. background=true returns a session id for `process`.";
     const SENSITIVITY: Sensitivity = Sensitivity::Command(CommandClass::Dangerous);
 
     fn sensitivity(&self, args: &Value) -> Sensitivity {

@@ -247,12 +247,11 @@ pub enum ProcessAction {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProcessArgs {
-    /// `list`, `poll`, `write`, `kill` or `clear`.
+    /// What to do.
     pub action: ProcessAction,
-    /// The session, as returned by `run_command` with `background=true`
-    /// (needed for poll, write and kill).
+    /// The session id (for poll, write, kill).
     pub session_id: Option<String>,
-    /// Text to send to the session's stdin (for write; add "\n" to end a line).
+    /// Text for stdin (write); end lines with "\n".
     pub input: Option<String>,
 }
 
@@ -282,9 +281,7 @@ impl ProcessTool {
 impl TypedTool for ProcessTool {
     type Args = ProcessArgs;
     const NAME: &'static str = "process";
-    const DESCRIPTION: &'static str = "Manage background commands started with run_command(background=true): \
-        action=list shows sessions; poll returns new output and the state; write sends `input` to stdin; \
-        kill stops a session and everything it started; clear forgets finished sessions.";
+    const DESCRIPTION: &'static str = "Manage commands started with run_command(background=true): list, poll (new output), write (to stdin), kill, clear (forget finished ones).";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
 
     fn sensitivity(&self, args: &serde_json::Value) -> Sensitivity {

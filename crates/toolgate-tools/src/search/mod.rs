@@ -116,6 +116,11 @@
 //! See `openat2(2)` <https://man7.org/linux/man-pages/man2/openat2.2.html>,
 //! `open(2)` (`O_NOFOLLOW`, `O_PATH`) and `proc_pid_fd(5)`.
 
+/// The system-prompt block of the `search` group.
+pub const INSTRUCTIONS: &str = "## Finding code
+Search before you read: grep or search_code for a name or text, find_files for file names. \
+Then read only the files (or lines) you need.";
+
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -329,28 +334,24 @@ fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchCodeArgs {
-    /// Regular expression (Rust `regex` syntax, like ripgrep), matched line
-    /// by line. Prefix with `(?i)` to ignore case.
+    /// Regex matched per line; `(?i)` ignores case.
     #[schemars(length(min = 1))]
     pub pattern: String,
-    /// Directory (or single file) to search, relative to the workspace root.
+    /// Directory or file to search, relative to the workspace.
     #[serde(default = "dot")]
     pub path: String,
-    /// Glob for the files to search, e.g. `*.py`, `*.{ts,tsx}`,
-    /// `src/**/*.rs`. Without `/` it matches file names; with one,
-    /// workspace-relative paths.
+    /// Which files, e.g. `*.py` or `src/**/*.rs`.
     #[serde(default = "star")]
     pub file_pattern: String,
-    /// Lines of context shown before and after each match.
+    /// Lines shown around each match.
     #[serde(default = "two")]
     #[schemars(range(min = 0, max = 20))]
     pub context_lines: usize,
-    /// Most matching lines to show; the rest are counted.
+    /// Most matches to show.
     #[serde(default = "fifty")]
     #[schemars(range(min = 1, max = 1000))]
     pub max_results: usize,
-    /// Also search files that .gitignore/.ignore exclude (build output,
-    /// dependencies).
+    /// Also search git-ignored files.
     #[serde(default)]
     pub include_ignored: bool,
 }
@@ -372,10 +373,7 @@ impl SearchCode {
 impl TypedTool for SearchCode {
     type Args = SearchCodeArgs;
     const NAME: &'static str = "search_code";
-    const DESCRIPTION: &'static str = "Search file contents with a regular expression (ripgrep syntax), \
-        showing matches as `path:line: text` with context lines (`path-line- text`), sorted by path. \
-        Skips files ignored by .gitignore, binary files and .git. \
-        Use file_pattern (e.g. `*.py`) to narrow the files; for plain text with special characters use grep.";
+    const DESCRIPTION: &'static str = "Search file contents with a regex (ripgrep syntax); shows `path:line: text` with context lines. Example: {\"pattern\": \"def load\", \"file_pattern\": \"*.py\"}";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
 
     fn annotations(&self) -> ToolAnnotations {
@@ -416,24 +414,23 @@ pub struct GrepArgs {
     /// themselves).
     #[schemars(length(min = 1))]
     pub pattern: String,
-    /// Directory (or single file) to search, relative to the workspace root.
+    /// Directory or file to search, relative to the workspace.
     #[serde(default = "dot")]
     pub path: String,
-    /// Glob for the files to search, e.g. `*.py`. Without `/` it matches
-    /// file names; with one, workspace-relative paths.
+    /// Which files, e.g. `*.py` or `src/**/*.rs`.
     #[serde(default = "star")]
     pub file_pattern: String,
-    /// Search subdirectories too.
+    /// Include subdirectories.
     #[serde(default = "yes")]
     pub recursive: bool,
-    /// Match case exactly; false ignores case.
+    /// false ignores case.
     #[serde(default = "yes")]
     pub case_sensitive: bool,
-    /// Most matching lines to show; the rest are counted.
+    /// Most matches to show.
     #[serde(default = "hundred")]
     #[schemars(range(min = 1, max = 1000))]
     pub max_results: usize,
-    /// Also search files that .gitignore/.ignore exclude.
+    /// Also search git-ignored files.
     #[serde(default)]
     pub include_ignored: bool,
 }
@@ -455,10 +452,8 @@ impl Grep {
 impl TypedTool for Grep {
     type Args = GrepArgs;
     const NAME: &'static str = "grep";
-    const DESCRIPTION: &'static str = "Find lines containing literal text (no regex: special characters \
-        match themselves), as `path:line: text`, sorted by path. \
-        Skips files ignored by .gitignore, binary files and .git. \
-        case_sensitive=false ignores case; file_pattern (e.g. `*.py`) narrows the files.";
+    const DESCRIPTION: &'static str =
+        "Find lines containing literal text (not a regex); shows `path:line: text`.";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
 
     fn annotations(&self) -> ToolAnnotations {
@@ -495,18 +490,16 @@ impl TypedTool for Grep {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindFilesArgs {
-    /// Glob, e.g. `*.yaml`, `test_*.py`, `README*`, `src/**/*.rs`. Without
-    /// `/` it matches file names at any depth; with one,
-    /// workspace-relative paths.
+    /// Glob; without `/` it matches names at any depth.
     #[schemars(length(min = 1))]
     pub pattern: String,
-    /// Directory to search under, relative to the workspace root.
+    /// Directory to search, relative to the workspace.
     #[serde(default = "dot")]
     pub path: String,
-    /// Look in subdirectories too.
+    /// Include subdirectories.
     #[serde(default = "yes")]
     pub recursive: bool,
-    /// Also list files that .gitignore/.ignore exclude.
+    /// Also list git-ignored files.
     #[serde(default)]
     pub include_ignored: bool,
 }
@@ -529,9 +522,8 @@ impl FindFiles {
 impl TypedTool for FindFiles {
     type Args = FindFilesArgs;
     const NAME: &'static str = "find_files";
-    const DESCRIPTION: &'static str = "Find files by name with a glob (`*.yaml`, `test_*.py`, `src/**/*.rs`) \
-        and list their workspace-relative paths, sorted. A glob without `/` matches file names at any depth. \
-        Skips files ignored by .gitignore and .git.";
+    const DESCRIPTION: &'static str =
+        "Find files by name glob, e.g. `*.yaml`, `test_*.py`, `src/**/*.rs`; lists their paths.";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
 
     fn annotations(&self) -> ToolAnnotations {

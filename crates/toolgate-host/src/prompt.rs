@@ -1,0 +1,110 @@
+//! The system prompt of an agent, as `toolgate run` sends it.
+
+use std::path::Path;
+
+use toolgate_agent::{AgentDef, ContextBudget, Environment, PromptBuilder};
+use toolgate_core::{Registry, SchemaFormat};
+
+use crate::error::HostError;
+use crate::host::Host;
+
+/// What an agent's first request carries beside the task: the system prompt
+/// and the tool schemas, with their estimated sizes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct PromptReport {
+    /// The system prompt.
+    pub prompt: String,
+    /// Its estimated size in tokens.
+    pub prompt_tokens: usize,
+    /// The tools offered, sorted.
+    pub tools: Vec<String>,
+    /// The estimated size of their schemas in tokens.
+    pub tools_tokens: usize,
+}
+
+/// The files tools that change files: with any of them offered, the prompt
+/// carries the edit hierarchy.
+const EDITING: &[&str] = &["edit_file", "apply_patch", "write_file"];
+
+impl Host {
+    /// The system prompt of `agent` when it is offered `offered` (tool
+    /// names): its role, the edit hierarchy when it may edit, the
+    /// environment, the instruction blocks of the groups it has tools of,
+    /// and the workspace's `AGENTS.md` (rules on
+    /// [`PromptBuilder`](toolgate_agent::PromptBuilder)).
+    pub fn system_prompt(&self, agent: &AgentDef, offered: &[String]) -> Result<String, HostError> {
+        let mut builder = PromptBuilder::new(&agent.system_prompt)
+            .mode(agent.prompt_mode)
+            .edits(offered.iter().any(|t| EDITING.contains(&t.as_str())))
+            .environment(self.environment())
+            .agents_md(self.agents_md());
+        for group in self.tool_groups()? {
+            if group
+                .tools
+                .iter()
+                .any(|t| offered.iter().any(|o| o == t.name()))
+            {
+                builder = builder.block(group.instructions);
+            }
+        }
+        Ok(builder.build())
+    }
+
+    /// The system prompt and tool schemas `agent` would get, with their
+    /// sizes (`toolgate prompt show`), over `registry`.
+    pub fn prompt_report(
+        &self,
+        agent: &AgentDef,
+        registry: &Registry,
+    ) -> Result<PromptReport, HostError> {
+        let tools = agent.tool_names(registry);
+        let prompt = self.system_prompt(agent, &tools)?;
+        let schemas = registry.schemas(Some(&tools), SchemaFormat::OpenAi);
+        let schema_bytes = serde_json::to_string(&schemas).map_or(0, |s| s.len());
+        Ok(PromptReport {
+            prompt_tokens: ContextBudget::tokens(prompt.len()),
+            prompt,
+            tools_tokens: ContextBudget::tokens(schema_bytes),
+            tools,
+        })
+    }
+
+    /// Facts about where the agent works.
+    fn environment(&self) -> Environment {
+        let zone = self
+            .config()
+            .tools
+            .datetime
+            .timezone
+            .as_deref()
+            .and_then(|z| jiff::tz::TimeZone::get(z).ok())
+            .unwrap_or_else(jiff::tz::TimeZone::system);
+        let now = jiff::Timestamp::now().to_zoned(zone.clone());
+        let zone_name = zone.iana_name().unwrap_or("local time").to_owned();
+        let sandbox = match self.sandbox() {
+            Ok(sandbox) => format!("{} (commands run confined)", sandbox.status().level_name()),
+            Err(_) => "unavailable (commands cannot run)".to_owned(),
+        };
+        let mut env = Environment::default();
+        env.workspace = self.workspace().display().to_string();
+        std::env::consts::OS.clone_into(&mut env.os);
+        "bash".clone_into(&mut env.shell);
+        env.now = format!("{} {zone_name}", now.strftime("%A %Y-%m-%d %H:%M"));
+        env.git = in_git_repository(self.workspace());
+        env.sandbox = sandbox;
+        env
+    }
+
+    /// The workspace's `AGENTS.md`, when it has one.
+    fn agents_md(&self) -> Option<String> {
+        let path = self.workspace().join("AGENTS.md");
+        let bytes = std::fs::read(path).ok()?;
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+/// Whether `dir` or a parent holds a `.git`.
+fn in_git_repository(dir: &Path) -> bool {
+    dir.ancestors().any(|d| d.join(".git").exists())
+}
