@@ -8,7 +8,10 @@
 //! - [`AuditStore`]: the gate's append-only audit entries; the gate queues
 //!   them on an [`AuditWriter`], which writes them in batches on a thread of
 //!   its own.
-//! - [`SqliteStore`]: both traits in one `SQLite` file that several toolgate
+//! - [`MemoryIndex`]: full-text search (BM25) over what an agent remembers
+//!   — memory files, notes, session history — indexed incrementally by
+//!   fingerprint; [`SessionHistory`] reads the sessions it is fed from.
+//! - [`SqliteStore`]: all of these in one `SQLite` file that several toolgate
 //!   processes can share, with a versioned schema that upgrades the old
 //!   `.toolgate/sessions.db` of `toolgate-agent`.
 //! - [`default_path`] and [`data_dir_from_env`]: where that file lives — in
@@ -17,9 +20,9 @@
 //! The traits are backend-neutral: payloads are JSON values (messages,
 //! effects), errors are [`StoreError`], and no database type appears in a
 //! signature, so another backend (`PostgreSQL`, for workers sharing sessions)
-//! can implement them. Further kinds of records (memory, notes, schedules)
-//! are meant to be further traits beside these, each with its module and
-//! its migration.
+//! can implement them. Further kinds of records (notes, schedules) are
+//! meant to be further traits beside these, each with its module and its
+//! migration.
 //!
 //! # Example
 //!
@@ -65,6 +68,10 @@
 
 pub use audit::{AuditEntry, AuditFilter, AuditStore};
 pub use error::{BackendError, StoreError};
+pub use memory::{
+    MemoryApplied, MemoryChunk, MemoryHit, MemoryIndex, MemoryQuery, MemoryUpdate, SessionChange,
+    SessionHistory, SessionMessage, SourceId,
+};
 pub use paths::{DB_FILE, WORKSPACE_FILE, data_dir_from_env, default_path};
 pub use session::{
     NewSession, RUNNING, RunStart, SessionStore, SessionSummary, StepRecord, ToolCallRow, UsageRow,
@@ -75,6 +82,7 @@ pub use writer::{AuditWriter, AuditWriterBuilder};
 
 mod audit;
 mod error;
+mod memory;
 mod paths;
 mod session;
 mod sqlite;
