@@ -53,6 +53,7 @@ pub mod edit;
 pub mod editing;
 mod effects;
 pub mod fs;
+pub mod memory;
 pub mod patch;
 pub mod search;
 pub mod time;
