@@ -355,10 +355,33 @@ fn search(c: &mut Criterion) {
         DAYS * PER_DAY,
         started.elapsed()
     );
+    // The cost of any store call (a hand-off to the blocking pool and back),
+    // then each query's median over 21 runs, and its best result.
+    let mut times: Vec<Duration> = (0..21)
+        .map(|_| {
+            let started = Instant::now();
+            let source = SourceId::new("file", "2024-01-01.md");
+            black_box(rt.block_on(store.fingerprint(&source)).unwrap());
+            started.elapsed()
+        })
+        .collect();
+    times.sort();
+    println!("{:>9.2?}  (one trivial store call)", times[10]);
     for query in QUERIES {
+        let mut times: Vec<Duration> = (0..21)
+            .map(|_| {
+                let started = Instant::now();
+                black_box(
+                    rt.block_on(store.search(&MemoryQuery::new(*query)))
+                        .unwrap(),
+                );
+                started.elapsed()
+            })
+            .collect();
+        times.sort();
         let result = rt.block_on(tool.execute(json!({"query": query}), &ToolContext::new("b")));
         let first_line = result.output.lines().nth(1).unwrap_or("(no results)");
-        println!("{query:?} -> {first_line}");
+        println!("{:>9.2?}  {query:?} -> {first_line}", times[10]);
     }
 
     let mut group = c.benchmark_group("search");

@@ -21,10 +21,11 @@
 //!    dropped: it says nothing about which chunk is meant.
 //! 2. A word in at most `common` chunks (1/16 of them, at least 256) is
 //!    *rare*: all its chunks are fetched and its document frequency is
-//!    exact. A word in more is *common*: only the first `common` + 1 of
-//!    its chunks are fetched, and its frequency is estimated from how far
-//!    into the table they reach (row ids grow with time, so the prefix's
-//!    density is the word's density).
+//!    exact. A word in more is *common*: its first 512 chunks are fetched
+//!    (and up to `common` + 1 when their density leaves it in doubt), and
+//!    its frequency is estimated from how far into the table they reach
+//!    (row ids grow with time, so the prefix's density is the word's
+//!    density).
 //! 3. Each word weighs its IDF, `ln(1 + (N − n + 0.5) / (n + 0.5))`
 //!    (`N` chunks, `n` of them with the word: the always-positive form
 //!    Lucene uses). The candidates are the chunks with a rare word, and
@@ -35,9 +36,11 @@
 //! 4. A candidate's BM25 score is the sum of its words' weights times
 //!    `(k1 + 1) / (1 + k1 · (1 − b + b · len / avg_len))`, with `k1 = 1.2`,
 //!    `b = 0.75` (FTS5's constants) and each word counted once per chunk
-//!    (chunks are short). Candidates are visited by decreasing weight; a
-//!    chunk's length is read only while the weight times the largest
-//!    length factor can still beat the current `limit`-th score.
+//!    (chunks are short). Candidates are visited by decreasing weight,
+//!    newest first; a chunk's length is read only while the weight times
+//!    the largest length factor can still beat the current `limit`-th
+//!    score, and for at most 1,024 candidates: among thousands of chunks
+//!    with the same words, the newest are ranked.
 //! 5. The score returned is BM25 divided by the sum of the weights of the
 //!    query's words that are in the index (at least `ln 10`, the weight of
 //!    a word found in one chunk in ten), capped at 1: 1.0 is a chunk of
@@ -68,6 +71,15 @@ const B: f64 = 0.75;
 /// the weight of a word found in one chunk in ten. A query of words found
 /// nearly everywhere then scores near 0 instead of 1.
 const MIN_QUERY_WEIGHT: f64 = std::f64::consts::LN_10;
+
+/// Chunks read first of every word: a word found in more, and whose
+/// density over them makes it common, is not read further.
+const PROBE: usize = 512;
+
+/// The most candidates scored exactly (their lengths read): those with the
+/// most weight, newest first. Beyond them, a query of everyday words would
+/// read thousands of lengths to order chunks that match the same words.
+const MAX_SCORED: usize = 1024;
 
 /// Candidates whose lengths are read in one query.
 const BATCH: usize = 128;
@@ -360,50 +372,77 @@ fn search(conn: &Connection, q: &MemoryQuery) -> Result<Vec<MemoryHit>, StoreErr
     if chunks <= 0 {
         return Ok(Vec::new());
     }
-    let (min_id, max_id): (i64, i64) = conn
-        .prepare_cached("SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) FROM memory_chunks")
-        .db()?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .db()?;
+    // Two statements: SQLite answers a lone MIN or MAX from the b-tree's
+    // edge, but scans the table for both in one.
+    let edge = |sql: &str| -> Result<i64, StoreError> {
+        conn.prepare_cached(sql)
+            .db()?
+            .query_row([], |r| r.get::<_, Option<i64>>(0))
+            .db()
+            .map(Option::unwrap_or_default)
+    };
+    let min_id = edge("SELECT MIN(id) FROM memory_chunks")?;
+    let max_id = edge("SELECT MAX(id) FROM memory_chunks")?;
     let n = chunks as f64;
     let avg_len = (tokens as f64 / n).max(1.0);
     let common = common_threshold(chunks);
+    // A word's frequency from how far into the table its first `rows`
+    // chunks reach (rule 2).
+    let estimate = |rows: usize, last: i64| {
+        let reach = (last - min_id + 1).max(1) as f64;
+        let span = (max_id - min_id + 1).max(1) as f64;
+        (rows as f64 * span / reach).clamp(rows as f64, n)
+    };
 
-    // Rules 1–3: look each word up; rare words bring their chunks.
+    // Rules 1–3: look each word up; rare words bring their chunks. A probe
+    // of the first `PROBE` chunks tells most common words without reading
+    // thousands of rows.
     let mut found = Vec::new();
     {
         let mut lookup = conn
             .prepare_cached(
-                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?1 ORDER BY rowid LIMIT ?2",
+                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?1 AND rowid > ?2
+                 ORDER BY rowid LIMIT ?3",
             )
             .db()?;
-        for term in &terms {
-            let phrase = phrase(term);
-            let rows = lookup
-                .query_map(params![phrase, to_i64(common + 1)], |r| r.get::<_, i64>(0))
+        let mut fetch = |phrase: &str, after: i64, limit: usize| -> Result<Vec<i64>, StoreError> {
+            lookup
+                .query_map(params![phrase, after, to_i64(limit)], |r| {
+                    r.get::<_, i64>(0)
+                })
                 .db()?
                 .collect::<Result<Vec<_>, _>>()
-                .db()?;
+                .db()
+        };
+        let probe = PROBE.min(common);
+        for term in &terms {
+            let phrase = phrase(term);
+            let mut rows = fetch(&phrase, i64::MIN, probe + 1)?;
             let Some(&last) = rows.last() else { continue };
-            if rows.len() <= common {
-                let weight = idf(n, rows.len() as f64);
+            let mut is_common = false;
+            if rows.len() > probe {
+                if estimate(rows.len(), last) > common as f64 {
+                    is_common = true;
+                } else {
+                    let more = fetch(&phrase, last, common + 1 - rows.len())?;
+                    rows.extend(more);
+                    is_common = rows.len() > common;
+                }
+            }
+            if is_common {
+                let last = rows.last().copied().unwrap_or(last);
                 found.push(Term {
                     phrase,
-                    weight,
-                    rows: Some(rows),
-                });
-            } else {
-                // The first `common + 1` chunks with the word reach row id
-                // `last`: its density there, over the whole table.
-                let reach = (last - min_id + 1).max(1) as f64;
-                let span = (max_id - min_id + 1).max(1) as f64;
-                let estimate = (rows.len() as f64 * span / reach).min(n);
-                found.push(Term {
-                    phrase,
-                    weight: idf(n, estimate),
+                    weight: idf(n, estimate(rows.len(), last)),
                     rows: None,
                 });
+                continue;
             }
+            found.push(Term {
+                phrase,
+                weight: idf(n, rows.len() as f64),
+                rows: Some(rows),
+            });
         }
     }
     if found.is_empty() {
@@ -460,13 +499,31 @@ fn search(conn: &Connection, q: &MemoryQuery) -> Result<Vec<MemoryHit>, StoreErr
     let mut best: Vec<Ranked> = Vec::with_capacity(q.limit + 1);
     let mut fetch = conn
         .prepare_cached(
-            "SELECT c.id, c.len, c.position, s.kind, s.name
-             FROM json_each(?1) j
-             JOIN memory_chunks c ON c.id = j.value
-             JOIN memory_sources s ON s.id = c.source",
+            "SELECT c.id, c.len, c.position, c.source
+             FROM json_each(?1) j JOIN memory_chunks c ON c.id = j.value",
         )
         .db()?;
-    for batch in candidates.chunks(BATCH) {
+    let mut source_of = conn
+        .prepare_cached("SELECT kind, name FROM memory_sources WHERE id = ?1")
+        .db()?;
+    let mut sources: HashMap<i64, SourceId> = HashMap::new();
+    let mut source = |id: i64| -> Result<SourceId, StoreError> {
+        if let Some(source) = sources.get(&id) {
+            return Ok(source.clone());
+        }
+        let source = source_of
+            .query_row([id], |r| {
+                Ok(SourceId {
+                    kind: r.get(0)?,
+                    name: r.get(1)?,
+                })
+            })
+            .db()?;
+        sources.insert(id, source.clone());
+        Ok(source)
+    };
+    let filtered = !q.kinds.is_empty() || !q.exclude.is_empty();
+    for batch in candidates.chunks(BATCH).take(MAX_SCORED / BATCH) {
         let bound = batch[0].1 * best_factor;
         if bound / total_weight < q.min_score
             || (best.len() == q.limit && best.last().is_some_and(|kth| bound < kth.bm25))
@@ -488,19 +545,13 @@ fn search(conn: &Connection, q: &MemoryQuery) -> Result<Vec<MemoryHit>, StoreErr
                     r.get::<_, i64>(0)?,
                     r.get::<_, i64>(1)?,
                     r.get::<_, i64>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
+                    r.get::<_, i64>(3)?,
                 ))
             })
+            .db()?
+            .collect::<Result<Vec<_>, _>>()
             .db()?;
-        for row in rows {
-            let (id, len, position, kind, name) = row.db()?;
-            if !q.kinds.is_empty() && !q.kinds.contains(&kind) {
-                continue;
-            }
-            if q.exclude.iter().any(|s| s.kind == kind && s.name == name) {
-                continue;
-            }
+        for (id, len, position, source_id) in rows {
             let weight = weights.get(&id).copied().unwrap_or(0.0);
             let bm25 = weight * length_factor(len as f64, avg_len);
             if bm25 / total_weight < q.min_score {
@@ -509,14 +560,23 @@ fn search(conn: &Connection, q: &MemoryQuery) -> Result<Vec<MemoryHit>, StoreErr
             let ranked = Ranked {
                 id,
                 bm25,
-                source: SourceId { kind, name },
+                source: source_id,
                 position: from_i64(position),
             };
             let at = best.partition_point(|b| b.outranks(&ranked));
-            if at < q.limit {
-                best.insert(at, ranked);
-                best.truncate(q.limit);
+            if at >= q.limit {
+                continue;
             }
+            if filtered {
+                let SourceId { kind, name } = source(source_id)?;
+                if (!q.kinds.is_empty() && !q.kinds.contains(&kind))
+                    || q.exclude.iter().any(|s| s.kind == kind && s.name == name)
+                {
+                    continue;
+                }
+            }
+            best.insert(at, ranked);
+            best.truncate(q.limit);
         }
     }
 
@@ -528,7 +588,7 @@ fn search(conn: &Connection, q: &MemoryQuery) -> Result<Vec<MemoryHit>, StoreErr
             Ok(MemoryHit {
                 text: text.query_row([b.id], |r| r.get(0)).db()?,
                 score: (b.bm25 / total_weight).min(1.0),
-                source: b.source,
+                source: source(b.source)?,
                 position: b.position,
             })
         })
@@ -539,7 +599,8 @@ fn search(conn: &Connection, q: &MemoryQuery) -> Result<Vec<MemoryHit>, StoreErr
 struct Ranked {
     id: i64,
     bm25: f64,
-    source: SourceId,
+    /// The source's row id.
+    source: i64,
     position: u64,
 }
 
