@@ -280,6 +280,21 @@ async fn save_memory_appends_to_the_daily_log_and_declares_the_write() {
         Some(4)
     );
     assert!(!change.creates);
+
+    // A line added by hand without a final newline stays a line of its own.
+    let path = fixture.memory().join(log);
+    std::fs::write(&path, format!("{text}- 23:59 Written by hand.")).unwrap();
+    let third = fixture
+        .ok("save_memory", json!({"fact": "The user likes jazz."}))
+        .await;
+    assert_eq!(
+        third.result.output,
+        format!("Saved to memory: {log} line 6.")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[4], "- 23:59 Written by hand.");
+    assert!(is_entry(lines[5], "The user likes jazz."), "{text}");
 }
 
 #[tokio::test]

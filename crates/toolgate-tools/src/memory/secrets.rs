@@ -426,6 +426,8 @@ mod tests {
             "Commit abc1234 fixed the bug.",
             "The ticket id is 550e8400-e29b-41d4-a716-446655440000.",
             "The user works at ACME_CORPORATION_INTERNATIONAL.",
+            "The user's blog is https://example.com/posts/2024/my-first-post",
+            "Favourite video: https://www.youtube.com/watch?v=dQw4w9WgXcQ",
         ];
         for text in cases {
             assert_eq!(find(text), None, "{text:?}");

@@ -1,8 +1,9 @@
 //! Keeping the memory index in step with the memory files and the session
 //! history, incrementally.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
@@ -313,8 +314,6 @@ fn scan(workspace: &Workspace, known: &BTreeMap<String, String>) -> Vec<Scanned>
     out
 }
 
-use std::path::Path;
-
 /// The updates for the scanned files, and how many were (re-)indexed,
 /// touched and removed.
 fn file_updates(
@@ -323,7 +322,7 @@ fn file_updates(
 ) -> (Vec<MemoryUpdate>, (usize, usize, usize)) {
     let mut updates = Vec::new();
     let (mut indexed, mut touched) = (0, 0);
-    let mut present = std::collections::BTreeSet::new();
+    let mut present = BTreeSet::new();
     for file in files {
         present.insert(file.name.clone());
         let Some(bytes) = file.content else { continue };

@@ -284,38 +284,39 @@ impl TypedTool for SaveMemory {
         let written = tokio::task::spawn_blocking(move || {
             let workspace = dir.workspace(true)?.ok_or("no memory directory")?;
             let path = workspace.resolve(&name).map_err(|e| describe(&e))?;
-            let before = match workspace.read_limited(&path, MAX_INDEXED_FILE) {
-                Ok(bytes) => Some(bytes),
-                Err(WorkspaceError::NotFound { .. }) => None,
-                Err(WorkspaceError::TooLarge { .. }) => Some(Vec::new()),
-                Err(error) => return Err(describe(&error)),
-            };
-            let mut bytes = Vec::new();
-            let mut line_number = 1;
-            match &before {
-                Some(old) if !old.is_empty() => {
-                    line_number += memchr::memchr_iter(b'\n', old).count();
-                    if !old.ends_with(b"\n") {
-                        bytes.push(b'\n');
-                        line_number += 1;
+            // What goes before the line, and the line's number when known.
+            let (mut bytes, number) = match workspace.read_limited(&path, MAX_INDEXED_FILE) {
+                Ok(old) if !old.is_empty() => {
+                    let lines = memchr::memchr_iter(b'\n', &old).count();
+                    if old.ends_with(b"\n") {
+                        (Vec::new(), Some(lines + 1))
+                    } else {
+                        (b"\n".to_vec(), Some(lines + 2))
                     }
                 }
-                _ => {
+                Ok(_) | Err(WorkspaceError::NotFound { .. }) => {
                     let header = log_header(&name);
-                    line_number += header.matches('\n').count();
-                    bytes.extend_from_slice(header.as_bytes());
+                    let number = header.matches('\n').count() + 1;
+                    (header.into_bytes(), Some(number))
                 }
-            }
+                // Too large to count its lines (and to index): appended to
+                // all the same, since the fact was checked.
+                Err(WorkspaceError::TooLarge { .. }) => (Vec::new(), None),
+                Err(error) => return Err(describe(&error)),
+            };
             bytes.extend_from_slice(line.as_bytes());
             workspace.append(&path, &bytes).map_err(|e| describe(&e))?;
-            Ok::<_, String>((name, line_number))
+            Ok::<_, String>((name, number))
         })
         .await;
         match written {
-            Ok(Ok((name, line))) => {
+            Ok(Ok((name, Some(line)))) => {
                 ToolResult::success(format!("Saved to memory: {name} line {line}."))
                     .with_metadata("path", name)
                     .with_metadata("line", line)
+            }
+            Ok(Ok((name, None))) => {
+                ToolResult::success(format!("Saved to memory: {name}.")).with_metadata("path", name)
             }
             Ok(Err(message)) => ToolResult::failure(format!("not saved: {message}")),
             Err(error) => {
