@@ -8,6 +8,9 @@
 //! - [`AuditStore`]: the gate's append-only audit entries; the gate queues
 //!   them on an [`AuditWriter`], which writes them in batches on a thread of
 //!   its own.
+//! - [`MemoryIndex`]: full-text search (BM25) over what an agent remembers
+//!   — memory files, notes, session history — indexed incrementally by
+//!   fingerprint; [`SessionHistory`] reads the sessions it is fed from.
 //! - [`NoteStore`]: the assistant's notes, with full-text search.
 //! - [`TaskStore`]: projects, their tasks and an activity log of every
 //!   change; [`PlanStore`]: the plan each agent session keeps as it works.
@@ -20,9 +23,9 @@
 //! The traits are backend-neutral: payloads are JSON values (messages,
 //! effects), errors are [`StoreError`], and no database type appears in a
 //! signature, so another backend (`PostgreSQL`, for workers sharing sessions)
-//! can implement them. Further kinds of records (memory, notes, schedules)
-//! are meant to be further traits beside these, each with its module and
-//! its migration.
+//! can implement them. Further kinds of records (notes, schedules) are
+//! meant to be further traits beside these, each with its module and its
+//! migration.
 //!
 //! # Example
 //!
@@ -68,6 +71,10 @@
 
 pub use audit::{AuditEntry, AuditFilter, AuditStore};
 pub use error::{BackendError, StoreError};
+pub use memory::{
+    MemoryApplied, MemoryChunk, MemoryHit, MemoryIndex, MemoryQuery, MemoryUpdate, SessionChange,
+    SessionHistory, SessionMessage, SourceId,
+};
 pub use notes::{NewNote, Note, NoteHit, NoteStore, NoteUpdate, query_words};
 pub use paths::{DB_FILE, WORKSPACE_FILE, data_dir_from_env, default_path};
 pub use session::{
@@ -84,6 +91,7 @@ pub use writer::{AuditWriter, AuditWriterBuilder};
 
 mod audit;
 mod error;
+mod memory;
 mod notes;
 mod paths;
 mod session;

@@ -10,6 +10,7 @@ use crate::paths::{self, WORKSPACE_FILE};
 use crate::{AuditWriter, StoreError};
 
 mod audit;
+mod memory;
 mod notes;
 mod schema;
 mod sessions;
@@ -26,8 +27,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// user_version`). Databases with a higher version are refused.
 pub const SCHEMA_VERSION: i64 = schema::VERSION;
 
-/// A store in one `SQLite` file; implements [`SessionStore`] and
-/// [`AuditStore`].
+/// A store in one `SQLite` file; implements [`SessionStore`],
+/// [`AuditStore`], [`MemoryIndex`] and [`SessionHistory`].
 ///
 /// Cloning is cheap: clones share one connection. Each operation runs on
 /// tokio's blocking thread pool when called inside a tokio runtime
@@ -60,6 +61,8 @@ pub const SCHEMA_VERSION: i64 = schema::VERSION;
 ///
 /// [`SessionStore`]: crate::SessionStore
 /// [`AuditStore`]: crate::AuditStore
+/// [`MemoryIndex`]: crate::MemoryIndex
+/// [`SessionHistory`]: crate::SessionHistory
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     inner: Arc<Inner>,

@@ -54,6 +54,7 @@ pub mod edit;
 pub mod editing;
 mod effects;
 pub mod fs;
+pub mod memory;
 pub mod notes;
 pub mod patch;
 pub mod search;

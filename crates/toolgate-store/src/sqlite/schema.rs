@@ -133,10 +133,45 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE INDEX audit_session ON audit (session_id, id);
      CREATE INDEX audit_tool ON audit (tool, id);",
-    // 4: reserved for the memory index (branch assist-memory); empty here
-    // so that the notes and tasks migrations keep their numbers. The merge
-    // replaces this line with that migration.
-    "",
+    // 4: the memory index (memory.rs). Sources (a file, a session, a note)
+    // with the fingerprint their feeder last saw; their chunks; an
+    // external-content FTS5 index of the chunks' text (`detail=none`: only
+    // which chunks hold a word is asked, see sqlite/memory.rs) and the
+    // counts BM25 needs, both kept in step by triggers.
+    "CREATE TABLE memory_sources (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        indexed INTEGER NOT NULL,
+        UNIQUE (kind, name)
+     );
+     CREATE TABLE memory_chunks (
+        id INTEGER PRIMARY KEY,
+        source INTEGER NOT NULL REFERENCES memory_sources (id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        len INTEGER NOT NULL,
+        text TEXT NOT NULL
+     );
+     CREATE INDEX memory_chunks_source ON memory_chunks (source);
+     CREATE VIRTUAL TABLE memory_fts USING fts5 (
+        text, content = 'memory_chunks', content_rowid = 'id',
+        tokenize = 'porter unicode61 remove_diacritics 2', detail = none
+     );
+     CREATE TABLE memory_stats (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        chunks INTEGER NOT NULL,
+        tokens INTEGER NOT NULL
+     );
+     INSERT INTO memory_stats (id, chunks, tokens) VALUES (1, 0, 0);
+     CREATE TRIGGER memory_chunks_insert AFTER INSERT ON memory_chunks BEGIN
+        INSERT INTO memory_fts (rowid, text) VALUES (new.id, new.text);
+        UPDATE memory_stats SET chunks = chunks + 1, tokens = tokens + new.len WHERE id = 1;
+     END;
+     CREATE TRIGGER memory_chunks_delete AFTER DELETE ON memory_chunks BEGIN
+        INSERT INTO memory_fts (memory_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        UPDATE memory_stats SET chunks = chunks - 1, tokens = tokens - old.len WHERE id = 1;
+     END;",
     // 5: notes, and their full-text index. The index is an FTS5 table over
     // the notes table's own rows (external content), kept in step by
     // triggers, so that no write can change a note without its index
