@@ -8,6 +8,8 @@
 //! - [`AuditStore`]: the gate's append-only audit entries; the gate queues
 //!   them on an [`AuditWriter`], which writes them in batches on a thread of
 //!   its own.
+//! - [`ScheduleStore`]: scheduled jobs and the record of their runs, claimed
+//!   with leases so that schedulers sharing a store never run a job twice.
 //! - [`SqliteStore`]: both traits in one `SQLite` file that several toolgate
 //!   processes can share, with a versioned schema that upgrades the old
 //!   `.toolgate/sessions.db` of `toolgate-agent`.
@@ -66,6 +68,10 @@
 pub use audit::{AuditEntry, AuditFilter, AuditStore};
 pub use error::{BackendError, StoreError};
 pub use paths::{DB_FILE, WORKSPACE_FILE, data_dir_from_env, default_path};
+pub use schedules::{
+    AfterRun, Claim, ClaimedJob, JobRecord, NewJob, RUN_ABANDONED, RUN_RUNNING, RunEnd, RunRecord,
+    ScheduleStore, Trigger,
+};
 pub use session::{
     NewSession, RUNNING, RunStart, SessionStore, SessionSummary, StepRecord, ToolCallRow, UsageRow,
     new_session_id,
@@ -76,6 +82,7 @@ pub use writer::{AuditWriter, AuditWriterBuilder};
 mod audit;
 mod error;
 mod paths;
+mod schedules;
 mod session;
 mod sqlite;
 mod writer;

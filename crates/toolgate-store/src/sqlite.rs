@@ -10,6 +10,7 @@ use crate::paths::{self, WORKSPACE_FILE};
 use crate::{AuditWriter, StoreError};
 
 mod audit;
+mod schedules;
 mod schema;
 mod sessions;
 
@@ -24,8 +25,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// user_version`). Databases with a higher version are refused.
 pub const SCHEMA_VERSION: i64 = schema::VERSION;
 
-/// A store in one `SQLite` file; implements [`SessionStore`] and
-/// [`AuditStore`].
+/// A store in one `SQLite` file; implements [`SessionStore`],
+/// [`AuditStore`] and [`ScheduleStore`].
 ///
 /// Cloning is cheap: clones share one connection. Each operation runs on
 /// tokio's blocking thread pool when called inside a tokio runtime
@@ -58,6 +59,7 @@ pub const SCHEMA_VERSION: i64 = schema::VERSION;
 ///
 /// [`SessionStore`]: crate::SessionStore
 /// [`AuditStore`]: crate::AuditStore
+/// [`ScheduleStore`]: crate::ScheduleStore
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     inner: Arc<Inner>,
