@@ -48,6 +48,7 @@ use toolgate_policy::CommandPolicy;
 use toolgate_sandbox::Sandbox;
 
 pub mod command;
+pub mod cron;
 pub mod diag;
 pub mod edit;
 pub mod editing;
