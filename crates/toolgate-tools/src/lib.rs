@@ -55,6 +55,7 @@ pub mod editing;
 mod effects;
 pub mod fs;
 pub mod patch;
+pub mod phone;
 pub mod search;
 pub mod time;
 

@@ -144,8 +144,8 @@ impl Default for CronConfig {
 }
 
 impl CronConfig {
-    /// Checks what can be checked before a call: the time zone is known
-    /// and the default agent is allowed.
+    /// Checks what can be checked before a call: the configured time
+    /// zone is known.
     pub fn validate(&self) -> Result<(), ScheduleError> {
         if let Some(zone) = &self.timezone {
             schedule::zone(zone)?;

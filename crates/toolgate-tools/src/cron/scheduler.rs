@@ -67,7 +67,6 @@ impl JobTask {
 
 /// A job the scheduler claimed and asks a [`JobRunner`] to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct DueJob {
     /// The job's id.
     pub id: i64,
