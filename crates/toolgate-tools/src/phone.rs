@@ -890,6 +890,27 @@ mod tests {
     }
 
     #[test]
+    fn the_config_section_has_defaults_and_refuses_unknown_keys() {
+        let empty: PhoneConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(empty, PhoneConfig::default());
+        let set: PhoneConfig = serde_json::from_value(json!({
+            "enabled": true, "account_sid": "AC0123456789abcdef0123456789abcdef",
+            "from_number": "+15550100000", "loop": 3, "voice": "Polly.Lupe"
+        }))
+        .unwrap();
+        assert_eq!((set.loop_count, set.voice.as_str()), (3, "Polly.Lupe"));
+        assert_eq!(set.auth_token_env, "TWILIO_AUTH_TOKEN");
+        let text = serde_json::to_value(&set).unwrap();
+        assert_eq!(text["loop"], 3);
+        // The token itself has no key: it lives in the environment.
+        let error = serde_json::from_value::<PhoneConfig>(json!({"auth_token": "x"})).unwrap_err();
+        assert!(
+            error.to_string().contains("unknown field `auth_token`"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn call_settings_are_checked() {
         let good = PhoneConfig {
             account_sid: format!("AC{}", "0123456789abcdef".repeat(2)),

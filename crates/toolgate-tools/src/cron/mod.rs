@@ -168,3 +168,42 @@ impl CronConfig {
 pub fn cron_tools(config: &CronConfig, store: Arc<dyn ScheduleStore>) -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(CronTool::new(config.clone(), store))]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_config_section_has_defaults_and_refuses_unknown_keys() {
+        let empty: CronConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(empty, CronConfig::default());
+        assert!(!empty.enabled);
+        let set: CronConfig = serde_json::from_value(serde_json::json!({
+            "enabled": true, "timezone": "Europe/Madrid", "min_every_ms": 300_000,
+            "allowed_agents": ["review"], "missed_grace_secs": 60
+        }))
+        .unwrap();
+        assert_eq!(set.min_every_ms, 300_000);
+        assert_eq!(set.max_jobs, 100, "unset keys keep their defaults");
+        assert!(set.validate().is_ok());
+        let error = serde_json::from_str::<CronConfig>(r#"{"grace": 5}"#).unwrap_err();
+        assert!(
+            error.to_string().contains("unknown field `grace`"),
+            "{error}"
+        );
+        let bad_zone = CronConfig {
+            timezone: Some("Mars/Olympus".into()),
+            ..CronConfig::default()
+        };
+        assert!(
+            bad_zone
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("Mars/Olympus")
+        );
+        // Serialized back, it reads the same.
+        let text = serde_json::to_string(&set).unwrap();
+        assert_eq!(serde_json::from_str::<CronConfig>(&text).unwrap(), set);
+    }
+}
