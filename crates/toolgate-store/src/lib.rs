@@ -14,6 +14,8 @@
 //! - [`NoteStore`]: the assistant's notes, with full-text search.
 //! - [`TaskStore`]: projects, their tasks and an activity log of every
 //!   change; [`PlanStore`]: the plan each agent session keeps as it works.
+//! - [`ScheduleStore`]: scheduled jobs and the record of their runs, claimed
+//!   with leases so that schedulers sharing a store never run a job twice.
 //! - [`SqliteStore`]: every trait in one `SQLite` file that several toolgate
 //!   processes can share, with a versioned schema that upgrades the old
 //!   `.toolgate/sessions.db` of `toolgate-agent`.
@@ -77,6 +79,10 @@ pub use memory::{
 };
 pub use notes::{NewNote, Note, NoteHit, NoteStore, NoteUpdate, query_words};
 pub use paths::{DB_FILE, WORKSPACE_FILE, data_dir_from_env, default_path};
+pub use schedules::{
+    AfterRun, Claim, ClaimedJob, JobRecord, NewJob, RUN_ABANDONED, RUN_RUNNING, RunEnd, RunRecord,
+    ScheduleStore, Trigger,
+};
 pub use session::{
     NewSession, RUNNING, RunStart, SessionStore, SessionSummary, StepRecord, ToolCallRow, UsageRow,
     new_session_id,
@@ -94,6 +100,7 @@ mod error;
 mod memory;
 mod notes;
 mod paths;
+mod schedules;
 mod session;
 mod sqlite;
 mod tasks;

@@ -12,6 +12,7 @@ use crate::{AuditWriter, StoreError};
 mod audit;
 mod memory;
 mod notes;
+mod schedules;
 mod schema;
 mod sessions;
 mod tasks;
@@ -28,7 +29,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub const SCHEMA_VERSION: i64 = schema::VERSION;
 
 /// A store in one `SQLite` file; implements [`SessionStore`],
-/// [`AuditStore`], [`MemoryIndex`] and [`SessionHistory`].
+/// [`AuditStore`], [`MemoryIndex`], [`SessionHistory`], [`NoteStore`],
+/// [`TaskStore`], [`PlanStore`] and [`ScheduleStore`].
 ///
 /// Cloning is cheap: clones share one connection. Each operation runs on
 /// tokio's blocking thread pool when called inside a tokio runtime
@@ -63,6 +65,10 @@ pub const SCHEMA_VERSION: i64 = schema::VERSION;
 /// [`AuditStore`]: crate::AuditStore
 /// [`MemoryIndex`]: crate::MemoryIndex
 /// [`SessionHistory`]: crate::SessionHistory
+/// [`ScheduleStore`]: crate::ScheduleStore
+/// [`NoteStore`]: crate::NoteStore
+/// [`TaskStore`]: crate::TaskStore
+/// [`PlanStore`]: crate::PlanStore
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     inner: Arc<Inner>,

@@ -49,6 +49,7 @@ use toolgate_sandbox::Sandbox;
 
 pub mod calc;
 pub mod command;
+pub mod cron;
 pub mod diag;
 pub mod edit;
 pub mod editing;
@@ -57,6 +58,7 @@ pub mod fs;
 pub mod memory;
 pub mod notes;
 pub mod patch;
+pub mod phone;
 pub mod search;
 pub mod tasks;
 pub mod time;

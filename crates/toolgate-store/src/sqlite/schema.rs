@@ -237,6 +237,41 @@ const MIGRATIONS: &[&str] = &[
         plan TEXT NOT NULL,
         updated INTEGER NOT NULL
      ) WITHOUT ROWID;",
+    // 7: scheduled jobs (`cron`) and their runs. Times are milliseconds.
+    // A job is claimable when enabled, due (`next_run <= now`) and its
+    // lease expired (`lease_until < now`); the partial index serves that
+    // query and `next_due`. Runs are not tied to their job by a foreign key:
+    // the history of a removed job is kept.
+    "CREATE TABLE schedule_jobs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        schedule TEXT NOT NULL,
+        task TEXT NOT NULL,
+        enabled INTEGER NOT NULL,
+        delete_after_run INTEGER NOT NULL,
+        session_id TEXT,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        next_run INTEGER,
+        lease_owner TEXT,
+        lease_until INTEGER NOT NULL DEFAULT 0,
+        last_run INTEGER,
+        last_outcome TEXT,
+        runs INTEGER NOT NULL DEFAULT 0
+     );
+     CREATE INDEX schedule_jobs_due ON schedule_jobs (next_run) WHERE enabled = 1;
+     CREATE TABLE schedule_runs (
+        id INTEGER PRIMARY KEY,
+        job_id INTEGER NOT NULL,
+        job_name TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        scheduled INTEGER NOT NULL,
+        started INTEGER NOT NULL,
+        ended INTEGER,
+        outcome TEXT NOT NULL,
+        summary TEXT NOT NULL DEFAULT ''
+     );
+     CREATE INDEX schedule_runs_job ON schedule_runs (job_id, id);",
 ];
 
 /// The schema version this build writes.
