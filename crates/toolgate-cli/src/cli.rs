@@ -112,6 +112,19 @@ pub(crate) enum Command {
     /// Show the system prompt an agent gets.
     #[command(subcommand)]
     Prompt(PromptCommand),
+    /// The jobs the `cron` tool scheduled: list them, run the due ones, or keep running them.
+    #[command(subcommand)]
+    Schedule(ScheduleCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ScheduleCommand {
+    /// Every scheduled job and the latest runs.
+    List,
+    /// Run the jobs that are due now, once (for a system cron or timer), and exit.
+    RunDue,
+    /// Run jobs as they come due until Ctrl-C.
+    Daemon,
 }
 
 #[derive(Debug, Subcommand)]

@@ -34,6 +34,7 @@ mod hooks_cmd;
 mod mcp_cmd;
 mod render;
 mod run_cmd;
+mod schedule_cmd;
 mod sessions_cmd;
 mod trust_cmd;
 
@@ -101,7 +102,10 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         // It reads the workspace file itself and applies nothing.
         return trust_cmd::trust(&cli.global, args);
     }
-    let agent_command = matches!(cli.command, Command::Run(_) | Command::Sessions(_));
+    let agent_command = matches!(
+        cli.command,
+        Command::Run(_) | Command::Sessions(_) | Command::Schedule(_)
+    );
     if let Command::Doctor(args) = &cli.command {
         // A configuration that does not load is the first failed check.
         return match Setup::new(&cli.global, ask_for(&cli.command)) {
@@ -133,6 +137,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Trust(args) => trust_cmd::trust(&cli.global, &args),
         Command::Doctor(args) => doctor_cmd::doctor(&setup, &args).await,
         Command::Prompt(PromptCommand::Show { agent }) => prompt_show(&setup, &agent).await,
+        Command::Schedule(cmd) => schedule_cmd::schedule(&setup, cmd).await,
     }
 }
 

@@ -325,6 +325,15 @@ pub struct ToolsSection {
     pub tasks: toolgate_tools::tasks::TasksConfig,
     /// `get_weather` on Open-Meteo (off by default).
     pub weather: toolgate_tools::weather::WeatherConfig,
+    /// `save_memory`, `memory_search`, `memory_get` (off by default).
+    pub memory: toolgate_tools::memory::MemoryConfig,
+    /// `update_soul`, `update_identity`, `manage_goals` and the persona in
+    /// the system prompt (off by default).
+    pub persona: toolgate_tools::memory::persona::PersonaConfig,
+    /// `cron`: scheduled messages and agent runs (off by default).
+    pub cron: toolgate_tools::cron::CronConfig,
+    /// `phone_call` over Twilio (off by default).
+    pub phone: toolgate_tools::phone::PhoneConfig,
 }
 
 impl Default for ToolsSection {
@@ -337,6 +346,10 @@ impl Default for ToolsSection {
             notes: toolgate_tools::notes::NotesConfig::default(),
             tasks: toolgate_tools::tasks::TasksConfig::default(),
             weather: toolgate_tools::weather::WeatherConfig::default(),
+            memory: toolgate_tools::memory::MemoryConfig::default(),
+            persona: toolgate_tools::memory::persona::PersonaConfig::default(),
+            cron: toolgate_tools::cron::CronConfig::default(),
+            phone: toolgate_tools::phone::PhoneConfig::default(),
         }
     }
 }

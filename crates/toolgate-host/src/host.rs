@@ -332,24 +332,29 @@ impl Host {
 
     /// toolgate's own files that lie inside the workspace, as anchored
     /// patterns: the configuration file given with `--config`, the JSONL
-    /// audit file, the store's directory. They are protected like
-    /// `toolgate.yaml` (the file tools never write them; processes see them
-    /// read-only), so a model cannot rewrite its own audit or sessions.
+    /// audit file, the store's database (with its `-wal`, `-shm` and
+    /// `-journal` files). They are protected like `toolgate.yaml` (the file
+    /// tools never write them; processes see them read-only), so a model
+    /// cannot rewrite its own audit or sessions. The memory and persona
+    /// files beside the database are not: the memory tools write them
+    /// (when the data directory lies inside the workspace, `~` say).
     pub fn policy_files(&self) -> Vec<String> {
         let project = std::fs::canonicalize(&self.loaded.project_file)
             .unwrap_or_else(|_| self.loaded.project_file.clone());
-        let store_dir = self
-            .store_path()
-            .ok()
-            .and_then(|p| p.parent().map(Path::to_owned));
-        let candidates = [Some(project), self.config().audit.path.clone(), store_dir];
+        let store = self.store_path().ok();
+        let candidates = [
+            (Some(project), ""),
+            (self.config().audit.path.clone(), ""),
+            (store, "*"),
+        ];
         let mut out = Vec::new();
-        for path in candidates.into_iter().flatten() {
+        for (path, suffix) in candidates {
+            let Some(path) = path else { continue };
             let path = canonical_lenient(&path);
             if let Ok(rel) = path.strip_prefix(&self.workspace)
                 && !rel.as_os_str().is_empty()
             {
-                let pattern = format!("/{}", glob_escape(&rel.to_string_lossy()));
+                let pattern = format!("/{}{suffix}", glob_escape(&rel.to_string_lossy()));
                 if !out.contains(&pattern) {
                     out.push(pattern);
                 }
@@ -395,38 +400,7 @@ impl Host {
                     _ => true,
                 })
                 .collect();
-        groups.push(ToolGroup::new(
-            "calculator",
-            toolgate_tools::calc::INSTRUCTIONS,
-            toolgate_tools::calc::tools(&tools.calculator),
-        ));
-        if tools.notes.enabled {
-            groups.push(ToolGroup::new(
-                "notes",
-                toolgate_tools::notes::INSTRUCTIONS,
-                toolgate_tools::notes::tools(&tools.notes, self.store()?),
-            ));
-        }
-        if tools.tasks.enabled {
-            groups.push(ToolGroup::new(
-                "tasks",
-                toolgate_tools::tasks::INSTRUCTIONS,
-                toolgate_tools::tasks::tools(&tools.tasks, self.store()?),
-            ));
-        }
-        if tools.weather.enabled {
-            let weather = toolgate_tools::weather::tools(&tools.weather).map_err(|e| {
-                HostError::ToolGroup {
-                    group: "weather",
-                    reason: toolgate_core::error_chain(&e),
-                }
-            })?;
-            groups.push(ToolGroup::new(
-                "weather",
-                toolgate_tools::weather::INSTRUCTIONS,
-                weather,
-            ));
-        }
+        groups.extend(self.assistant_groups()?);
         groups.retain(|g| !g.tools.is_empty());
         Ok(groups)
     }

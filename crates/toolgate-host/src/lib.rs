@@ -50,6 +50,7 @@ pub use host::{Host, HostBuilder, TrustPolicy, resolve_workspace};
 pub use llm::{LlmOverrides, ModelChoice};
 pub use prompt::PromptReport;
 pub use run::{PreparedRun, RequestSize, RunControls, RunRequest};
+pub use schedule::HostJobRunner;
 pub use trust::{Trust, TrustError, TrustStore, TrustedFile};
 
 pub mod env_vars;
@@ -59,10 +60,12 @@ mod config;
 mod doctor;
 mod error;
 mod gate;
+mod groups;
 mod host;
 mod llm;
 mod prompt;
 mod run;
+mod schedule;
 mod stores;
 
 impl Host {

@@ -38,6 +38,7 @@ impl Host {
             .mode(agent.prompt_mode)
             .edits(offered.iter().any(|t| EDITING.contains(&t.as_str())))
             .environment(self.environment())
+            .persona(self.persona()?)
             .agents_md(self.agents_md());
         for group in self.tool_groups()? {
             if group
@@ -94,6 +95,17 @@ impl Host {
         env.git = in_git_repository(self.workspace());
         env.sandbox = sandbox;
         env
+    }
+
+    /// The persona files as the prompt carries them, when the persona
+    /// group is enabled and they say something.
+    fn persona(&self) -> Result<Option<String>, HostError> {
+        if !self.config().tools.persona.enabled {
+            return Ok(None);
+        }
+        Ok(toolgate_tools::memory::persona::persona_prompt(
+            &self.persona_dir()?,
+        ))
     }
 
     /// The workspace's `AGENTS.md`, when it has one.

@@ -38,6 +38,9 @@ pub struct RunRequest {
     pub timeout: Option<Duration>,
     /// Cost budget in USD (`--budget`). By default, `llm.budget_usd`.
     pub budget_usd: Option<f64>,
+    /// How the agent is addressed. By default, the agent's own mode
+    /// (`agents.<name>.prompt_mode`); a scheduled job runs `autonomous`.
+    pub prompt_mode: Option<toolgate_agent::PromptMode>,
 }
 
 impl RunRequest {
@@ -173,6 +176,9 @@ impl Host {
             }
         };
         let mut agent = agent.with_extra_tools(gate.mcp.tool_names());
+        if let Some(mode) = request.prompt_mode {
+            agent.prompt_mode = mode;
+        }
         let offered = agent.tool_names(&gate.registry);
         agent.system_prompt = match self.system_prompt(&agent, &offered) {
             Ok(prompt) => prompt,

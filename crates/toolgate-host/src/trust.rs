@@ -55,7 +55,7 @@ use toolgate_mcp::McpServerConfig;
 /// | `guardrails.blocked_commands`, `guardrails.code_rules` | refuse or warn more |
 /// | `guardrails.max_files_modified`, `guardrails.max_lines_changed` | unlimited by default |
 /// | `workspace.max_file_size` | a size limit |
-/// | `tools.timeout`, `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled`, `tools.calculator`, `tools.notes`, `tools.tasks` | harmless tools and limits (notes and tasks live in toolgate's own store) |
+/// | `tools.timeout`, `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled`, `tools.calculator`, `tools.notes`, `tools.tasks`, `tools.persona`, `tools.memory.*` but `dir` | harmless tools and limits (notes, tasks, memory and persona live in toolgate's own data directory) |
 /// | `llm.provider`, `llm.model`, `llm.timeout`, `llm.max_retries`, `llm.stream`, `llm.max_tokens`, `llm.context_window` | which model, not where requests and the key go |
 /// | `llm.input_price_per_mtok`, `llm.output_price_per_mtok`, `llm.budget_usd` | cost accounting and a budget |
 /// | `llm.text_tool_calls` | whether calls written as text are recovered; every call still goes through the gate |
@@ -68,7 +68,9 @@ use toolgate_mcp::McpServerConfig;
 /// `commands.writable`, `commands.home_readable`
 /// (policy), `audit.*` (appends to any file), `llm.base_url`,
 /// `llm.api_key_env` (where the model's requests, the code and the key go),
-/// `store.path` (writes any file).
+/// `store.path` (writes any file), `tools.memory.dir` (writes files there),
+/// `tools.weather`, `tools.phone` and `tools.web` (where requests go, with
+/// which key), `tools.cron` (agent runs later, unattended).
 pub const APPLIES_UNTRUSTED: &[&str] = &[
     "commands.enabled",
     "commands.allowed_only",
@@ -93,6 +95,15 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "tools.calculator",
     "tools.notes",
     "tools.tasks",
+    "tools.persona",
+    "tools.memory.enabled",
+    "tools.memory.max_fact_chars",
+    "tools.memory.duplicate_similarity",
+    "tools.memory.timezone",
+    "tools.memory.max_results",
+    "tools.memory.min_score",
+    "tools.memory.search_sessions",
+    "tools.memory.max_get_lines",
     "llm.provider",
     "llm.model",
     "llm.timeout",

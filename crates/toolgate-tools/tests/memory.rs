@@ -236,7 +236,8 @@ async fn save_memory_appends_to_the_daily_log_and_declares_the_write() {
     let [Effect::Write { path, change }] = first.effects.list() else {
         panic!("{:?}", first.effects);
     };
-    assert_eq!(path, log);
+    // Named by its absolute path: the memory directory is not the workspace.
+    assert_eq!(Path::new(path), fixture.memory().join(log));
     assert!(change.creates);
     let second = fixture
         .ok(
@@ -691,7 +692,7 @@ async fn memory_get_reads_numbered_lines_inside_the_memory_directory_only() {
     let [Effect::Read { path, .. }] = done.effects.list() else {
         panic!("{:?}", done.effects);
     };
-    assert_eq!(path, day);
+    assert_eq!(Path::new(path), fixture.memory().join(day));
     // The `memory/` form of the docs, and a symlink that stays inside.
     for path in ["memory/2025-01-13.md", "./2025-01-13.md", "inside.md"] {
         let done = fixture.ok("memory_get", json!({"path": path})).await;
@@ -754,7 +755,10 @@ async fn persona_files_are_written_and_feed_the_prompt() {
     let [Effect::Write { path, change }] = done.effects.list() else {
         panic!("{:?}", done.effects);
     };
-    assert_eq!((path.as_str(), change.creates), ("SOUL.md", true));
+    assert_eq!(
+        (Path::new(path), change.creates),
+        (dir.join("SOUL.md").as_path(), true)
+    );
 
     let error = fixture.fail("update_identity", json!({})).await;
     assert!(

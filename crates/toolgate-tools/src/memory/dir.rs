@@ -32,6 +32,20 @@ impl FileDir {
         &self.root
     }
 
+    /// How an effect names the file `name` of this directory: its absolute
+    /// path, since the directory is not the workspace (effects rule 5: a
+    /// name relative to it would be judged, and shown to hooks, as a
+    /// workspace file).
+    /// A leading `memory/` is dropped as [`FileDir::resolve`] drops it.
+    pub(crate) fn effect_path(&self, name: &str) -> String {
+        let name = name.trim_start_matches("./");
+        let name = match name.strip_prefix("memory/") {
+            Some(rest) if !self.root.join("memory").exists() => rest,
+            _ => name,
+        };
+        self.root.join(name).display().to_string()
+    }
+
     /// The workspace over the directory; `None` when the directory does not
     /// exist and `create` is false.
     pub(crate) fn workspace(&self, create: bool) -> Result<Option<Workspace>, String> {

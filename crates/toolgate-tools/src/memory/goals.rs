@@ -514,10 +514,12 @@ impl TypedTool for ManageGoals {
     }
 
     /// `list`: a read of `GOALS.md`; the others: a write of it with its new
-    /// text (relative to the persona directory).
+    /// text (its absolute path).
     fn effects(&self, args: &ManageGoalsArgs) -> Result<Effects, EffectsError> {
         if args.action == GoalAction::List {
-            return Ok(Effects::known([Effect::read(GOALS_FILE)]));
+            return Ok(Effects::known([Effect::read(
+                self.persona.dir.effect_path(GOALS_FILE),
+            )]));
         }
         let outcome = self.outcome(args)?;
         Ok(self

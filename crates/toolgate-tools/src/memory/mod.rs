@@ -19,9 +19,10 @@
 //! - **Persona files**: `SOUL.md`, `IDENTITY.md` and `GOALS.md` in the
 //!   directory given to [`persona::persona_tools`]; see [`persona`].
 //!
-//! Effects name the memory files relative to the memory directory
-//! (`2025-01-15.md`), not to the workspace: they are toolgate's own files,
-//! outside the workspace.
+//! Effects name the memory and persona files by their absolute paths
+//! (`…/memory/2025-01-15.md`): they are toolgate's own files, outside the
+//! workspace, and a relative name would be judged — and shown to hooks — as
+//! a workspace file (effects rule 5).
 //!
 //! # Example
 //!

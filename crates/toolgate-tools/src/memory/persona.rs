@@ -207,7 +207,7 @@ impl Persona {
     pub(crate) fn write_effect(&self, name: &str, after: String) -> Effects {
         let before = self.read(name).ok().flatten();
         Effects::known([Effect::write(
-            name,
+            self.dir.effect_path(name),
             Change::from_texts(before.as_deref(), after),
         )])
     }
@@ -283,7 +283,7 @@ impl TypedTool for UpdateSoul {
         }
     }
 
-    /// A write of `SOUL.md`, relative to the persona directory.
+    /// A write of `SOUL.md`, by its absolute path.
     fn effects(&self, args: &UpdateSoulArgs) -> Result<Effects, EffectsError> {
         Ok(self
             .persona
@@ -455,7 +455,7 @@ impl TypedTool for UpdateIdentity {
         }
     }
 
-    /// A write of `IDENTITY.md`, relative to the persona directory.
+    /// A write of `IDENTITY.md`, by its absolute path.
     fn effects(&self, args: &UpdateIdentityArgs) -> Result<Effects, EffectsError> {
         let (text, _) = self.edit(args)?;
         Ok(self.persona.write_effect(IDENTITY_FILE, text))

@@ -223,7 +223,7 @@ impl TypedTool for SaveMemory {
         }
     }
 
-    /// A write of today's log, relative to the memory directory, with the
+    /// A write of today's log, by its absolute path, with the
     /// text it will hold.
     fn effects(&self, args: &SaveMemoryArgs) -> Result<Effects, EffectsError> {
         let (name, line) = self.memory.entry(&one_line(&args.fact))?;
@@ -241,7 +241,10 @@ impl TypedTool for SaveMemory {
             }
             None => Change::from_texts(None, format!("{}{line}", log_header(&name))),
         };
-        Ok(Effects::known([Effect::write(name, change)]))
+        Ok(Effects::known([Effect::write(
+            self.memory.dir.effect_path(&name),
+            change,
+        )]))
     }
 
     async fn run(&self, args: SaveMemoryArgs, _ctx: &ToolContext) -> ToolResult {
@@ -577,13 +580,13 @@ impl TypedTool for MemoryGet {
         }
     }
 
-    /// A read of the file, relative to the memory directory.
+    /// A read of the file, by its absolute path.
     fn effects(&self, args: &MemoryGetArgs) -> Result<Effects, EffectsError> {
         if args.path.contains('\0') {
             return Err(EffectsError::new("the path contains a NUL byte; remove it"));
         }
         Ok(Effects::known([Effect::read(
-            args.path.trim_start_matches("./"),
+            self.memory.dir.effect_path(&args.path),
         )]))
     }
 
