@@ -56,6 +56,7 @@ pub mod fs;
 pub mod patch;
 pub mod search;
 pub mod time;
+pub mod web;
 
 /// Options for the built-in tools.
 #[derive(Debug, Clone)]
