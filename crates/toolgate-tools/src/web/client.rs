@@ -133,6 +133,13 @@ pub enum RequestError {
     },
 }
 
+impl RequestError {
+    /// Whether the client gave up waiting (the call's `timeout`).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::Http { source, .. } | Self::Body { source, .. } if source.is_timeout())
+    }
+}
+
 /// A response whose body has not been read yet.
 #[derive(Debug)]
 pub(crate) struct Response {

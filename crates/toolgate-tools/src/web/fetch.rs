@@ -9,17 +9,16 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolgate_core::{
-    Effect, Effects, EffectsError, Sensitivity, ToolAnnotations, ToolContext, ToolResult,
-    TypedTool, error_chain,
+    Effect, Effects, EffectsError, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool,
 };
 
-use super::WebConfig;
 use super::cache::TtlCache;
 use super::client::SafeClient;
 use super::convert::{
     BodyKind, ContentType, decode, html_title, html_to_text, kind_of, pretty_json, truncate_chars,
 };
 use super::markers;
+use super::{WebConfig, request_failure, timed_out};
 
 /// Pages kept in the cache.
 const CACHE_ENTRIES: usize = 64;
@@ -65,7 +64,7 @@ impl WebFetch {
             .client
             .get(url, headers, true)
             .await
-            .map_err(|e| error_chain(&e))?;
+            .map_err(|e| request_failure(&e, &format!("fetching {url}"), &self.config))?;
         let status = response.status();
         let final_url = response.url.clone();
         let redirects = response.redirects;
@@ -86,7 +85,7 @@ impl WebFetch {
         let (body, cut_bytes) = response
             .read_capped(self.config.max_body_bytes)
             .await
-            .map_err(|e| error_chain(&e))?;
+            .map_err(|e| request_failure(&e, &format!("fetching {url}"), &self.config))?;
         let kind = kind_of(content_type.as_ref(), &body);
         let charset = content_type.as_ref().and_then(|c| c.charset.clone());
         let text = decode(&body, charset.as_deref());
@@ -218,10 +217,7 @@ impl TypedTool for WebFetch {
         }
         let limit = Duration::from_secs(self.config.timeout);
         match tokio::time::timeout(limit, self.fetch(&url)).await {
-            Err(_) => ToolResult::failure(format!(
-                "fetching {url} took longer than {} s and was stopped (web.timeout)",
-                self.config.timeout
-            )),
+            Err(_) => ToolResult::failure(timed_out(&format!("fetching {url}"), &self.config)),
             // Error text can quote a server (a `Location` header): it gets
             // the same neutralising as page text.
             Ok(Err(message)) => ToolResult::failure(markers::neutralise(&message).into_owned()),

@@ -299,6 +299,23 @@ pub fn web_tools(config: &WebConfig) -> Result<Vec<Arc<dyn Tool>>, WebError> {
     WebToolsBuilder::new(config.clone()).build()
 }
 
+/// The message a model reads when `what` timed out.
+fn timed_out(what: &str, config: &WebConfig) -> String {
+    format!(
+        "{what} took longer than {} s and was stopped (web.timeout)",
+        config.timeout
+    )
+}
+
+/// The message a model reads for a failed request.
+fn request_failure(error: &RequestError, what: &str, config: &WebConfig) -> String {
+    if error.is_timeout() {
+        timed_out(what, config)
+    } else {
+        toolgate_core::error_chain(error)
+    }
+}
+
 fn validate(config: &WebConfig) -> Result<(), WebError> {
     let out_of_range = |field, value: String, expected| {
         Err(WebError::Setting {

@@ -10,14 +10,13 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolgate_core::{
-    Effect, Effects, EffectsError, Sensitivity, ToolAnnotations, ToolContext, ToolResult,
-    TypedTool, error_chain,
+    Effect, Effects, EffectsError, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool,
 };
 
 use super::cache::TtlCache;
 use super::client::SafeClient;
 use super::convert::fragment_text;
-use super::{MAX_SEARCH_RESULTS, SearchProvider, WebConfig, markers};
+use super::{MAX_SEARCH_RESULTS, SearchProvider, WebConfig, markers, request_failure, timed_out};
 
 /// Searches kept in the cache.
 const CACHE_ENTRIES: usize = 128;
@@ -175,7 +174,7 @@ impl WebSearch {
             .client
             .get(url.as_str(), headers, false)
             .await
-            .map_err(|e| error_chain(&e))?;
+            .map_err(|e| request_failure(&e, "the search", &self.config))?;
         let status = response.status();
         if !status.is_success() {
             return Err(self.status_message(status));
@@ -183,7 +182,7 @@ impl WebSearch {
         let (body, _) = response
             .read_capped(self.config.max_body_bytes)
             .await
-            .map_err(|e| error_chain(&e))?;
+            .map_err(|e| request_failure(&e, "the search", &self.config))?;
         let hits = parse(provider, &body).map_err(|e| {
             format!(
                 "{} answered with something that is not its JSON result format ({e})",
@@ -298,10 +297,7 @@ impl TypedTool for WebSearch {
         }
         let limit = Duration::from_secs(self.config.timeout);
         match tokio::time::timeout(limit, self.search(&query, count)).await {
-            Err(_) => ToolResult::failure(format!(
-                "the search took longer than {} s and was stopped (web.timeout)",
-                self.config.timeout
-            )),
+            Err(_) => ToolResult::failure(timed_out("the search", &self.config)),
             Ok(Err(message)) => ToolResult::failure(markers::neutralise(&message).into_owned()),
             Ok(Ok(result)) => {
                 self.cache.insert(key, result.clone(), Instant::now());
