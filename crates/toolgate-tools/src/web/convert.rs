@@ -142,7 +142,7 @@ pub(crate) fn decode(body: &[u8], charset: Option<&str>) -> String {
 /// structure.
 pub(crate) fn html_to_text(html: &str) -> Result<String, String> {
     let flat;
-    let html = if nesting::estimate_depth(html) > nesting::MAX_DEPTH {
+    let html = if nesting::measure(html).too_deep() {
         flat = nesting::flatten(html);
         &flat
     } else {
@@ -169,9 +169,12 @@ pub(crate) fn html_title(html: &str) -> Option<String> {
 /// An HTML fragment (a search result's title or snippet, with `<strong>`
 /// and entities) as one line of plain text, at most `max_chars` long.
 pub(crate) fn fragment_text(html: &str, max_chars: usize) -> String {
+    // Tags go first (a fragment's `<hr>` or table would be drawn); what is
+    // left is text and entities.
+    let flat = nesting::flatten(html);
     let text = html2text::config::plain_no_decorate()
         .allow_width_overflow()
-        .string_from_read(format!("<p>{html}</p>").as_bytes(), usize::MAX / 4)
+        .string_from_read(format!("<p>{flat}</p>").as_bytes(), 200)
         .unwrap_or_else(|_| html.to_owned());
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match truncate_chars(&line, max_chars) {
@@ -388,20 +391,32 @@ mod tests {
         }
         assert_eq!(html_title(html).as_deref(), Some("The Title & more"));
         assert_eq!(html_title("<p>no title</p>"), None);
+        assert_eq!(
+            html_title("<title>A <hr> <table><tr><td>B</table> &lt;C&gt;</title>").as_deref(),
+            Some("A B <C>")
+        );
     }
 
     /// A page nested far deeper than any real one converts without
     /// overflowing the stack.
     #[test]
     fn deeply_nested_html_converts() {
-        for tag in ["div", "blockquote", "ul><li", "table><tr><td", "b", "span"] {
+        for tag in [
+            "div",
+            "blockquote",
+            "ul><li",
+            "table><tr><td",
+            "b",
+            "span",
+            "dl><dd",
+        ] {
             let close: String = tag.split('>').rev().fold(String::new(), |mut close, t| {
                 close.push_str("</");
                 close.push_str(t.trim_start_matches('<'));
                 close.push('>');
                 close
             });
-            let depth = 20_000;
+            let depth = 10_000;
             let html = format!(
                 "{}deep{}",
                 format!("<{tag}>").repeat(depth),

@@ -1,11 +1,14 @@
-//! A guard against HTML nested deep enough to make parsing slow.
+//! A guard against HTML nested deep enough to make conversion slow or huge.
 //!
 //! A spec-following HTML parser (html5ever, under `html2text`) checks the
 //! stack of open elements for most start tags, so parsing takes time
 //! proportional to tags × depth: 20,000 nested `<div>`s took seconds, and a
-//! 2 MiB page of them would take minutes of CPU. No real page nests more
-//! than a few hundred levels. [`estimate_depth`] measures the nesting with a
-//! linear scan; a page nested deeper than [`MAX_DEPTH`] is [`flatten`]ed
+//! 2 MiB page of them would take minutes of CPU. And the text renderer
+//! indents each nested quote, list and table, so 500 nested `<blockquote>`s
+//! around many short paragraphs would turn 2 MiB of HTML into hundreds of
+//! MiB of indentation. No real page nests more than a few hundred elements
+//! or a few dozen quotes and lists. [`measure`] gauges both with a linear
+//! scan; a page deeper than [`MAX_DEPTH`] or [`MAX_INDENT`] is [`flatten`]ed
 //! (tags dropped, block boundaries kept as line breaks) before conversion,
 //! so its text still comes through.
 
@@ -13,6 +16,13 @@ use memchr::memchr;
 
 /// The deepest nesting converted as it is.
 pub(crate) const MAX_DEPTH: usize = 512;
+
+/// The deepest nesting of indenting elements ([`INDENTING`]) converted as
+/// it is.
+pub(crate) const MAX_INDENT: usize = 32;
+
+/// Elements the text renderer indents or lays out within their parent.
+const INDENTING: &[&str] = &["blockquote", "dd", "dl", "ol", "ul", "table", "menu", "dir"];
 
 /// Elements that never have content.
 const VOID: &[&str] = &[
@@ -241,12 +251,34 @@ fn implicitly_closes(open: &str, new: &str) -> bool {
         || pair(&["rb", "rt", "rp", "rtc"], &["rb", "rt", "rp", "rtc"])
 }
 
+/// How deep a page nests, at most.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Nesting {
+    /// Open elements.
+    pub(crate) depth: usize,
+    /// Open [`INDENTING`] elements.
+    pub(crate) indent: usize,
+}
+
+impl Nesting {
+    /// Whether the page is to be flattened before conversion.
+    pub(crate) fn too_deep(self) -> bool {
+        self.depth > MAX_DEPTH || self.indent > MAX_INDENT
+    }
+}
+
 /// How deep `html` nests, at most: end tags close only the element on top
 /// (a stray end tag closes nothing, as in a parser), and optional end tags
 /// are implied where the parser implies them. Linear time.
-pub(crate) fn estimate_depth(html: &str) -> usize {
+pub(crate) fn measure(html: &str) -> Nesting {
     let mut open: Vec<&str> = Vec::new();
-    let mut deepest = 0;
+    let mut indent = 0;
+    let mut deepest = Nesting::default();
+    let pop = |open: &mut Vec<&str>, indent: &mut usize| {
+        if open.pop().is_some_and(|name| is(INDENTING, name)) {
+            *indent -= 1;
+        }
+    };
     let mut scanner = Scanner::new(html);
     while let Some((_, _, item)) = scanner.next_item() {
         match item {
@@ -255,17 +287,21 @@ pub(crate) fn estimate_depth(html: &str) -> usize {
                     continue;
                 }
                 while open.last().is_some_and(|top| implicitly_closes(top, name)) {
-                    open.pop();
+                    pop(&mut open, &mut indent);
                 }
                 open.push(name);
-                deepest = deepest.max(open.len());
+                if is(INDENTING, name) {
+                    indent += 1;
+                }
+                deepest.depth = deepest.depth.max(open.len());
+                deepest.indent = deepest.indent.max(indent);
             }
             Item::End { name } => {
                 if open
                     .last()
                     .is_some_and(|top| top.eq_ignore_ascii_case(name))
                 {
-                    open.pop();
+                    pop(&mut open, &mut indent);
                 }
             }
             Item::Other => {}
@@ -327,12 +363,48 @@ mod tests {
             ("<!doctype html><html><body><div>x</div></body></html>", 3),
         ];
         for (html, depth) in cases {
-            assert_eq!(estimate_depth(html), *depth, "{html}");
+            assert_eq!(measure(html).depth, *depth, "{html}");
         }
-        assert_eq!(estimate_depth(&"<div>".repeat(100_000)), 100_000);
-        assert_eq!(estimate_depth(&"<div></x>".repeat(1000)), 1000);
-        assert_eq!(estimate_depth(&"<li>x".repeat(100_000)), 1);
-        assert_eq!(estimate_depth(&"<div>x</div>".repeat(100_000)), 1);
+        let depth = |html: &str| measure(html).depth;
+        assert_eq!(depth(&"<div>".repeat(100_000)), 100_000);
+        assert_eq!(depth(&"<div></x>".repeat(1000)), 1000);
+        assert_eq!(depth(&"<li>x".repeat(100_000)), 1);
+        assert_eq!(depth(&"<div>x</div>".repeat(100_000)), 1);
+    }
+
+    #[test]
+    fn indent_estimates() {
+        // (html, depth, indent, flattened)
+        let cases: &[(&str, usize, usize, bool)] = &[
+            ("<blockquote><p>q</p></blockquote>", 2, 1, false),
+            ("<ul><li><ul><li>x</ul></ul>", 4, 2, false),
+            (
+                "<table><tr><td><table><tr><td>x</table></table>",
+                6,
+                2,
+                false,
+            ),
+            (
+                "<div><blockquote>a</blockquote><blockquote>b</blockquote></div>",
+                2,
+                1,
+                false,
+            ),
+        ];
+        for (html, depth, indent, flat) in cases {
+            let nesting = measure(html);
+            assert_eq!(
+                (nesting.depth, nesting.indent, nesting.too_deep()),
+                (*depth, *indent, *flat),
+                "{html}"
+            );
+        }
+        let quotes = |n: usize| format!("{}<p>x</p>", "<blockquote>".repeat(n));
+        assert!(!measure(&quotes(MAX_INDENT)).too_deep());
+        assert!(measure(&quotes(MAX_INDENT + 1)).too_deep());
+        let divs = |n: usize| "<div>".repeat(n);
+        assert!(!measure(&divs(MAX_DEPTH)).too_deep());
+        assert!(measure(&divs(MAX_DEPTH + 1)).too_deep());
     }
 
     #[test]

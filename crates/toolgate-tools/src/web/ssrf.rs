@@ -187,11 +187,6 @@ impl UrlPolicy {
         Ok(policy)
     }
 
-    /// Whether the policy exempts nothing.
-    pub fn is_strict(&self) -> bool {
-        self.names.is_empty() && self.addrs.is_empty()
-    }
-
     /// Checks everything about `url` that needs no DNS (rules 1–5): the
     /// scheme, user info, local names, and the address when the host is
     /// an IP literal.
