@@ -2,7 +2,7 @@
 //!
 //! [`UrlPolicy`] judges a URL before any request (scheme, user info, host
 //! name, an IP literal in any spelling) and the addresses its host resolves
-//! to before any connection. The HTTP client (see [`super::client`]) asks
+//! to before any connection. The web tools' HTTP client (see [`super`]) asks
 //! the policy inside its DNS resolver, so the addresses checked are the
 //! only ones it can connect to.
 
@@ -126,7 +126,7 @@ pub struct CheckedUrl {
 ///    system resolver completes with the local search domains) — is
 ///    refused, with or without a trailing dot, in any case.
 /// 4. An address, written in the URL or returned by DNS, must be public
-///    (see [`address`](super::address)); a name is refused when *any* of
+///    (see [`super::address`]); a name is refused when *any* of
 ///    its addresses is not.
 /// 5. `allow_hosts` exempts exactly what it lists from rules 3 and 4: a
 ///    listed name skips the local-name rule and may resolve to private
