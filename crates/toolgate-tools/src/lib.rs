@@ -63,6 +63,7 @@ pub mod search;
 pub mod tasks;
 pub mod time;
 pub mod weather;
+pub mod web;
 
 /// Options for the built-in tools.
 #[derive(Debug, Clone)]
