@@ -201,3 +201,54 @@ async fn due_jobs_run_once_reminders_shown_agent_jobs_run_autonomously() {
     );
     assert!(stdout.contains("ghost"), "{stdout}");
 }
+
+#[tokio::test]
+async fn each_group_is_listed_only_when_enabled() {
+    let server = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&server);
+    let groups: &[(&str, &[&str])] = &[
+        ("web", &["web_fetch", "web_search"]),
+        ("memory", &["save_memory", "memory_search", "memory_get"]),
+        (
+            "persona",
+            &["update_soul", "update_identity", "manage_goals"],
+        ),
+        ("notes", &["create_note", "search_notes"]),
+        ("tasks", &["create_project", "add_task", "update_plan"]),
+        ("weather", &["get_weather"]),
+        ("cron", &["cron"]),
+        ("phone", &["phone_call"]),
+    ];
+    let listed = |out: &std::process::Output| -> Vec<String> {
+        text(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+            .collect()
+    };
+    let off = listed(&ws.run(&["tools", "list"]).await);
+    assert!(off.contains(&"calculator".to_owned()), "{off:?}");
+    for (group, tools) in groups {
+        for tool in *tools {
+            assert!(
+                !off.contains(&(*tool).to_owned()),
+                "{group}: {tool} listed while off"
+            );
+        }
+    }
+    let mut yaml = String::new();
+    for (group, _) in groups {
+        yaml.push_str(&format!("  {group}: {{enabled: true}}\n"));
+    }
+    yaml.push_str("  calculator: {enabled: false}\n");
+    enable(&ws, &yaml);
+    let on = listed(&ws.run(&["tools", "list"]).await);
+    for (group, tools) in groups {
+        for tool in *tools {
+            assert!(
+                on.contains(&(*tool).to_owned()),
+                "{group}: {tool} missing: {on:?}"
+            );
+        }
+    }
+    assert!(!on.contains(&"calculator".to_owned()), "{on:?}");
+}

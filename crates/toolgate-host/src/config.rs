@@ -334,6 +334,8 @@ pub struct ToolsSection {
     pub cron: toolgate_tools::cron::CronConfig,
     /// `phone_call` over Twilio (off by default).
     pub phone: toolgate_tools::phone::PhoneConfig,
+    /// `web_fetch` and `web_search` (off by default).
+    pub web: toolgate_tools::web::WebConfig,
 }
 
 impl Default for ToolsSection {
@@ -350,6 +352,7 @@ impl Default for ToolsSection {
             persona: toolgate_tools::memory::persona::PersonaConfig::default(),
             cron: toolgate_tools::cron::CronConfig::default(),
             phone: toolgate_tools::phone::PhoneConfig::default(),
+            web: toolgate_tools::web::WebConfig::default(),
         }
     }
 }
@@ -389,7 +392,12 @@ impl Default for ToggleSection {
 
 /// Sections DESIGN.md §12 names that this build does not read yet; a key
 /// there gets a clearer error than "unknown key".
-const NOT_YET_SUPPORTED: &[&str] = &["skills", "memory", "web", "ui"];
+const NOT_YET_SUPPORTED: &[&str] = &["skills", "ui"];
+
+/// Sections DESIGN.md §12 names at the top level that live under `tools:`
+/// with their group's enable flag (seed 002's shape): a key there is
+/// pointed to its place.
+const UNDER_TOOLS: &[&str] = &["memory", "web"];
 
 /// Where a layer came from, for messages.
 #[derive(Debug, Clone)]
@@ -776,6 +784,11 @@ fn layer_error(
         if NOT_YET_SUPPORTED.contains(&top) && key == top {
             message =
                 format!("the `{top}` section is not supported by this version of toolgate yet");
+        } else if UNDER_TOOLS.contains(&top) && key == top {
+            message = format!("the `{top}` section belongs under `tools:`");
+            hint = Some(format!(
+                "write it as `tools: {{{top}: {{enabled: true, …}}}}`"
+            ));
         } else {
             let expected = message
                 .find(", expected")

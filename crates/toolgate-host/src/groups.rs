@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use toolgate_store::{ScheduleStore, SessionHistory};
 use toolgate_tools::ToolGroup;
-use toolgate_tools::{calc, cron, memory, notes, phone, tasks, weather};
+use toolgate_tools::{calc, cron, memory, notes, phone, tasks, weather, web};
 
 use crate::error::HostError;
 use crate::host::Host;
@@ -14,7 +14,7 @@ use crate::host::Host;
 impl Host {
     /// The assistant groups `tools.<group>.enabled` turns on (the
     /// calculator is on by default, the others off): calculator, notes,
-    /// tasks, weather, memory, persona, cron, phone.
+    /// tasks, weather, web, memory, persona, cron, phone.
     pub(crate) fn assistant_groups(&self) -> Result<Vec<ToolGroup>, HostError> {
         let tools = &self.config().tools;
         let mut groups = vec![ToolGroup::new(
@@ -42,6 +42,13 @@ impl Host {
                 reason: toolgate_core::error_chain(&e),
             })?;
             groups.push(ToolGroup::new("weather", weather::INSTRUCTIONS, found));
+        }
+        if tools.web.enabled {
+            let found = web::web_tools(&tools.web).map_err(|e| HostError::ToolGroup {
+                group: "web",
+                reason: toolgate_core::error_chain(&e),
+            })?;
+            groups.push(ToolGroup::new("web", web::INSTRUCTIONS, found));
         }
         if tools.memory.enabled {
             let store = self.store()?;

@@ -55,7 +55,7 @@ use toolgate_mcp::McpServerConfig;
 /// | `guardrails.blocked_commands`, `guardrails.code_rules` | refuse or warn more |
 /// | `guardrails.max_files_modified`, `guardrails.max_lines_changed` | unlimited by default |
 /// | `workspace.max_file_size` | a size limit |
-/// | `tools.timeout`, `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled`, `tools.calculator`, `tools.notes`, `tools.tasks`, `tools.persona`, `tools.memory.*` but `dir` | harmless tools and limits (notes, tasks, memory and persona live in toolgate's own data directory) |
+/// | `tools.timeout`, `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled`, `tools.calculator`, `tools.notes`, `tools.tasks`, `tools.persona`, `tools.memory.*` but `dir`, the `tools.web` limits (`max_content_length`, `max_body_bytes`, `timeout`, `cache_ttl`, `max_redirects`, `search.max_results`) | harmless tools and limits (notes, tasks, memory and persona live in toolgate's own data directory) |
 /// | `llm.provider`, `llm.model`, `llm.timeout`, `llm.max_retries`, `llm.stream`, `llm.max_tokens`, `llm.context_window` | which model, not where requests and the key go |
 /// | `llm.input_price_per_mtok`, `llm.output_price_per_mtok`, `llm.budget_usd` | cost accounting and a budget |
 /// | `llm.text_tool_calls` | whether calls written as text are recovered; every call still goes through the gate |
@@ -69,8 +69,9 @@ use toolgate_mcp::McpServerConfig;
 /// (policy), `audit.*` (appends to any file), `llm.base_url`,
 /// `llm.api_key_env` (where the model's requests, the code and the key go),
 /// `store.path` (writes any file), `tools.memory.dir` (writes files there),
-/// `tools.weather`, `tools.phone` and `tools.web` (where requests go, with
-/// which key), `tools.cron` (agent runs later, unattended).
+/// `tools.weather`, `tools.phone`, `tools.web.enabled`, `tools.web.allow_hosts`
+/// and `tools.web.search` (where requests go, with which key), `tools.cron`
+/// (agent runs later, unattended).
 pub const APPLIES_UNTRUSTED: &[&str] = &[
     "commands.enabled",
     "commands.allowed_only",
@@ -104,6 +105,12 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "tools.memory.min_score",
     "tools.memory.search_sessions",
     "tools.memory.max_get_lines",
+    "tools.web.max_content_length",
+    "tools.web.max_body_bytes",
+    "tools.web.timeout",
+    "tools.web.cache_ttl",
+    "tools.web.max_redirects",
+    "tools.web.search.max_results",
     "llm.provider",
     "llm.model",
     "llm.timeout",
@@ -634,6 +641,22 @@ mod tests {
             ("llm.base_url", false),
             ("llm.api_key_env", false),
             ("store.path", false),
+            // Where assistant tools send requests, with which key, and
+            // where they write.
+            ("tools.web.enabled", false),
+            ("tools.web.allow_hosts", false),
+            ("tools.web.search.api_key_env", false),
+            ("tools.web.search.base_url", false),
+            ("tools.web.search", false),
+            ("tools.web.timeout", true),
+            ("tools.web.search.max_results", true),
+            ("tools.phone.base_url", false),
+            ("tools.phone.auth_token_env", false),
+            ("tools.weather.base_url", false),
+            ("tools.cron.enabled", false),
+            ("tools.memory.dir", false),
+            ("tools.memory.enabled", true),
+            ("tools.persona.enabled", true),
             ("agents.docs.mode", false),
             ("agents.plan.mode", false),
             ("agents.docs", false),

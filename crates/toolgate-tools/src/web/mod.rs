@@ -78,11 +78,14 @@ pub const MAX_REDIRECTS: usize = 5;
 /// The most results one search may ask for (Brave's limit).
 pub const MAX_SEARCH_RESULTS: usize = 20;
 
-/// The `web:` section of the configuration.
+/// The `tools.web` section of the configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct WebConfig {
+    /// Whether the group's tools are offered (read by the host). Default:
+    /// false.
+    pub enabled: bool,
     /// The most characters of text `web_fetch` returns, after conversion.
     /// Default: 50000.
     pub max_content_length: usize,
@@ -111,6 +114,7 @@ pub struct WebConfig {
 impl Default for WebConfig {
     fn default() -> Self {
         Self {
+            enabled: false,
             max_content_length: DEFAULT_MAX_CONTENT_LENGTH,
             max_body_bytes: 2 * 1024 * 1024,
             timeout: 30,
