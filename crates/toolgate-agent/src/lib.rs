@@ -48,6 +48,10 @@ pub use probe::{
 };
 pub use prompt::{AGENTS_MD_CAP, Environment, PromptBuilder, PromptMode};
 pub use recover::{Recovered, TextCall, recover_tool_calls};
+pub use routing::{
+    CLASSIFY_MAX_TOKENS, CLASSIFY_MESSAGE_CAP, DEFAULT_MAX_TOOLS, IntentAnswer, RouteReason,
+    Routed, Router, RouterBuilder, RoutingConfig, RoutingError, parse_intent, select_tools,
+};
 pub use runner::{
     AgentEvent, AgentRunner, AgentRunnerBuilder, EventSink, GateReport, HookVerdict,
     LifecycleHooks, Outcome, QualityGates, RunRecorder, RunReport, StepSnapshot, StepUsage,
@@ -61,4 +65,5 @@ mod llm;
 mod probe;
 mod prompt;
 mod recover;
+mod routing;
 mod runner;
