@@ -38,6 +38,10 @@ pub use context::{
     BYTES_PER_TOKEN_X2, ContextBudget, DEFAULT_CONTEXT_WINDOW, ENVELOPE_BYTES, fit, message_bytes,
     messages_bytes,
 };
+pub use fallback::{
+    FallbackClient, FallbackClientBuilder, FallbackEntry, FallbackError, ProviderKind,
+    ProviderSwitch, SwitchCallback, SwitchReason, is_provider_failure,
+};
 pub use llm::{
     AnthropicClient, ApiKey, HttpSettings, LlmClient, LlmError, LlmRequest, LlmResponse, Message,
     ModelToolCall, OpenAiClient, Role, TextSink, Usage,
@@ -61,6 +65,7 @@ pub use runner::{
 mod agent;
 mod bridge;
 mod context;
+mod fallback;
 mod llm;
 mod probe;
 mod prompt;
