@@ -38,6 +38,10 @@ pub use context::{
     BYTES_PER_TOKEN_X2, ContextBudget, DEFAULT_CONTEXT_WINDOW, ENVELOPE_BYTES, fit, message_bytes,
     messages_bytes,
 };
+pub use fallback::{
+    FallbackClient, FallbackClientBuilder, FallbackEntry, FallbackError, ProviderKind,
+    ProviderSwitch, SwitchCallback, SwitchReason, is_provider_failure,
+};
 pub use llm::{
     AnthropicClient, ApiKey, HttpSettings, LlmClient, LlmError, LlmRequest, LlmResponse, Message,
     ModelToolCall, OpenAiClient, Role, TextSink, Usage,
@@ -48,6 +52,10 @@ pub use probe::{
 };
 pub use prompt::{AGENTS_MD_CAP, Environment, PromptBuilder, PromptMode};
 pub use recover::{Recovered, TextCall, recover_tool_calls};
+pub use routing::{
+    CLASSIFY_MAX_TOKENS, CLASSIFY_MESSAGE_CAP, DEFAULT_MAX_TOOLS, IntentAnswer, RouteReason,
+    Routed, Router, RouterBuilder, RoutingConfig, RoutingError, parse_intent, select_tools,
+};
 pub use runner::{
     AgentEvent, AgentRunner, AgentRunnerBuilder, EventSink, GateReport, HookVerdict,
     LifecycleHooks, Outcome, QualityGates, RunRecorder, RunReport, StepSnapshot, StepUsage,
@@ -57,8 +65,10 @@ pub use runner::{
 mod agent;
 mod bridge;
 mod context;
+mod fallback;
 mod llm;
 mod probe;
 mod prompt;
 mod recover;
+mod routing;
 mod runner;
