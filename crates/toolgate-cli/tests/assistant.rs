@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 use common::{Ws, answer, chats, server, text};
@@ -237,7 +239,7 @@ async fn each_group_is_listed_only_when_enabled() {
     }
     let mut yaml = String::new();
     for (group, _) in groups {
-        yaml.push_str(&format!("  {group}: {{enabled: true}}\n"));
+        writeln!(yaml, "  {group}: {{enabled: true}}").unwrap();
     }
     yaml.push_str("  calculator: {enabled: false}\n");
     enable(&ws, &yaml);
