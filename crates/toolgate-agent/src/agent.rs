@@ -34,6 +34,12 @@ pub struct AgentDef {
     pub max_repeated_calls: u32,
     /// How the agent is addressed. By default, a conversation.
     pub prompt_mode: PromptMode,
+    /// Tools the agent never gets, even when `allowed_tools` or "every
+    /// tool" would give them (seed 002's per-bot `disabledTools`).
+    pub disabled_tools: Vec<String>,
+    /// The agents it may hand work to with `delegate` and `collaborate`;
+    /// empty: those tools are not offered (see [`crate::delegate`]).
+    pub delegate_to: Vec<String>,
 }
 
 /// A custom agent as written in the `agents` config section.
@@ -59,6 +65,12 @@ pub struct AgentConfig {
     /// `conversation` (default), `collaboration` or `autonomous`.
     #[serde(default)]
     pub prompt_mode: Option<PromptMode>,
+    /// Tools the agent never gets.
+    #[serde(default)]
+    pub disabled_tools: Option<Vec<String>>,
+    /// Agents it may delegate to and collaborate with.
+    #[serde(default)]
+    pub delegate_to: Option<Vec<String>>,
 }
 
 const BUILD_PROMPT: &str = "You are a careful software engineer working in the user's \
@@ -78,16 +90,26 @@ impl AgentDef {
             "review" => (REVIEW_PROMPT, true, Some("yolo")),
             _ => return None,
         };
-        Some(Self {
+        let mut def = Self::new(name, prompt);
+        def.read_only = read_only;
+        def.mode = mode.map(str::to_owned);
+        Some(def)
+    }
+
+    /// An agent named `name` with `prompt`, every tool and the defaults.
+    fn new(name: &str, prompt: &str) -> Self {
+        Self {
             name: name.to_owned(),
             system_prompt: prompt.to_owned(),
             allowed_tools: None,
-            read_only,
-            mode: mode.map(str::to_owned),
+            read_only: false,
+            mode: None,
             max_steps: DEFAULT_MAX_STEPS,
             max_repeated_calls: DEFAULT_MAX_REPEATED_CALLS,
             prompt_mode: PromptMode::default(),
-        })
+            disabled_tools: Vec::new(),
+            delegate_to: Vec::new(),
+        }
     }
 
     /// Resolves `name` against the custom agents, then the built-ins. A
@@ -97,16 +119,7 @@ impl AgentDef {
         let Some(cfg) = custom.get(name) else {
             return base;
         };
-        let mut def = base.unwrap_or_else(|| Self {
-            name: name.to_owned(),
-            system_prompt: BUILD_PROMPT.to_owned(),
-            allowed_tools: None,
-            read_only: false,
-            mode: None,
-            max_steps: DEFAULT_MAX_STEPS,
-            max_repeated_calls: DEFAULT_MAX_REPEATED_CALLS,
-            prompt_mode: PromptMode::default(),
-        });
+        let mut def = base.unwrap_or_else(|| Self::new(name, BUILD_PROMPT));
         if let Some(p) = &cfg.system_prompt {
             def.system_prompt.clone_from(p);
         }
@@ -125,7 +138,26 @@ impl AgentDef {
         if let Some(mode) = cfg.prompt_mode {
             def.prompt_mode = mode;
         }
+        if let Some(tools) = &cfg.disabled_tools {
+            def.disabled_tools.clone_from(tools);
+        }
+        if let Some(agents) = &cfg.delegate_to {
+            def.delegate_to.clone_from(agents);
+        }
         Some(def)
+    }
+
+    /// The agent as another agent runs it through `delegate` or
+    /// `collaborate`: it cannot hand work on (no delegation tools, so no
+    /// loop and no depth beyond one), it answers another agent
+    /// ([`PromptMode::Collaboration`]), and with `collaboration_safe` only
+    /// its read-only tools are offered.
+    #[must_use]
+    pub fn as_sub_agent(mut self, collaboration_safe: bool) -> Self {
+        self.delegate_to.clear();
+        self.prompt_mode = PromptMode::Collaboration;
+        self.read_only |= collaboration_safe;
+        self
     }
 
     /// Appends extra tools (e.g. MCP tools) to an explicit `allowed_tools`
@@ -150,12 +182,23 @@ impl AgentDef {
 
     /// Whether the agent may call `tool` (it must also be registered, and
     /// not be a diagnostic tool: those are never offered to a model).
+    /// `disabled_tools` always win; the delegation tools go only to an
+    /// agent with `delegate_to`, whatever else says.
     pub fn allows(&self, registry: &Registry, tool: &str) -> bool {
         let Ok(entry) = registry.get(tool) else {
             return false;
         };
-        if entry.tool().diagnostic() {
+        if entry.tool().diagnostic() || self.disabled_tools.iter().any(|t| t == tool) {
             return false;
+        }
+        if tool == crate::delegate::IMPROVE {
+            return self.delegate_to.iter().any(|a| a == tool);
+        }
+        if crate::delegate::DELEGATION_TOOLS.contains(&tool) {
+            return self
+                .delegate_to
+                .iter()
+                .any(|a| a != crate::delegate::IMPROVE);
         }
         if self
             .allowed_tools

@@ -36,6 +36,43 @@ use crate::llm::{
 /// Receives every provider switch, as it happens.
 pub type SwitchCallback = Arc<dyn Fn(&ProviderSwitch) + Send + Sync>;
 
+/// Provider switches waiting to be reported: the [`FallbackClient`]'s
+/// callback ([`SwitchLog::callback`]) adds them as they happen, the agent
+/// loop takes them after each model call
+/// ([`AgentRunnerBuilder::switches`](crate::AgentRunnerBuilder::switches)),
+/// emits them as events and records them in the session.
+#[derive(Debug, Default)]
+pub struct SwitchLog(std::sync::Mutex<Vec<ProviderSwitch>>);
+
+impl SwitchLog {
+    /// An empty log.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// A callback for [`FallbackClientBuilder::on_switch`] that adds each
+    /// switch to this log.
+    pub fn callback(self: &Arc<Self>) -> SwitchCallback {
+        let log = Arc::clone(self);
+        Arc::new(move |switch: &ProviderSwitch| {
+            log.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(switch.clone());
+        })
+    }
+
+    /// Takes the switches logged so far, oldest first.
+    pub fn drain(&self) -> Vec<ProviderSwitch> {
+        std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+}
+
 /// The fallback moved a request from one provider to another.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderSwitch {

@@ -40,7 +40,7 @@ pub use context::{
 };
 pub use fallback::{
     FallbackClient, FallbackClientBuilder, FallbackEntry, FallbackError, ProviderKind,
-    ProviderSwitch, SwitchCallback, SwitchReason, is_provider_failure,
+    ProviderSwitch, SwitchCallback, SwitchLog, SwitchReason, is_provider_failure,
 };
 pub use llm::{
     AnthropicClient, ApiKey, HttpSettings, LlmClient, LlmError, LlmRequest, LlmResponse, Message,
@@ -58,13 +58,14 @@ pub use routing::{
 };
 pub use runner::{
     AgentEvent, AgentRunner, AgentRunnerBuilder, EventSink, GateReport, HookVerdict,
-    LifecycleHooks, Outcome, QualityGates, RunRecorder, RunReport, StepSnapshot, StepUsage,
-    ToolCallRecord, truncate_head_tail,
+    LifecycleHooks, Outcome, QualityGates, RecordedEvent, RunRecorder, RunReport, SpendMeter,
+    StepSnapshot, StepUsage, ToolCallRecord, truncate_head_tail,
 };
 
 mod agent;
 mod bridge;
 mod context;
+pub mod delegate;
 mod fallback;
 mod llm;
 mod probe;

@@ -16,7 +16,8 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -28,8 +29,10 @@ use toolgate_engine::{Decision, ExecutionEngine};
 
 use crate::agent::AgentDef;
 use crate::context::{ContextBudget, DEFAULT_CONTEXT_WINDOW, fit, messages_bytes};
+use crate::fallback::{ProviderSwitch, SwitchLog};
 use crate::llm::{LlmClient, LlmError, LlmRequest, Message, ModelToolCall, Role, Usage};
 use crate::recover::{TextCall, recover_tool_calls};
+use crate::routing::{Routed, Router};
 
 /// What a lifecycle hook decided.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -86,6 +89,8 @@ pub struct StepSnapshot<'a> {
     pub tool_calls: &'a [ToolCallRecord],
     /// The model calls' usage since the last snapshot.
     pub usage: &'a [StepUsage],
+    /// The recorded events since the last snapshot.
+    pub events: &'a [RecordedEvent],
 }
 
 /// Keeps a run as it goes, step by step, so that a crash loses at most the
@@ -149,6 +154,24 @@ pub enum AgentEvent {
     Step {
         /// 1-based step number.
         step: u32,
+        /// The tools this step offers, when routing chose them (absent:
+        /// every tool of the agent).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tools: Option<Vec<String>>,
+    },
+    /// Routing sorted the task into categories and chose the tools to
+    /// offer (recorded in the session).
+    Routed(Routed),
+    /// The model fallback moved a request to another provider (recorded
+    /// in the session).
+    ProviderSwitch(ProviderSwitch),
+    /// Something happened in a run this one delegated to (its steps, tool
+    /// calls and text; the steps and calls are recorded in the session).
+    Subagent {
+        /// The agent the work was handed to.
+        agent: String,
+        /// What happened there.
+        event: Box<AgentEvent>,
     },
     /// Streamed model text.
     Text {
@@ -186,6 +209,50 @@ pub enum AgentEvent {
         /// What happened.
         message: String,
     },
+}
+
+impl AgentEvent {
+    /// The events a session keeps besides messages and tool calls, as
+    /// (kind, data): routing decisions and provider switches.
+    fn recorded(&self) -> Option<(&'static str, Value)> {
+        let kind = match self {
+            Self::Routed(_) => "routed",
+            Self::ProviderSwitch(_) => "provider_switch",
+            Self::Subagent { event, .. } if event.recorded_within() => "subagent",
+            _ => return None,
+        };
+        let mut data = serde_json::to_value(self).ok()?;
+        if let Some(object) = data.as_object_mut() {
+            object.remove("type");
+        }
+        Some((kind, data))
+    }
+}
+
+impl AgentEvent {
+    /// Whether a delegated run's event is kept in the caller's session:
+    /// its steps, tool calls, routing and switches, not its streamed text.
+    fn recorded_within(&self) -> bool {
+        match self {
+            Self::Step { .. } | Self::ToolCall(_) | Self::Routed(_) | Self::ProviderSwitch(_) => {
+                true
+            }
+            Self::Subagent { event, .. } => event.recorded_within(),
+            _ => false,
+        }
+    }
+}
+
+/// An event a session keeps, with the step it happened in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct RecordedEvent {
+    /// The step (0: before the first model call).
+    pub step: u32,
+    /// `routed` or `provider_switch`.
+    pub kind: String,
+    /// The event's fields.
+    pub data: Value,
 }
 
 /// One tool call of a run.
@@ -368,9 +435,59 @@ pub struct AgentRunnerBuilder {
     abort: Option<watch::Receiver<bool>>,
     recorder: Option<Arc<dyn RunRecorder>>,
     recover_text_calls: bool,
+    switches: Option<Arc<SwitchLog>>,
+    routing: Option<Routing>,
+    meter: Option<Arc<SpendMeter>>,
+}
+
+/// Routing of a run: the router, the client its classification call goes
+/// to, and the previous turn's categories (sticky).
+#[derive(Clone)]
+struct Routing {
+    router: Arc<Router>,
+    classifier: Arc<dyn LlmClient>,
+    previous: Vec<String>,
 }
 
 impl AgentRunnerBuilder {
+    /// A spend meter shared with other runs (the runs this one delegates
+    /// to, or the run that delegated to this one): the budget is checked
+    /// against its total. By default, the run counts its own calls only.
+    #[must_use]
+    pub fn meter(mut self, meter: Arc<SpendMeter>) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
+    /// Where the model client reports provider switches (a
+    /// [`FallbackClient`](crate::FallbackClient) built with
+    /// [`SwitchLog::callback`]): after each model call the runner emits
+    /// and records them. By default, none.
+    #[must_use]
+    pub fn switches(mut self, log: Arc<SwitchLog>) -> Self {
+        self.switches = Some(log);
+        self
+    }
+
+    /// Routes the task (seed 003): one call to `classifier` sorts it into
+    /// categories and only the chosen tools are offered, every step of the
+    /// run; `previous` are the categories of the session's previous turn.
+    /// By default, every tool of the agent is offered.
+    #[must_use]
+    pub fn routing(
+        mut self,
+        router: Arc<Router>,
+        classifier: Arc<dyn LlmClient>,
+        previous: Vec<String>,
+    ) -> Self {
+        self.routing = Some(Routing {
+            router,
+            classifier,
+            previous,
+        });
+        self
+    }
+
     /// Lifecycle hooks. By default, none.
     #[must_use]
     pub fn hooks(mut self, hooks: Arc<dyn LifecycleHooks>) -> Self {
@@ -505,6 +622,10 @@ impl AgentRunnerBuilder {
             abort: self.abort,
             recorder: self.recorder,
             recover_text_calls: self.recover_text_calls,
+            switches: self.switches,
+            routing: self.routing,
+            meter: self.meter,
+            recording: Arc::new(Recording::default()),
         }
     }
 }
@@ -528,6 +649,58 @@ pub struct AgentRunner {
     abort: Option<watch::Receiver<bool>>,
     recorder: Option<Arc<dyn RunRecorder>>,
     recover_text_calls: bool,
+    switches: Option<Arc<SwitchLog>>,
+    routing: Option<Routing>,
+    /// The spend shared with delegated runs, when there are any.
+    meter: Option<Arc<SpendMeter>>,
+    /// Recorded events not yet handed to the recorder.
+    recording: Arc<Recording>,
+}
+
+/// Events waiting for the recorder, and the step they belong to.
+#[derive(Debug, Default)]
+struct Recording {
+    pending: Mutex<Vec<RecordedEvent>>,
+    step: AtomicU32,
+}
+
+impl Recording {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<RecordedEvent>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Keeps `e` for the recorder when the session records its kind.
+    fn keep(&self, e: &AgentEvent) {
+        if let Some((kind, data)) = e.recorded() {
+            self.lock().push(RecordedEvent {
+                step: self.step.load(Ordering::Relaxed),
+                kind: kind.to_owned(),
+                data,
+            });
+        }
+    }
+}
+
+/// What a run and the runs it delegates to spend together, in USD: one
+/// budget for the whole tree.
+#[derive(Debug, Default)]
+pub struct SpendMeter(Mutex<f64>);
+
+impl SpendMeter {
+    /// A meter at zero.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Adds a model call's cost.
+    pub fn add(&self, usd: f64) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) += usd;
+    }
+
+    /// The spend so far.
+    pub fn total(&self) -> f64 {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// The name given to a recovered call that could not be read, so that its
@@ -658,6 +831,9 @@ impl AgentRunner {
             abort: None,
             recorder: None,
             recover_text_calls: true,
+            switches: None,
+            routing: None,
+            meter: None,
         }
     }
 
@@ -669,8 +845,41 @@ impl AgentRunner {
     }
 
     fn emit(&self, e: &AgentEvent) {
+        self.recording.keep(e);
         if let Some(s) = &self.events {
             s(e);
+        }
+    }
+
+    /// A sink that emits into this run as [`emit`](Self::emit) does: live
+    /// to the run's sink, and into the session when the kind is recorded.
+    /// A delegated run's events come back this way, nested.
+    pub fn event_sink(&self) -> EventSink {
+        let recording = Arc::clone(&self.recording);
+        let events = self.events.clone();
+        Arc::new(move |e: &AgentEvent| {
+            recording.keep(e);
+            if let Some(s) = &events {
+                s(e);
+            }
+        })
+    }
+
+    /// What the run has spent: the shared meter's total when it has one
+    /// (delegated runs included), else its own calls'.
+    fn spent(&self, report: &RunReport) -> Option<f64> {
+        match &self.meter {
+            Some(meter) if self.prices.is_some() => Some(meter.total()),
+            _ => report.cost_usd(),
+        }
+    }
+
+    /// Emits the provider switches of the model call that just returned.
+    fn emit_switches(&self) {
+        if let Some(log) = &self.switches {
+            for switch in log.drain() {
+                self.emit(&AgentEvent::ProviderSwitch(switch));
+            }
         }
     }
 
@@ -716,8 +925,9 @@ impl AgentRunner {
         let payload = json!({"agent": self.agent.name, "task": task});
         self.hooks.emit("session_start", payload.clone()).await;
         self.hooks.emit("agent_start", payload.clone()).await;
+        let offered = self.route(task).await;
         let stop = {
-            let steps = self.steps(&mut messages, &mut report, deadline, &mut journal);
+            let steps = self.steps(&mut messages, &mut report, deadline, &mut journal, offered);
             tokio::select! {
                 stop = steps => stop,
                 () = flag_set(self.abort.clone()) => Stop::Aborted,
@@ -766,6 +976,18 @@ impl AgentRunner {
         report
     }
 
+    /// The tools routing chooses for `task`, or `None` without routing.
+    async fn route(&self, task: &str) -> Option<Vec<String>> {
+        let routing = self.routing.as_ref()?;
+        let routed = routing
+            .router
+            .classify(routing.classifier.as_ref(), task, &routing.previous)
+            .await;
+        let tools = routed.tools.clone();
+        self.emit(&AgentEvent::Routed(routed));
+        Some(tools)
+    }
+
     /// Hands what is not recorded yet to the recorder (see [`RunRecorder`]).
     async fn record(
         &self,
@@ -780,15 +1002,18 @@ impl AgentRunner {
         let from = journal.clean_until.min(messages.len());
         let calls = journal.calls.min(report.tool_calls.len());
         let usage = journal.usage.min(report.step_usage.len());
+        let events = self.recording.lock().clone();
         let snapshot = StepSnapshot {
             step,
             messages_from: from,
             messages: &messages[from..],
             tool_calls: &report.tool_calls[calls..],
             usage: &report.step_usage[usage..],
+            events: &events,
         };
         match recorder.step(&snapshot).await {
             Ok(()) => {
+                self.recording.lock().drain(..events.len());
                 journal.clean_until = messages.len();
                 journal.calls = report.tool_calls.len();
                 journal.usage = report.step_usage.len();
@@ -827,7 +1052,9 @@ impl AgentRunner {
                 });
             }
         };
-        let resp = self.llm.complete(&request, &sink).await?;
+        let resp = self.llm.complete(&request, &sink).await;
+        self.emit_switches();
+        let resp = resp?;
         let (usage, estimated) = if let Some(u) = resp.usage {
             (u, false)
         } else {
@@ -850,6 +1077,9 @@ impl AgentRunner {
         let cost_usd = self.prices.map(|(pi, po)| {
             (usage.input_tokens as f64 * pi + usage.output_tokens as f64 * po) / 1_000_000.0
         });
+        if let (Some(meter), Some(cost)) = (&self.meter, cost_usd) {
+            meter.add(cost);
+        }
         report.step_usage.push(StepUsage {
             step,
             usage,
@@ -859,15 +1089,19 @@ impl AgentRunner {
         Ok(resp)
     }
 
+    /// The steps of a run; `offered`: the tools routing chose (`None`:
+    /// every tool of the agent).
     async fn steps(
         &self,
         messages: &mut Vec<Message>,
         report: &mut RunReport,
         deadline: Option<Instant>,
         journal: &mut Journal,
+        offered: Option<Vec<String>>,
     ) -> Stop {
         let registry = self.engine.registry().clone();
-        let names = self.agent.tool_names(&registry);
+        let routed = offered.is_some();
+        let names = offered.unwrap_or_else(|| self.agent.tool_names(&registry));
         let tools = registry.schemas(Some(&names), SchemaFormat::OpenAi);
         let tools_bytes = serde_json::to_string(&tools).map_or(0, |t| t.len());
         let first = messages_bytes(&messages[..messages.len().min(2)]);
@@ -880,7 +1114,7 @@ impl AgentRunner {
             if self.cancelled() {
                 return Stop::Summarise(Outcome::Interrupted);
             }
-            if let (Some(budget), Some(spent)) = (self.budget_usd, report.cost_usd())
+            if let (Some(budget), Some(spent)) = (self.budget_usd, self.spent(report))
                 && spent >= budget
             {
                 return Stop::Summarise(Outcome::Budget);
@@ -910,7 +1144,11 @@ impl AgentRunner {
             if let Some(ctx) = verdict.additional_context {
                 messages.push(Message::text(Role::User, ctx));
             }
-            self.emit(&AgentEvent::Step { step });
+            self.recording.step.store(step, Ordering::Relaxed);
+            self.emit(&AgentEvent::Step {
+                step,
+                tools: routed.then(|| names.clone()),
+            });
             report.steps = step;
             let call = self.call_model(messages, tools.clone(), step, false, report);
             let mut cancel = self.cancel.clone();
@@ -940,7 +1178,8 @@ impl AgentRunner {
                     json!({"step": step, "content": resp.content, "tool_calls": resp.tool_calls.len()}),
                 )
                 .await;
-            if let (false, Some(budget), Some(spent)) = (warned, self.budget_usd, report.cost_usd())
+            if let (false, Some(budget), Some(spent)) =
+                (warned, self.budget_usd, self.spent(report))
                 && spent >= 0.8 * budget
             {
                 warned = true;

@@ -204,16 +204,28 @@ impl Setup {
         interactive: Option<Arc<dyn Approver>>,
     ) -> Result<Gate, CliError> {
         let gate = self.host.gate().interactive(interactive).build().await?;
-        for status in &gate.mcp_statuses {
-            if let ServerState::Failed(reason) = &status.state {
-                render::note(&format!(
-                    "warning: MCP server `{}` skipped: {reason}",
-                    status.name
-                ));
-            }
-        }
-        Ok(gate)
+        Ok(warn_failed_servers(gate))
     }
+
+    /// A gate that shows what agents are offered: the delegation tools
+    /// included (they run only inside `toolgate run`).
+    pub(crate) async fn agent_gate(&self) -> Result<Gate, CliError> {
+        let gate = self.host.gate().delegation(true).build().await?;
+        Ok(warn_failed_servers(gate))
+    }
+}
+
+/// `gate`, after a warning for each MCP server that failed to start.
+fn warn_failed_servers(gate: Gate) -> Gate {
+    for status in &gate.mcp_statuses {
+        if let ServerState::Failed(reason) = &status.state {
+            render::note(&format!(
+                "warning: MCP server `{}` skipped: {reason}",
+                status.name
+            ));
+        }
+    }
+    gate
 }
 
 /// The workspace directory, canonical: `dir`, or the current directory.
@@ -222,7 +234,7 @@ pub(crate) fn resolve_workspace(dir: Option<&std::path::Path>) -> Result<PathBuf
 }
 
 async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError> {
-    let gate = setup.gate(None).await?;
+    let gate = setup.agent_gate().await?;
     gate.shutdown().await;
     let registry = &gate.registry;
     let mut tools = Vec::new();
@@ -257,7 +269,7 @@ async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError
 
 /// `toolgate prompt show`: the system prompt on stdout, its size on stderr.
 async fn prompt_show(setup: &Setup, agent: &str) -> Result<Exit, CliError> {
-    let gate = setup.gate(None).await?;
+    let gate = setup.agent_gate().await?;
     gate.shutdown().await;
     let def = setup
         .host

@@ -153,7 +153,7 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
         // Waiting for the model from the start of a step (and of the
         // summary call) to its first output.
         match e {
-            AgentEvent::Step { step } => shown.show(&format!("step {step}")),
+            AgentEvent::Step { step, .. } => shown.show(&format!("step {step}")),
             AgentEvent::Summary { .. } => shown.show("summary"),
             _ => shown.hide(),
         }
@@ -182,6 +182,19 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
                 write_err(&format!("\n  stopping: {reason}; asking for a summary"));
             }
             AgentEvent::Warning { message } => write_err(&format!("warning: {message}")),
+            AgentEvent::ProviderSwitch(s) => {
+                write_err(&format!("\n  model: {} → {} ({})", s.from, s.to, s.reason));
+            }
+            AgentEvent::Routed(r) => write_err(&format!(
+                "  routing: {} — {} tools ({})",
+                if r.categories.is_empty() {
+                    "no category".to_owned()
+                } else {
+                    r.categories.join(", ")
+                },
+                r.tools.len(),
+                r.reason
+            )),
             _ => {}
         }
     });

@@ -77,10 +77,11 @@ pub(crate) async fn sessions(setup: &Setup, cmd: SessionsCommand) -> Result<Exit
                 .tool_calls(&id)
                 .await
                 .map_err(|e| store_error(setup, e))?;
+            let events = store.events(&id).await.map_err(|e| store_error(setup, e))?;
             if setup.json {
                 let mut session = serde_json::to_value(&summary).unwrap_or_default();
                 session["outcome"] = outcome(&summary).into();
-                let v = serde_json::json!({"session": session, "messages": stored, "tool_calls": calls});
+                let v = serde_json::json!({"session": session, "messages": stored, "tool_calls": calls, "events": events});
                 return crate::out(&crate::json_text(&v)?);
             }
             let mut text = format!(
@@ -105,6 +106,16 @@ pub(crate) async fn sessions(setup: &Setup, cmd: SessionsCommand) -> Result<Exit
                 let _ = writeln!(text, "\n[{role}] {}", m.content.trim());
                 for c in &m.tool_calls {
                     let _ = writeln!(text, "  → {}({})", c.name, c.arguments);
+                }
+            }
+            if !events.is_empty() {
+                text.push_str("\nEvents:\n");
+                for e in &events {
+                    let _ = writeln!(
+                        text,
+                        "  run {} step {}: {} {}",
+                        e.run, e.event.step, e.event.kind, e.event.data
+                    );
                 }
             }
             crate::out(&text)

@@ -254,3 +254,41 @@ async fn each_group_is_listed_only_when_enabled() {
     }
     assert!(!on.contains(&"calculator".to_owned()), "{on:?}");
 }
+
+#[tokio::test]
+async fn self_inspect_hides_secrets_and_disabled_tools_are_never_offered() {
+    let server = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&server);
+    enable(&ws, "  self_inspect: {enabled: true}\n");
+    let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
+    std::fs::write(
+        ws.path().join("toolgate.yaml"),
+        format!(
+            "{config}commands:\n  env:\n    set: {{DEPLOY_TOKEN: hunter2}}\nagents:\n  build:\n    disabled_tools: [run_command, calculator]\n"
+        ),
+    )
+    .unwrap();
+    let shown = call(&ws, "self_inspect", r#"{"what": "config"}"#).await;
+    assert!(!shown.contains("hunter2"), "{shown}");
+    assert!(shown.contains("[redacted]"), "{shown}");
+    assert!(
+        shown.contains("TEST_LLM_KEY"),
+        "the variable's name stays: {shown}"
+    );
+    let health = call(&ws, "self_inspect", r#"{"what": "health"}"#).await;
+    assert!(health.contains("\"sandbox\""), "{health}");
+
+    let out = ws.run(&["tools", "list", "--agent", "build"]).await;
+    let listed = text(&out.stdout);
+    assert!(listed.contains("self_inspect"), "{listed}");
+    for gone in ["run_command", "calculator"] {
+        assert!(
+            !listed.lines().any(|l| l.starts_with(&format!("{gone} "))),
+            "{gone}: {listed}"
+        );
+    }
+    assert!(
+        listed.lines().any(|l| l.starts_with("process ")),
+        "{listed}"
+    );
+}

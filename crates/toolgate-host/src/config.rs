@@ -59,6 +59,9 @@ pub struct Config {
     pub llm: LlmSection,
     /// Custom agents (and overrides of `build`, `plan`, `review`).
     pub agents: std::collections::BTreeMap<String, toolgate_agent::AgentConfig>,
+    /// Intent routing: one cheap model call picks the tool categories a
+    /// task needs, and only their tools are offered (off by default).
+    pub routing: toolgate_agent::RoutingConfig,
 }
 
 /// Which wire format the model server speaks.
@@ -112,6 +115,10 @@ pub struct LlmSection {
     /// `<tool_call>` tags, …) are recovered and run through the gate; `off`:
     /// such text is the model's answer.
     pub text_tool_calls: TextToolCalls,
+    /// Providers tried in order when the model fails after its retries, or
+    /// takes no tools and the step needs them (seed 002's
+    /// `LLMClientWithFallback`). Default: none.
+    pub fallback: Vec<toolgate_agent::FallbackEntry>,
 }
 
 /// `llm.text_tool_calls`
@@ -141,6 +148,7 @@ impl Default for LlmSection {
             output_price_per_mtok: None,
             budget_usd: None,
             text_tool_calls: TextToolCalls::Auto,
+            fallback: Vec::new(),
         }
     }
 }
@@ -336,6 +344,18 @@ pub struct ToolsSection {
     pub phone: toolgate_tools::phone::PhoneConfig,
     /// `web_fetch` and `web_search` (off by default).
     pub web: toolgate_tools::web::WebConfig,
+    /// `self_inspect`: the effective configuration (secrets redacted), the
+    /// tools and the health of the sandbox and MCP servers (off by
+    /// default).
+    pub self_inspect: OptInSection,
+}
+
+/// A tool that is off unless enabled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OptInSection {
+    /// Whether the tool is registered. Default: false.
+    pub enabled: bool,
 }
 
 impl Default for ToolsSection {
@@ -353,6 +373,7 @@ impl Default for ToolsSection {
             cron: toolgate_tools::cron::CronConfig::default(),
             phone: toolgate_tools::phone::PhoneConfig::default(),
             web: toolgate_tools::web::WebConfig::default(),
+            self_inspect: OptInSection::default(),
         }
     }
 }

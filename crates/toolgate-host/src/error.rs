@@ -127,12 +127,26 @@ pub enum HostError {
     /// The model's context window cannot hold the prompt and the tools.
     #[error("{0}")]
     ContextTooSmall(String),
+    /// `llm.fallback` cannot be used as written.
+    #[error("llm.fallback: {0}")]
+    Fallback(String),
+    /// `routing` cannot be used as written.
+    #[error("routing")]
+    Routing(#[source] toolgate_agent::RoutingError),
     /// A cost budget that cannot be enforced.
     #[error("a cost budget of {0} USD cannot be enforced")]
     Budget(f64),
     /// An agent's `mode` is not a confirmation mode.
     #[error("agent `{agent}` has an invalid mode: {reason}")]
     AgentMode {
+        /// The agent.
+        agent: String,
+        /// Why.
+        reason: String,
+    },
+    /// An agent's `delegate_to` cannot be used.
+    #[error("agents.{agent}.delegate_to: {reason}")]
+    Delegation {
         /// The agent.
         agent: String,
         /// Why.
@@ -184,9 +198,18 @@ impl HostError {
             Self::Store { .. } => "set `store.path` to a writable file, or fix the permissions of its directory".to_owned(),
             Self::UnknownAgent { known, .. } => format!("the agents are {}", known.join(", ")),
             Self::AgentMode { .. } => "use yolo, confirm-sensitive or confirm-all".to_owned(),
+            Self::Delegation { .. } => "list other configured agents (or `improve` with \
+                `tools.persona.enabled`); an agent never lists itself"
+                .to_owned(),
             Self::NoModel { .. } | Self::Unreachable { .. } => GET_A_MODEL.to_owned(),
             Self::KeyMissing { var } => format!("export {var}=… with your API key"),
             Self::AuthRefused { .. } => "check the key in the variable named by `llm.api_key_env`".to_owned(),
+            Self::Fallback(_) => "fix `llm.fallback`: each entry needs a `model`, distinct names, \
+                and its `api_key_env` variable set"
+                .to_owned(),
+            Self::Routing(_) => "fix the `routing` section: `max_tools` above the pinned tools, \
+                category names in lower case"
+                .to_owned(),
             Self::Budget(_) => "the budget must be a positive number, and `llm.input_price_per_mtok` / \
                 `llm.output_price_per_mtok` must be set so the cost can be counted"
                 .to_owned(),

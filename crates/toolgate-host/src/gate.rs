@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::json;
 use serde_yaml_ng::{Mapping, Value as Yaml};
 use toolgate_core::Registry;
 use toolgate_engine::{Approver, AuditSink, ExecutionEngine, GuardrailsEngine, HookExecutor};
@@ -13,6 +14,7 @@ use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
 
 use crate::error::HostError;
 use crate::host::Host;
+use crate::inspect::SelfInspect;
 
 /// Builds a [`Gate`] from a [`Host`] ([`Host::gate`]).
 pub struct GateBuilder<'h> {
@@ -21,6 +23,7 @@ pub struct GateBuilder<'h> {
     mode: Option<ConfirmationMode>,
     session_id: Option<String>,
     mcp: bool,
+    delegation: bool,
     audit: Vec<Arc<dyn AuditSink>>,
 }
 
@@ -42,8 +45,21 @@ impl<'h> GateBuilder<'h> {
             mode: None,
             session_id: None,
             mcp: true,
+            delegation: false,
             audit: Vec::new(),
         }
+    }
+
+    /// Registers the delegation tools (`delegate`, `collaborate`, and
+    /// `improve` with the persona group) when some agent lists
+    /// `delegate_to`: for gates that run agents, or show what an agent is
+    /// offered. They work only inside an agent run (rules on
+    /// [`toolgate_agent::delegate`]), so a gate that serves MCP clients or
+    /// `toolgate call` leaves them out. By default, out.
+    #[must_use]
+    pub fn delegation(mut self, yes: bool) -> Self {
+        self.delegation = yes;
+        self
     }
 
     /// The front end's way to ask a person (terminal prompt, web UI, MCP
@@ -97,12 +113,30 @@ impl<'h> GateBuilder<'h> {
             None => host.mode_for(None)?,
         };
         let registry = host.registry()?;
+        let delegation = self
+            .delegation
+            .then(|| host.register_delegation(&registry))
+            .transpose()?
+            .flatten();
         let manager = McpManager::new(Arc::clone(&registry), host.sandbox()?);
         let statuses = if self.mcp {
             manager.start(&host.config().mcp).await
         } else {
             Vec::new()
         };
+        if host.config().tools.self_inspect.enabled {
+            let sandbox = host.sandbox().map_or_else(
+                |e| json!({"error": toolgate_core::error_chain(&e)}),
+                |s| json!({"level": s.status().level_name()}),
+            );
+            let health = json!({"sandbox": sandbox, "mcp_servers": statuses});
+            let config = serde_json::to_value(host.config()).unwrap_or_default();
+            let inspect = SelfInspect::new(config, health, Arc::clone(&registry));
+            if let Err(error) = registry.register(inspect) {
+                manager.shutdown().await;
+                return Err(HostError::Registry(error));
+            }
+        }
         let gate = assemble(host, &registry, &manager, mode, self);
         match gate {
             Ok(parts) => Ok(Gate {
@@ -112,6 +146,7 @@ impl<'h> GateBuilder<'h> {
                 hooks: parts.2,
                 mcp: manager,
                 mcp_statuses: statuses,
+                delegation,
             }),
             Err(error) => {
                 manager.shutdown().await;
@@ -190,6 +225,9 @@ pub struct Gate {
     pub mcp: Arc<McpManager>,
     /// How each configured MCP server started.
     pub mcp_statuses: Vec<ServerStatus>,
+    /// Where agent runs that may delegate are entered, when the delegation
+    /// tools are registered ([`GateBuilder::delegation`]).
+    pub delegation: Option<Arc<toolgate_agent::delegate::DelegationHub>>,
 }
 
 impl std::fmt::Debug for Gate {

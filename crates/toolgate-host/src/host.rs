@@ -459,11 +459,36 @@ impl Host {
 
     /// The agent called `name`: a custom agent from `agents:`, else a
     /// built-in (`build`, `plan`, `review`).
+    ///
+    /// Its `delegate_to` must name other agents that exist (or `improve`
+    /// when the persona group is on): an agent never lists itself, so no
+    /// call can loop back (delegated agents never delegate further).
     pub fn agent(&self, name: &str) -> Result<AgentDef, HostError> {
-        AgentDef::resolve(name, &self.config().agents).ok_or_else(|| HostError::UnknownAgent {
-            name: name.to_owned(),
-            known: self.agent_names(),
-        })
+        let def = AgentDef::resolve(name, &self.config().agents).ok_or_else(|| {
+            HostError::UnknownAgent {
+                name: name.to_owned(),
+                known: self.agent_names(),
+            }
+        })?;
+        for target in &def.delegate_to {
+            let reason = if target == name {
+                "an agent cannot delegate to itself".to_owned()
+            } else if target == toolgate_agent::delegate::IMPROVE {
+                if self.config().tools.persona.enabled {
+                    continue;
+                }
+                "`improve` needs `tools.persona.enabled: true`".to_owned()
+            } else if AgentDef::resolve(target, &self.config().agents).is_some() {
+                continue;
+            } else {
+                format!("there is no agent `{target}`")
+            };
+            return Err(HostError::Delegation {
+                agent: name.to_owned(),
+                reason,
+            });
+        }
+        Ok(def)
     }
 
     /// Every agent name: the built-ins, then the configured ones.

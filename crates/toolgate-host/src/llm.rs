@@ -4,8 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toolgate_agent::{
-    AnthropicClient, ApiKey, DEFAULT_CONTEXT_WINDOW, HttpSettings, LlmClient, LocalServer,
-    OpenAiClient, ProbeError, ProbeRequest, Provider, ServedModel, detect_local_servers,
+    AnthropicClient, ApiKey, DEFAULT_CONTEXT_WINDOW, FallbackClient, HttpSettings, LlmClient,
+    LocalServer, OpenAiClient, ProbeError, ProbeRequest, Provider, ServedModel, SwitchLog,
+    detect_local_servers,
 };
 
 use crate::config::LlmProvider;
@@ -49,6 +50,10 @@ pub(crate) fn provider_url(provider: LlmProvider) -> &'static str {
     }
 }
 
+/// A run's model client, and the log its provider switches go to (with
+/// `llm.fallback`).
+pub type ModelClient = (Arc<dyn LlmClient>, Option<Arc<SwitchLog>>);
+
 impl Host {
     /// The API key of `llm.api_key_env`, when one is configured.
     pub(crate) fn api_key(&self) -> Result<ApiKey, HostError> {
@@ -64,6 +69,16 @@ impl Host {
     /// The client for `choice`, with the `llm.*` timeouts, retries,
     /// streaming and token limit.
     pub fn llm_client(&self, choice: &ModelChoice) -> Result<Arc<dyn LlmClient>, HostError> {
+        let settings = self.http_settings(choice)?;
+        Ok(match choice.provider {
+            LlmProvider::Openai => Arc::new(OpenAiClient::new(settings)),
+            LlmProvider::Anthropic => Arc::new(AnthropicClient::new(settings)),
+        })
+    }
+
+    /// The HTTP settings of `choice`: its server, model and key, and the
+    /// `llm.*` timeouts, retries, streaming and token limit.
+    fn http_settings(&self, choice: &ModelChoice) -> Result<HttpSettings, HostError> {
         let llm = &self.config().llm;
         let mut settings = HttpSettings::new(
             choice.base_url.clone(),
@@ -74,10 +89,60 @@ impl Host {
         settings.max_retries = llm.max_retries;
         settings.stream = llm.stream;
         settings.max_tokens = llm.max_tokens;
-        Ok(match choice.provider {
-            LlmProvider::Openai => Arc::new(OpenAiClient::new(settings)),
-            LlmProvider::Anthropic => Arc::new(AnthropicClient::new(settings)),
-        })
+        Ok(settings)
+    }
+
+    /// The run's model client with `llm.fallback` behind it, and the log
+    /// its provider switches go to; `choice`'s own client and no log when
+    /// there is no fallback.
+    ///
+    /// # Rules
+    ///
+    /// 1. The configured model is tried first, then each entry in order
+    ///    (the fallback client's rules: which errors switch, stickiness,
+    ///    `tools: false`).
+    /// 2. An entry's key is read from its `api_key_env` now: a variable
+    ///    that is not set is an error before the run, naming the entry.
+    /// 3. Entries share the run's timeouts, retries, streaming and token
+    ///    limit.
+    pub fn model_client(&self, choice: &ModelChoice) -> Result<ModelClient, HostError> {
+        let primary = self.llm_client(choice)?;
+        let entries = &self.config().llm.fallback;
+        if entries.is_empty() {
+            return Ok((primary, None));
+        }
+        let template = self.http_settings(choice)?;
+        // MODEL@HOST[:PORT], as the entries are named.
+        let host = choice
+            .base_url
+            .split_once("://")
+            .map_or(choice.base_url.as_str(), |(_, rest)| rest)
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        let log = SwitchLog::new();
+        let mut builder = FallbackClient::builder()
+            .provider(format!("{}@{host}", choice.model), primary, true)
+            .on_switch(log.callback());
+        for entry in entries {
+            let key = match &entry.api_key_env {
+                None => ApiKey::new(None),
+                Some(var) => match self.env_var(var) {
+                    Some(key) if !key.is_empty() => ApiKey::new(Some(key.to_owned())),
+                    _ => {
+                        return Err(HostError::Fallback(format!(
+                            "the environment variable {var} (api_key_env of `{}`) is not set",
+                            entry.name()
+                        )));
+                    }
+                },
+            };
+            builder = builder.provider(entry.name(), entry.client(key, &template), entry.tools);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| HostError::Fallback(toolgate_core::error_chain(&e)))?;
+        Ok((Arc::new(client), Some(log)))
     }
 }
 

@@ -2,19 +2,23 @@
 //! need to run an agent on a task, recorded step by step in the store.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use tokio::sync::watch;
+use toolgate_agent::delegate::{DelegationHub, ParentRun};
 use toolgate_agent::{
     AgentDef, AgentRunner, ContextBudget, EventSink, GuardrailGates, LifecycleHooks, LlmClient,
-    Message, RunRecorder, RunReport, StepSnapshot, messages_bytes,
+    Message, Router, RunRecorder, RunReport, SpendMeter, StepSnapshot, SwitchLog, messages_bytes,
 };
 use toolgate_core::SchemaFormat;
 use toolgate_engine::Approver;
-use toolgate_store::{NewSession, SessionStore, SqliteStore, StepRecord, ToolCallRow, UsageRow};
+use toolgate_store::{
+    NewSession, SessionEvent, SessionStore, SqliteStore, StepRecord, ToolCallRow, UsageRow,
+};
 
 use crate::config::TextToolCalls;
+use crate::delegation::{HostSubAgents, RunLimits};
 use crate::error::HostError;
 use crate::gate::Gate;
 use crate::host::Host;
@@ -89,7 +93,18 @@ pub struct PreparedRun {
     recover_text_calls: bool,
     context: ContextBudget,
     size: RequestSize,
+    switches: Option<Arc<SwitchLog>>,
+    routing: Option<RunRouting>,
+    delegation: Option<(Arc<DelegationHub>, Arc<HostSubAgents>)>,
     workspace: std::path::PathBuf,
+}
+
+/// A run's routing: the router, the classifying client, the previous
+/// turn's categories.
+struct RunRouting {
+    router: Arc<Router>,
+    classifier: Arc<dyn LlmClient>,
+    previous: Vec<String>,
 }
 
 /// What every request of a run carries besides the conversation: the
@@ -134,7 +149,7 @@ impl Host {
         let mode = self.mode_for(Some(&agent))?;
         let (prices, budget_usd) = self.costs(request.budget_usd)?;
         let model = self.choose_model(&request.llm).await?;
-        let llm = self.llm_client(&model)?;
+        let (llm, switches) = self.model_client(&model)?;
         let (window, _source) = self.context_window(&model).await;
         let context = ContextBudget::new(window, self.config().llm.max_tokens);
         let store = self.store()?;
@@ -142,6 +157,7 @@ impl Host {
             path: store.path().to_owned(),
             source,
         };
+        let mut previous_categories = Vec::new();
         let (session_id, history) = match &request.session {
             Some(id) => {
                 let stored = store.messages(id).await.map_err(store_error)?;
@@ -150,6 +166,18 @@ impl Host {
                     .map(serde_json::from_value)
                     .collect::<Result<Vec<Message>, _>>()
                     .map_err(|e| store_error(toolgate_store::StoreError::Json(e)))?;
+                // Sticky categories: the last turn's, when it was routed.
+                let events = store.events(id).await.map_err(store_error)?;
+                if let Some(routed) = events.iter().rev().find(|e| e.event.kind == "routed") {
+                    previous_categories = routed.event.data["categories"]
+                        .as_array()
+                        .map(|c| {
+                            c.iter()
+                                .filter_map(|v| v.as_str().map(str::to_owned))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                }
                 (id.clone(), history)
             }
             None => (toolgate_store::new_session_id(), Vec::new()),
@@ -158,7 +186,8 @@ impl Host {
             .gate()
             .mode(mode)
             .session_id(session_id.clone())
-            .interactive(interactive)
+            .interactive(interactive.clone())
+            .delegation(true)
             .build()
             .await?;
         let started = store
@@ -189,6 +218,37 @@ impl Host {
         };
         // The prompt, the task and the tool schemas must fit the window
         // with room to work: say so now rather than after a refused call.
+        let recover_text_calls = self.config().llm.text_tool_calls == TextToolCalls::Auto;
+        let delegation = match (&gate.delegation, agent.delegate_to.is_empty()) {
+            (Some(hub), false) => {
+                let limits = RunLimits {
+                    llm: Arc::clone(&llm),
+                    context,
+                    prices,
+                    budget_usd,
+                    recover_text_calls,
+                    mode,
+                    interactive,
+                };
+                match self.sub_agents(&agent, &gate, limits) {
+                    Ok(agents) => Some((Arc::clone(hub), agents)),
+                    Err(error) => {
+                        gate.shutdown().await;
+                        let _ = store.finish(&session_id, run, "failed").await;
+                        return Err(error);
+                    }
+                }
+            }
+            _ => None,
+        };
+        let routing = match self.router(&gate, &offered, &llm, &model, previous_categories) {
+            Ok(routing) => routing,
+            Err(error) => {
+                gate.shutdown().await;
+                let _ = store.finish(&session_id, run, "failed").await;
+                return Err(error);
+            }
+        };
         let schemas = gate.registry.schemas(Some(&offered), SchemaFormat::OpenAi);
         let schema_bytes = serde_json::to_string(&schemas).map_or(0, |t| t.len());
         let size = RequestSize {
@@ -218,11 +278,65 @@ impl Host {
             request,
             prices,
             budget_usd,
-            recover_text_calls: self.config().llm.text_tool_calls == TextToolCalls::Auto,
+            recover_text_calls,
             context,
             size,
+            switches,
+            routing,
+            delegation,
             workspace: self.workspace().to_owned(),
         })
+    }
+
+    /// The router of a run when `routing.enabled` (rules on
+    /// [`Router`]): the tool groups the agent has tools of, MCP tools as one
+    /// `mcp` category, classified by `routing.model` on the run's server or
+    /// else by the run's model; `previous` are the last turn's categories.
+    fn router(
+        &self,
+        gate: &Gate,
+        offered: &[String],
+        llm: &Arc<dyn LlmClient>,
+        model: &ModelChoice,
+        previous: Vec<String>,
+    ) -> Result<Option<RunRouting>, HostError> {
+        let config = &self.config().routing;
+        if !config.enabled {
+            return Ok(None);
+        }
+        let mut groups: Vec<(String, Vec<String>)> = self
+            .tool_groups()?
+            .iter()
+            .filter(|g| g.name != "diagnostics")
+            .map(|g| {
+                (
+                    g.name.to_owned(),
+                    g.tools.iter().map(|t| t.name().to_owned()).collect(),
+                )
+            })
+            .collect();
+        let mcp = gate.mcp.tool_names();
+        if !mcp.is_empty() {
+            groups.push(("mcp".to_owned(), mcp));
+        }
+        let router = Router::builder(groups)
+            .config(config)
+            .available(offered.iter().cloned())
+            .build()
+            .map_err(HostError::Routing)?;
+        let classifier = match &config.model {
+            Some(name) => {
+                let mut choice = model.clone();
+                choice.model.clone_from(name);
+                self.llm_client(&choice)?
+            }
+            None => Arc::clone(llm),
+        };
+        Ok(Some(RunRouting {
+            router: Arc::new(router),
+            classifier,
+            previous,
+        }))
     }
 
     /// The prices from `llm:`, and the budget (`budget` over
@@ -285,7 +399,10 @@ impl PreparedRun {
             run: self.run,
         });
         let gates = GuardrailGates::new(Arc::clone(&self.gate.guardrails), &self.workspace);
+        let meter = SpendMeter::new();
+        let (name, delegate_to) = (self.agent.name.clone(), self.agent.delegate_to.clone());
         let mut builder = AgentRunner::builder(self.llm, Arc::clone(&self.gate.engine), self.agent)
+            .meter(Arc::clone(&meter))
             .hooks(Arc::clone(&self.gate.hooks) as Arc<dyn LifecycleHooks>)
             .gates(Arc::new(gates))
             .recorder(recorder)
@@ -293,6 +410,12 @@ impl PreparedRun {
             .context(self.context);
         if let Some(events) = controls.events {
             builder = builder.events(events);
+        }
+        if let Some(log) = self.switches {
+            builder = builder.switches(log);
+        }
+        if let Some(routing) = self.routing {
+            builder = builder.routing(routing.router, routing.classifier, routing.previous);
         }
         if let Some(stop) = controls.stop {
             builder = builder.cancel(stop);
@@ -312,7 +435,18 @@ impl PreparedRun {
         if let Some(budget) = self.budget_usd {
             builder = builder.budget_usd(budget);
         }
-        let report = builder.build().run(&self.request.task, self.history).await;
+        let runner = builder.build();
+        // A run that may delegate is entered in the hub for as long as it
+        // runs: its delegation calls find their limits and events there.
+        let entered = self.delegation.map(|(hub, agents)| {
+            let deadline = self.request.timeout.map(|t| Instant::now() + t);
+            let parent = ParentRun::new(name, delegate_to, runner.event_sink(), agents)
+                .deadline(deadline)
+                .meter(meter);
+            hub.enter(self.session_id.clone(), parent)
+        });
+        let report = runner.run(&self.request.task, self.history).await;
+        drop(entered);
         self.gate.shutdown().await;
         report
     }
@@ -376,6 +510,15 @@ impl RunRecorder for StoreRecorder {
                 messages,
                 tool_calls,
                 usage,
+                events: snapshot
+                    .events
+                    .iter()
+                    .map(|e| SessionEvent {
+                        step: e.step,
+                        kind: e.kind.clone(),
+                        data: e.data.clone(),
+                    })
+                    .collect(),
             })
             .await
             .map_err(|e| toolgate_core::error_chain(&e))

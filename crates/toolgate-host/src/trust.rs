@@ -55,11 +55,12 @@ use toolgate_mcp::McpServerConfig;
 /// | `guardrails.blocked_commands`, `guardrails.code_rules` | refuse or warn more |
 /// | `guardrails.max_files_modified`, `guardrails.max_lines_changed` | unlimited by default |
 /// | `workspace.max_file_size` | a size limit |
-/// | `tools.timeout`, `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled`, `tools.calculator`, `tools.notes`, `tools.tasks`, `tools.persona`, `tools.memory.*` but `dir`, the `tools.web` limits (`max_content_length`, `max_body_bytes`, `timeout`, `cache_ttl`, `max_redirects`, `search.max_results`) | harmless tools and limits (notes, tasks, memory and persona live in toolgate's own data directory) |
+/// | `tools.timeout`, `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled`, `tools.calculator`, `tools.notes`, `tools.tasks`, `tools.persona`, `tools.self_inspect`, `tools.memory.*` but `dir`, the `tools.web` limits (`max_content_length`, `max_body_bytes`, `timeout`, `cache_ttl`, `max_redirects`, `search.max_results`) | harmless tools and limits (notes, tasks, memory and persona live in toolgate's own data directory) |
 /// | `llm.provider`, `llm.model`, `llm.timeout`, `llm.max_retries`, `llm.stream`, `llm.max_tokens`, `llm.context_window` | which model, not where requests and the key go |
 /// | `llm.input_price_per_mtok`, `llm.output_price_per_mtok`, `llm.budget_usd` | cost accounting and a budget |
 /// | `llm.text_tool_calls` | whether calls written as text are recovered; every call still goes through the gate |
-/// | `agents.*.system_prompt`, `agents.*.allowed_tools`, `agents.*.max_steps`, `agents.*.max_repeated_calls` | an agent's prompt, tool list and limits; every call still goes through the gate |
+/// | `routing` | which of the agent's tools each task is offered (the classifying call goes to the run's own server) |
+/// | `agents.*.system_prompt`, `agents.*.allowed_tools`, `agents.*.disabled_tools`, `agents.*.max_steps`, `agents.*.max_repeated_calls`, `agents.*.prompt_mode`, `agents.*.delegate_to` | an agent's prompt, tool list, limits and who it may hand work to; every call (a delegated agent's too, under the caller's mode) still goes through the gate |
 ///
 /// Everything else needs trust, among them: `hooks.*`, `mcp.*`,
 /// `guardrails.quality_gates` (they run programs), `confirmation.*`,
@@ -67,7 +68,8 @@ use toolgate_mcp::McpServerConfig;
 /// `commands.sandbox`, `commands.network`, `commands.env`, `commands.readable`,
 /// `commands.writable`, `commands.home_readable`
 /// (policy), `audit.*` (appends to any file), `llm.base_url`,
-/// `llm.api_key_env` (where the model's requests, the code and the key go),
+/// `llm.api_key_env`, `llm.fallback` (where the model's requests, the code
+/// and the keys go),
 /// `store.path` (writes any file), `tools.memory.dir` (writes files there),
 /// `tools.weather`, `tools.phone`, `tools.web.enabled`, `tools.web.allow_hosts`
 /// and `tools.web.search` (where requests go, with which key), `tools.cron`
@@ -90,6 +92,7 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "guardrails.max_lines_changed",
     "workspace.max_file_size",
     "tools.timeout",
+    "tools.self_inspect",
     "tools.datetime.enabled",
     "tools.datetime.timezone",
     "tools.echo.enabled",
@@ -122,10 +125,14 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "llm.output_price_per_mtok",
     "llm.budget_usd",
     "llm.text_tool_calls",
+    "routing",
     "agents.*.system_prompt",
     "agents.*.allowed_tools",
     "agents.*.max_steps",
     "agents.*.max_repeated_calls",
+    "agents.*.disabled_tools",
+    "agents.*.prompt_mode",
+    "agents.*.delegate_to",
     "agents.*.prompt_mode",
 ];
 
@@ -657,6 +664,9 @@ mod tests {
             ("tools.memory.dir", false),
             ("tools.memory.enabled", true),
             ("tools.persona.enabled", true),
+            ("llm.fallback", false),
+            ("routing.enabled", true),
+            ("routing.max_tools", true),
             ("agents.docs.mode", false),
             ("agents.plan.mode", false),
             ("agents.docs", false),

@@ -59,6 +59,7 @@
 //!         ],
 //!         tool_calls: vec![],
 //!         usage: None,
+//!         events: Vec::new(),
 //!     })
 //!     .await?;
 //!
@@ -84,8 +85,8 @@ pub use schedules::{
     ScheduleStore, Trigger,
 };
 pub use session::{
-    NewSession, RUNNING, RunStart, SessionStore, SessionSummary, StepRecord, ToolCallRow, UsageRow,
-    new_session_id,
+    NewSession, RUNNING, RunStart, SessionEvent, SessionEventRow, SessionStore, SessionSummary,
+    StepRecord, ToolCallRow, UsageRow, new_session_id,
 };
 pub use sqlite::{SCHEMA_VERSION, SqliteStore};
 pub use tasks::{

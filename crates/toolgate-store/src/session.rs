@@ -26,8 +26,8 @@ pub const RUNNING: &str = "running";
 ///    … per session, which becomes the session's *current run*. The session
 ///    is then [`RUNNING`], with the calling process's id.
 /// 2. [`record_step`](Self::record_step) is atomic: the step's messages,
-///    tool calls and usage are all stored, or (after an error or a crash)
-///    none of them. A crash loses at most the step in flight.
+///    tool calls, usage and events are all stored, or (after an error or a
+///    crash) none of them. A crash loses at most the step in flight.
 /// 3. A step replaces the stored conversation from index `messages_from`
 ///    on: a normal step sends the messages it added
 ///    (`messages_from` = the number stored), a step that rewrote earlier
@@ -66,6 +66,9 @@ pub trait SessionStore: Send + Sync {
 
     /// Every stored tool call, in the order they were recorded.
     async fn tool_calls(&self, session_id: &str) -> Result<Vec<ToolCallRow>, StoreError>;
+
+    /// Every stored event, in the order they were recorded.
+    async fn events(&self, session_id: &str) -> Result<Vec<SessionEventRow>, StoreError>;
 }
 
 /// What [`SessionStore::begin`] needs to know.
@@ -107,6 +110,33 @@ pub struct StepRecord {
     pub tool_calls: Vec<ToolCallRow>,
     /// The model call's token usage, when known.
     pub usage: Option<UsageRow>,
+    /// What else happened during the step, in order.
+    #[serde(default)]
+    pub events: Vec<SessionEvent>,
+}
+
+/// Something that happened during a step besides its messages and tool
+/// calls: a provider switch, the tools routing chose, a sub-agent's step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionEvent {
+    /// The step it happened in (0: before the first model call).
+    pub step: u32,
+    /// What kind of event (`provider_switch`, `routed`, …).
+    pub kind: String,
+    /// Its details, as the agent reported them.
+    pub data: Value,
+}
+
+/// A stored [`SessionEvent`], with its run and time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionEventRow {
+    /// The run it happened in.
+    pub run: u32,
+    /// When it was recorded, in milliseconds since the Unix epoch.
+    pub at: i64,
+    /// The event.
+    #[serde(flatten)]
+    pub event: SessionEvent,
 }
 
 /// One tool call of a step.

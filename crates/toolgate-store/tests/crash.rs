@@ -83,6 +83,7 @@ fn child(db: &str) {
                         estimated: true,
                         cost_usd: None,
                     }),
+                    events: Vec::new(),
                 })
                 .await
                 .unwrap();

@@ -215,6 +215,7 @@ async fn the_old_unversioned_session_database_is_migrated_with_its_sessions() {
             messages: vec![message("user", "more")],
             tool_calls: vec![],
             usage: None,
+            events: Vec::new(),
         })
         .await
         .unwrap();

@@ -291,6 +291,7 @@ async fn a_step_without_usage_or_calls_counts_as_a_step_with_no_tokens() {
     store
         .record_step(&StepRecord {
             usage: None,
+            events: Vec::new(),
             ..step("s1", 1, 1, 0, vec![message("user", "a")], vec![])
         })
         .await
@@ -371,4 +372,46 @@ async fn the_traits_work_as_trait_objects_shared_between_tasks() {
         .collect();
     ids.sort();
     assert_eq!(ids, ["x", "y", "z"]);
+}
+
+#[tokio::test]
+async fn events_are_kept_with_their_step_and_a_refused_step_keeps_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(db(&dir)).unwrap();
+    store.begin(&new_session("s1")).await.unwrap();
+    let event = |step: u32, kind: &str, n: u32| toolgate_store::SessionEvent {
+        step,
+        kind: kind.to_owned(),
+        data: serde_json::json!({"n": n}),
+    };
+    let mut first = step("s1", 1, 1, 0, vec![message("user", "a")], vec![]);
+    first.events = vec![event(0, "routed", 1), event(1, "provider_switch", 2)];
+    store.record_step(&first).await.unwrap();
+    // A step refused for its gap writes none of its events either.
+    let mut gap = step("s1", 1, 2, 5, vec![message("user", "b")], vec![]);
+    gap.events = vec![event(2, "provider_switch", 3)];
+    assert!(store.record_step(&gap).await.is_err());
+    store.begin(&new_session("s1")).await.unwrap();
+    let mut resumed = step("s1", 2, 1, 1, vec![message("user", "c")], vec![]);
+    resumed.events = vec![event(1, "routed", 4)];
+    store.record_step(&resumed).await.unwrap();
+
+    let events = store.events("s1").await.unwrap();
+    let seen: Vec<(u32, u32, &str, &serde_json::Value)> = events
+        .iter()
+        .map(|e| (e.run, e.event.step, e.event.kind.as_str(), &e.event.data))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (1, 0, "routed", &serde_json::json!({"n": 1})),
+            (1, 1, "provider_switch", &serde_json::json!({"n": 2})),
+            (2, 1, "routed", &serde_json::json!({"n": 4})),
+        ]
+    );
+    assert!(events.iter().all(|e| e.at > 0));
+    assert!(matches!(
+        store.events("nope").await,
+        Err(StoreError::NotFound(_))
+    ));
 }

@@ -129,6 +129,7 @@ impl Fixture {
                     .collect(),
                 tool_calls: vec![],
                 usage: None,
+                events: Vec::new(),
             })
             .await
             .unwrap();

@@ -272,6 +272,23 @@ const MIGRATIONS: &[&str] = &[
         summary TEXT NOT NULL DEFAULT ''
      );
      CREATE INDEX schedule_runs_job ON schedule_runs (job_id, id);",
+    // 8: reserved for dynamic tools (branch i17-dynamic); empty here so
+    // that the next migrations keep their numbers. The merge replaces this
+    // line with that migration.
+    "",
+    // 9: what happened during a run besides messages and tool calls (a
+    // provider switch, the tools routing chose, a sub-agent's steps), kept
+    // with the step it happened in.
+    "CREATE TABLE session_events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        run INTEGER NOT NULL,
+        step INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        data TEXT NOT NULL
+     );
+     CREATE INDEX session_events_session ON session_events (session_id, id);",
 ];
 
 /// The schema version this build writes.

@@ -8,7 +8,8 @@ use super::{Db as _, SqliteStore, from_i64, now_ms, to_i64, write_tx};
 
 use crate::session::RUNNING;
 use crate::{
-    NewSession, RunStart, SessionStore, SessionSummary, StepRecord, StoreError, ToolCallRow,
+    NewSession, RunStart, SessionEvent, SessionEventRow, SessionStore, SessionSummary, StepRecord,
+    StoreError, ToolCallRow,
 };
 
 /// A step, serialised on the caller's thread and moved to the worker.
@@ -21,6 +22,8 @@ struct StepRows {
     messages: Vec<(Option<String>, String)>,
     tool_calls: Vec<(ToolCallRow, String)>,
     usage: Option<crate::UsageRow>,
+    /// (step, kind, JSON) of each event.
+    events: Vec<(u32, String, String)>,
 }
 
 impl StepRows {
@@ -45,6 +48,11 @@ impl StepRows {
                 .map(|c| Ok((c.clone(), json(&c.effects)?)))
                 .collect::<Result<_, StoreError>>()?,
             usage: step.usage,
+            events: step
+                .events
+                .iter()
+                .map(|e| Ok((e.step, e.kind.clone(), json(&e.data)?)))
+                .collect::<Result<_, StoreError>>()?,
         })
     }
 }
@@ -110,6 +118,47 @@ impl SessionStore for SqliteStore {
             texts
                 .iter()
                 .map(|t| serde_json::from_str(t).map_err(StoreError::Json))
+                .collect()
+        })
+        .await
+    }
+
+    async fn events(&self, session_id: &str) -> Result<Vec<SessionEventRow>, StoreError> {
+        let id = session_id.to_owned();
+        self.with_conn(move |conn| {
+            let tx = conn.transaction().db()?;
+            current_run(&tx, &id)?;
+            let mut st = tx
+                .prepare(
+                    "SELECT run, at, step, kind, data FROM session_events
+                     WHERE session_id = ?1 ORDER BY id",
+                )
+                .db()?;
+            let rows = st
+                .query_map([&id], |r| {
+                    Ok((
+                        r.get::<_, u32>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, u32>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                    ))
+                })
+                .db()?
+                .collect::<Result<Vec<_>, _>>()
+                .db()?;
+            rows.into_iter()
+                .map(|(run, at, step, kind, data)| {
+                    Ok(SessionEventRow {
+                        run,
+                        at,
+                        event: SessionEvent {
+                            step,
+                            kind,
+                            data: serde_json::from_str(&data).map_err(StoreError::Json)?,
+                        },
+                    })
+                })
                 .collect()
         })
         .await
@@ -277,6 +326,20 @@ fn record_step(conn: &mut Connection, s: &StepRows) -> Result<(), StoreError> {
                     effects,
                     c.recovered,
                 ])
+                .db()?;
+        }
+    }
+    {
+        let mut insert = tx
+            .prepare_cached(
+                "INSERT INTO session_events (session_id, run, step, at, kind, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .db()?;
+        let at = now_ms();
+        for (step, kind, data) in &s.events {
+            insert
+                .execute(params![s.session_id, s.run, step, at, kind, data])
                 .db()?;
         }
     }

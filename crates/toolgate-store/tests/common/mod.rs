@@ -57,6 +57,7 @@ pub(crate) fn step(
             estimated: false,
             cost_usd: Some(0.5),
         }),
+        events: Vec::new(),
     }
 }
 
