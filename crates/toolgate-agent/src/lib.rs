@@ -59,7 +59,7 @@ pub use routing::{
 pub use runner::{
     AgentEvent, AgentRunner, AgentRunnerBuilder, EventSink, GateReport, HookVerdict,
     LifecycleHooks, Outcome, QualityGates, RecordedEvent, RunRecorder, RunReport, SpendMeter,
-    StepSnapshot, StepUsage, ToolCallRecord, truncate_head_tail,
+    StepSnapshot, StepUsage, ToolCallRecord, ToolRefresh, truncate_head_tail,
 };
 
 mod agent;

@@ -65,6 +65,14 @@ pub struct GateReport {
     pub output: String,
 }
 
+/// Brings tools into the registry while a run goes on: dynamic tools a
+/// person approved meanwhile, from any process.
+#[async_trait]
+pub trait ToolRefresh: Send + Sync {
+    /// Loads what is new; whether the registry changed.
+    async fn refresh(&self) -> bool;
+}
+
 /// Quality gates run when the model says it is done.
 #[async_trait]
 pub trait QualityGates: Send + Sync {
@@ -438,6 +446,7 @@ pub struct AgentRunnerBuilder {
     switches: Option<Arc<SwitchLog>>,
     routing: Option<Routing>,
     meter: Option<Arc<SpendMeter>>,
+    refresh: Option<Arc<dyn ToolRefresh>>,
 }
 
 /// Routing of a run: the router, the client its classification call goes
@@ -450,6 +459,16 @@ struct Routing {
 }
 
 impl AgentRunnerBuilder {
+    /// Asked before every step for tools that became available (dynamic
+    /// tools approved during the run); the step then offers them, unless
+    /// routing fixed the run's tools. By default, the tools are those of
+    /// the run's start.
+    #[must_use]
+    pub fn refresh(mut self, refresh: Arc<dyn ToolRefresh>) -> Self {
+        self.refresh = Some(refresh);
+        self
+    }
+
     /// A spend meter shared with other runs (the runs this one delegates
     /// to, or the run that delegated to this one): the budget is checked
     /// against its total. By default, the run counts its own calls only.
@@ -625,6 +644,7 @@ impl AgentRunnerBuilder {
             switches: self.switches,
             routing: self.routing,
             meter: self.meter,
+            refresh: self.refresh,
             recording: Arc::new(Recording::default()),
         }
     }
@@ -653,6 +673,7 @@ pub struct AgentRunner {
     routing: Option<Routing>,
     /// The spend shared with delegated runs, when there are any.
     meter: Option<Arc<SpendMeter>>,
+    refresh: Option<Arc<dyn ToolRefresh>>,
     /// Recorded events not yet handed to the recorder.
     recording: Arc<Recording>,
 }
@@ -834,6 +855,7 @@ impl AgentRunner {
             switches: None,
             routing: None,
             meter: None,
+            refresh: None,
         }
     }
 
@@ -1101,9 +1123,9 @@ impl AgentRunner {
     ) -> Stop {
         let registry = self.engine.registry().clone();
         let routed = offered.is_some();
-        let names = offered.unwrap_or_else(|| self.agent.tool_names(&registry));
-        let tools = registry.schemas(Some(&names), SchemaFormat::OpenAi);
-        let tools_bytes = serde_json::to_string(&tools).map_or(0, |t| t.len());
+        let mut names = offered.unwrap_or_else(|| self.agent.tool_names(&registry));
+        let mut tools = registry.schemas(Some(&names), SchemaFormat::OpenAi);
+        let mut tools_bytes = serde_json::to_string(&tools).map_or(0, |t| t.len());
         let first = messages_bytes(&messages[..messages.len().min(2)]);
         if let Err(reason) = self.context.check_start(tools_bytes + first) {
             return Stop::Fail(Outcome::Failed, reason);
@@ -1113,6 +1135,14 @@ impl AgentRunner {
         for step in 1..=self.max_steps {
             if self.cancelled() {
                 return Stop::Summarise(Outcome::Interrupted);
+            }
+            if let Some(refresh) = &self.refresh
+                && refresh.refresh().await
+                && !routed
+            {
+                names = self.agent.tool_names(&registry);
+                tools = registry.schemas(Some(&names), SchemaFormat::OpenAi);
+                tools_bytes = serde_json::to_string(&tools).map_or(0, |t| t.len());
             }
             if let (Some(budget), Some(spent)) = (self.budget_usd, self.spent(report))
                 && spent >= budget

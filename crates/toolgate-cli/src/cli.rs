@@ -280,6 +280,18 @@ pub(crate) enum ToolsCommand {
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
     },
+    /// Dynamic tools waiting for review, with their source and the static analysis.
+    Pending,
+    /// Approve a pending dynamic tool: running agents load it at their next step.
+    Approve {
+        /// The tool's id, as `tools pending` shows it.
+        id: i64,
+    },
+    /// Reject a dynamic tool (pending or approved); it never runs again.
+    Reject {
+        /// The tool's id.
+        id: i64,
+    },
 }
 
 #[derive(Debug, Args)]

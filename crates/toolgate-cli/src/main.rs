@@ -127,6 +127,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Run(args) => run_cmd::run(&setup, args).await,
         Command::Sessions(cmd) => sessions_cmd::sessions(&setup, cmd).await,
         Command::Tools(ToolsCommand::List { agent }) => tools_list(&setup, agent.as_deref()).await,
+        Command::Tools(review) => tools_review(&setup, review).await,
         Command::Call(args) => call(&setup, args).await,
         Command::Mcp(McpCommand::Serve(args)) => mcp_cmd::serve(&setup, args).await,
         Command::Mcp(McpCommand::List) => mcp_cmd::list(&setup).await,
@@ -264,6 +265,34 @@ async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError
             one_line(&tool.spec().description)
         );
     }
+    out(&text)
+}
+
+/// `toolgate tools pending|approve|reject`: the review of dynamic tools.
+async fn tools_review(setup: &Setup, cmd: ToolsCommand) -> Result<Exit, CliError> {
+    use toolgate_tools::dynamic::review;
+    let store = setup.host.store()?;
+    let failed = |e: toolgate_tools::dynamic::DynamicError| {
+        CliError::new(Exit::Failure, anyhow::Error::new(e))
+    };
+    let text = match cmd {
+        ToolsCommand::Pending => {
+            let pending = review::pending(store.as_ref()).await.map_err(failed)?;
+            review::render_pending(&pending, setup.json)
+        }
+        ToolsCommand::Approve { id } => {
+            let config = &setup.host.config().tools.dynamic;
+            review::render_review(
+                &review::approve(store.as_ref(), config, id)
+                    .await
+                    .map_err(failed)?,
+            )
+        }
+        ToolsCommand::Reject { id } => {
+            review::render_review(&review::reject(store.as_ref(), id).await.map_err(failed)?)
+        }
+        ToolsCommand::List { .. } => String::new(),
+    };
     out(&text)
 }
 

@@ -348,6 +348,9 @@ pub struct ToolsSection {
     /// tools and the health of the sandbox and MCP servers (off by
     /// default).
     pub self_inspect: OptInSection,
+    /// `create_tool` and the tools it made once a person approved them
+    /// (off by default).
+    pub dynamic: toolgate_tools::dynamic::DynamicConfig,
 }
 
 /// A tool that is off unless enabled.
@@ -374,6 +377,7 @@ impl Default for ToolsSection {
             phone: toolgate_tools::phone::PhoneConfig::default(),
             web: toolgate_tools::web::WebConfig::default(),
             self_inspect: OptInSection::default(),
+            dynamic: toolgate_tools::dynamic::DynamicConfig::default(),
         }
     }
 }

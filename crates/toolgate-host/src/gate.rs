@@ -15,6 +15,7 @@ use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
 use crate::error::HostError;
 use crate::host::Host;
 use crate::inspect::SelfInspect;
+use toolgate_tools::dynamic::registry_names;
 
 /// Builds a [`Gate`] from a [`Host`] ([`Host::gate`]).
 pub struct GateBuilder<'h> {
@@ -24,6 +25,7 @@ pub struct GateBuilder<'h> {
     session_id: Option<String>,
     mcp: bool,
     delegation: bool,
+    agent: Option<String>,
     audit: Vec<Arc<dyn AuditSink>>,
 }
 
@@ -46,8 +48,18 @@ impl<'h> GateBuilder<'h> {
             session_id: None,
             mcp: true,
             delegation: false,
+            agent: None,
             audit: Vec::new(),
         }
+    }
+
+    /// The agent the gate serves: with `tools.dynamic`, its `create_tool`
+    /// and the approved dynamic tools it may use are registered. By
+    /// default, `build`.
+    #[must_use]
+    pub fn agent(mut self, name: impl Into<String>) -> Self {
+        self.agent = Some(name.into());
+        self
     }
 
     /// Registers the delegation tools (`delegate`, `collaborate`, and
@@ -124,6 +136,10 @@ impl<'h> GateBuilder<'h> {
         } else {
             Vec::new()
         };
+        if let Err(error) = register_dynamic(host, &registry, self.agent.as_deref()).await {
+            manager.shutdown().await;
+            return Err(error);
+        }
         if host.config().tools.self_inspect.enabled {
             let sandbox = host.sandbox().map_or_else(
                 |e| json!({"error": toolgate_core::error_chain(&e)}),
@@ -154,6 +170,41 @@ impl<'h> GateBuilder<'h> {
             }
         }
     }
+}
+
+/// `create_tool` for `agent`, and the approved dynamic tools, when
+/// `tools.dynamic.enabled`.
+async fn register_dynamic(
+    host: &Host,
+    registry: &Arc<Registry>,
+    agent: Option<&str>,
+) -> Result<(), HostError> {
+    if !host.config().tools.dynamic.enabled {
+        return Ok(());
+    }
+    let agent = agent.unwrap_or("build");
+    let dynamic = host.dynamic_tools()?;
+    if let Some(group) = dynamic.group(agent, registry_names(registry)) {
+        for tool in group.tools {
+            registry.register_arc(tool).map_err(HostError::Registry)?;
+        }
+    }
+    let report = dynamic
+        .sync(registry, agent)
+        .await
+        .map_err(|e| HostError::ToolGroup {
+            group: "dynamic",
+            reason: toolgate_core::error_chain(&e),
+        })?;
+    for skipped in &report.skipped {
+        tracing::warn!(
+            "dynamic tool `{}` (id {}) left out: {}",
+            skipped.name,
+            skipped.id,
+            skipped.reason
+        );
+    }
+    Ok(())
 }
 
 fn assemble(

@@ -12,6 +12,7 @@ use toolgate_engine::{AuditLog, CommandGuard, GuardrailsEngine, HeadlessApprover
 use toolgate_policy::{CommandPolicy, ConfirmationMode};
 use toolgate_sandbox::{EnvPolicy, Sandbox, SandboxMode};
 use toolgate_tools::command::{CommandOptions, ProcessLimits};
+use toolgate_tools::dynamic::DynamicTools;
 use toolgate_tools::{BuiltinOptions, ToolGroup};
 
 use crate::config::{self, Config, Loaded, NetworkSetting, Overrides, ProjectFile, SandboxSetting};
@@ -142,6 +143,7 @@ impl HostBuilder {
             dry_run: self.dry_run,
             sandbox: OnceLock::new(),
             store: OnceLock::new(),
+            dynamic: OnceLock::new(),
             store_audit: OnceLock::new(),
         })
     }
@@ -224,6 +226,7 @@ pub struct Host {
     dry_run: bool,
     sandbox: OnceLock<Sandbox>,
     pub(crate) store: OnceLock<Arc<toolgate_store::SqliteStore>>,
+    pub(crate) dynamic: OnceLock<Arc<DynamicTools>>,
     pub(crate) store_audit: OnceLock<Arc<crate::stores::StoreAudit>>,
 }
 
@@ -300,6 +303,23 @@ impl Host {
         let sandbox = build_sandbox(&self.workspace, &self.loaded, &self.policy_files())
             .map_err(HostError::Sandbox)?;
         Ok(self.sandbox.get_or_init(|| sandbox).clone())
+    }
+
+    /// Dynamic tools (`tools.dynamic`): one per host, sharing the store;
+    /// their programs run in the configured sandbox with the network off.
+    pub fn dynamic_tools(&self) -> Result<Arc<DynamicTools>, HostError> {
+        if let Some(dynamic) = self.dynamic.get() {
+            return Ok(Arc::clone(dynamic));
+        }
+        let builder = sandbox_builder(&self.workspace, &self.loaded, &self.policy_files());
+        let store: Arc<dyn toolgate_store::DynamicToolStore> = self.store()?;
+        let dynamic = DynamicTools::new(self.config().tools.dynamic.clone(), store, builder)
+            .map_err(|e| HostError::ToolGroup {
+                group: "dynamic",
+                reason: toolgate_core::error_chain(&e),
+            })?
+            .command_policy(Arc::clone(&self.command_policy));
+        Ok(Arc::clone(self.dynamic.get_or_init(|| Arc::new(dynamic))))
     }
 
     /// The file tools' view of the workspace: the default and configured
@@ -539,6 +559,15 @@ fn build_sandbox(
     loaded: &Loaded,
     policy_files: &[String],
 ) -> Result<Sandbox, toolgate_sandbox::SandboxError> {
+    sandbox_builder(workspace, loaded, policy_files).build()
+}
+
+/// The sandbox of a configuration, before it is built.
+fn sandbox_builder(
+    workspace: &Path,
+    loaded: &Loaded,
+    policy_files: &[String],
+) -> toolgate_sandbox::SandboxBuilder {
     let config = &loaded.config;
     let commands = &config.commands;
     // The variables toolgate reads keys from never reach a process unless
@@ -588,7 +617,7 @@ fn build_sandbox(
     if let Some(home) = &commands.home_readable {
         builder = builder.home_readable(home.iter().cloned());
     }
-    builder.build()
+    builder
 }
 
 /// `path` with symlinks resolved as far as it exists (the store's

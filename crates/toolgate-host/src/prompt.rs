@@ -40,6 +40,9 @@ impl Host {
             .environment(self.environment())
             .persona(self.persona()?)
             .agents_md(self.agents_md());
+        if offered.iter().any(|t| t == "create_tool") {
+            builder = builder.block(toolgate_tools::dynamic::INSTRUCTIONS);
+        }
         for group in self.tool_groups()? {
             if group
                 .tools

@@ -9,13 +9,15 @@ use tokio::sync::watch;
 use toolgate_agent::delegate::{DelegationHub, ParentRun};
 use toolgate_agent::{
     AgentDef, AgentRunner, ContextBudget, EventSink, GuardrailGates, LifecycleHooks, LlmClient,
-    Message, Router, RunRecorder, RunReport, SpendMeter, StepSnapshot, SwitchLog, messages_bytes,
+    Message, Router, RunRecorder, RunReport, SpendMeter, StepSnapshot, SwitchLog, ToolRefresh,
+    messages_bytes,
 };
 use toolgate_core::SchemaFormat;
 use toolgate_engine::Approver;
 use toolgate_store::{
     NewSession, SessionEvent, SessionStore, SqliteStore, StepRecord, ToolCallRow, UsageRow,
 };
+use toolgate_tools::dynamic::DynamicTools;
 
 use crate::config::TextToolCalls;
 use crate::delegation::{HostSubAgents, RunLimits};
@@ -96,7 +98,31 @@ pub struct PreparedRun {
     switches: Option<Arc<SwitchLog>>,
     routing: Option<RunRouting>,
     delegation: Option<(Arc<DelegationHub>, Arc<HostSubAgents>)>,
+    refresh: Option<Arc<dyn ToolRefresh>>,
     workspace: std::path::PathBuf,
+}
+
+/// Loads dynamic tools approved during a run into its registry.
+struct DynamicRefresh {
+    dynamic: Arc<DynamicTools>,
+    registry: Arc<toolgate_core::Registry>,
+    agent: String,
+}
+
+#[async_trait]
+impl ToolRefresh for DynamicRefresh {
+    async fn refresh(&self) -> bool {
+        match self.dynamic.sync(&self.registry, &self.agent).await {
+            Ok(report) => !report.loaded.is_empty(),
+            Err(error) => {
+                tracing::warn!(
+                    "dynamic tools were not refreshed: {}",
+                    toolgate_core::error_chain(&error)
+                );
+                false
+            }
+        }
+    }
 }
 
 /// A run's routing: the router, the classifying client, the previous
@@ -188,6 +214,7 @@ impl Host {
             .session_id(session_id.clone())
             .interactive(interactive.clone())
             .delegation(true)
+            .agent(agent.name.clone())
             .build()
             .await?;
         let started = store
@@ -219,6 +246,22 @@ impl Host {
         // The prompt, the task and the tool schemas must fit the window
         // with room to work: say so now rather than after a refused call.
         let recover_text_calls = self.config().llm.text_tool_calls == TextToolCalls::Auto;
+        let refresh = if self.config().tools.dynamic.enabled {
+            match self.dynamic_tools() {
+                Ok(dynamic) => Some(Arc::new(DynamicRefresh {
+                    dynamic,
+                    registry: Arc::clone(&gate.registry),
+                    agent: agent.name.clone(),
+                }) as Arc<dyn ToolRefresh>),
+                Err(error) => {
+                    gate.shutdown().await;
+                    let _ = store.finish(&session_id, run, "failed").await;
+                    return Err(error);
+                }
+            }
+        } else {
+            None
+        };
         let delegation = match (&gate.delegation, agent.delegate_to.is_empty()) {
             (Some(hub), false) => {
                 let limits = RunLimits {
@@ -284,6 +327,7 @@ impl Host {
             switches,
             routing,
             delegation,
+            refresh,
             workspace: self.workspace().to_owned(),
         })
     }
@@ -413,6 +457,9 @@ impl PreparedRun {
         }
         if let Some(log) = self.switches {
             builder = builder.switches(log);
+        }
+        if let Some(refresh) = self.refresh {
+            builder = builder.refresh(refresh);
         }
         if let Some(routing) = self.routing {
             builder = builder.routing(routing.router, routing.classifier, routing.previous);

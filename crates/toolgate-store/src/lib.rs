@@ -16,6 +16,8 @@
 //!   change; [`PlanStore`]: the plan each agent session keeps as it works.
 //! - [`ScheduleStore`]: scheduled jobs and the record of their runs, claimed
 //!   with leases so that schedulers sharing a store never run a job twice.
+//! - [`DynamicToolStore`]: tools agents wrote at run time, pending until a
+//!   person approves or rejects them.
 //! - [`SqliteStore`]: every trait in one `SQLite` file that several toolgate
 //!   processes can share, with a versioned schema that upgrades the old
 //!   `.toolgate/sessions.db` of `toolgate-agent`.
@@ -73,6 +75,10 @@
 //! ```
 
 pub use audit::{AuditEntry, AuditFilter, AuditStore};
+pub use dynamic_tools::{
+    Created, DynamicToolKind, DynamicToolRecord, DynamicToolScope, DynamicToolStatus,
+    DynamicToolStore, NewDynamicTool, StatusChange,
+};
 pub use error::{BackendError, StoreError};
 pub use memory::{
     MemoryApplied, MemoryChunk, MemoryHit, MemoryIndex, MemoryQuery, MemoryUpdate, SessionChange,
@@ -97,6 +103,7 @@ pub use tasks::{
 pub use writer::{AuditWriter, AuditWriterBuilder};
 
 mod audit;
+mod dynamic_tools;
 mod error;
 mod memory;
 mod notes;

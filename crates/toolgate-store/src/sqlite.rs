@@ -10,6 +10,7 @@ use crate::paths::{self, WORKSPACE_FILE};
 use crate::{AuditWriter, StoreError};
 
 mod audit;
+mod dynamic_tools;
 mod memory;
 mod notes;
 mod schedules;
@@ -30,7 +31,8 @@ pub const SCHEMA_VERSION: i64 = schema::VERSION;
 
 /// A store in one `SQLite` file; implements [`SessionStore`],
 /// [`AuditStore`], [`MemoryIndex`], [`SessionHistory`], [`NoteStore`],
-/// [`TaskStore`], [`PlanStore`] and [`ScheduleStore`].
+/// [`TaskStore`], [`PlanStore`], [`ScheduleStore`] and
+/// [`DynamicToolStore`].
 ///
 /// Cloning is cheap: clones share one connection. Each operation runs on
 /// tokio's blocking thread pool when called inside a tokio runtime
@@ -69,6 +71,7 @@ pub const SCHEMA_VERSION: i64 = schema::VERSION;
 /// [`NoteStore`]: crate::NoteStore
 /// [`TaskStore`]: crate::TaskStore
 /// [`PlanStore`]: crate::PlanStore
+/// [`DynamicToolStore`]: crate::DynamicToolStore
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     inner: Arc<Inner>,

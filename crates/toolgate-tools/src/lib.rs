@@ -51,6 +51,7 @@ pub mod calc;
 pub mod command;
 pub mod cron;
 pub mod diag;
+pub mod dynamic;
 pub mod edit;
 pub mod editing;
 mod effects;

@@ -272,10 +272,30 @@ const MIGRATIONS: &[&str] = &[
         summary TEXT NOT NULL DEFAULT ''
      );
      CREATE INDEX schedule_runs_job ON schedule_runs (job_id, id);",
-    // 8: reserved for dynamic tools (branch i17-dynamic); empty here so
-    // that the next migrations keep their numbers. The merge replaces this
-    // line with that migration.
-    "",
+    // 8: dynamic tools (dynamic_tools.rs), pending until a person reviews
+    // them. A name is unique among the tools that are not rejected (the
+    // partial index); a rejected tool keeps its row as the review's record.
+    // Kinds, scopes and statuses are checked here too, so that another
+    // writer cannot store a value the readers do not know.
+    "CREATE TABLE dynamic_tools (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('command', 'script')),
+        interpreter TEXT,
+        source TEXT NOT NULL,
+        parameters TEXT NOT NULL,
+        scope TEXT NOT NULL CHECK (scope IN ('agent', 'global')),
+        created_by TEXT NOT NULL,
+        session_id TEXT,
+        advice TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected')),
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL
+     );
+     CREATE UNIQUE INDEX dynamic_tools_live_name ON dynamic_tools (name)
+        WHERE status <> 'rejected';
+     CREATE INDEX dynamic_tools_status ON dynamic_tools (status, id);",
     // 9: what happened during a run besides messages and tool calls (a
     // provider switch, the tools routing chose, a sub-agent's steps), kept
     // with the step it happened in.
