@@ -17,8 +17,8 @@ pub const CATALOG_DESCRIPTION_CHARS: usize = 200;
 ///
 /// Only names and descriptions go in: a body reaches the model when the
 /// skill is activated, never before. A description is put on one line
-/// (runs of whitespace become one space) and cut to
-/// [`CATALOG_DESCRIPTION_CHARS`] characters, so that one long description
+/// (runs of whitespace become one space) and cut to at most
+/// [`CATALOG_DESCRIPTION_CHARS`] characters, ending in `…` when cut, so that one long description
 /// cannot crowd a small model's context. No skills, no block: the result is
 /// empty.
 ///
@@ -50,7 +50,8 @@ pub fn catalog_block(skills: &[Skill]) -> String {
     block
 }
 
-/// `text` on one line, cut to `max` characters with an ellipsis.
+/// `text` on one line, cut to at most `max` characters (at a word's end
+/// when one is near), the last an ellipsis.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
     let mut words = text.split_whitespace();
     let mut line = words.next().unwrap_or_default().to_owned();
@@ -58,13 +59,21 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
         line.push(' ');
         line.push_str(word);
     }
-    match line.char_indices().nth(max) {
-        None => line,
-        Some((cut, _)) => {
-            let kept = line[..cut].trim_end();
-            format!("{kept}…")
-        }
+    if line.chars().count() <= max {
+        return line;
     }
+    // The ellipsis counts: the result is at most `max` characters.
+    let cut = line
+        .char_indices()
+        .nth(max.saturating_sub(1))
+        .map_or(line.len(), |(at, _)| at);
+    let kept = &line[..cut];
+    // At a word's end when one is near.
+    let kept = match kept.rfind(' ') {
+        Some(space) if cut - space <= 30 => &kept[..space],
+        _ => kept,
+    };
+    format!("{}…", kept.trim_end())
 }
 
 #[cfg(test)]
@@ -77,9 +86,14 @@ mod tests {
             ("short", 10, "short"),
             ("  spaced\n\tout  text ", 50, "spaced out text"),
             ("exactly10!", 10, "exactly10!"),
-            ("eleven char", 10, "eleven cha…"),
-            ("ten chars and more", 10, "ten chars…"),
-            ("ñandú ñandú", 5, "ñandú…"),
+            ("eleven char", 10, "eleven…"),
+            ("ten chars and more", 10, "ten…"),
+            (
+                "abcdefghijklmnopqrstuvwxyz0123456789abcdef more",
+                40,
+                "abcdefghijklmnopqrstuvwxyz0123456789abc…",
+            ),
+            ("ñandú ñandú", 5, "ñand…"),
             ("", 5, ""),
         ];
         for (text, max, expected) in cases {
