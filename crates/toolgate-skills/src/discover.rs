@@ -176,8 +176,9 @@ pub struct Discovery {
 /// A workspace is someone else's repository as often as it is the user's,
 /// and a skill's body goes to the model word for word while its directory
 /// is listed to it. So in a workspace root, a skill directory or `SKILL.md`
-/// that resolves outside that `.agents/skills/` directory is not read: it is
-/// reported as [`SkillError::Escapes`] and skipped — the rule the file tools
+/// that resolves outside that `.agents/skills/` directory, or an
+/// `.agents/skills/` that resolves outside the directory holding it, is not
+/// read: it is reported as [`SkillError::Escapes`] and skipped — the rule the file tools
 /// apply at the workspace's edge (DESIGN.md §8). Links that stay inside are
 /// followed. In the user's roots (home and configuration) links are followed
 /// wherever they lead: the user put them there, and linking skills in from a
@@ -212,6 +213,26 @@ pub fn discover(options: &DiscoverOptions) -> Discovery {
 
 /// The skills of one root (rules 5 to 7).
 fn scan(root: &SkillRoot, max: usize, discovery: &mut Discovery) -> Vec<Skill> {
+    // Only a workspace root confines its links (see `discover`), starting
+    // with `.agents/skills` itself, which must stay in the directory that
+    // holds it.
+    let confine = match root.origin {
+        SkillOrigin::Workspace => {
+            let Ok(inside) = fs::canonicalize(&root.path) else {
+                return Vec::new();
+            };
+            let holder = root.path.ancestors().nth(2).map(canonical_or_given);
+            if let Some(holder) = holder.filter(|holder| !inside.starts_with(holder)) {
+                discovery.errors.push(SkillError::Escapes {
+                    path: root.path.clone(),
+                    root: holder,
+                });
+                return Vec::new();
+            }
+            Some(inside)
+        }
+        SkillOrigin::User | SkillOrigin::Config => None,
+    };
     let entries = match fs::read_dir(&root.path) {
         Ok(entries) => entries,
         Err(e)
@@ -234,11 +255,6 @@ fn scan(root: &SkillRoot, max: usize, discovery: &mut Discovery) -> Vec<Skill> {
         .filter(|name| !name.as_encoded_bytes().starts_with(b"."))
         .collect();
     names.sort();
-    // Only a workspace root confines its links (see `discover`).
-    let confine = match root.origin {
-        SkillOrigin::Workspace => fs::canonicalize(&root.path).ok(),
-        SkillOrigin::User | SkillOrigin::Config => None,
-    };
     let mut skills = Vec::new();
     let mut read = 0;
     for name in names {

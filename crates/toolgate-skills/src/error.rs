@@ -68,12 +68,14 @@ pub enum SkillError {
         kind: &'static str,
     },
     /// A skill directory or SKILL.md in a workspace that is a symbolic link
-    /// leading out of its skills directory (see [`discover`](crate::discover)).
+    /// leading out of its skills directory, or a workspace skills directory
+    /// leading out of the directory holding it (see
+    /// [`discover`](crate::discover)).
     #[error("{} leads outside {} through a symbolic link; skipped", path.display(), root.display())]
     Escapes {
-        /// The link.
+        /// The link, or the path through it.
         path: PathBuf,
-        /// The skills directory it leaves.
+        /// The directory it leaves.
         root: PathBuf,
     },
     /// A skills directory with more skills than are read from one place.

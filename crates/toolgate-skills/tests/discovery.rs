@@ -320,6 +320,21 @@ fn workspace_links_may_not_leave_their_skills_directory() {
         ]
     );
 
+    // The skills directory itself linked out: refused whole.
+    let linked_root = tmp.join("linked-root");
+    fs::create_dir_all(linked_root.join(".agents")).unwrap();
+    symlink(&outside, linked_root.join(".agents/skills")).unwrap();
+    let discovery = discover(&DiscoverOptions::new(&linked_root));
+    assert!(discovery.skills.is_empty());
+    assert_eq!(
+        errors(&discovery),
+        [format!(
+            "{} leads outside {} through a symbolic link; skipped",
+            linked_root.join(".agents/skills").display(),
+            linked_root.display()
+        )]
+    );
+
     // The user's own links are followed wherever they lead.
     let home = tmp.join("home");
     let user = home.join(".agents/skills");
