@@ -1,23 +1,8 @@
 //! Writing skills: a new one from a template, a copy of a directory, a
 //! downloaded SKILL.md.
 //!
-//! # How a skill appears whole or not at all
-//!
-//! Every function here builds the skill in a fresh hidden directory beside
-//! its destination (`<root>/.create-XXXX`, `<root>/.install-XXXX`), checks
-//! what it built, and only then renames that directory to `<root>/<name>`.
-//! A rename within one filesystem is atomic, so a reader — discovery in
-//! another process, say — sees no skill or the whole skill, never half a
-//! copy; discovery skips hidden entries, so the temporary directory is never
-//! taken for a skill; and on any failure the temporary directory is
-//! removed.
-//!
-//! Refusing to overwrite needs no separate lock. `rename(2)` of a directory
-//! onto an existing path fails unless that path is an *empty* directory
-//! (then it is replaced — nothing is lost) — so a skill directory created by
-//! someone else between our check and our rename makes the rename fail, and
-//! that failure is reported as [`SkillError::Exists`], as the check would
-//! have. See <https://man7.org/linux/man-pages/man2/rename.2.html>.
+//! Why and how each appears whole or not at all is in the crate docs
+//! ([Writing skills](crate#writing-skills)).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -45,8 +30,8 @@ pub const MAX_INSTALL_DEPTH: usize = 16;
 /// for the user to replace. It is parsed back before it is written, so a
 /// name or description the format refuses is refused here, with the line
 /// of the file it would have been on. An existing `<root>/<name>` is never
-/// touched: [`SkillError::Exists`]. The skill appears whole (see the
-/// [module docs](self)); `root` is created if it is missing.
+/// touched: [`SkillError::Exists`]. The skill appears whole (see
+/// [Writing skills](crate#writing-skills)); `root` is created if it is missing.
 ///
 /// ```
 /// use toolgate_skills::{SkillFile, create};
@@ -112,7 +97,7 @@ pub fn create(root: &Path, name: &str, description: &str) -> Result<PathBuf, Ski
 ///    sticky bits (scripts stay executable).
 /// 6. The copy's SKILL.md is validated again before it appears, in case
 ///    the source changed during the copy; the skill appears whole or not at
-///    all (see the [module docs](self)).
+///    all (see [Writing skills](crate#writing-skills)).
 pub fn install_dir(src: &Path, dest_root: &Path, origin: SkillOrigin) -> Result<Skill, SkillError> {
     let meta = fs::metadata(src).map_err(|e| SkillError::io("read", src, e))?;
     let src_dir = if meta.is_dir() {
@@ -183,7 +168,7 @@ pub fn install_dir(src: &Path, dest_root: &Path, origin: SkillOrigin) -> Result<
 /// The text is validated before anything is written, it is refused over
 /// [`MAX_SKILL_FILE_BYTES`], an existing skill of the name is never
 /// touched ([`SkillError::Exists`]), and the skill appears whole or not at
-/// all (see the [module docs](self)). The file is written as given.
+/// all (see [Writing skills](crate#writing-skills)). The file is written as given.
 pub fn install_text(
     text: &str,
     source: &str,
@@ -215,7 +200,7 @@ fn placed(mut file: SkillFile, dest: &Path, origin: SkillOrigin) -> Skill {
 }
 
 /// Builds a skill in a temporary directory under `root` with `build`, then
-/// renames it to `dest` (see the [module docs](self)).
+/// renames it to `dest` (see [Writing skills](crate#writing-skills)).
 fn write_skill<T>(
     root: &Path,
     dest: &Path,

@@ -47,6 +47,24 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Writing skills
+//!
+//! [`create`], [`install_dir`] and [`install_text`] build the skill in a
+//! fresh hidden directory beside its destination (`<root>/.create-XXXX`, `<root>/.install-XXXX`), checks
+//! what it built, and only then renames that directory to `<root>/<name>`.
+//! A rename within one filesystem is atomic, so a reader — discovery in
+//! another process, say — sees no skill or the whole skill, never half a
+//! copy; discovery skips hidden entries, so the temporary directory is never
+//! taken for a skill; and on any failure the temporary directory is
+//! removed.
+//!
+//! Refusing to overwrite needs no separate lock. `rename(2)` of a directory
+//! onto an existing path fails unless that path is an *empty* directory
+//! (then it is replaced — nothing is lost) — so a skill directory created by
+//! someone else between our check and our rename makes the rename fail, and
+//! that failure is reported as [`SkillError::Exists`], as the check would
+//! have. See <https://man7.org/linux/man-pages/man2/rename.2.html>.
 
 pub use activate::{Activated, Activations, MAX_LISTED_FILES};
 pub use catalog::{CATALOG_DESCRIPTION_CHARS, CATALOG_INSTRUCTION, catalog_block};
