@@ -8,7 +8,9 @@
 //!
 //! Both are built by [`web_tools`] (or [`WebToolsBuilder`] to choose the
 //! resolver) from the `web:` section of the configuration ([`WebConfig`]);
-//! [`INSTRUCTIONS`] is their block of the system prompt.
+//! [`INSTRUCTIONS`] is their block of the system prompt. [`download_text`]
+//! fetches one text file for toolgate itself (a skill's SKILL.md to
+//! install) through the same checked client.
 //!
 //! # Safety
 //!
@@ -44,6 +46,7 @@ pub mod address;
 mod cache;
 mod client;
 mod convert;
+mod download;
 mod fetch;
 pub mod markers;
 mod nesting;
@@ -51,6 +54,7 @@ mod search;
 pub mod ssrf;
 
 pub use client::{RequestError, Resolver, SystemResolver};
+pub use download::{DownloadError, download_text, download_text_with};
 pub use fetch::{WebFetch, WebFetchArgs};
 pub use search::{WebSearch, WebSearchArgs};
 
