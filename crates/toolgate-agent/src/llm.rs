@@ -205,7 +205,10 @@ pub struct HttpSettings {
     pub model: String,
     /// The API key.
     pub api_key: ApiKey,
-    /// Timeout of one HTTP request. By default, 120 s.
+    /// How long the server may stay silent: until the first byte of an
+    /// answer, and between two reads of a streamed one (a slow local model
+    /// that streams is not cut off halfway). Connecting has its own 10 s
+    /// limit. By default, 120 s.
     pub request_timeout: Duration,
     /// Retries after the first attempt. By default, 3.
     pub max_retries: u32,
@@ -215,6 +218,10 @@ pub struct HttpSettings {
     pub stream: bool,
     /// `max_tokens` to ask for (Anthropic requires one). By default, 4096.
     pub max_tokens: u32,
+    /// Sampling temperature sent with every request. By default, none (the
+    /// server's default). Small local models call tools far more reliably
+    /// at 0 to 0.2.
+    pub temperature: Option<f32>,
 }
 
 impl HttpSettings {
@@ -229,6 +236,7 @@ impl HttpSettings {
             backoff: Duration::from_millis(500),
             stream: true,
             max_tokens: 4096,
+            temperature: None,
         }
     }
 }
@@ -238,7 +246,8 @@ fn http_client(timeout: Duration) -> reqwest::Client {
     // build lean); installing it twice is harmless, so ignore the result.
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
-        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .read_timeout(timeout)
         .build()
         .unwrap_or_default()
 }
@@ -510,6 +519,9 @@ impl OpenAiClient {
         if let Some(max) = request.max_tokens {
             body["max_tokens"] = json!(max.min(self.settings.max_tokens));
         }
+        if let Some(t) = self.settings.temperature {
+            body["temperature"] = json!(t);
+        }
         if !request.tools.is_empty() {
             body["tools"] = json!(request.tools);
         }
@@ -719,6 +731,9 @@ impl AnthropicClient {
                               "messages": messages, "stream": self.settings.stream});
         if !system.is_empty() {
             body["system"] = json!(system);
+        }
+        if let Some(t) = self.settings.temperature {
+            body["temperature"] = json!(t);
         }
         if !tools.is_empty() {
             body["tools"] = json!(tools);

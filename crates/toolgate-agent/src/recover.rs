@@ -30,6 +30,12 @@
 //!    JSON that does not parse is left as text (fail closed: no call).
 //! 5. The calls keep the order they appear in; what remains of the text,
 //!    with the calls cut out, is returned beside them.
+//! 6. Inside a marker or a fence, JSON that does not parse gets one repair
+//!    ([`repair_json`]): Python's `True`, `False` and `None` outside strings
+//!    become `true`, `false` and `null`, and a comma before `}` or `]` is
+//!    dropped — the two slips small models make most. The repaired text must
+//!    then parse and be call-shaped like any other; the call is validated
+//!    against the tool's schema by the gate like any other.
 //!
 //! Whether a recovered name is a tool the agent was offered is the loop's
 //! question, as for any call: an unknown name gets a tool error listing the
@@ -218,8 +224,7 @@ fn fenced(text: &str, spans: &mut Vec<(usize, usize, Vec<TextCall>)>) {
             let calls = if explicit {
                 parse_marked(body, None)
             } else {
-                serde_json::from_str::<Value>(body.trim())
-                    .ok()
+                parse_lenient(body.trim())
                     .map(|v| calls_in(&v, false))
                     .filter(|c| {
                         !c.is_empty() && c.iter().all(|c| matches!(c, TextCall::Call { .. }))
@@ -265,6 +270,76 @@ fn first_json(text: &str) -> Option<(Value, usize)> {
     Some((value, stream.byte_offset()))
 }
 
+/// `text` as JSON, else as JSON after [`repair_json`] (rule 6).
+fn parse_lenient(text: &str) -> Option<Value> {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .or_else(|| serde_json::from_str::<Value>(&repair_json(text)?).ok())
+}
+
+/// Rule 6's repair: Python literals outside strings to JSON's, and commas
+/// before a closing bracket dropped. `None` when there was nothing to
+/// repair.
+pub(crate) fn repair_json(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            ',' => {
+                let rest = text[i + 1..].trim_start();
+                if rest.starts_with('}') || rest.starts_with(']') {
+                    changed = true;
+                } else {
+                    out.push(c);
+                }
+            }
+            c if c.is_ascii_alphabetic() => {
+                let word_end = text[i..]
+                    .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                    .map_or(text.len(), |n| i + n);
+                let word = &text[i..word_end];
+                let previous = out.chars().next_back();
+                let standalone = !previous.is_some_and(|p| p.is_ascii_alphanumeric() || p == '_');
+                let replacement = match word {
+                    "True" if standalone => Some("true"),
+                    "False" if standalone => Some("false"),
+                    "None" if standalone => Some("null"),
+                    _ => None,
+                };
+                if let Some(json) = replacement {
+                    out.push_str(json);
+                    changed = true;
+                } else {
+                    out.push_str(word);
+                }
+                while chars.peek().is_some_and(|(j, _)| *j < word_end) {
+                    chars.next();
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    changed.then_some(out)
+}
+
 /// Parts of a `<|python_tag|>` body: calls separated by `;` or newlines.
 fn split_calls(body: &str) -> Vec<&str> {
     let mut parts = Vec::new();
@@ -289,6 +364,7 @@ fn parse_marked(body: &str, name: Option<&str>) -> Vec<TextCall> {
         .map_or(body, |b| b.trim_end().trim_end_matches("```").trim());
     let value = match serde_json::from_str::<Value>(body) {
         Ok(value) => value,
+        Err(_) if let Some(value) = parse_lenient(body) => value,
         Err(error) if body.is_empty() && name.is_some() => {
             let _ = error;
             Value::Object(Map::new())
@@ -407,6 +483,41 @@ fn call_from_value(value: &Value, marked: bool) -> Option<TextCall> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repair_json_case_table() {
+        for (text, repaired) in [
+            (
+                r#"{"a": True, "b": False, "c": None}"#,
+                Some(r#"{"a": true, "b": false, "c": null}"#),
+            ),
+            (r#"{"a": [1, 2,], }"#, Some(r#"{"a": [1, 2] }"#)),
+            // Inside strings, nothing changes.
+            (r#"{"a": "True, None,]"}"#, None),
+            (
+                r#"{"a": "say \"True\"", "b": True}"#,
+                Some(r#"{"a": "say \"True\"", "b": true}"#),
+            ),
+            // Only whole words.
+            (r#"{"a": Trueish, "b": isNone}"#, None),
+            (r#"{"a": true}"#, None),
+        ] {
+            assert_eq!(repair_json(text).as_deref(), repaired, "{text}");
+        }
+    }
+
+    #[test]
+    fn python_literals_in_a_fence_are_repaired_but_prose_is_not() {
+        let fenced = "```json\n{\"name\": \"add_flag\", \"arguments\": {\"verbose\": True, \"default\": None,}}\n```";
+        let found = recover_tool_calls(fenced);
+        assert_eq!(
+            found.calls,
+            vec![call("add_flag", r#"{"default":null,"verbose":true}"#)]
+        );
+        // Bare text is held to strict JSON (rule 4).
+        let bare = r#"Try {"name": "add_flag", "arguments": {"verbose": True}} maybe."#;
+        assert!(recover_tool_calls(bare).calls.is_empty());
+    }
 
     fn call(name: &str, arguments: &str) -> TextCall {
         TextCall::Call {

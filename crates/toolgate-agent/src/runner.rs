@@ -6,6 +6,9 @@
 //!    schemas, then emits `post_llm_call`.
 //! 2. No tool calls: quality gates run; a failing required gate is fed back
 //!    as a user message and the loop goes on; otherwise the run is done.
+//!    A reply with neither tool calls nor text is no answer: the first one
+//!    of a run gets [`EMPTY_REPLY_NUDGE`] and the loop goes on (small local
+//!    models sometimes stop mid-task with an empty reply).
 //! 3. Tool calls run through the gate — concurrently when every call is
 //!    allowed, well-formed and read-only, in order otherwise. Malformed
 //!    arguments, a tool the agent may not use, or an unknown tool become a
@@ -33,6 +36,26 @@ use crate::fallback::{ProviderSwitch, SwitchLog};
 use crate::llm::{LlmClient, LlmError, LlmRequest, Message, ModelToolCall, Role, Usage};
 use crate::recover::{TextCall, recover_tool_calls};
 use crate::routing::{Routed, Router};
+
+/// The first sentence of a tool description: up to the first `. ` that
+/// does not end an abbreviation (`e.g.`, `i.e.`), or all of it.
+fn first_sentence(text: &str) -> &str {
+    let mut from = 0;
+    while let Some(at) = text[from..].find(". ") {
+        let end = from + at + 1;
+        let before = &text[..end];
+        if !(before.ends_with("e.g.") || before.ends_with("i.e.")) {
+            return before;
+        }
+        from = end;
+    }
+    text
+}
+
+/// The user message sent after the first reply with neither tool calls nor
+/// text (rule 2).
+pub const EMPTY_REPLY_NUDGE: &str =
+    "Your reply was empty. Continue the task: call a tool, or give your final answer.";
 
 /// What a lifecycle hook decided.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -71,6 +94,15 @@ pub struct GateReport {
 pub trait ToolRefresh: Send + Sync {
     /// Loads what is new; whether the registry changed.
     async fn refresh(&self) -> bool;
+}
+
+/// Instructions that come with a tool's first use (seed 003's lazy
+/// instructions: a skill's body arrives with the result of the first call
+/// of a tool the skill names).
+pub trait ToolInstructions: Send + Sync {
+    /// The instructions to append to the result of a call of `tool` that
+    /// ran, if any are due now; each is given at most once per run.
+    fn on_tool_used(&self, tool: &str) -> Option<String>;
 }
 
 /// Quality gates run when the model says it is done.
@@ -447,6 +479,7 @@ pub struct AgentRunnerBuilder {
     routing: Option<Routing>,
     meter: Option<Arc<SpendMeter>>,
     refresh: Option<Arc<dyn ToolRefresh>>,
+    instructions: Option<Arc<dyn ToolInstructions>>,
 }
 
 /// Routing of a run: the router, the client its classification call goes
@@ -466,6 +499,15 @@ impl AgentRunnerBuilder {
     #[must_use]
     pub fn refresh(mut self, refresh: Arc<dyn ToolRefresh>) -> Self {
         self.refresh = Some(refresh);
+        self
+    }
+
+    /// Asked after each call that ran for instructions due with the tool's
+    /// first use (a skill's body); they are appended to the result the
+    /// model gets, after any truncation. By default, none.
+    #[must_use]
+    pub fn instructions(mut self, instructions: Arc<dyn ToolInstructions>) -> Self {
+        self.instructions = Some(instructions);
         self
     }
 
@@ -645,6 +687,7 @@ impl AgentRunnerBuilder {
             routing: self.routing,
             meter: self.meter,
             refresh: self.refresh,
+            instructions: self.instructions,
             recording: Arc::new(Recording::default()),
         }
     }
@@ -674,6 +717,7 @@ pub struct AgentRunner {
     /// The spend shared with delegated runs, when there are any.
     meter: Option<Arc<SpendMeter>>,
     refresh: Option<Arc<dyn ToolRefresh>>,
+    instructions: Option<Arc<dyn ToolInstructions>>,
     /// Recorded events not yet handed to the recorder.
     recording: Arc<Recording>,
 }
@@ -856,6 +900,7 @@ impl AgentRunner {
             routing: None,
             meter: None,
             refresh: None,
+            instructions: None,
         }
     }
 
@@ -1132,6 +1177,7 @@ impl AgentRunner {
         }
         let mut warned = false;
         let mut repeats = Repeats::default();
+        let mut nudged = false;
         for step in 1..=self.max_steps {
             if self.cancelled() {
                 return Stop::Summarise(Outcome::Interrupted);
@@ -1241,6 +1287,12 @@ impl AgentRunner {
                 tool_calls: resp.tool_calls.clone(),
                 tool_call_id: None,
             });
+            if resp.tool_calls.is_empty() && resp.content.trim().is_empty() && !nudged {
+                nudged = true;
+                messages.push(Message::text(Role::User, EMPTY_REPLY_NUDGE.to_owned()));
+                self.record(step, messages, report, journal).await;
+                continue;
+            }
             if resp.tool_calls.is_empty() {
                 report.final_text.clone_from(&resp.content);
                 let failing: Vec<_> = self
@@ -1288,6 +1340,23 @@ impl AgentRunner {
         Stop::Summarise(Outcome::MaxSteps)
     }
 
+    /// The agent's tools as a call to an unknown tool lists them: names,
+    /// then one line per tool with the first sentence of its description,
+    /// so a small model can pick the right one next time.
+    fn tool_menu(&self, registry: &toolgate_core::Registry) -> String {
+        let names = self.agent.tool_names(registry);
+        let mut menu = names.join(", ");
+        menu.push_str(". Call one of them by its exact name:");
+        for name in &names {
+            let Ok(tool) = registry.get(name) else {
+                continue;
+            };
+            let first = first_sentence(&tool.spec().description);
+            let _ = write!(menu, "\n- {name}: {first}");
+        }
+        menu
+    }
+
     /// Runs the calls of one step; returns whether the person aborted.
     /// `recovered`: the calls were written as text and recovered.
     async fn run_tools(
@@ -1318,10 +1387,13 @@ impl AgentRunner {
                     ));
                 }
                 if !registry.has(&c.name) {
-                    let known = self.agent.tool_names(&registry).join(", ");
                     return Err((
                         "not_found".to_owned(),
-                        format!("unknown tool `{}`; available tools: {known}", c.name),
+                        format!(
+                            "unknown tool `{}`; available tools: {}",
+                            c.name,
+                            self.tool_menu(&registry)
+                        ),
                     ));
                 }
                 if !self.agent.allows(&registry, &c.name) {
@@ -1419,7 +1491,16 @@ impl AgentRunner {
                     ),
                 },
             };
-            let text = truncate_head_tail(&text, self.max_output_chars);
+            let mut text = truncate_head_tail(&text, self.max_output_chars);
+            if decision == "executed"
+                && let Some(more) = self
+                    .instructions
+                    .as_ref()
+                    .and_then(|i| i.on_tool_used(&c.name))
+            {
+                text.push_str("\n\n");
+                text.push_str(&more);
+            }
             let text = repeats.note(step, &c.name, &c.arguments, text);
             let record = ToolCallRecord {
                 step,
@@ -1632,5 +1713,24 @@ mod tests {
         assert!(t.starts_with("aaa") && t.ends_with("zzz"));
         assert!(t.contains("800 characters truncated"));
         assert_eq!(truncate_head_tail("short", 200), "short");
+    }
+
+    #[test]
+    fn first_sentence_skips_abbreviations() {
+        for (text, first) in [
+            ("Read a text file, whole.", "Read a text file, whole."),
+            (
+                "Find files by name glob, e.g. `*.rs`. More.",
+                "Find files by name glob, e.g. `*.rs`.",
+            ),
+            (
+                "Evaluate, i.e. compute. Then stop.",
+                "Evaluate, i.e. compute.",
+            ),
+            ("No full stop", "No full stop"),
+            ("Ends with e.g. ", "Ends with e.g. "),
+        ] {
+            assert_eq!(first_sentence(text), first);
+        }
     }
 }

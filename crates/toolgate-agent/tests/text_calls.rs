@@ -200,3 +200,44 @@ async fn a_repeated_call_is_pointed_out_and_ends_the_run() {
     );
     assert_eq!(report.final_text, "Summary: I kept reading a.txt.");
 }
+
+#[tokio::test]
+async fn an_empty_reply_is_nudged_once_then_taken_as_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![answer(""), answer("The answer is 42."), answer("unused")],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .build()
+        .run("What is the answer?", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert_eq!(report.final_text, "The answer is 42.");
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 2, "one nudge, then the answer");
+    let last = reqs[1]["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["role"], "user");
+    assert_eq!(last["content"], toolgate_agent::EMPTY_REPLY_NUDGE);
+
+    // A second empty reply in the same run is not nudged again: the run ends.
+    let server = server_again().await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .build()
+        .run("What is the answer?", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert_eq!(report.final_text, "");
+    assert_eq!(bodies(&server).await.len(), 2);
+}
+
+async fn server_again() -> wiremock::MockServer {
+    server(
+        "/v1/chat/completions",
+        vec![answer(" \n"), answer(""), answer("unused")],
+    )
+    .await
+}

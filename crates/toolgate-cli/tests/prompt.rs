@@ -53,8 +53,10 @@ async fn the_prompt_has_the_hierarchy_the_environment_and_the_blocks_of_enabled_
     at("- sandbox: ");
     let today = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
     assert!(at("- now: ") < at(&today));
-    // One block per enabled group: search, datetime, commands, calculator.
+    // One block per enabled group: files, search, datetime, commands,
+    // calculator.
     for block in [
+        "## Files",
         "## Finding code",
         "## Date and time",
         "## Commands",
@@ -100,6 +102,7 @@ async fn the_prompt_has_the_hierarchy_the_environment_and_the_blocks_of_enabled_
     for gone in ["1. edit_file", "## Finding code", "## Commands"] {
         assert!(!reader_prompt.contains(gone), "{gone}:\n{reader_prompt}");
     }
+    assert!(reader_prompt.contains("## Files"), "{reader_prompt}");
     assert_eq!(
         reader["tools"],
         serde_json::json!(["list_files", "read_file"])

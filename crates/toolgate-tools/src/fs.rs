@@ -22,6 +22,12 @@ use toolgate_core::{
 use crate::editing::MAX_EDIT_SIZE;
 use crate::effects::{Current, count_file_lines, named, read_of};
 
+/// The system-prompt block of the `files` group (the edit hierarchy is the
+/// prompt builder's own part).
+pub const INSTRUCTIONS: &str = "## Files
+Paths are relative to the workspace root. read_file reads a file, list_files lists a directory. \
+Answer questions about the workspace from what the tools show you, never from memory.";
+
 mod page;
 
 /// How many bytes at the start of a file are searched for a NUL byte when
