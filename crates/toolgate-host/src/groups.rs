@@ -59,7 +59,16 @@ impl Host {
             groups.push(ToolGroup::new(
                 "memory",
                 memory::INSTRUCTIONS,
-                memory::memory_tools(&tools.memory, self.memory_dir()?, store, sessions),
+                memory::memory_tools_with_notes(
+                    &tools.memory,
+                    self.memory_dir()?,
+                    Arc::clone(&store) as Arc<dyn toolgate_store::MemoryIndex>,
+                    sessions,
+                    tools
+                        .notes
+                        .enabled
+                        .then_some(store as Arc<dyn toolgate_store::NoteStore>),
+                ),
             ));
         }
         if tools.persona.enabled {

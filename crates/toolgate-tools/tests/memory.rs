@@ -909,3 +909,66 @@ async fn goals_sensitivity_follows_the_action() {
     let effects = search.tool().effects(&json!({"query": "x"})).unwrap();
     assert!(effects.list().is_empty() && !effects.is_opaque());
 }
+
+#[tokio::test]
+async fn notes_written_with_the_notes_tools_are_searched_and_kept_current() {
+    use toolgate_store::{NewNote, NoteStore, NoteUpdate};
+    use toolgate_tools::memory::memory_tools_with_notes;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(dir.path().join("toolgate.db")).unwrap());
+    let registry = Registry::new();
+    for tool in memory_tools_with_notes(
+        &MemoryConfig::default(),
+        dir.path().join("memory"),
+        store.clone(),
+        None,
+        Some(store.clone()),
+    ) {
+        registry.register_arc(tool).unwrap();
+    }
+    let engine = ExecutionEngine::builder(Arc::new(registry))
+        .policy(ConfirmationPolicy::new(ConfirmationMode::Yolo))
+        .build();
+    let search = |query: &str| {
+        let call = ToolCall::new("t", "memory_search", json!({"query": query}));
+        let engine = &engine;
+        async move {
+            let done = engine.execute(call).await;
+            assert!(done.result.success, "{:?}", done.result);
+            done.result.to_model_text()
+        }
+    };
+
+    let note = store
+        .create_note(&NewNote {
+            title: "Boat trip".into(),
+            body: "The catamaran leaves Palma at nine.".into(),
+        })
+        .await
+        .unwrap();
+    let found = search("catamaran Palma").await;
+    assert!(found.contains(&format!("note {}", note.id)), "{found}");
+
+    // Changed: the new text is found, the old is not.
+    std::thread::sleep(Duration::from_millis(5));
+    store
+        .update_note(
+            note.id,
+            &NoteUpdate {
+                body: Some("The ferry leaves Alcudia at ten.".into()),
+                ..NoteUpdate::default()
+            },
+        )
+        .await
+        .unwrap();
+    let found = search("ferry Alcudia").await;
+    assert!(found.contains(&format!("note {}", note.id)), "{found}");
+    let found = search("catamaran").await;
+    assert!(!found.contains(&format!("note {}", note.id)), "{found}");
+
+    // Deleted: gone from the index.
+    store.delete_note(note.id).await.unwrap();
+    let found = search("ferry Alcudia").await;
+    assert!(!found.contains(&format!("note {}", note.id)), "{found}");
+}

@@ -155,7 +155,26 @@ pub fn memory_tools(
     index: Arc<dyn MemoryIndex>,
     sessions: Option<Arc<dyn SessionHistory>>,
 ) -> Vec<Arc<dyn Tool>> {
-    let memory = Arc::new(tools::Memory::new(config, dir.into(), index, sessions));
+    memory_tools_with_notes(config, dir, index, sessions, None)
+}
+
+/// [`memory_tools`] that also search the notes of `notes` (the `notes`
+/// group's store): kept in the index incrementally before each search, by
+/// each note's update time.
+pub fn memory_tools_with_notes(
+    config: &MemoryConfig,
+    dir: impl Into<PathBuf>,
+    index: Arc<dyn MemoryIndex>,
+    sessions: Option<Arc<dyn SessionHistory>>,
+    notes: Option<Arc<dyn toolgate_store::NoteStore>>,
+) -> Vec<Arc<dyn Tool>> {
+    let memory = Arc::new(tools::Memory::new(
+        config,
+        dir.into(),
+        index,
+        sessions,
+        notes,
+    ));
     vec![
         Arc::new(SaveMemory::new(Arc::clone(&memory))),
         Arc::new(MemorySearch::new(Arc::clone(&memory))),

@@ -10,12 +10,13 @@ use std::time::UNIX_EPOCH;
 use sha2::{Digest as _, Sha256};
 use toolgate_core::Workspace;
 use toolgate_store::{
-    MemoryChunk, MemoryIndex, MemoryUpdate, SessionHistory, SessionMessage, SourceId, StoreError,
+    MemoryChunk, MemoryIndex, MemoryUpdate, NoteStore, SessionHistory, SessionMessage, SourceId,
+    StoreError,
 };
 
 use super::dir::FileDir;
 use super::text::{chunk_markdown, message_text, push_cut};
-use super::{FILE_KIND, SESSION_KIND};
+use super::{FILE_KIND, NOTE_KIND, SESSION_KIND};
 
 /// The kind of the index's own bookkeeping sources.
 const STATE_KIND: &str = "_state";
@@ -26,6 +27,9 @@ const SESSIONS_CURSOR: &str = "sessions";
 /// Memory files larger than this are not indexed (a daily log is a few
 /// kilobytes; this is a file put there by mistake).
 pub(crate) const MAX_INDEXED_FILE: u64 = 8 * 1024 * 1024;
+
+/// Notes read per query when the index syncs them (rule 6).
+const NOTES_PAGE: usize = 500;
 
 /// Sessions read from the history per batch (one index transaction each).
 const SESSION_BATCH: usize = 64;
@@ -71,10 +75,16 @@ pub(crate) struct SyncReport {
 ///    `session` per session, positioned by message index.
 /// 5. One sync runs at a time per indexer; the index's conditional appends
 ///    keep two processes that sync at once from indexing a message twice.
+/// 6. Notes (when the notes store is given): one source of kind `note` per
+///    note, named by its id, fingerprinted by its update time; a changed
+///    note is re-indexed whole (title, then text), a deleted one removed.
+///    Every note's update time is read on each sync (one query per
+///    [`NOTES_PAGE`] notes); only changed notes are indexed.
 pub(crate) struct Indexer {
     dir: Arc<FileDir>,
     index: Arc<dyn MemoryIndex>,
     sessions: Option<Arc<dyn SessionHistory>>,
+    notes: Option<Arc<dyn NoteStore>>,
     running: tokio::sync::Mutex<()>,
 }
 
@@ -92,11 +102,13 @@ impl Indexer {
         dir: Arc<FileDir>,
         index: Arc<dyn MemoryIndex>,
         sessions: Option<Arc<dyn SessionHistory>>,
+        notes: Option<Arc<dyn NoteStore>>,
     ) -> Self {
         Self {
             dir,
             index,
             sessions,
+            notes,
             running: tokio::sync::Mutex::new(()),
         }
     }
@@ -113,7 +125,44 @@ impl Indexer {
                 .await
                 .map_err(|e| format!("cannot index the session history: {}", chain(&e)))?;
         }
+        if let Some(notes) = &self.notes {
+            self.sync_notes(notes.as_ref())
+                .await
+                .map_err(|e| format!("cannot index the notes: {}", chain(&e)))?;
+        }
         Ok(report)
+    }
+
+    /// Rule 6.
+    async fn sync_notes(&self, notes: &dyn NoteStore) -> Result<(), StoreError> {
+        let mut known = self.index.fingerprints(NOTE_KIND).await?;
+        let mut updates = Vec::new();
+        let mut offset = 0;
+        loop {
+            let page = notes.list_notes(NOTES_PAGE, offset).await?;
+            let Some(count) = (!page.is_empty()).then_some(page.len()) else {
+                break;
+            };
+            for note in page {
+                let name = note.id.to_string();
+                let fingerprint = note.updated.to_string();
+                if known.remove(&name).as_deref() != Some(fingerprint.as_str()) {
+                    updates.push(MemoryUpdate::Replace {
+                        source: SourceId::new(NOTE_KIND, name),
+                        fingerprint,
+                        chunks: chunk_markdown(&format!("# {}\n{}", note.title, note.body)),
+                    });
+                }
+            }
+            offset += count;
+        }
+        updates.extend(known.into_keys().map(|name| MemoryUpdate::Delete {
+            source: SourceId::new(NOTE_KIND, name),
+        }));
+        if !updates.is_empty() {
+            self.index.apply(updates).await?;
+        }
+        Ok(())
     }
 
     async fn sync_files(&self, report: &mut SyncReport) -> Result<(), String> {

@@ -57,6 +57,7 @@ impl Memory {
         dir: PathBuf,
         index: Arc<dyn MemoryIndex>,
         sessions: Option<Arc<dyn SessionHistory>>,
+        notes: Option<Arc<dyn toolgate_store::NoteStore>>,
     ) -> Self {
         let dir = Arc::new(FileDir::new(dir));
         let search_sessions = config.search_sessions && sessions.is_some();
@@ -70,7 +71,7 @@ impl Memory {
             }),
         };
         Self {
-            indexer: Indexer::new(Arc::clone(&dir), Arc::clone(&index), sessions),
+            indexer: Indexer::new(Arc::clone(&dir), Arc::clone(&index), sessions, notes),
             dir,
             index,
             config: config.clone(),
