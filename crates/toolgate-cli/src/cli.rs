@@ -115,6 +115,39 @@ pub(crate) enum Command {
     /// The jobs the `cron` tool scheduled: list them, run the due ones, or keep running them.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// Skills (SKILL.md): list the ones found, show one, create or install one.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SkillsCommand {
+    /// The skills found, nearest first, and the ones that could not be read (with file and line).
+    List,
+    /// One skill: where it is, its frontmatter and its instructions.
+    Show {
+        /// The skill's name.
+        name: String,
+    },
+    /// Write a new skill from a template: .agents/skills/NAME/SKILL.md in the workspace.
+    Create {
+        /// The name: lowercase letters, digits and hyphens, e.g. `release-notes`.
+        name: String,
+        /// What the skill is for and when to use it (the model sees this).
+        #[arg(long, short)]
+        description: String,
+        /// Write to ~/.agents/skills instead of the workspace.
+        #[arg(long)]
+        user: bool,
+    },
+    /// Install a skill from a directory (or its SKILL.md) or from the URL of a SKILL.md.
+    Install {
+        /// A skill directory, a SKILL.md file, or an http(s) URL of a SKILL.md.
+        source: String,
+        /// Install into ~/.agents/skills instead of the workspace.
+        #[arg(long)]
+        user: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

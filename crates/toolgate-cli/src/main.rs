@@ -36,6 +36,7 @@ mod render;
 mod run_cmd;
 mod schedule_cmd;
 mod sessions_cmd;
+mod skills_cmd;
 mod trust_cmd;
 
 fn main() -> ExitCode {
@@ -139,6 +140,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Doctor(args) => doctor_cmd::doctor(&setup, &args).await,
         Command::Prompt(PromptCommand::Show { agent }) => prompt_show(&setup, &agent).await,
         Command::Schedule(cmd) => schedule_cmd::schedule(&setup, cmd).await,
+        Command::Skills(cmd) => skills_cmd::skills(&setup, cmd).await,
     }
 }
 
@@ -149,9 +151,11 @@ fn ask_for(command: &Command) -> Ask {
     match command {
         Command::Call(args) if args.args.as_deref() == Some("-") => Ask::Never,
         Command::Mcp(McpCommand::Serve(args)) if args.http.is_none() => Ask::Never,
-        Command::Config(_) | Command::Classify { .. } | Command::Trust(_) | Command::Doctor(_) => {
-            Ask::Never
-        }
+        Command::Config(_)
+        | Command::Classify { .. }
+        | Command::Trust(_)
+        | Command::Doctor(_)
+        | Command::Skills(_) => Ask::Never,
         _ => Ask::Terminal,
     }
 }

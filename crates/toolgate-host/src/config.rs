@@ -62,6 +62,8 @@ pub struct Config {
     /// Intent routing: one cheap model call picks the tool categories a
     /// task needs, and only their tools are offered (off by default).
     pub routing: toolgate_agent::RoutingConfig,
+    /// Skills (`SKILL.md`): discovery and the `skill` tool.
+    pub skills: crate::skills::SkillsSection,
 }
 
 /// Which wire format the model server speaks.
@@ -90,7 +92,8 @@ pub struct LlmSection {
     /// The environment variable that holds the API key (never the key
     /// itself). Default: none (local servers need no key).
     pub api_key_env: Option<String>,
-    /// Timeout of one model request, in seconds. Default: 120.
+    /// Seconds the model server may stay silent: before the first byte of
+    /// an answer, and between two reads of a streamed one. Default: 120.
     pub timeout: u64,
     /// Retries on 429, 5xx and connection errors. Default: 3.
     pub max_retries: u32,
@@ -99,6 +102,11 @@ pub struct LlmSection {
     /// `max_tokens` per answer. Default: 4096 (at most a quarter of the
     /// context window is kept for an answer).
     pub max_tokens: u32,
+    /// Sampling temperature (0 to 2) for every request. Default: none, the
+    /// server's own default. Small local models call tools far more
+    /// reliably at 0 to 0.2.
+    #[serde(deserialize_with = "temperature")]
+    pub temperature: Option<f32>,
     /// The model's context window in tokens, when the server does not say
     /// (llama.cpp `/props`, Ollama `/api/show` and vLLM's model list do;
     /// what they say wins). Default: 32768. Every request is kept inside
@@ -143,6 +151,7 @@ impl Default for LlmSection {
             max_retries: 3,
             stream: true,
             max_tokens: 4096,
+            temperature: None,
             context_window: None,
             input_price_per_mtok: None,
             output_price_per_mtok: None,
@@ -417,7 +426,7 @@ impl Default for ToggleSection {
 
 /// Sections DESIGN.md §12 names that this build does not read yet; a key
 /// there gets a clearer error than "unknown key".
-const NOT_YET_SUPPORTED: &[&str] = &["skills", "ui"];
+const NOT_YET_SUPPORTED: &[&str] = &["ui"];
 
 /// Sections DESIGN.md §12 names at the top level that live under `tools:`
 /// with their group's enable flag (seed 002's shape): a key there is
@@ -707,7 +716,18 @@ pub(crate) fn load(
 }
 
 /// `$XDG_CONFIG_HOME/toolgate`, else `~/.config/toolgate`.
-fn user_config_dir(env: &[(String, String)]) -> Option<PathBuf> {
+/// `llm.temperature`: a number from 0 to 2, or null.
+fn temperature<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
+    let value = Option::<f32>::deserialize(d)?;
+    match value {
+        Some(t) if !(0.0..=2.0).contains(&t) => Err(serde::de::Error::custom(format!(
+            "temperature {t} is out of range: use a number from 0 to 2 (0 to 0.2 suits small local models)"
+        ))),
+        _ => Ok(value),
+    }
+}
+
+pub(crate) fn user_config_dir(env: &[(String, String)]) -> Option<PathBuf> {
     let get = |key: &str| {
         env.iter()
             .find(|(k, _)| k == key)
@@ -941,8 +961,8 @@ mod tests {
                 "line 2",
             ),
             (
-                "skills:\n  enabled: true\n",
-                "`skills`: the `skills` section is not supported by this version of toolgate yet",
+                "ui:\n  addr: 127.0.0.1:8080\n",
+                "`ui`: the `ui` section is not supported by this version of toolgate yet",
                 "toolgate.yaml",
             ),
             (

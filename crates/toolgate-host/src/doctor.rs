@@ -96,6 +96,7 @@ impl Host {
         let mut checks = vec![self.check_layers(), self.check_trust()];
         checks.push(self.check_sandbox());
         checks.push(self.check_store());
+        checks.push(self.check_skills());
         checks.extend(self.check_model(options).await);
         checks.extend(self.check_mcp().await);
         checks
@@ -164,6 +165,24 @@ impl Host {
                 "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or \
                  the AppArmor rule on Ubuntu 24.04) and Landlock, or set `commands.sandbox_required: \
                  true` to refuse commands instead",
+            ),
+        }
+    }
+
+    /// Skills found, and the first that could not be read (file and line).
+    fn check_skills(&self) -> Check {
+        if !self.config().skills.enabled {
+            return Check::ok("skills", "off (skills.enabled: false)");
+        }
+        let found = self.skills();
+        let count = found.skills.len();
+        match found.errors.first() {
+            None => Check::ok("skills", format!("{count} found")),
+            Some(error) => Check::bad(
+                CheckState::Warn,
+                "skills",
+                format!("{count} found, {} skipped: {error}", found.errors.len()),
+                "fix the SKILL.md at the file and line shown; `toolgate skills list` shows every problem",
             ),
         }
     }

@@ -124,7 +124,8 @@ impl<'h> GateBuilder<'h> {
             Some(mode) => mode,
             None => host.mode_for(None)?,
         };
-        let registry = host.registry()?;
+        let skills = host.skill_activations();
+        let registry = host.registry_with(skills.clone())?;
         let delegation = self
             .delegation
             .then(|| host.register_delegation(&registry))
@@ -163,6 +164,7 @@ impl<'h> GateBuilder<'h> {
                 mcp: manager,
                 mcp_statuses: statuses,
                 delegation,
+                skills,
             }),
             Err(error) => {
                 manager.shutdown().await;
@@ -279,6 +281,10 @@ pub struct Gate {
     /// Where agent runs that may delegate are entered, when the delegation
     /// tools are registered ([`GateBuilder::delegation`]).
     pub delegation: Option<Arc<toolgate_agent::delegate::DelegationHub>>,
+    /// Which skills this gate's `skill` tool has given the model; the run's
+    /// lazy instructions ([`SkillInstructions`](crate::SkillInstructions))
+    /// share it.
+    pub skills: toolgate_skills::Activations,
 }
 
 impl std::fmt::Debug for Gate {

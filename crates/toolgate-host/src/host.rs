@@ -145,6 +145,7 @@ impl HostBuilder {
             store: OnceLock::new(),
             dynamic: OnceLock::new(),
             store_audit: OnceLock::new(),
+            skills: OnceLock::new(),
         })
     }
 }
@@ -228,6 +229,7 @@ pub struct Host {
     pub(crate) store: OnceLock<Arc<toolgate_store::SqliteStore>>,
     pub(crate) dynamic: OnceLock<Arc<DynamicTools>>,
     pub(crate) store_audit: OnceLock<Arc<crate::stores::StoreAudit>>,
+    pub(crate) skills: OnceLock<toolgate_skills::Discovery>,
 }
 
 impl std::fmt::Debug for Host {
@@ -300,7 +302,9 @@ impl Host {
         if let Some(sandbox) = self.sandbox.get() {
             return Ok(sandbox.clone());
         }
-        let sandbox = build_sandbox(&self.workspace, &self.loaded, &self.policy_files())
+        let sandbox = sandbox_builder(&self.workspace, &self.loaded, &self.policy_files())
+            .readable(self.user_skill_dirs())
+            .build()
             .map_err(HostError::Sandbox)?;
         Ok(self.sandbox.get_or_init(|| sandbox).clone())
     }
@@ -311,7 +315,8 @@ impl Host {
         if let Some(dynamic) = self.dynamic.get() {
             return Ok(Arc::clone(dynamic));
         }
-        let builder = sandbox_builder(&self.workspace, &self.loaded, &self.policy_files());
+        let builder = sandbox_builder(&self.workspace, &self.loaded, &self.policy_files())
+            .readable(self.user_skill_dirs());
         let store: Arc<dyn toolgate_store::DynamicToolStore> = self.store()?;
         let dynamic = DynamicTools::new(self.config().tools.dynamic.clone(), store, builder)
             .map_err(|e| HostError::ToolGroup {
@@ -389,6 +394,13 @@ impl Host {
     /// `tools.echo.enabled`) and the assistant groups by
     /// `tools.<group>.enabled`.
     pub fn tool_groups(&self) -> Result<Vec<ToolGroup>, HostError> {
+        self.tool_groups_with(self.skill_activations())
+    }
+
+    fn tool_groups_with(
+        &self,
+        activations: toolgate_skills::Activations,
+    ) -> Result<Vec<ToolGroup>, HostError> {
         let config = self.config();
         let tools = &config.tools;
         let commands = &config.commands;
@@ -421,6 +433,7 @@ impl Host {
                 })
                 .collect();
         groups.extend(self.assistant_groups()?);
+        groups.extend(self.skills_group(activations));
         groups.retain(|g| !g.tools.is_empty());
         Ok(groups)
     }
@@ -428,8 +441,17 @@ impl Host {
     /// The tools the configuration enables, in a new registry (no MCP
     /// tools: [`Host::gate`] adds those).
     pub fn registry(&self) -> Result<Arc<Registry>, HostError> {
+        self.registry_with(self.skill_activations())
+    }
+
+    /// [`registry`](Self::registry) with the `skill` tool recording into
+    /// `activations` (the run's, shared with its lazy instructions).
+    pub(crate) fn registry_with(
+        &self,
+        activations: toolgate_skills::Activations,
+    ) -> Result<Arc<Registry>, HostError> {
         let registry = Registry::new();
-        for group in self.tool_groups()? {
+        for group in self.tool_groups_with(activations)? {
             for tool in group.tools {
                 registry.register_arc(tool).map_err(HostError::Registry)?;
             }
@@ -551,15 +573,6 @@ impl Host {
             (_, Some(approver)) => approver,
         }
     }
-}
-
-/// The sandbox of a configuration (see [`Host::sandbox`]).
-fn build_sandbox(
-    workspace: &Path,
-    loaded: &Loaded,
-    policy_files: &[String],
-) -> Result<Sandbox, toolgate_sandbox::SandboxError> {
-    sandbox_builder(workspace, loaded, policy_files).build()
 }
 
 /// The sandbox of a configuration, before it is built.

@@ -51,6 +51,7 @@ pub use llm::{LlmOverrides, ModelChoice, ModelClient};
 pub use prompt::PromptReport;
 pub use run::{PreparedRun, RequestSize, RunControls, RunRequest};
 pub use schedule::HostJobRunner;
+pub use skills::{SkillInstructions, SkillsSection};
 pub use trust::{Trust, TrustError, TrustStore, TrustedFile};
 
 pub mod env_vars;
@@ -68,6 +69,7 @@ mod llm;
 mod prompt;
 mod run;
 mod schedule;
+mod skills;
 mod stores;
 
 impl Host {

@@ -231,7 +231,11 @@ impl Host {
                 return Err(store_error(source));
             }
         };
-        let mut agent = agent.with_extra_tools(gate.mcp.tool_names());
+        let mut extra = gate.mcp.tool_names();
+        if gate.registry.has("skill") {
+            extra.push("skill".to_owned());
+        }
+        let mut agent = agent.with_extra_tools(extra);
         if let Some(mode) = request.prompt_mode {
             agent.prompt_mode = mode;
         }
@@ -461,6 +465,13 @@ impl PreparedRun {
         if let Some(refresh) = self.refresh {
             builder = builder.refresh(refresh);
         }
+        if !self.gate.skills.names().is_empty() {
+            // A resumed session has the bodies it was given already.
+            self.gate.skills.restore(given_skills(&self.history));
+            builder = builder.instructions(Arc::new(crate::SkillInstructions::new(
+                self.gate.skills.clone(),
+            )));
+        }
         if let Some(routing) = self.routing {
             builder = builder.routing(routing.router, routing.classifier, routing.previous);
         }
@@ -580,5 +591,82 @@ impl RunRecorder for StoreRecorder {
             .finish(&self.session_id, self.run, &outcome)
             .await
             .map_err(|e| toolgate_core::error_chain(&e))
+    }
+}
+
+/// The skills whose bodies earlier turns gave the model: results of the
+/// `skill` tool that start a skill's frame (`# Skill: NAME`), and lazy
+/// frames (`# Skill: NAME` then `(given because …`) after a blank line in
+/// other tools' results. Text a tool merely read cannot pass for a `skill`
+/// result, whose call id the model's own call names.
+fn given_skills(history: &[Message]) -> Vec<String> {
+    let skill_calls: Vec<&str> = history
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .filter(|c| c.name == "skill")
+        .map(|c| c.id.as_str())
+        .collect();
+    let mut names = Vec::new();
+    for message in history
+        .iter()
+        .filter(|m| m.role == toolgate_agent::Role::Tool)
+    {
+        let from_skill = message
+            .tool_call_id
+            .as_deref()
+            .is_some_and(|id| skill_calls.contains(&id));
+        for (n, part) in message.content.split("\n\n").enumerate() {
+            let Some(rest) = part.strip_prefix("# Skill: ") else {
+                continue;
+            };
+            let mut lines = rest.lines();
+            let name = lines.next().unwrap_or_default().trim();
+            let lazy = n > 0
+                && lines
+                    .next()
+                    .is_some_and(|l| l.starts_with("(given because"));
+            if (from_skill && n == 0) || lazy {
+                names.push(name.to_owned());
+            }
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use toolgate_agent::{Message, ModelToolCall, Role};
+
+    use super::given_skills;
+
+    fn assistant_calling(id: &str, name: &str) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: String::new(),
+            tool_calls: vec![ModelToolCall {
+                id: id.to_owned(),
+                name: name.to_owned(),
+                arguments: "{}".to_owned(),
+            }],
+            tool_call_id: None,
+        }
+    }
+
+    #[test]
+    fn given_skills_reads_skill_results_and_lazy_frames_only() {
+        let history = vec![
+            assistant_calling("1", "skill"),
+            Message::tool_result("1", "# Skill: pdf\nDirectory: /s/pdf\n\nUse pdftk."),
+            assistant_calling("2", "read_file"),
+            // A file that merely looks like a skill frame is not one.
+            Message::tool_result("2", "# Skill: fake\nDirectory: /x\n\nbody"),
+            assistant_calling("3", "read_file"),
+            Message::tool_result(
+                "3",
+                "a,b\n\n# Skill: csv\n(given because `read_file` was used, which this skill covers)\nDirectory: /s/csv",
+            ),
+            Message::text(Role::User, "# Skill: typed\n(given because nothing)"),
+        ];
+        assert_eq!(given_skills(&history), vec!["pdf", "csv"]);
     }
 }

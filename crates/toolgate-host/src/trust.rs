@@ -56,10 +56,11 @@ use toolgate_mcp::McpServerConfig;
 /// | `guardrails.max_files_modified`, `guardrails.max_lines_changed` | unlimited by default |
 /// | `workspace.max_file_size` | a size limit |
 /// | `tools.timeout`, `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled`, `tools.calculator`, `tools.notes`, `tools.tasks`, `tools.persona`, `tools.self_inspect`, `tools.memory.*` but `dir`, the `tools.web` limits (`max_content_length`, `max_body_bytes`, `timeout`, `cache_ttl`, `max_redirects`, `search.max_results`) | harmless tools and limits (notes, tasks, memory and persona live in toolgate's own data directory) |
-/// | `llm.provider`, `llm.model`, `llm.timeout`, `llm.max_retries`, `llm.stream`, `llm.max_tokens`, `llm.context_window` | which model, not where requests and the key go |
+/// | `llm.provider`, `llm.model`, `llm.timeout`, `llm.max_retries`, `llm.stream`, `llm.max_tokens`, `llm.temperature`, `llm.context_window` | which model and how it samples, not where requests and the key go |
 /// | `llm.input_price_per_mtok`, `llm.output_price_per_mtok`, `llm.budget_usd` | cost accounting and a budget |
 /// | `llm.text_tool_calls` | whether calls written as text are recovered; every call still goes through the gate |
 /// | `routing` | which of the agent's tools each task is offered (the classifying call goes to the run's own server) |
+/// | `skills.enabled`, `skills.disabled` | whether skills are offered, and which not (the workspace's own skills are in the workspace anyway) |
 /// | `agents.*.system_prompt`, `agents.*.allowed_tools`, `agents.*.disabled_tools`, `agents.*.max_steps`, `agents.*.max_repeated_calls`, `agents.*.prompt_mode`, `agents.*.delegate_to` | an agent's prompt, tool list, limits and who it may hand work to; every call (a delegated agent's too, under the caller's mode) still goes through the gate |
 ///
 /// Everything else needs trust, among them: `hooks.*`, `mcp.*`,
@@ -120,12 +121,15 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "llm.max_retries",
     "llm.stream",
     "llm.max_tokens",
+    "llm.temperature",
     "llm.context_window",
     "llm.input_price_per_mtok",
     "llm.output_price_per_mtok",
     "llm.budget_usd",
     "llm.text_tool_calls",
     "routing",
+    "skills.enabled",
+    "skills.disabled",
     "agents.*.system_prompt",
     "agents.*.allowed_tools",
     "agents.*.max_steps",
@@ -703,6 +707,9 @@ mod tests {
             ("llm.max_retries", true),
             ("llm.stream", true),
             ("llm.max_tokens", true),
+            ("llm.temperature", true),
+            ("skills.enabled", true),
+            ("skills.disabled", true),
             ("llm.input_price_per_mtok", true),
             ("llm.output_price_per_mtok", true),
             ("llm.budget_usd", true),

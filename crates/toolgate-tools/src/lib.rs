@@ -172,7 +172,7 @@ pub struct ToolGroup {
     pub name: &'static str,
     /// Instructions for the model; empty when the tools' own descriptions
     /// say enough.
-    pub instructions: &'static str,
+    pub instructions: std::borrow::Cow<'static, str>,
     /// The tools.
     pub tools: Vec<Arc<dyn Tool>>,
 }
@@ -189,10 +189,14 @@ impl std::fmt::Debug for ToolGroup {
 
 impl ToolGroup {
     /// A group of `tools`.
-    pub fn new(name: &'static str, instructions: &'static str, tools: Vec<Arc<dyn Tool>>) -> Self {
+    pub fn new(
+        name: &'static str,
+        instructions: impl Into<std::borrow::Cow<'static, str>>,
+        tools: Vec<Arc<dyn Tool>>,
+    ) -> Self {
         Self {
             name,
-            instructions,
+            instructions: instructions.into(),
             tools,
         }
     }
@@ -242,7 +246,7 @@ pub fn builtin_groups(workspace: &Workspace, options: &BuiltinOptions) -> Vec<To
         files.push(Arc::new(fs::DeleteFile::new(workspace.clone(), true)));
     }
     let mut groups = vec![
-        ToolGroup::new("files", "", files),
+        ToolGroup::new("files", fs::INSTRUCTIONS, files),
         ToolGroup::new(
             "search",
             search::INSTRUCTIONS,
