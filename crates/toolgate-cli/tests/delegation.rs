@@ -9,20 +9,11 @@ mod common;
 
 use serde_json::Value;
 
-use common::{Ws, answer, chats, server, text, tool_call};
+use common::{Ws, answer, chat_bodies, offered, server, text, tool_call};
 
 fn append(ws: &Ws, yaml: &str) {
     let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
     std::fs::write(ws.path().join("toolgate.yaml"), format!("{config}{yaml}")).unwrap();
-}
-
-fn offered(body: &Value) -> Vec<String> {
-    body["tools"].as_array().map_or_else(Vec::new, |tools| {
-        tools
-            .iter()
-            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-            .collect()
-    })
 }
 
 #[tokio::test]
@@ -47,11 +38,7 @@ async fn a_build_agent_delegates_to_review_and_gets_its_answer() {
 
     let out = ws.run(&["--json", "run", "Get a.txt reviewed"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let requests: Vec<Value> = chats(&server)
-        .await
-        .iter()
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect();
+    let requests = chat_bodies(&server).await;
     assert_eq!(requests.len(), 4);
     // The caller is offered delegate and collaborate …
     let caller = offered(&requests[0]);

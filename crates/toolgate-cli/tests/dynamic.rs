@@ -14,7 +14,7 @@ use toolgate_store::{DynamicToolStatus, DynamicToolStore, SqliteStore};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-use common::{Ws, answer, chats, text, tool_call};
+use common::{Ws, answer, chat_bodies, offered, text, tool_call};
 
 /// The model: creates a tool; then, while "someone" approves it in the
 /// store from another thread (as `toolgate tools approve` would from
@@ -54,15 +54,6 @@ impl Respond for Script {
     }
 }
 
-fn offered(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[tokio::test]
 async fn a_tool_made_by_the_model_runs_only_after_approval_and_takes_no_extra_command() {
     let server = MockServer::start().await;
@@ -88,11 +79,7 @@ async fn a_tool_made_by_the_model_runs_only_after_approval_and_takes_no_extra_co
         .run(&["--json", "run", "Make a tool that prints back a message"])
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let requests: Vec<Value> = chats(&server)
-        .await
-        .iter()
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect();
+    let requests = chat_bodies(&server).await;
     assert_eq!(requests.len(), 4);
     // Pending: not offered at step 2; approved meanwhile: offered at step 3.
     assert!(offered(&requests[0]).contains(&"create_tool".to_owned()));

@@ -9,7 +9,7 @@ use serde_json::Value;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use common::{Ws, answer, chats, server, text};
+use common::{Ws, answer, chats, offered, server, text};
 
 fn append(ws: &Ws, yaml: &str) {
     let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
@@ -88,16 +88,6 @@ async fn a_failing_model_falls_back_and_the_switch_is_an_event_and_recorded() {
         "{}",
         text(&out.stderr)
     );
-}
-
-/// The names of the tools a chat request offers.
-fn offered(body: &Value) -> Vec<String> {
-    body["tools"].as_array().map_or_else(Vec::new, |tools| {
-        tools
-            .iter()
-            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-            .collect()
-    })
 }
 
 #[tokio::test]

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use common::{Ws, answer, chats, server, text, tool_call};
+use common::{Ws, answer, chat_bodies, offered, server, text, tool_call};
 
 fn skill(root: &Path, name: &str, frontmatter: &str, body: &str) {
     let dir = root.join(name);
@@ -64,11 +64,7 @@ async fn a_body_reaches_the_model_only_when_activated_or_its_tool_is_first_used(
 
     let out = ws.run(&["--json", "run", "Write the notes"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let requests: Vec<Value> = chats(&server)
-        .await
-        .iter()
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect();
+    let requests = chat_bodies(&server).await;
     assert_eq!(requests.len(), 4);
 
     // First request: the catalog (names and descriptions), the skill tool,
@@ -83,13 +79,8 @@ async fn a_body_reaches_the_model_only_when_activated_or_its_tool_is_first_used(
         "{first}"
     );
     assert!(!first.contains("BODY-"), "{first}");
-    let tools: Vec<&str> = requests[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
-    assert!(tools.contains(&"skill"), "{tools:?}");
+    let tools = offered(&requests[0]);
+    assert!(tools.iter().any(|t| t == "skill"), "{tools:?}");
 
     // After `skill(release-notes)`: that body, not the other.
     let second = sent(&requests[1]);

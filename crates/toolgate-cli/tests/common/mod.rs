@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde_json::json;
+use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
@@ -52,6 +52,25 @@ pub(crate) async fn chats(server: &MockServer) -> Vec<wiremock::Request> {
         .into_iter()
         .filter(|r| r.method == wiremock::http::Method::POST)
         .collect()
+}
+
+/// The chat requests' bodies, in order.
+pub(crate) async fn chat_bodies(server: &MockServer) -> Vec<Value> {
+    chats(server)
+        .await
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect()
+}
+
+/// The names of the tools a chat request offers (none without `tools`).
+pub(crate) fn offered(body: &Value) -> Vec<String> {
+    body["tools"].as_array().map_or_else(Vec::new, |tools| {
+        tools
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    })
 }
 
 pub(crate) fn tool_call(id: &str, name: &str, args: &str) -> ResponseTemplate {
