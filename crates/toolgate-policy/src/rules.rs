@@ -339,6 +339,11 @@ impl ConfirmationRules {
         self.rules.iter().map(|c| &c.rule)
     }
 
+    /// Whether some rule decides `decision`.
+    pub fn contains(&self, decision: RuleDecision) -> bool {
+        self.rules.iter().any(|c| c.rule.decision == decision)
+    }
+
     /// Whether there are no rules.
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
