@@ -15,6 +15,10 @@ use toolgate_core::{Effect, Effects};
 use crate::command::{ParsedCommand, Script, SimpleCommand, parse_command};
 use crate::effects::{EffectsPolicyError, FileGlobs};
 
+/// Two path components no glob names literally: a directory read as a tree
+/// is allowed only by a glob that matches this beneath it.
+const TREE_PROBE: &str = "\u{1}/\u{1}";
+
 /// The tool name that makes a rule apply to every tool.
 pub const ANY_TOOL: &str = "*";
 
@@ -232,10 +236,17 @@ struct Compiled {
 ///    beneath the [root](ConfirmationRulesBuilder::root) is taken relative
 ///    to it.
 ///    - `allow`: the call has file effects only, at least one, and every
-///      path matches.
+///      path matches; for a directory read as a tree (a listing, a search)
+///      the glob must match any path beneath it (`docs/**` allows listing
+///      `docs`, `docs/*` does not).
 ///    - `ask` and `deny`: some path matches, or some path cannot be placed
 ///      in the workspace by its text (absolute elsewhere, or climbing above
-///      the root).
+///      the root). A tree read matches when its directory or a path below it
+///      does (`secrets/**` covers listing `secrets`), but a glob is not
+///      searched for inside a tree: a `deny` rule on `secrets/**` does not
+///      refuse a search of the whole workspace. Files nobody may read belong in
+///      `guardrails.sensitive_files`, which every file tool, search and
+///      process obeys.
 /// 7. An opaque call ([`Effects::Opaque`]: MCP and dynamic tools) matches no
 ///    `command` or `path` rule: toolgate cannot know what it runs or
 ///    touches. Rules without a narrowing still apply to it by name.
@@ -423,17 +434,28 @@ impl ConfirmationRules {
                                 | Effect::Move { .. }
                         )
                     });
-                    let paths = effects.paths();
                     only_files
-                        && !paths.is_empty()
-                        && paths
-                            .iter()
-                            .all(|p| globs.placed(self.relative(p)) == Some(true))
+                        && !list.is_empty()
+                        && list.iter().all(|effect| match effect {
+                            // Everything beneath the directory is read: the
+                            // glob must cover any path below it.
+                            Effect::Read { path, tree: true } => {
+                                let below = format!("{}/{TREE_PROBE}", self.relative(path));
+                                globs.placed(&below) == Some(true)
+                            }
+                            other => other
+                                .paths()
+                                .iter()
+                                .all(|p| globs.placed(self.relative(p)) == Some(true)),
+                        })
                 } else {
-                    effects
-                        .paths()
-                        .iter()
-                        .any(|p| globs.placed(self.relative(p)) != Some(false))
+                    let placed = |p: &str| globs.placed(self.relative(p)) != Some(false);
+                    list.iter().any(|effect| match effect {
+                        Effect::Read { path, tree: true } => {
+                            placed(path) || placed(&format!("{path}/{TREE_PROBE}"))
+                        }
+                        other => other.paths().into_iter().any(placed),
+                    })
                 }
             }
         }
@@ -559,17 +581,23 @@ fn names_line(line: &str, prefix: &[String]) -> bool {
             return true;
         }
         let argv = command.argv();
-        argv.len() >= prefix.len()
-            && !argv.is_empty()
-            && argv
-                .iter()
-                .zip(prefix)
-                .enumerate()
-                .all(|(i, (word, want))| {
-                    !word.is_literal()
-                        || word.text() == want
-                        || (i == 0 && command.program_name() == want)
-                })
+        if argv.is_empty() {
+            return false;
+        }
+        for (i, want) in prefix.iter().enumerate() {
+            let Some(word) = argv.get(i) else {
+                return false;
+            };
+            // An expansion or a glob may become any number of words, so
+            // from here on the command may be anything.
+            if !word.is_literal() {
+                return true;
+            }
+            if word.text() != want && !(i == 0 && command.program_name() == want) {
+                return false;
+            }
+        }
+        true
     })
 }
 

@@ -126,6 +126,11 @@ fn a_deny_prefix_covers_any_command_that_may_be_it() {
         ("echo git push", false),
         ("echo 'git push'", false),
         ("git -C dir push", false),
+        ("$x", true),
+        ("\"$x\"", true),
+        ("git$x", true),
+        ("git pu*", true),
+        ("echo $x", false),
         ("ls", false),
     ];
     for (command, matches) in cases {
@@ -228,6 +233,10 @@ fn path_globs_need_every_path_to_allow_and_any_to_deny() {
             false,
         ),
         (line("cat secrets/token"), false, false),
+        (Effects::known([Effect::read_tree("docs")]), true, false),
+        (Effects::known([Effect::read_tree("docs/x")]), true, false),
+        (Effects::known([Effect::read_tree(".")]), false, false),
+        (Effects::known([Effect::read_tree("secrets")]), false, true),
         (Effects::none(), false, false),
         (Effects::Opaque, false, false),
     ];
