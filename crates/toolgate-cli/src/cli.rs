@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use toolgate_policy::ConfirmationMode;
+use toolgate_policy::{ConfirmationMode, RuleDecision};
 
 use crate::env_vars;
 
@@ -107,6 +107,9 @@ pub(crate) enum Command {
     Sessions(SessionsCommand),
     /// Trust a workspace's configuration file as it is now, so its hooks, MCP servers and policy apply.
     Trust(TrustArgs),
+    /// Your persistent confirmation rules (allow, ask or deny a tool, command prefix or path).
+    #[command(subcommand)]
+    Rules(RulesCommand),
     /// Check the configuration, trust, sandbox, store, model server and MCP servers; say how to fix each problem.
     Doctor(DoctorArgs),
     /// Show the system prompt an agent gets.
@@ -148,6 +151,39 @@ pub(crate) enum SkillsCommand {
         #[arg(long)]
         user: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum RulesCommand {
+    /// The rules in your config file, numbered; --json: an array of rules.
+    List,
+    /// Add a rule to your config file (~/.config/toolgate/config.yaml).
+    Add(RulesAddArgs),
+    /// Remove rule N (as `toolgate rules list` numbers it) from your config file.
+    Remove {
+        /// The rule's number, from 1.
+        number: usize,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RulesAddArgs {
+    /// The tool's exact name (`run_command`, `write_file`, …), or `*` for every tool.
+    #[arg(long, value_name = "TOOL")]
+    pub(crate) tool: String,
+    /// A command prefix in shell words (`git status`), matched word by word on the parsed command.
+    #[arg(long, value_name = "PREFIX", conflicts_with = "path")]
+    pub(crate) command: Option<String>,
+    /// A glob over the workspace-relative paths the call reads or changes (`docs/**`).
+    #[arg(long, value_name = "GLOB")]
+    pub(crate) path: Option<String>,
+    /// What the rule decides: allow (never ask), ask (ask even in yolo) or deny (refuse).
+    #[arg(long, value_parser = parse_decision, value_name = "DECISION")]
+    pub(crate) decision: RuleDecision,
+}
+
+fn parse_decision(value: &str) -> Result<RuleDecision, String> {
+    value.parse()
 }
 
 #[derive(Debug, Subcommand)]

@@ -33,6 +33,7 @@ mod doctor_cmd;
 mod hooks_cmd;
 mod mcp_cmd;
 mod render;
+mod rules_cmd;
 mod run_cmd;
 mod schedule_cmd;
 mod sessions_cmd;
@@ -103,6 +104,11 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         // It reads the workspace file itself and applies nothing.
         return trust_cmd::trust(&cli.global, args);
     }
+    if let Command::Rules(cmd) = &cli.command {
+        // It edits the user's file only, and must work when a bad rule
+        // keeps the configuration from loading.
+        return rules_cmd::rules(&cli.global, cmd);
+    }
     let agent_command = matches!(
         cli.command,
         Command::Run(_) | Command::Sessions(_) | Command::Schedule(_)
@@ -137,6 +143,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Hooks(HooksCommand::Test(args)) => hooks_cmd::hooks_test(&setup, args).await,
         // Returned above, before any configuration was loaded.
         Command::Trust(args) => trust_cmd::trust(&cli.global, &args),
+        Command::Rules(cmd) => rules_cmd::rules(&cli.global, &cmd),
         Command::Doctor(args) => doctor_cmd::doctor(&setup, &args).await,
         Command::Prompt(PromptCommand::Show { agent }) => prompt_show(&setup, &agent).await,
         Command::Schedule(cmd) => schedule_cmd::schedule(&setup, cmd).await,
@@ -154,6 +161,7 @@ fn ask_for(command: &Command) -> Ask {
         Command::Config(_)
         | Command::Classify { .. }
         | Command::Trust(_)
+        | Command::Rules(_)
         | Command::Doctor(_)
         | Command::Skills(_) => Ask::Never,
         _ => Ask::Terminal,

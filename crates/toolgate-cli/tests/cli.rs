@@ -369,7 +369,10 @@ fn config_check_reports_unknown_keys_with_exit_2() {
         message.contains("toolgate.yaml, line 3 column 3"),
         "{message}"
     );
-    assert!(message.contains("hint: expected `mode` here"), "{message}");
+    assert!(
+        message.contains("hint: expected `mode` or `rules` here"),
+        "{message}"
+    );
     assert_eq!(stdout(&output), "");
 
     // Every command refuses to run on a bad configuration.

@@ -40,6 +40,10 @@ pub struct AuditRecord<'a> {
     /// What the call was declared to do, without write contents
     /// ([`Effects::summary`]): `"opaque"`, or `{"known": [...]}`.
     pub effects: Effects,
+    /// The confirmation rule that decided, as `rule N (…)`; absent when the
+    /// mode decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<&'a str>,
 }
 
 /// Where the gate's audit records go (step 9).

@@ -13,7 +13,7 @@ use serde_json::Value;
 use toolgate_core::{
     Effects, RegisteredTool, Registry, Sensitivity, ToolCall, ToolContext, ToolResult,
 };
-use toolgate_policy::ConfirmationPolicy;
+use toolgate_policy::{ConfirmationPolicy, ConfirmationRules, RuleDecision, RuleMatch};
 
 use crate::approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
 use crate::audit::{AuditLog, AuditRecord, AuditSink, digest};
@@ -41,6 +41,8 @@ pub enum Decision {
     Denied,
     /// Step 5: the person aborted the whole run.
     Aborted,
+    /// Step 5: a `deny` rule of `confirmation.rules` refused the call.
+    RuleDenied,
     /// Step 6: dry-run; nothing was executed.
     DryRun,
     /// Step 7: the tool ran (its result may still be a failure).
@@ -62,6 +64,7 @@ impl Decision {
             Self::NoApprover => "no_approver",
             Self::Denied => "denied",
             Self::Aborted => "aborted",
+            Self::RuleDenied => "rule_denied",
             Self::DryRun => "dry_run",
             Self::Executed => "executed",
             Self::TimedOut => "timed_out",
@@ -90,6 +93,10 @@ pub struct Execution {
     /// Whether they happened is [`decision`](Self::decision) plus
     /// `result.success`.
     pub effects: Effects,
+    /// The confirmation rule that decided whether to ask (or refused), as
+    /// `rule N (DECISION TOOL …)`; `None` when no rule matched and the mode
+    /// decided, or the call ended before step 5.
+    pub rule: Option<String>,
 }
 
 impl Execution {
@@ -115,6 +122,8 @@ pub struct Stages {
     pub mode: String,
     /// Step 5: who is asked.
     pub approver: String,
+    /// Step 5: the confirmation rules, in order.
+    pub rules: Vec<String>,
     /// Step 6.
     pub dry_run: bool,
     /// Step 7: the timeout of tools that set none, in milliseconds.
@@ -132,6 +141,7 @@ pub struct EngineBuilder {
     pre_hooks: Arc<dyn PreToolUse>,
     post_hooks: Arc<dyn PostToolUse>,
     policy: ConfirmationPolicy,
+    rules: ConfirmationRules,
     approver: Arc<dyn Approver>,
     dry_run: bool,
     default_timeout: Duration,
@@ -165,6 +175,15 @@ impl EngineBuilder {
     #[must_use]
     pub fn policy(mut self, policy: ConfirmationPolicy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// Sets the persistent allow/ask/deny rules consulted at step 5, before
+    /// the mode (see [`ConfirmationRules`] for how they match). By default,
+    /// none.
+    #[must_use]
+    pub fn rules(mut self, rules: ConfirmationRules) -> Self {
+        self.rules = rules;
         self
     }
 
@@ -224,6 +243,7 @@ impl EngineBuilder {
             pre_hooks: self.pre_hooks,
             post_hooks: self.post_hooks,
             policy: self.policy,
+            rules: self.rules,
             approver: self.approver,
             approval_lock: tokio::sync::Mutex::new(()),
             session_allowed: Mutex::new(HashSet::new()),
@@ -250,12 +270,20 @@ impl EngineBuilder {
 /// 4. `pre_tool_use` hooks. Blocked → `blocked by hook NAME: REASON`. A hook's
 ///    `updatedInput` replaces the arguments, which then go through steps 2
 ///    and 3 again, so a hook cannot smuggle a forbidden call past them.
-/// 5. Confirmation, unless dry-run: the [`ConfirmationPolicy`] decides from
-///    the call's [`Sensitivity`] (per call: `run_command` classifies its
-///    command). Nobody to ask → failure with a hint; denied →
-///    `cancelled by user` (the run goes on); aborted → [`Decision::Aborted`]
-///    (the run ends, exit 130). A session-wide allow covers later calls of
-///    the same tool with the same sensitivity.
+/// 5. Confirmation. First the [`ConfirmationRules`] over the call's tool,
+///    declared effects and the names in an `env` object argument: a `deny`
+///    rule refuses the call, dry-run or not ([`Decision::RuleDenied`],
+///    `denied by rule N (…)`). Then, unless dry-run: an `allow` rule skips
+///    asking in every mode, `confirm-all` included; an `ask` rule asks in
+///    every mode, `yolo` included, even after a session-wide allow; with no
+///    rule the [`ConfirmationPolicy`] decides from the call's
+///    [`Sensitivity`] (per call: `run_command` classifies its command).
+///    Nobody to ask → failure with a hint; denied → `cancelled by user`
+///    (the run goes on); aborted → [`Decision::Aborted`] (the run ends,
+///    exit 130). A session-wide allow covers later calls of the same tool
+///    with the same sensitivity. Rules come after steps 3 and 4, so no rule
+///    lifts a guardrail or a hook's block, and the tool still refuses what
+///    it refuses when it runs (blocked commands) under the kernel sandbox.
 /// 6. Dry-run → success `[DRY-RUN] would execute TOOL(ARGS)`.
 /// 7. Execute, stopped after the tool's timeout (or the default).
 /// 8. `post_tool_use` hooks; what they return is appended to the output the
@@ -273,6 +301,7 @@ pub struct ExecutionEngine {
     pre_hooks: Arc<dyn PreToolUse>,
     post_hooks: Arc<dyn PostToolUse>,
     policy: ConfirmationPolicy,
+    rules: ConfirmationRules,
     approver: Arc<dyn Approver>,
     /// Held while a person is asked, so prompts never interleave when calls
     /// run concurrently.
@@ -288,6 +317,7 @@ impl fmt::Debug for ExecutionEngine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExecutionEngine")
             .field("policy", &self.policy)
+            .field("rules", &self.rules)
             .field("dry_run", &self.dry_run)
             .field("default_timeout", &self.default_timeout)
             .field("audit", &self.audit)
@@ -303,6 +333,8 @@ struct Ended {
     /// What the call was declared to do; none when it ended before its
     /// effects were known.
     effects: Effects,
+    /// The confirmation rule that decided, if one did.
+    rule: Option<String>,
 }
 
 impl Ended {
@@ -312,11 +344,17 @@ impl Ended {
             decision,
             args,
             effects: Effects::none(),
+            rule: None,
         }
     }
 
     fn with_effects(mut self, effects: Effects) -> Self {
         self.effects = effects;
+        self
+    }
+
+    fn with_rule(mut self, rule: Option<String>) -> Self {
+        self.rule = rule;
         self
     }
 }
@@ -330,6 +368,7 @@ impl ExecutionEngine {
             pre_hooks: Arc::new(NoHooks),
             post_hooks: Arc::new(NoHooks),
             policy: ConfirmationPolicy::default(),
+            rules: ConfirmationRules::default(),
             approver: Arc::new(HeadlessApprover::default()),
             dry_run: false,
             default_timeout: Duration::from_secs(120),
@@ -370,6 +409,7 @@ impl ExecutionEngine {
             post_hooks: self.post_hooks.describe(),
             mode: self.policy.mode().to_string(),
             approver: self.approver.kind().to_owned(),
+            rules: self.rules.rules().map(ToString::to_string).collect(),
             dry_run: self.dry_run,
             default_timeout_ms: u64::try_from(self.default_timeout.as_millis()).unwrap_or(u64::MAX),
             audit: self.audit.iter().map(|a| format!("{a:?}")).collect(),
@@ -405,6 +445,7 @@ impl ExecutionEngine {
             decision: ended.decision,
             duration,
             effects: ended.effects,
+            rule: ended.rule,
         }
     }
 
@@ -467,14 +508,33 @@ impl ExecutionEngine {
                 .await,
         );
 
-        // 5. Confirmation (never in dry-run).
+        // 5. Rules, then confirmation (never in dry-run).
+        let env_names = env_names(&args);
+        let matched = self.rules.evaluate(name, &effects, &env_names);
+        let rule = matched.map(|m| m.to_string());
+        if let Some(m) = matched.filter(|m| m.decision() == RuleDecision::Deny) {
+            return Ended::fail(
+                Decision::RuleDenied,
+                args,
+                format!("denied by {m} in confirmation.rules"),
+            )
+            .with_effects(effects)
+            .with_rule(rule);
+        }
         if !self.dry_run {
             let sensitivity = entry.tool().sensitivity(&args);
             if let Err(ended) = self
-                .confirm(name, &args, &effects, sensitivity, call_id)
+                .confirm(
+                    name,
+                    &args,
+                    &effects,
+                    sensitivity,
+                    call_id,
+                    matched.as_ref(),
+                )
                 .await
             {
-                return ended.with_args(args).with_effects(effects);
+                return ended.with_args(args).with_effects(effects).with_rule(rule);
             }
         }
 
@@ -487,6 +547,7 @@ impl ExecutionEngine {
                 decision: Decision::DryRun,
                 args,
                 effects,
+                rule,
             };
         }
 
@@ -530,6 +591,7 @@ impl ExecutionEngine {
             decision,
             args,
             effects,
+            rule,
         }
     }
 
@@ -589,16 +651,25 @@ impl ExecutionEngine {
         effects: &Effects,
         sensitivity: Sensitivity,
         call_id: &str,
+        rule: Option<&RuleMatch<'_>>,
     ) -> Result<(), PartialEnd> {
-        if !self.policy.needs_confirmation(sensitivity) {
+        let ask = match rule.map(RuleMatch::decision) {
+            Some(RuleDecision::Allow) => false,
+            Some(RuleDecision::Ask | RuleDecision::Deny) => true,
+            None => self.policy.needs_confirmation(sensitivity),
+        };
+        if !ask {
             return Ok(());
         }
         let key = (name.to_owned(), sensitivity);
-        if self
-            .session_allowed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(&key)
+        // An `ask` rule asks every time: a session-wide allow given for the
+        // tool does not cover it.
+        if rule.is_none()
+            && self
+                .session_allowed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains(&key)
         {
             return Ok(());
         }
@@ -626,10 +697,16 @@ impl ExecutionEngine {
             )),
             Approval::Unavailable(hint) => Err(PartialEnd(
                 Decision::NoApprover,
-                format!(
-                    "`{name}` needs confirmation under {}: {hint}",
-                    self.policy.mode()
-                ),
+                match rule {
+                    Some(rule) => format!(
+                        "`{name}` needs confirmation by {rule} in confirmation.rules, \
+                         and nobody can be asked here"
+                    ),
+                    None => format!(
+                        "`{name}` needs confirmation under {}: {hint}",
+                        self.policy.mode()
+                    ),
+                },
             )),
         }
     }
@@ -659,6 +736,7 @@ impl ExecutionEngine {
             duration_us,
             error: ended.result.error.as_deref(),
             effects: ended.effects.summary(),
+            rule: ended.rule.as_deref(),
         };
         for sink in &self.audit {
             sink.record(&record);
@@ -673,6 +751,16 @@ impl PartialEnd {
     fn with_args(self, args: Value) -> Ended {
         Ended::fail(self.0, args, self.1)
     }
+}
+
+/// The names of the environment variables a call sets for what it runs: the
+/// keys of an `env` object argument (`run_command`'s). An `allow` command
+/// rule never covers a call that sets any (see [`ConfirmationRules`]).
+fn env_names(args: &Value) -> Vec<&str> {
+    args.get("env")
+        .and_then(Value::as_object)
+        .map(|env| env.keys().map(String::as_str).collect())
+        .unwrap_or_default()
 }
 
 fn panic_message(panic: &(dyn Any + Send)) -> String {

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_yaml_ng::{Mapping, Value};
-use toolgate_policy::ConfirmationMode;
+use toolgate_policy::{ConfirmationMode, ConfirmationRule};
 
 use crate::env_vars;
 use crate::trust::{self, ReviewItem, Trust, TrustError};
@@ -191,6 +191,10 @@ impl Default for WorkspaceSection {
 pub struct ConfirmationSection {
     /// `yolo`, `confirm-sensitive` (default) or `confirm-all`.
     pub mode: ConfirmationMode,
+    /// Persistent allow/ask/deny rules, consulted by the gate before the
+    /// mode (see [`ConfirmationRules`](toolgate_policy::ConfirmationRules)).
+    /// Default: none.
+    pub rules: Vec<ConfirmationRule>,
 }
 
 /// `commands:`

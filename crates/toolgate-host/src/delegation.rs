@@ -144,7 +144,8 @@ impl Host {
         }
         let mut builder = ExecutionEngine::builder(Arc::clone(&registry))
             .policy(ConfirmationPolicy::new(limits.mode))
-            .approver(Host::approver(limits.mode, limits.interactive.clone()))
+            .rules(self.confirmation_rules().clone())
+            .approver(self.approver(limits.mode, limits.interactive.clone()))
             .dry_run(self.dry_run())
             .default_timeout(Duration::from_secs(self.config().tools.timeout.max(1)));
         if let Some(file) = self.audit_file()? {

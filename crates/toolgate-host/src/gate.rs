@@ -232,7 +232,8 @@ fn assemble(
         .pre_hooks(Arc::clone(&hooks) as Arc<dyn toolgate_engine::PreToolUse>)
         .post_hooks(Arc::clone(&hooks) as Arc<dyn toolgate_engine::PostToolUse>)
         .policy(ConfirmationPolicy::new(mode))
-        .approver(Host::approver(mode, options.interactive))
+        .rules(host.confirmation_rules().clone())
+        .approver(host.approver(mode, options.interactive))
         .dry_run(host.dry_run())
         .default_timeout(Duration::from_secs(config.tools.timeout.max(1)));
     if let Some(id) = &options.session_id {

@@ -9,7 +9,7 @@ use toolgate_agent::AgentDef;
 use toolgate_core::{Registry, Workspace};
 use toolgate_engine::Approver;
 use toolgate_engine::{AuditLog, CommandGuard, GuardrailsEngine, HeadlessApprover, HookExecutor};
-use toolgate_policy::{CommandPolicy, ConfirmationMode};
+use toolgate_policy::{CommandPolicy, ConfirmationMode, ConfirmationRules, RuleDecision};
 use toolgate_sandbox::{EnvPolicy, Sandbox, SandboxMode};
 use toolgate_tools::command::{CommandOptions, ProcessLimits};
 use toolgate_tools::dynamic::DynamicTools;
@@ -134,12 +134,19 @@ impl HostBuilder {
             )
             .build()
             .map_err(HostError::BlockedPatterns)?;
+        let mut rules = ConfirmationRules::builder();
+        rules.rules(config.confirmation.rules.iter().cloned());
+        if let Some(root) = workspace.to_str() {
+            rules.root(root);
+        }
+        let rules = rules.build().map_err(HostError::Rules)?;
         Ok(Host {
             workspace,
             mode_flag: self.overrides.mode,
             loaded,
             env,
             command_policy: Arc::new(command_policy),
+            rules,
             dry_run: self.dry_run,
             sandbox: OnceLock::new(),
             store: OnceLock::new(),
@@ -215,15 +222,19 @@ pub fn resolve_workspace(dir: Option<&Path>) -> Result<PathBuf, HostError> {
 /// 2. The confirmation mode of a gate is `--mode` when given, else the
 ///    agent's `mode`, else `confirmation.mode` ([`Host::mode_for`]).
 /// 3. Who is asked is decided in one place ([`Host::approver`]): nobody in
-///    `yolo`; otherwise the front end's interactive approver (terminal,
-///    web UI, MCP elicitation), or, without one, a headless approver whose
-///    refusals say how to allow the call.
+///    `yolo` (unless an `ask` rule of `confirmation.rules` needs someone);
+///    otherwise the front end's interactive approver (terminal, web UI, MCP
+///    elicitation), or, without one, a headless approver whose refusals say
+///    how to allow the call.
+/// 4. Every gate consults the same `confirmation.rules`
+///    ([`Host::confirmation_rules`]) before its mode.
 pub struct Host {
     workspace: PathBuf,
     mode_flag: Option<ConfirmationMode>,
     loaded: Loaded,
     env: Vec<(String, String)>,
     command_policy: Arc<CommandPolicy>,
+    rules: ConfirmationRules,
     dry_run: bool,
     sandbox: OnceLock<Sandbox>,
     pub(crate) store: OnceLock<Arc<toolgate_store::SqliteStore>>,
@@ -288,6 +299,12 @@ impl Host {
     /// classification.
     pub fn command_policy(&self) -> &Arc<CommandPolicy> {
         &self.command_policy
+    }
+
+    /// The persistent allow/ask/deny rules of `confirmation.rules`, which
+    /// every gate this host builds consults (step 5).
+    pub fn confirmation_rules(&self) -> &ConfirmationRules {
+        &self.rules
     }
 
     /// Whether gates are built in dry-run mode.
@@ -565,12 +582,14 @@ impl Host {
     /// Who is asked under `mode` (rule 3 of the [type docs](Self)):
     /// `interactive` is the front end's own approver, if it has one.
     pub fn approver(
+        &self,
         mode: ConfirmationMode,
         interactive: Option<Arc<dyn Approver>>,
     ) -> Arc<dyn Approver> {
-        match (mode, interactive) {
-            (ConfirmationMode::Yolo, _) | (_, None) => Arc::new(HeadlessApprover::default()),
-            (_, Some(approver)) => approver,
+        let yolo = mode == ConfirmationMode::Yolo && !self.rules.contains(RuleDecision::Ask);
+        match interactive {
+            Some(approver) if !yolo => approver,
+            _ => Arc::new(HeadlessApprover::default()),
         }
     }
 }

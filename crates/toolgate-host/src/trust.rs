@@ -636,6 +636,7 @@ mod tests {
             ("guardrails.quality_gates", false),
             // Loosen policy.
             ("confirmation.mode", false),
+            ("confirmation.rules", false),
             ("workspace.allow_sensitive", false),
             ("workspace.allow_delete", false),
             ("commands.sandbox", false),

@@ -16,6 +16,8 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 const CONFIG: &str = "\
 confirmation:
   mode: confirm-all
+  rules:
+    - {tool: run_command, command: git push, decision: deny}
 tools:
   timeout: 42
 audit:
@@ -93,6 +95,7 @@ async fn every_front_end_gets_the_same_stages_from_the_host() {
     assert_eq!(base.mode, "confirm-all");
     assert_eq!(base.default_timeout_ms, 42_000);
     assert_eq!(base.approver, "headless");
+    assert_eq!(base.rules, ["deny run_command command `git push`"]);
     assert!(base.tools.contains(&"apply_patch".to_owned()));
     assert_eq!(
         base.guardrails["config"]["protected_files"],
@@ -114,6 +117,7 @@ async fn every_front_end_gets_the_same_stages_from_the_host() {
         assert_eq!(stages.pre_hooks["hooks"], base.pre_hooks["hooks"]);
         assert_eq!(stages.post_hooks["hooks"], base.post_hooks["hooks"]);
         assert_eq!(stages.mode, base.mode);
+        assert_eq!(stages.rules, base.rules);
         assert_eq!(stages.dry_run, base.dry_run);
         assert_eq!(stages.default_timeout_ms, base.default_timeout_ms);
         assert_eq!(stages.audit, base.audit);
@@ -128,4 +132,72 @@ async fn every_front_end_gets_the_same_stages_from_the_host() {
     let report = run.run(toolgate_host::RunControls::default()).await;
     assert_eq!(report.final_text, "done");
     host.flush().await;
+}
+
+fn host_with(
+    dir: &std::path::Path,
+    config: &str,
+    trust: TrustPolicy,
+) -> Result<Host, toolgate_host::HostError> {
+    std::fs::write(dir.join("toolgate.yaml"), config).unwrap();
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    let env = vec![("HOME".to_owned(), dir.join("home").display().to_string())];
+    Host::builder().workspace(dir).env(env).trust(trust).load()
+}
+
+#[tokio::test]
+async fn an_ask_rule_gives_yolo_someone_to_ask() {
+    let cases: &[(&str, &str)] = &[
+        ("confirmation: {mode: yolo}\n", "headless"),
+        (
+            "confirmation: {mode: yolo, rules: [{tool: write_file, decision: allow}]}\n",
+            "headless",
+        ),
+        (
+            "confirmation: {mode: yolo, rules: [{tool: write_file, decision: ask}]}\n",
+            "person",
+        ),
+    ];
+    for (config, approver) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let host = host_with(dir.path(), config, TrustPolicy::ThisRun).unwrap();
+        let gate = host
+            .gate()
+            .interactive(Some(Arc::new(Person)))
+            .build()
+            .await
+            .unwrap();
+        assert_eq!(gate.engine.stages().approver, *approver, "{config}");
+        gate.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn workspace_rules_need_trust_and_bad_rules_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "confirmation: {rules: [{tool: write_file, decision: allow}]}\n";
+    let host = host_with(dir.path(), config, TrustPolicy::StoreOnly).unwrap();
+    assert!(host.confirmation_rules().is_empty());
+    let host = host_with(dir.path(), config, TrustPolicy::ThisRun).unwrap();
+    assert_eq!(host.confirmation_rules().rules().len(), 1);
+
+    let cases: &[(&str, &str)] = &[
+        (
+            "confirmation: {rules: [{tool: run_command, decision: allow}]}\n",
+            "rule 1 is too broad",
+        ),
+        (
+            "confirmation: {rules: [{tool: '*', path: '**', decision: allow}]}\n",
+            "rule 1 is too broad",
+        ),
+        (
+            "confirmation: {rules: [{tool: x, decision: deny, commnd: ls}]}\n",
+            "`confirmation.rules[0].commnd`: unknown key",
+        ),
+    ];
+    for (config, want) in cases {
+        let error = host_with(dir.path(), config, TrustPolicy::ThisRun).unwrap_err();
+        let chain = toolgate_core::error_chain(&error);
+        assert!(chain.contains(want), "{config}: {chain}");
+    }
 }

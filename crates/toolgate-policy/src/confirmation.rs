@@ -63,9 +63,11 @@ impl FromStr for ConfirmationMode {
 ///    classified `dev` or `dangerous`. Read-only tools and `safe` commands run
 ///    without asking.
 ///
-/// This table is the whole of confirmation. Refusals that hold in every mode
-/// (blocked commands, guardrails, `commands.allowed_only`) are made before
-/// confirmation and do not depend on it; dry-run skips confirmation entirely.
+/// The user's [`ConfirmationRules`](crate::ConfirmationRules) are consulted
+/// before this table, and a matching rule decides instead of it. Refusals
+/// that hold in every mode (blocked commands, guardrails,
+/// `commands.allowed_only`) are made before confirmation and do not depend
+/// on it; dry-run skips asking entirely.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ConfirmationPolicy {
     mode: ConfirmationMode,

@@ -3,7 +3,9 @@
 //! Everything here is a function of its inputs, so it can be tested with
 //! tables and fuzzed. Today it holds:
 //!
-//! - the confirmation table ([`ConfirmationPolicy`]);
+//! - the confirmation table ([`ConfirmationPolicy`]) and the user's
+//!   persistent allow/ask/deny rules over a call's effects
+//!   ([`ConfirmationRules`] of [`ConfirmationRule`]s → [`RuleMatch`]);
 //! - shell commands: a bash parser front-end ([`parse_command`] →
 //!   [`ParsedCommand`]), the blocklist and the `safe`/`dev`/`dangerous`
 //!   classification ([`CommandPolicy`], [`classify`] → [`Verdict`]);
@@ -75,7 +77,12 @@ pub use effects::{
     BrokenRule, CodeRule, CodeRules, EditCount, EditLimits, EditUsage, EffectsPolicyError,
     FileGlobs, LimitRefusal, PathRefusal, PathRules, PathRulesBuilder, Severity, Via, allows_paths,
 };
+pub use rules::{
+    ANY_TOOL, ConfirmationRule, ConfirmationRules, ConfirmationRulesBuilder, RuleDecision,
+    RuleError, RuleMatch,
+};
 
 mod command;
 mod confirmation;
 mod effects;
+mod rules;

@@ -87,6 +87,8 @@ pub use operands::{Operand, OperandKind, command_operands};
 pub use parse::{ParseError, parse_command};
 pub use words::Word;
 
+pub(crate) use model::Script;
+
 mod blocklist;
 mod builtins;
 mod classify;

@@ -1,0 +1,278 @@
+//! `confirmation.rules` through the gate, with the real built-in tools: an
+//! allow rule skips asking in every mode, an ask rule asks in every mode, a
+//! deny rule refuses, and none of them lifts a guardrail or the blocklist.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use toolgate_core::{Registry, ToolCall, Workspace};
+use toolgate_engine::{
+    Approval, ApprovalRequest, Approver, AuditLog, Decision, Execution, ExecutionEngine,
+    GuardrailsConfig, GuardrailsEngine,
+};
+use toolgate_policy::{
+    ConfirmationMode, ConfirmationPolicy, ConfirmationRule, ConfirmationRules, RuleDecision,
+};
+use toolgate_tools::BuiltinOptions;
+use toolgate_tools::command::CommandOptions;
+
+use ConfirmationMode::{ConfirmAll, ConfirmSensitive, Yolo};
+use RuleDecision::{Allow, Ask, Deny};
+
+/// Records each question and answers with a fixed approval.
+struct Recorder(Arc<Mutex<Vec<String>>>, Approval);
+
+#[async_trait]
+impl Approver for Recorder {
+    async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
+        self.0.lock().unwrap().push(request.tool.to_owned());
+        self.1.clone()
+    }
+}
+
+struct Gate {
+    dir: TempDir,
+    root: std::path::PathBuf,
+    engine: ExecutionEngine,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl Gate {
+    async fn call(&self, tool: &str, args: Value) -> Execution {
+        self.engine.execute(ToolCall::new("c", tool, args)).await
+    }
+
+    fn asked(&self) -> usize {
+        self.asked.lock().unwrap().len()
+    }
+}
+
+fn rule(
+    tool: &str,
+    command: Option<&str>,
+    path: Option<&str>,
+    d: RuleDecision,
+) -> ConfirmationRule {
+    ConfirmationRule {
+        tool: tool.into(),
+        command: command.map(Into::into),
+        path: path.map(Into::into),
+        decision: d,
+    }
+}
+
+fn gate(
+    mode: ConfirmationMode,
+    rules: Vec<ConfirmationRule>,
+    answer: Approval,
+    dry_run: bool,
+) -> Gate {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("ws")).unwrap();
+    let root = dir.path().join("ws").canonicalize().unwrap();
+    let workspace = Workspace::builder(&root).build().unwrap();
+    let options = BuiltinOptions::default().commands(Some(CommandOptions::default()));
+    let registry = Registry::new();
+    for tool in toolgate_tools::builtin_tools(&workspace, &options) {
+        registry.register_arc(tool).unwrap();
+    }
+    let guardrails = GuardrailsEngine::builder(GuardrailsConfig::default(), &root)
+        .build()
+        .unwrap();
+    let rules = ConfirmationRules::builder()
+        .rules(rules)
+        .root(root.to_str().unwrap())
+        .build()
+        .unwrap();
+    let asked = Arc::default();
+    let engine = ExecutionEngine::builder(Arc::new(registry))
+        .guardrails(Arc::new(guardrails))
+        .policy(ConfirmationPolicy::new(mode))
+        .rules(rules)
+        .approver(Arc::new(Recorder(Arc::clone(&asked), answer)))
+        .audit(AuditLog::open(dir.path().join("audit.jsonl")).unwrap())
+        .dry_run(dry_run)
+        .build();
+    Gate {
+        dir,
+        root,
+        engine,
+        asked,
+    }
+}
+
+#[tokio::test]
+async fn an_allow_rule_skips_asking_even_in_confirm_all_but_only_for_its_prefix() {
+    let gate = gate(
+        ConfirmAll,
+        vec![rule("run_command", Some("echo hi"), None, Allow)],
+        Approval::Deny,
+        false,
+    );
+    let run = gate
+        .call("run_command", json!({"command": "echo hi there"}))
+        .await;
+    assert!(run.result.success, "{:?}", run.result);
+    assert!(run.result.output.contains("hi there"));
+    assert_eq!(run.decision, Decision::Executed);
+    assert_eq!(
+        run.rule.as_deref(),
+        Some("rule 1 (allow run_command command `echo hi`)")
+    );
+    assert_eq!(gate.asked(), 0);
+
+    // Chained, substituted, redirected or with `env`: asked (and denied).
+    for args in [
+        json!({"command": "echo hi; touch x"}),
+        json!({"command": "echo hi $(touch x)"}),
+        json!({"command": "echo hi > x"}),
+        json!({"command": "X=1 echo hi"}),
+        json!({"command": "echo hi", "env": {"X": "1"}}),
+        json!({"command": "echo hix"}),
+    ] {
+        let run = gate.call("run_command", args.clone()).await;
+        assert_eq!(run.decision, Decision::Denied, "{args}");
+        assert_eq!(run.rule, None, "{args}");
+    }
+    assert_eq!(gate.asked(), 6);
+    assert!(!gate.root.join("x").exists());
+}
+
+#[tokio::test]
+async fn an_ask_rule_asks_even_in_yolo_and_after_a_session_allow() {
+    let gate = gate(
+        Yolo,
+        vec![rule("write_file", None, Some("docs/**"), Ask)],
+        Approval::AllowForSession,
+        false,
+    );
+    for _ in 0..2 {
+        let run = gate
+            .call("write_file", json!({"path": "docs/a.md", "content": "x"}))
+            .await;
+        assert!(run.result.success, "{:?}", run.result);
+    }
+    assert_eq!(gate.asked(), 2);
+    let run = gate
+        .call("write_file", json!({"path": "src/a.rs", "content": "x"}))
+        .await;
+    assert!(run.result.success);
+    assert_eq!(gate.asked(), 2, "outside the glob, yolo decides");
+}
+
+#[tokio::test]
+async fn an_ask_rule_with_nobody_to_ask_names_the_rule() {
+    let gate = gate(
+        Yolo,
+        vec![rule("run_command", Some("git push"), None, Ask)],
+        Approval::Unavailable("use --mode yolo".into()),
+        false,
+    );
+    let run = gate
+        .call("run_command", json!({"command": "true && git push"}))
+        .await;
+    assert_eq!(run.decision, Decision::NoApprover);
+    let error = run.result.error.unwrap();
+    assert!(
+        error.contains("rule 1 (ask run_command command `git push`) in confirmation.rules"),
+        "{error}"
+    );
+    assert!(!error.contains("--mode yolo"), "{error}");
+}
+
+#[tokio::test]
+async fn a_deny_rule_refuses_in_yolo_and_in_dry_run() {
+    for dry_run in [false, true] {
+        let gate = gate(
+            Yolo,
+            vec![
+                rule("run_command", Some("touch"), None, Allow),
+                rule("run_command", Some("touch"), None, Deny),
+            ],
+            Approval::Allow,
+            dry_run,
+        );
+        let run = gate
+            .call("run_command", json!({"command": "echo ok | touch x"}))
+            .await;
+        assert_eq!(run.decision, Decision::RuleDenied, "dry-run {dry_run}");
+        assert_eq!(
+            run.result.error.as_deref(),
+            Some("denied by rule 2 (deny run_command command `touch`) in confirmation.rules")
+        );
+        assert!(!gate.root.join("x").exists());
+        assert_eq!(gate.asked(), 0);
+        let audit = std::fs::read_to_string(gate.dir.path().join("audit.jsonl")).unwrap();
+        let record: Value = serde_json::from_str(audit.lines().last().unwrap()).unwrap();
+        assert_eq!(record["decision"], "rule_denied");
+        assert_eq!(record["rule"], "rule 2 (deny run_command command `touch`)");
+    }
+}
+
+#[tokio::test]
+async fn dry_run_never_asks_even_under_an_ask_rule() {
+    let gate = gate(
+        ConfirmSensitive,
+        vec![rule("write_file", None, None, Ask)],
+        Approval::Deny,
+        true,
+    );
+    let run = gate
+        .call("write_file", json!({"path": "a.md", "content": "x"}))
+        .await;
+    assert_eq!(run.decision, Decision::DryRun);
+    assert_eq!(gate.asked(), 0);
+    assert!(!gate.root.join("a.md").exists());
+}
+
+#[tokio::test]
+async fn no_allow_rule_lifts_a_guardrail_or_the_blocklist() {
+    let gate = gate(
+        ConfirmAll,
+        vec![
+            rule("write_file", None, Some("**"), Allow),
+            rule("run_command", Some("rm"), None, Allow),
+            rule("run_command", Some("sudo"), None, Allow),
+        ],
+        Approval::Deny,
+        false,
+    );
+    let run = gate
+        .call("write_file", json!({"path": ".env", "content": "K=v"}))
+        .await;
+    assert_eq!(run.decision, Decision::Guardrail, "{:?}", run.result);
+    let run = gate
+        .call(
+            "write_file",
+            json!({"path": "toolgate.yaml", "content": "x"}),
+        )
+        .await;
+    assert_eq!(run.decision, Decision::Guardrail, "{:?}", run.result);
+    for command in ["rm -rf /", "sudo true"] {
+        let run = gate
+            .call("run_command", json!({ "command": command }))
+            .await;
+        assert!(!run.result.success, "{command}");
+        let error = run.result.error.unwrap_or_default();
+        assert!(error.starts_with("blocked command"), "{command}: {error}");
+    }
+    assert_eq!(gate.asked(), 0);
+}
+
+#[tokio::test]
+async fn the_stages_list_the_rules() {
+    let gate = gate(
+        ConfirmSensitive,
+        vec![rule("*", None, Some("secrets/**"), Deny)],
+        Approval::Deny,
+        false,
+    );
+    assert_eq!(gate.engine.stages().rules, ["deny * path `secrets/**`"]);
+}

@@ -1,0 +1,373 @@
+//! `confirmation.rules` in the user's own configuration file: read, add,
+//! remove (`toolgate rules`).
+//!
+//! The user's file is always trusted, so this is where "always allow" lives.
+//! Only `confirmation.rules` is changed; the rest of the file is kept as a
+//! YAML value (its comments and layout are not: the file is rewritten).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_yaml_ng::{Mapping, Value};
+use toolgate_policy::{ConfirmationRule, ConfirmationRules, RuleError};
+
+/// Why the user's rules could not be read or changed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RulesFileError {
+    /// Neither `XDG_CONFIG_HOME` nor `HOME` is set.
+    #[error("no user configuration directory (neither XDG_CONFIG_HOME nor HOME is set)")]
+    NoConfigDir,
+    /// The file exists but cannot be read.
+    #[error("could not read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid YAML; it is left as it is.
+    #[error("{} is not valid YAML; it was left unchanged", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: serde_yaml_ng::Error,
+    },
+    /// A key on the way to the rules holds something else than expected.
+    #[error("`{key}` in {} is not {expected}; it was left unchanged", path.display())]
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// The dotted key.
+        key: &'static str,
+        /// What it should be.
+        expected: &'static str,
+    },
+    /// The rules already in the file do not read as rules.
+    #[error("`confirmation.rules` in {} is invalid", path.display())]
+    Rules {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: serde_yaml_ng::Error,
+    },
+    /// The rule to add is malformed or too broad.
+    #[error("the rule was not added")]
+    Rule(#[source] RuleError),
+    /// No rule has that number.
+    #[error("there is no rule {number} (there are {count})")]
+    NoSuchRule {
+        /// The number asked for.
+        number: usize,
+        /// How many rules there are.
+        count: usize,
+    },
+    /// The file could not be written.
+    #[error("could not write {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The user's configuration file, opened to change its
+/// `confirmation.rules`.
+#[derive(Debug, Clone)]
+pub struct UserRules {
+    path: PathBuf,
+    doc: Value,
+}
+
+/// The user's configuration file for this environment:
+/// `$XDG_CONFIG_HOME/toolgate/config.yaml`, else
+/// `$HOME/.config/toolgate/config.yaml`.
+pub fn user_config_file(env: &[(String, String)]) -> Option<PathBuf> {
+    crate::config::user_config_dir(env).map(|dir| dir.join("config.yaml"))
+}
+
+impl UserRules {
+    /// Opens the user's configuration file of `env` (see
+    /// [`user_config_file`]); a missing file has no rules.
+    ///
+    /// # Errors
+    ///
+    /// [`RulesFileError`] when there is no configuration directory, or the
+    /// file cannot be read or is not a YAML mapping.
+    pub fn open_user(env: &[(String, String)]) -> Result<Self, RulesFileError> {
+        Self::open(user_config_file(env).ok_or(RulesFileError::NoConfigDir)?)
+    }
+
+    /// Opens `path`; a missing file has no rules.
+    ///
+    /// # Errors
+    ///
+    /// [`RulesFileError`] when the file cannot be read or is not a YAML
+    /// mapping (an empty file is an empty mapping).
+    pub fn open(path: impl Into<PathBuf>) -> Result<Self, RulesFileError> {
+        let path = path.into();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(source) => return Err(RulesFileError::Read { path, source }),
+        };
+        let doc = if text.trim().is_empty() {
+            Value::Null
+        } else {
+            serde_yaml_ng::from_str(&text).map_err(|source| RulesFileError::Parse {
+                path: path.clone(),
+                source,
+            })?
+        };
+        // An empty document (or `~`) is an empty mapping.
+        let doc = if doc.is_null() {
+            Value::Mapping(Mapping::new())
+        } else {
+            doc
+        };
+        let this = Self { path, doc };
+        this.check_shape()?;
+        Ok(this)
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The rules in the file, in order (rule 1 first).
+    ///
+    /// # Errors
+    ///
+    /// [`RulesFileError::Rules`] when an entry does not read as a rule.
+    pub fn rules(&self) -> Result<Vec<ConfirmationRule>, RulesFileError> {
+        match self.sequence() {
+            None => Ok(Vec::new()),
+            Some(list) => {
+                serde_yaml_ng::from_value(Value::Sequence(list.clone())).map_err(|source| {
+                    RulesFileError::Rules {
+                        path: self.path.clone(),
+                        source,
+                    }
+                })
+            }
+        }
+    }
+
+    /// Appends `rule` and returns its number. The rule is checked on its own
+    /// first ([`ConfirmationRules::new`]): a malformed or too broad rule is
+    /// refused. Nothing is written until [`save`](Self::save).
+    ///
+    /// # Errors
+    ///
+    /// [`RulesFileError::Rule`] for a refused rule.
+    pub fn add(&mut self, rule: &ConfirmationRule) -> Result<usize, RulesFileError> {
+        ConfirmationRules::new([rule.clone()]).map_err(RulesFileError::Rule)?;
+        let value = serde_yaml_ng::to_value(rule).map_err(|source| RulesFileError::Rules {
+            path: self.path.clone(),
+            source,
+        })?;
+        let error = self.shape_error();
+        let list = self.sequence_mut().ok_or(error)?;
+        list.push(value);
+        Ok(list.len())
+    }
+
+    /// Removes rule `number` (from 1), whether or not it reads as a rule,
+    /// and returns it as YAML. Nothing is written until
+    /// [`save`](Self::save).
+    ///
+    /// # Errors
+    ///
+    /// [`RulesFileError::NoSuchRule`] when there is no such rule.
+    pub fn remove(&mut self, number: usize) -> Result<String, RulesFileError> {
+        let count = self.sequence().map_or(0, Vec::len);
+        if number == 0 || number > count {
+            return Err(RulesFileError::NoSuchRule { number, count });
+        }
+        let error = self.shape_error();
+        let removed = self.sequence_mut().ok_or(error)?.remove(number - 1);
+        Ok(serde_yaml_ng::to_string(&removed)
+            .unwrap_or_default()
+            .trim_end()
+            .to_owned())
+    }
+
+    /// Writes the file atomically (a temporary file in the same directory,
+    /// renamed over it), creating its directory if needed. An existing
+    /// file keeps its permissions; a new one is private to the user.
+    ///
+    /// # Errors
+    ///
+    /// [`RulesFileError::Write`] when it cannot be written.
+    pub fn save(&self) -> Result<(), RulesFileError> {
+        let write_error = |source| RulesFileError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let text = serde_yaml_ng::to_string(&self.doc)
+            .map_err(|e| write_error(std::io::Error::other(e)))?;
+        let dir = self
+            .path
+            .parent()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(write_error)?;
+        let permissions = std::fs::metadata(&self.path).ok().map(|m| m.permissions());
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_error)?;
+        tmp.write_all(text.as_bytes()).map_err(write_error)?;
+        tmp.as_file().sync_all().map_err(write_error)?;
+        if let Some(permissions) = permissions {
+            std::fs::set_permissions(tmp.path(), permissions).map_err(write_error)?;
+        }
+        tmp.persist(&self.path).map_err(|e| write_error(e.error))?;
+        Ok(())
+    }
+
+    fn check_shape(&self) -> Result<(), RulesFileError> {
+        let shape = |key, expected| RulesFileError::Shape {
+            path: self.path.clone(),
+            key,
+            expected,
+        };
+        let Value::Mapping(root) = &self.doc else {
+            return Err(shape("(the file)", "a mapping"));
+        };
+        match root.get("confirmation") {
+            None | Some(Value::Null) => Ok(()),
+            Some(Value::Mapping(section)) => match section.get("rules") {
+                None | Some(Value::Null | Value::Sequence(_)) => Ok(()),
+                Some(_) => Err(shape("confirmation.rules", "a list")),
+            },
+            Some(_) => Err(shape("confirmation", "a mapping")),
+        }
+    }
+
+    fn sequence(&self) -> Option<&Vec<Value>> {
+        match self.doc.get("confirmation")?.get("rules")? {
+            Value::Sequence(list) => Some(list),
+            _ => None,
+        }
+    }
+
+    /// The rules list, created if missing; `None` when the file's shape
+    /// does not allow it (checked at open, so not expected).
+    fn sequence_mut(&mut self) -> Option<&mut Vec<Value>> {
+        let root = self.doc.as_mapping_mut()?;
+        let section = root
+            .entry(Value::from("confirmation"))
+            .or_insert(Value::Null);
+        if section.is_null() {
+            *section = Value::Mapping(Mapping::new());
+        }
+        let rules = section
+            .as_mapping_mut()?
+            .entry(Value::from("rules"))
+            .or_insert(Value::Null);
+        if rules.is_null() {
+            *rules = Value::Sequence(Vec::new());
+        }
+        rules.as_sequence_mut()
+    }
+
+    fn shape_error(&self) -> RulesFileError {
+        RulesFileError::Shape {
+            path: self.path.clone(),
+            key: "confirmation.rules",
+            expected: "a list",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_policy::RuleDecision;
+
+    fn rule(tool: &str, command: Option<&str>, decision: RuleDecision) -> ConfirmationRule {
+        ConfirmationRule {
+            tool: tool.into(),
+            command: command.map(Into::into),
+            path: None,
+            decision,
+        }
+    }
+
+    #[test]
+    fn add_and_remove_keep_the_rest_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toolgate/config.yaml");
+        let mut rules = UserRules::open(&path).unwrap();
+        assert!(rules.rules().unwrap().is_empty());
+        let n = rules
+            .add(&rule(
+                "run_command",
+                Some("git status"),
+                RuleDecision::Allow,
+            ))
+            .unwrap();
+        assert_eq!(n, 1);
+        rules.save().unwrap();
+
+        std::fs::write(
+            &path,
+            format!(
+                "llm: {{model: m}}\nconfirmation:\n  mode: confirm-all\n{}",
+                "  rules: [{tool: run_command, command: git status, decision: allow}]\n"
+            ),
+        )
+        .unwrap();
+        let mut rules = UserRules::open(&path).unwrap();
+        rules
+            .add(&rule("write_file", None, RuleDecision::Ask))
+            .unwrap();
+        rules.save().unwrap();
+        let mut rules = UserRules::open(&path).unwrap();
+        assert_eq!(rules.rules().unwrap().len(), 2);
+        let removed = rules.remove(1).unwrap();
+        assert!(removed.contains("git status"), "{removed}");
+        rules.save().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
+        assert_eq!(doc["llm"]["model"], "m");
+        assert_eq!(doc["confirmation"]["mode"], "confirm-all");
+        assert_eq!(doc["confirmation"]["rules"][0]["tool"], "write_file");
+        assert!(matches!(
+            rules.remove(2),
+            Err(RulesFileError::NoSuchRule {
+                number: 2,
+                count: 1
+            })
+        ));
+    }
+
+    #[test]
+    fn a_broken_file_or_a_broad_rule_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        for text in [
+            "llm: [unclosed\n",
+            "- a list\n",
+            "confirmation: 3\n",
+            "confirmation: {rules: 3}\n",
+        ] {
+            std::fs::write(&path, text).unwrap();
+            assert!(UserRules::open(&path).is_err(), "{text}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        }
+        let mut rules = UserRules::open(dir.path().join("new.yaml")).unwrap();
+        for broad in [
+            rule("run_command", None, RuleDecision::Allow),
+            rule("*", None, RuleDecision::Allow),
+        ] {
+            let error = rules.add(&broad).unwrap_err();
+            assert!(matches!(error, RulesFileError::Rule(_)), "{error}");
+        }
+    }
+}
