@@ -362,6 +362,12 @@ fn parse_marked(body: &str, name: Option<&str>) -> Vec<TextCall> {
         .strip_prefix("```json")
         .or_else(|| body.strip_prefix("```"))
         .map_or(body, |b| b.trim_end().trim_end_matches("```").trim());
+    if name.is_none()
+        && serde_json::from_str::<Value>(body).is_err()
+        && let Some(calls) = several_calls(body)
+    {
+        return calls;
+    }
     let value = match serde_json::from_str::<Value>(body) {
         Ok(value) => value,
         Err(_) if let Some(value) = parse_lenient(body) => value,
@@ -386,6 +392,25 @@ fn parse_marked(body: &str, name: Option<&str>) -> Vec<TextCall> {
         )];
     }
     calls
+}
+
+/// A marked body holding several calls one after another (`{…}\n{…}`,
+/// as Qwen writes several calls in one `<tools>` block): every part must
+/// be a JSON value (after rule 6's repair) holding calls, else `None`.
+fn several_calls(body: &str) -> Option<Vec<TextCall>> {
+    let parts = split_calls(body);
+    if parts.len() < 2 {
+        return None;
+    }
+    let mut calls = Vec::new();
+    for part in parts {
+        let found = calls_in(&parse_lenient(part.trim())?, true);
+        if found.is_empty() {
+            return None;
+        }
+        calls.extend(found);
+    }
+    Some(calls)
 }
 
 /// `{"name": NAME, "arguments": VALUE}` for a body that is only arguments.
@@ -504,6 +529,24 @@ mod tests {
         ] {
             assert_eq!(repair_json(text).as_deref(), repaired, "{text}");
         }
+    }
+
+    #[test]
+    fn several_calls_in_one_marker_are_each_a_call() {
+        let text = "<tools>\n{\"name\": \"grep\", \"arguments\": {\"pattern\": \"TODO\"}}\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"TODO.md\", \"content\": \"x\"}}\n</tools>";
+        assert_eq!(
+            recover_tool_calls(text).calls,
+            vec![
+                call("grep", r#"{"pattern":"TODO"}"#),
+                call("write_file", r#"{"content":"x","path":"TODO.md"}"#),
+            ]
+        );
+        // One part that is not a call makes the whole block malformed.
+        let text =
+            "<tool_call>\n{\"name\": \"grep\", \"arguments\": {}}\n{\"other\": 1}\n</tool_call>";
+        let found = recover_tool_calls(text).calls;
+        assert_eq!(found.len(), 1);
+        assert!(matches!(found[0], TextCall::Malformed { .. }), "{found:?}");
     }
 
     #[test]

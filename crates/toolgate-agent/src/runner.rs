@@ -1268,6 +1268,7 @@ impl AgentRunner {
             }
             let mut resp = resp;
             let mut recovered = false;
+            let written = resp.content.clone();
             if resp.tool_calls.is_empty() && self.recover_text_calls && !tools.is_empty() {
                 let found = recover_tool_calls(&resp.content);
                 if !found.calls.is_empty() {
@@ -1281,10 +1282,25 @@ impl AgentRunner {
                         .collect();
                 }
             }
+            // A call that could not be read is not sent back as a call (a
+            // model shown a call named `unreadable_tool_call` copies it):
+            // the reply keeps its text as written, and the error follows as
+            // a user message (see `run_tools`).
+            let readable: Vec<ModelToolCall> = resp
+                .tool_calls
+                .iter()
+                .filter(|c| c.name != UNREADABLE_CALL)
+                .cloned()
+                .collect();
+            let content = if readable.len() == resp.tool_calls.len() {
+                resp.content.clone()
+            } else {
+                written
+            };
             messages.push(Message {
                 role: Role::Assistant,
-                content: resp.content.clone(),
-                tool_calls: resp.tool_calls.clone(),
+                content,
+                tool_calls: readable,
                 tool_call_id: None,
             });
             if resp.tool_calls.is_empty() && resp.content.trim().is_empty() && !nudged {
@@ -1452,6 +1468,7 @@ impl AgentRunner {
         }
         let mut results = results.into_iter();
         let mut aborted = false;
+        let mut unreadable: Vec<String> = Vec::new();
         for (c, p) in calls.iter().zip(&prepared) {
             let (decision, success, text, ms, effects) = match p {
                 Err((d, msg)) => {
@@ -1516,7 +1533,14 @@ impl AgentRunner {
             };
             self.emit(&AgentEvent::ToolCall(record.clone()));
             report.tool_calls.push(record);
-            messages.push(Message::tool_result(c.id.clone(), text));
+            if c.name == UNREADABLE_CALL {
+                unreadable.push(text);
+            } else {
+                messages.push(Message::tool_result(c.id.clone(), text));
+            }
+        }
+        if !unreadable.is_empty() {
+            messages.push(Message::text(Role::User, unreadable.join("\n")));
         }
         aborted
     }

@@ -108,8 +108,30 @@ async fn text_tool_calls_case_table() {
             assert_eq!(report.final_text, reply);
             continue;
         }
-        // Sent back in proper tool-call form.
         let messages = reqs[1]["messages"].as_array().unwrap();
+        if expected[0].1 == "malformed_tool_call" {
+            // Not sent back as a call: the reply as written, then the
+            // error as the user's message.
+            let assistant = &messages[2];
+            assert_eq!(assistant["role"], "assistant", "{reply}");
+            assert!(
+                assistant["tool_calls"].as_array().is_none_or(Vec::is_empty),
+                "{assistant}"
+            );
+            assert_eq!(assistant["content"], reply.as_str());
+            let last = messages.last().unwrap();
+            assert_eq!(last["role"], "user", "{reply}");
+            assert!(
+                last["content"]
+                    .as_str()
+                    .unwrap()
+                    .contains("could not be read"),
+                "{last}"
+            );
+            assert!(!reqs[1].to_string().contains("unreadable_tool_call"));
+            continue;
+        }
+        // Sent back in proper tool-call form.
         let assistant = &messages[2];
         assert_eq!(assistant["role"], "assistant", "{reply}");
         let sent: Vec<&str> = assistant["tool_calls"]
