@@ -616,16 +616,10 @@ fn given_skills(history: &[Message]) -> Vec<String> {
             .as_deref()
             .is_some_and(|id| skill_calls.contains(&id));
         for (n, part) in message.content.split("\n\n").enumerate() {
-            let Some(rest) = part.strip_prefix("# Skill: ") else {
+            let Some((name, lazy)) = toolgate_skills::framed_skill(part) else {
                 continue;
             };
-            let mut lines = rest.lines();
-            let name = lines.next().unwrap_or_default().trim();
-            let lazy = n > 0
-                && lines
-                    .next()
-                    .is_some_and(|l| l.starts_with("(given because"));
-            if (from_skill && n == 0) || lazy {
+            if (from_skill && n == 0) || (lazy && n > 0) {
                 names.push(name.to_owned());
             }
         }

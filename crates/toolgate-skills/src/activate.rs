@@ -172,7 +172,7 @@ impl Activations {
                 .cloned()
                 .collect()
         };
-        let reason = format!("given because `{tool}` was used, which this skill covers");
+        let reason = format!("{LAZY_REASON} `{tool}` was used, which this skill covers");
         activated
             .iter()
             .map(|skill| {
@@ -205,11 +205,31 @@ impl Activations {
     }
 }
 
+/// How a framed body starts: `# Skill: NAME`.
+const FRAME_START: &str = "# Skill: ";
+/// How the reason of a body given with a tool's first use starts.
+const LAZY_REASON: &str = "given because";
+
+/// The skill whose framed body `text` starts with, and whether it came
+/// with a tool's first use ([`Activations::on_tool_used`]) rather than by
+/// [`Activations::activate`]: what a resumed run reads back from its
+/// history to [`restore`](Activations::restore) the skills already given.
+pub fn framed_skill(text: &str) -> Option<(&str, bool)> {
+    let rest = text.strip_prefix(FRAME_START)?;
+    let mut lines = rest.lines();
+    let name = lines.next()?.trim();
+    let lazy = lines.next().is_some_and(|l| {
+        l.strip_prefix('(')
+            .is_some_and(|r| r.starts_with(LAZY_REASON))
+    });
+    Some((name, lazy))
+}
+
 /// The text of a first activation: the body framed with the skill's name
 /// and directory, then the files beside it. `reason` says why it came
 /// without being asked for.
 fn frame(skill: &Skill, reason: Option<&str>) -> String {
-    let mut text = format!("# Skill: {}\n", skill.name);
+    let mut text = format!("{FRAME_START}{}\n", skill.name);
     if let Some(reason) = reason {
         let _ = writeln!(text, "({reason})");
     }

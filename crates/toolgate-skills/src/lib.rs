@@ -66,7 +66,7 @@
 //! that failure is reported as [`SkillError::Exists`], as the check would
 //! have. See <https://man7.org/linux/man-pages/man2/rename.2.html>.
 
-pub use activate::{Activated, Activations, MAX_LISTED_FILES};
+pub use activate::{Activated, Activations, MAX_LISTED_FILES, framed_skill};
 pub use catalog::{CATALOG_DESCRIPTION_CHARS, CATALOG_INSTRUCTION, catalog_block};
 pub use discover::{DEFAULT_MAX_SKILLS_PER_ROOT, DiscoverOptions, Discovery, discover};
 pub use error::{InstallLimit, NameRule, Problem, SkillError, SkillWarning};
