@@ -64,6 +64,64 @@ pub struct Config {
     pub routing: toolgate_agent::RoutingConfig,
     /// Skills (`SKILL.md`): discovery and the `skill` tool.
     pub skills: crate::skills::SkillsSection,
+    /// The web UI (`toolgate ui`): each agent's permission toggle.
+    pub ui: UiSection,
+}
+
+/// `ui:` — what the web UI saves in the user's configuration file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UiSection {
+    /// Each agent's permission toggle (seed 004): `sandbox` or `full`.
+    /// Runs the UI starts use it as the agent's confirmation mode; the
+    /// `--mode` flag still wins. Default: none (the agent's own mode).
+    pub permissions: std::collections::BTreeMap<String, AgentPermission>,
+}
+
+/// An agent's permission in the web UI.
+///
+/// Both keep every check that does not ask a person: paths are judged
+/// against the workspace, the guardrails, the blocklist, the rules and
+/// the kernel sandbox apply. Only whether a person is asked changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentPermission {
+    /// Ask before sensitive calls (`confirm-sensitive`).
+    Sandbox,
+    /// Ask nothing (`yolo`); `ask` rules still ask.
+    Full,
+}
+
+impl AgentPermission {
+    /// The confirmation mode it stands for.
+    pub fn mode(self) -> ConfirmationMode {
+        match self {
+            Self::Sandbox => ConfirmationMode::ConfirmSensitive,
+            Self::Full => ConfirmationMode::Yolo,
+        }
+    }
+
+    /// `sandbox` or `full`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sandbox => "sandbox",
+            Self::Full => "full",
+        }
+    }
+}
+
+impl std::str::FromStr for AgentPermission {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "sandbox" => Ok(Self::Sandbox),
+            "full" => Ok(Self::Full),
+            other => Err(format!(
+                "unknown permission `{other}`: use `sandbox` or `full`"
+            )),
+        }
+    }
 }
 
 /// Which wire format the model server speaks.
@@ -427,10 +485,6 @@ impl Default for ToggleSection {
         Self { enabled: true }
     }
 }
-
-/// Sections DESIGN.md §12 names that this build does not read yet; a key
-/// there gets a clearer error than "unknown key".
-const NOT_YET_SUPPORTED: &[&str] = &["ui"];
 
 /// Sections DESIGN.md §12 names at the top level that live under `tools:`
 /// with their group's enable flag (seed 002's shape): a key there is
@@ -830,10 +884,7 @@ fn layer_error(
     let top = key.split(['.', '[']).next().unwrap_or_default();
     let mut hint = None;
     if message.starts_with("unknown field") {
-        if NOT_YET_SUPPORTED.contains(&top) && key == top {
-            message =
-                format!("the `{top}` section is not supported by this version of toolgate yet");
-        } else if UNDER_TOOLS.contains(&top) && key == top {
+        if UNDER_TOOLS.contains(&top) && key == top {
             message = format!("the `{top}` section belongs under `tools:`");
             hint = Some(format!(
                 "write it as `tools: {{{top}: {{enabled: true, …}}}}`"
@@ -965,9 +1016,9 @@ mod tests {
                 "line 2",
             ),
             (
-                "ui:\n  addr: 127.0.0.1:8080\n",
-                "`ui`: the `ui` section is not supported by this version of toolgate yet",
-                "toolgate.yaml",
+                "ui:\n  permissions:\n    build: everything\n",
+                "`ui.permissions.build`: unknown variant `everything`",
+                "line 3",
             ),
             (
                 "- a\n- b\n",

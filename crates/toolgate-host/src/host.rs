@@ -564,6 +564,11 @@ impl Host {
         names
     }
 
+    /// The `--mode` flag, when given: it decides every gate's mode.
+    pub fn mode_flag(&self) -> Option<ConfirmationMode> {
+        self.mode_flag
+    }
+
     /// The confirmation mode of a gate for `agent` (rule 2 of the
     /// [type docs](Self)).
     pub fn mode_for(&self, agent: Option<&AgentDef>) -> Result<ConfirmationMode, HostError> {

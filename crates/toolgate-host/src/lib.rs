@@ -38,10 +38,10 @@
 //! ```
 
 pub use config::{
-    AuditSection, CommandsSection, Config, ConfigError, ConfirmationSection, DateTimeSection,
-    EnvSection, LlmProvider, LlmSection, LoadError, Loaded, NetworkSetting, Overrides, ProjectFile,
-    ProjectStatus, SandboxSetting, Source, ToggleSection, ToolsSection, WorkspaceSection,
-    trust_store_path,
+    AgentPermission, AuditSection, CommandsSection, Config, ConfigError, ConfirmationSection,
+    DateTimeSection, EnvSection, LlmProvider, LlmSection, LoadError, Loaded, NetworkSetting,
+    Overrides, ProjectFile, ProjectStatus, SandboxSetting, Source, ToggleSection, ToolsSection,
+    UiSection, WorkspaceSection, trust_store_path,
 };
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};

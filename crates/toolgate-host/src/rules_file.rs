@@ -1,9 +1,10 @@
 //! `confirmation.rules` in the user's own configuration file: read, add,
-//! remove (`toolgate rules`).
+//! remove (`toolgate rules`, the web UI's "Always allow"); and the web UI's
+//! per-agent permission toggle (`ui.permissions`).
 //!
 //! The user's file is always trusted, so this is where "always allow" lives.
-//! Only `confirmation.rules` is changed; the rest of the file is kept as a
-//! YAML value (its comments and layout are not: the file is rewritten).
+//! Only those keys are changed; the rest of the file is kept as a YAML value
+//! (its comments and layout are not: the file is rewritten).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -179,6 +180,49 @@ impl UserRules {
         Ok(list.len())
     }
 
+    /// Sets `ui.permissions.<agent>`, the web UI's permission toggle.
+    /// Nothing is written until [`save`](Self::save).
+    ///
+    /// # Errors
+    ///
+    /// [`RulesFileError::Shape`] when `ui` or `ui.permissions` holds
+    /// something else than a mapping.
+    pub fn set_permission(
+        &mut self,
+        agent: &str,
+        permission: crate::config::AgentPermission,
+    ) -> Result<(), RulesFileError> {
+        let path = self.path.clone();
+        let shape = |key, expected| RulesFileError::Shape {
+            path: path.clone(),
+            key,
+            expected,
+        };
+        let Value::Mapping(root) = &mut self.doc else {
+            return Err(shape("(the file)", "a mapping"));
+        };
+        let ui = root
+            .entry(Value::from("ui"))
+            .or_insert_with(|| Value::Mapping(Mapping::new()));
+        if ui.is_null() {
+            *ui = Value::Mapping(Mapping::new());
+        }
+        let Value::Mapping(ui) = ui else {
+            return Err(shape("ui", "a mapping"));
+        };
+        let permissions = ui
+            .entry(Value::from("permissions"))
+            .or_insert_with(|| Value::Mapping(Mapping::new()));
+        if permissions.is_null() {
+            *permissions = Value::Mapping(Mapping::new());
+        }
+        let Value::Mapping(permissions) = permissions else {
+            return Err(shape("ui.permissions", "a mapping"));
+        };
+        permissions.insert(Value::from(agent), Value::from(permission.as_str()));
+        Ok(())
+    }
+
     /// Removes rule `number` (from 1), whether or not it reads as a rule,
     /// and returns it as YAML. Nothing is written until
     /// [`save`](Self::save).
@@ -288,7 +332,35 @@ impl UserRules {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::AgentPermission;
     use toolgate_policy::RuleDecision;
+
+    #[test]
+    fn a_permission_is_set_beside_the_rest_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(
+            &path,
+            "llm:\n  model: m\nui:\n  permissions:\n    plan: full\n",
+        )
+        .unwrap();
+        let mut file = UserRules::open(&path).unwrap();
+        file.set_permission("build", AgentPermission::Full).unwrap();
+        file.set_permission("plan", AgentPermission::Sandbox)
+            .unwrap();
+        file.save().unwrap();
+        let doc: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(doc["llm"]["model"], Value::from("m"));
+        assert_eq!(doc["ui"]["permissions"]["build"], Value::from("full"));
+        assert_eq!(doc["ui"]["permissions"]["plan"], Value::from("sandbox"));
+
+        std::fs::write(&path, "ui: [1]\n").unwrap();
+        let mut file = UserRules::open(&path).unwrap();
+        assert!(matches!(
+            file.set_permission("build", AgentPermission::Full),
+            Err(RulesFileError::Shape { key: "ui", .. })
+        ));
+    }
 
     fn rule(tool: &str, command: Option<&str>, decision: RuleDecision) -> ConfirmationRule {
         ConfirmationRule {

@@ -47,6 +47,9 @@ pub struct RunRequest {
     /// How the agent is addressed. By default, the agent's own mode
     /// (`agents.<name>.prompt_mode`); a scheduled job runs `autonomous`.
     pub prompt_mode: Option<toolgate_agent::PromptMode>,
+    /// The confirmation mode, over the agent's own (the web UI's
+    /// per-agent toggle). The `--mode` flag still wins.
+    pub mode: Option<toolgate_policy::ConfirmationMode>,
 }
 
 impl RunRequest {
@@ -172,7 +175,10 @@ impl Host {
         interactive: Option<Arc<dyn Approver>>,
     ) -> Result<PreparedRun, HostError> {
         let agent = self.agent(request.agent.as_deref().unwrap_or("build"))?;
-        let mode = self.mode_for(Some(&agent))?;
+        let mode = match (self.mode_flag(), request.mode) {
+            (None, Some(mode)) => mode,
+            _ => self.mode_for(Some(&agent))?,
+        };
         let (prices, budget_usd) = self.costs(request.budget_usd)?;
         let model = self.choose_model(&request.llm).await?;
         let (llm, switches) = self.model_client(&model)?;
