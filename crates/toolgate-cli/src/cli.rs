@@ -19,7 +19,7 @@ pub(crate) struct Cli {
 }
 
 /// Flags accepted before or after the subcommand.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[expect(
     clippy::struct_excessive_bools,
     reason = "each flag and its --no- partner is a bool"
@@ -121,6 +121,31 @@ pub(crate) enum Command {
     /// Skills (SKILL.md): list the ones found, show one, create or install one.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// The local web app: chat with agents, approve their calls, see sessions, rules, MCP, sandbox and audit.
+    Ui(UiArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct UiArgs {
+    /// Where to listen; port 0 picks a free one. Loopback unless --allow-remote.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub(crate) addr: SocketAddr,
+    /// Open the URL in the default browser.
+    #[arg(long)]
+    pub(crate) open: bool,
+    /// Allow a non-loopback --addr (anyone with the printed URL can then run agents here).
+    #[arg(long)]
+    pub(crate) allow_remote: bool,
+}
+
+/// Who answers a call that needs confirmation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum ApproverChoice {
+    /// The terminal toolgate runs in (`run`), or the MCP client through elicitation (`mcp serve`).
+    #[default]
+    Default,
+    /// The web UI: a local page (its URL printed on stderr) with Allow/Deny buttons.
+    Ui,
 }
 
 #[derive(Debug, Subcommand)]
@@ -276,6 +301,12 @@ pub(crate) struct ServeArgs {
     /// Only the tools this agent may use (build, plan, review).
     #[arg(long, value_name = "NAME")]
     pub(crate) agent: Option<String>,
+    /// Who answers calls that need confirmation: the MCP client (elicitation), or the web UI.
+    #[arg(long, value_enum, default_value = "default", value_name = "WHO")]
+    pub(crate) approver: ApproverChoice,
+    /// Where the approval page listens with --approver ui.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub(crate) ui_addr: SocketAddr,
 }
 
 #[derive(Debug, Args)]
@@ -309,6 +340,12 @@ pub(crate) struct RunArgs {
     /// Where to write the report [default: stdout after the answer].
     #[arg(long, value_name = "PATH")]
     pub(crate) report_file: Option<std::path::PathBuf>,
+    /// Who answers calls that need confirmation: this terminal, or the web UI (its URL printed on stderr).
+    #[arg(long, value_enum, default_value = "default", value_name = "WHO")]
+    pub(crate) approver: ApproverChoice,
+    /// Where the approval page listens with --approver ui.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub(crate) ui_addr: SocketAddr,
 }
 
 /// Report formats.

@@ -16,7 +16,7 @@ use anyhow::{Context, anyhow};
 use clap::Parser;
 use toolgate_core::{SchemaFormat, ToolCall, ToolResult};
 use toolgate_engine::{Approver, Decision};
-use toolgate_host::{Gate, Host, Overrides, TrustPolicy, env_vars};
+use toolgate_host::{Gate, Host, HostBuilder, HostError, Overrides, TrustPolicy, env_vars};
 use toolgate_mcp::ServerState;
 
 use crate::approver::PromptApprover;
@@ -39,6 +39,7 @@ mod schedule_cmd;
 mod sessions_cmd;
 mod skills_cmd;
 mod trust_cmd;
+mod ui_cmd;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -148,6 +149,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Prompt(PromptCommand::Show { agent }) => prompt_show(&setup, &agent).await,
         Command::Schedule(cmd) => schedule_cmd::schedule(&setup, cmd).await,
         Command::Skills(cmd) => skills_cmd::skills(&setup, cmd).await,
+        Command::Ui(args) => ui_cmd::ui(&setup, &cli.global, args).await,
     }
 }
 
@@ -168,44 +170,71 @@ fn ask_for(command: &Command) -> Ask {
     }
 }
 
+/// Whether `--trust-workspace` (or its variable) trusts the workspace file
+/// for this run.
+fn forced_trust(global: &GlobalArgs) -> bool {
+    global.trust_workspace && !global.no_trust_workspace
+}
+
+/// The host of the global flags, before it is loaded.
+fn host_builder(global: &GlobalArgs, trust: TrustPolicy) -> Result<HostBuilder, HostError> {
+    let commands = if global.no_commands {
+        Some(false)
+    } else if global.allow_commands {
+        Some(true)
+    } else {
+        None
+    };
+    let overrides = Overrides {
+        mode: global.mode,
+        commands,
+    };
+    Ok(Host::builder()
+        .workspace(toolgate_host::resolve_workspace(
+            global.workspace.as_deref(),
+        )?)
+        .config_file(global.config.clone())
+        .overrides(overrides)
+        .dry_run(global.dry_run && !global.no_dry_run)
+        .trust(trust))
+}
+
+/// Loads the host again as the global flags say, never asking about
+/// trust (the first load asked, and a yes is in the trust store): the web
+/// UI takes a fresh host for each run, so rules and permissions changed
+/// since it started apply.
+pub(crate) fn host_factory(global: &GlobalArgs) -> toolgate_ui::HostFactory {
+    let global = global.clone();
+    Arc::new(move || {
+        let trust = if forced_trust(&global) {
+            TrustPolicy::ThisRun
+        } else {
+            TrustPolicy::StoreOnly
+        };
+        host_builder(&global, trust)?.load()
+    })
+}
+
 /// What every subcommand starts from: the host (configuration, trust,
 /// sandbox, and the one builder of gates) and how to print.
 pub(crate) struct Setup {
-    pub(crate) host: Host,
+    pub(crate) host: Arc<Host>,
     pub(crate) json: bool,
 }
 
 impl Setup {
     fn new(global: &GlobalArgs, ask: Ask) -> Result<Self, CliError> {
-        let commands = if global.no_commands {
-            Some(false)
-        } else if global.allow_commands {
-            Some(true)
-        } else {
-            None
-        };
-        let overrides = Overrides {
-            mode: global.mode,
-            commands,
-        };
-        let force_trust = global.trust_workspace && !global.no_trust_workspace;
-        let trust = if force_trust {
+        let trust = if forced_trust(global) {
             TrustPolicy::ThisRun
         } else {
             trust_cmd::policy(ask)
         };
-        let host = Host::builder()
-            .workspace(resolve_workspace(global.workspace.as_deref())?)
-            .config_file(global.config.clone())
-            .overrides(overrides)
-            .dry_run(global.dry_run && !global.no_dry_run)
-            .trust(trust)
-            .load()?;
+        let host = host_builder(global, trust)?.load()?;
         if let Some(project) = &host.loaded().project {
             trust_cmd::warn_ignored(project, global, host.workspace());
         }
         Ok(Self {
-            host,
+            host: Arc::new(host),
             json: global.json && !global.no_json,
         })
     }

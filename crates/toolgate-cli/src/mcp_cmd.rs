@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::anyhow;
 use toolgate_mcp::{ElicitationApprover, McpServer, ServerState};
 
-use crate::cli::ServeArgs;
+use crate::cli::{ApproverChoice, ServeArgs};
 use crate::render::{self, CliError, Exit};
 use crate::{Setup, json_text, out};
 
@@ -48,10 +48,27 @@ pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliErr
         .as_deref()
         .map(|name| setup.host.agent(name))
         .transpose()?;
-    // Confirmation goes back to the MCP client through elicitation.
-    let gate = setup
-        .gate(Some(Arc::new(ElicitationApprover::default())))
-        .await?;
+    // Confirmation goes back to the MCP client through elicitation, or
+    // to the web UI's approval page.
+    let ui = match args.approver {
+        ApproverChoice::Ui => {
+            let server = crate::ui_cmd::approval_page(setup, args.ui_addr).await?;
+            let approver = server.approver(None);
+            Some((server, approver))
+        }
+        ApproverChoice::Default => None,
+    };
+    let interactive: Arc<dyn toolgate_engine::Approver> = match &ui {
+        Some((_, approver)) => Arc::clone(approver) as _,
+        None => Arc::new(ElicitationApprover::default()),
+    };
+    let gate = setup.gate(Some(interactive)).await?;
+    if let Some((_, approver)) = &ui {
+        approver.bind(toolgate_ui::Binding {
+            session: None,
+            mcp: toolgate_ui::mcp_names(&gate.mcp_statuses),
+        });
+    }
     // With --agent, the tools that agent may use (MCP tools appended to an
     // explicit list, still subject to a read-only agent's filter).
     let allowed = agent.map(|def| {
@@ -64,12 +81,15 @@ pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliErr
         Some(addr) => server.serve_http(addr, token, shutdown_signal()).await,
     };
     gate.shutdown().await;
+    if let Some((server, _)) = ui {
+        server.shutdown(std::time::Duration::ZERO).await;
+    }
     served.map_err(|e| CliError::new(Exit::Failure, anyhow!(e)))?;
     Ok(Exit::Success)
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

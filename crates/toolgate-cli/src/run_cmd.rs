@@ -23,7 +23,7 @@ use toolgate_host::{ErrorKind, HostError, LlmOverrides, RunControls, RunRequest}
 
 use crate::Setup;
 use crate::approver::PromptApprover;
-use crate::cli::{ReportFormat, RunArgs};
+use crate::cli::{ApproverChoice, ReportFormat, RunArgs};
 use crate::render::{CliError, Exit};
 
 /// A host error as `run` reports it: configuration problems exit 3
@@ -102,12 +102,27 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
     request.max_steps = args.max_steps;
     request.timeout = args.timeout.map(Duration::from_secs);
     request.budget_usd = args.budget;
-    let interactive = PromptApprover::terminal().map(|p| Arc::new(p) as Arc<dyn Approver>);
-    let prepared = setup
-        .host
-        .prepare_run(request, interactive)
-        .await
-        .map_err(run_error)?;
+    let ui = match args.approver {
+        ApproverChoice::Ui => {
+            let server = crate::ui_cmd::approval_page(setup, args.ui_addr).await?;
+            let approver = server.approver(Some(args.agent.clone()));
+            Some((server, approver))
+        }
+        ApproverChoice::Default => None,
+    };
+    let interactive = match &ui {
+        Some((_, approver)) => Some(Arc::clone(approver) as Arc<dyn Approver>),
+        None => PromptApprover::terminal().map(|p| Arc::new(p) as Arc<dyn Approver>),
+    };
+    let prepared = match setup.host.prepare_run(request, interactive).await {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            if let Some((server, _)) = ui {
+                server.shutdown(Duration::ZERO).await;
+            }
+            return Err(run_error(error));
+        }
+    };
     for status in &prepared.gate().mcp_statuses {
         if let toolgate_mcp::ServerState::Failed(reason) = &status.state {
             crate::render::note(&format!(
@@ -117,6 +132,13 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
         }
     }
     let session_id = prepared.session_id().to_owned();
+    let hub = ui.as_ref().map(|(server, approver)| {
+        approver.bind(toolgate_ui::Binding {
+            session: Some(session_id.clone()),
+            mcp: toolgate_ui::mcp_names(&prepared.gate().mcp_statuses),
+        });
+        server.hub().clone()
+    });
     if setup.json {
         let mut start =
             json!({"type": "start", "session": session_id, "model": prepared.model().model});
@@ -143,7 +165,13 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
     let json = setup.json;
     let progress = Progress::new(!json && io::stderr().is_terminal());
     let shown = progress.clone();
+    let hub_session = session_id.clone();
     let events = Arc::new(move |e: &AgentEvent| {
+        if let Some(hub) = &hub
+            && let Ok(value) = serde_json::to_value(e)
+        {
+            hub.emit_for(&hub_session, value);
+        }
         if json {
             if let Ok(line) = serde_json::to_string(e) {
                 write_out(&format!("{line}\n"));
@@ -209,6 +237,12 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
     progress.hide();
     signals.abort();
     setup.host.flush().await;
+    if let Some((server, _)) = ui {
+        let mut done = report.to_json();
+        done["type"] = json!("done");
+        server.hub().emit_for(&session_id, done);
+        server.shutdown(Duration::ZERO).await;
+    }
     finish(setup, &args, &report, &session_id)
 }
 

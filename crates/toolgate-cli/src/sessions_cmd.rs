@@ -132,6 +132,8 @@ pub(crate) async fn sessions(setup: &Setup, cmd: SessionsCommand) -> Result<Exit
                 session: Some(id),
                 report: None,
                 report_file: None,
+                approver: crate::cli::ApproverChoice::Default,
+                ui_addr: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
             };
             crate::run_cmd::run(setup, args).await
         }

@@ -1,0 +1,396 @@
+//! `toolgate ui` and `--approver ui` as whole processes: the URL line,
+//! and calls of `toolgate run` answered over the UI's API against a
+//! scripted model server on 127.0.0.1. (The page itself is driven in a
+//! real browser by `ui_browser.rs`.)
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+mod common;
+
+use common::{Ws, answer, chat_bodies, server, tool_call};
+
+/// A `toolgate` process whose stderr (or stdout) lines arrive on a channel.
+struct Proc {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Proc {
+    fn spawn(ws: &Ws, args: &[&str], watch_stdout: bool) -> Self {
+        let mut cmd = ws.command(env!("CARGO_BIN_EXE_toolgate"));
+        cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let (tx, lines) = mpsc::channel();
+        let stream: Box<dyn std::io::Read + Send> = if watch_stdout {
+            Box::new(child.stdout.take().unwrap())
+        } else {
+            Box::new(child.stderr.take().unwrap())
+        };
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self { child, lines }
+    }
+
+    /// The first `http://…?token=…` in the watched stream.
+    fn url(&self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            let Ok(line) = self.lines.recv_timeout(left) else {
+                break;
+            };
+            if let Some(at) = line.find("http://") {
+                return line[at..].trim().to_owned();
+            }
+        }
+        panic!("no URL printed");
+    }
+
+    fn wait(mut self) -> (i32, Vec<String>) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                let rest: Vec<String> = self.lines.try_iter().collect();
+                return (status.code().unwrap_or(-1), rest);
+            }
+            assert!(Instant::now() < deadline, "the process did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A signed-in client of a UI at `url`.
+struct Page {
+    base: String,
+    cookie: String,
+    client: reqwest::Client,
+}
+
+impl Page {
+    async fn sign_in(url: &str) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let response = client.get(url).send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 303);
+        let cookie = response.headers()["set-cookie"].to_str().unwrap();
+        let cookie = cookie.split(';').next().unwrap().to_owned();
+        let base = url.split("/?").next().unwrap().to_owned();
+        Self {
+            base,
+            cookie,
+            client,
+        }
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        let r = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .header("cookie", &self.cookie)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "GET {path}: {}", r.status());
+        r.json().await.unwrap()
+    }
+
+    async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        let r = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("cookie", &self.cookie)
+            .header("origin", &self.base)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// The pending approvals, once there are `n`.
+    async fn pending(&self, n: usize) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let pending = self.get("/api/approvals").await;
+            let list = pending.as_array().unwrap().clone();
+            if list.len() >= n {
+                return list;
+            }
+            assert!(Instant::now() < deadline, "no approval came: {pending}");
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+}
+
+fn confirm_sensitive(ws: &Ws) {
+    let file = ws.path().join("toolgate.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("mode: yolo", "mode: confirm-sensitive")).unwrap();
+}
+
+const EDIT: &str = r#"{"path":"a.txt","old_str":"old","new_str":"new"}"#;
+
+#[tokio::test]
+async fn ui_prints_its_url_on_stdout_and_serves_the_page_behind_it() {
+    let model = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&model);
+    let proc = Proc::spawn(&ws, &["ui", "--addr", "127.0.0.1:0"], true);
+    let url = proc.url();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.contains("/?token="),
+        "{url}"
+    );
+    let page = Page::sign_in(&url).await;
+    let state = page.get("/api/state").await;
+    assert_eq!(state["approver_only"], false);
+    assert!(
+        state["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["name"] == "build")
+    );
+    // Sessions of the workspace's store are listed.
+    assert!(page.get("/api/sessions").await.is_array());
+}
+
+#[tokio::test]
+async fn ui_refuses_a_non_loopback_address_without_the_flag() {
+    let model = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&model);
+    let out = ws.run(&["ui", "--addr", "0.0.0.0:0"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("refusing to serve on 0.0.0.0") && err.contains("--allow-remote"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn run_with_the_ui_approver_shows_the_diff_and_an_allow_changes_the_file() {
+    let model = server(vec![tool_call("e", "edit_file", EDIT), answer("Edited.")]).await;
+    let ws = Ws::new(&model);
+    confirm_sensitive(&ws);
+    std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
+    let proc = Proc::spawn(&ws, &["run", "Edit a.txt", "--approver", "ui"], false);
+    let page = Page::sign_in(&proc.url()).await;
+    assert_eq!(page.get("/api/state").await["approver_only"], true);
+    let pending = page.pending(1).await;
+    let card = &pending[0];
+    assert_eq!(card["tool"], "edit_file");
+    assert_eq!(card["agent"], "build");
+    assert!(card["session"].is_string(), "{card}");
+    let diff = card["changes"][0]["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("-old text") && diff.contains("+new text"),
+        "{diff}"
+    );
+    assert_eq!(
+        card["always"],
+        json!({"tool": "edit_file", "path": "a.txt", "decision": "allow"})
+    );
+    // Nothing changed while waiting.
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "old text\n"
+    );
+    let id = card["id"].as_str().unwrap();
+    let (status, body) = page
+        .post(&format!("/api/approvals/{id}"), &json!({"answer": "allow"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (code, _) = proc.wait();
+    assert_eq!(code, 0);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "new text\n"
+    );
+}
+
+#[tokio::test]
+async fn a_deny_from_the_ui_leaves_the_file_and_tells_the_model() {
+    let model = server(vec![
+        tool_call("e", "edit_file", EDIT),
+        answer("Understood."),
+    ])
+    .await;
+    let ws = Ws::new(&model);
+    confirm_sensitive(&ws);
+    std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
+    let proc = Proc::spawn(&ws, &["run", "Edit a.txt", "--approver", "ui"], false);
+    let page = Page::sign_in(&proc.url()).await;
+    let pending = page.pending(1).await;
+    let id = pending[0]["id"].as_str().unwrap();
+    let (status, _) = page
+        .post(&format!("/api/approvals/{id}"), &json!({"answer": "deny"}))
+        .await;
+    assert_eq!(status, 200);
+    // Answered once: a second answer is refused.
+    let (again, body) = page
+        .post(&format!("/api/approvals/{id}"), &json!({"answer": "allow"}))
+        .await;
+    assert_eq!(again, 404, "{body}");
+    let (code, _) = proc.wait();
+    assert_eq!(code, 0);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "old text\n"
+    );
+    let bodies = chat_bodies(&model).await;
+    let told = bodies[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        told.to_lowercase().contains("cancelled by user") || told.to_lowercase().contains("denied"),
+        "{told}"
+    );
+}
+
+#[tokio::test]
+async fn always_allow_saves_a_rule_that_the_next_run_obeys_without_asking() {
+    let model = server(vec![
+        tool_call("e", "edit_file", EDIT),
+        answer("Edited."),
+        tool_call(
+            "e2",
+            "edit_file",
+            r#"{"path":"a.txt","old_str":"new","new_str":"newer"}"#,
+        ),
+        answer("Edited again."),
+    ])
+    .await;
+    let ws = Ws::new(&model);
+    confirm_sensitive(&ws);
+    std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
+    let proc = Proc::spawn(&ws, &["run", "Edit a.txt", "--approver", "ui"], false);
+    let page = Page::sign_in(&proc.url()).await;
+    let pending = page.pending(1).await;
+    let id = pending[0]["id"].as_str().unwrap();
+    let (status, body) = page
+        .post(
+            &format!("/api/approvals/{id}"),
+            &json!({"answer": "always"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["rule"]["number"], 1, "{body}");
+    assert_eq!(proc.wait().0, 0);
+    let config =
+        std::fs::read_to_string(ws.path().join("home/.config/toolgate/config.yaml")).unwrap();
+    assert!(
+        config.contains("edit_file") && config.contains("a.txt") && config.contains("allow"),
+        "{config}"
+    );
+    let listed = ws.run(&["rules", "list"]).await;
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("allow edit_file path `a.txt`"));
+
+    // The next run is not asked: it ends by itself under the UI approver.
+    let proc = Proc::spawn(&ws, &["run", "Edit again", "--approver", "ui"], false);
+    let (code, _) = proc.wait();
+    assert_eq!(code, 0);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "newer text\n"
+    );
+}
+
+#[tokio::test]
+async fn mcp_serve_with_the_ui_approver_asks_the_page_not_the_client() {
+    use std::io::Write as _;
+    let model = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&model);
+    confirm_sensitive(&ws);
+    let mut cmd = ws.command(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.args(["mcp", "serve", "--approver", "ui"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, lines) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let (out_tx, replies) = mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if let Ok(value) = serde_json::from_str(&line) {
+                let _ = out_tx.send(value);
+            }
+        }
+    });
+    let proc = Proc { child, lines };
+    let url = proc.url();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "ui-test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "write_file", "arguments": {"path": "m.txt", "content": "from mcp\n"}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let page = Page::sign_in(&url).await;
+    let pending = page.pending(1).await;
+    assert_eq!(pending[0]["tool"], "write_file");
+    assert!(pending[0]["session"].is_null());
+    let diff = pending[0]["changes"][0]["diff"].as_str().unwrap();
+    assert!(diff.contains("+from mcp"), "{diff}");
+    let id = pending[0]["id"].as_str().unwrap();
+    let (status, _) = page
+        .post(&format!("/api/approvals/{id}"), &json!({"answer": "allow"}))
+        .await;
+    assert_eq!(status, 200);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let reply = loop {
+        let left = deadline.checked_duration_since(Instant::now()).unwrap();
+        let reply = replies.recv_timeout(left).unwrap();
+        if reply["id"] == 2 {
+            break reply;
+        }
+    };
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("m.txt")).unwrap(),
+        "from mcp\n"
+    );
+    drop(stdin);
+}

@@ -1,0 +1,749 @@
+// Browser test of `toolgate ui`: a real toolgate binary, a scripted
+// OpenAI-compatible model server and headless Chromium driven like a person
+// would (type a task, read the approval card, click Allow…).
+//
+//   TOOLGATE_BIN=$PWD/target/debug/toolgate NODE_PATH=$PWD/.ci/node/node_modules \
+//   SCREENSHOTS=/tmp/ui-shots node crates/toolgate-cli/tests/ui/browser.mjs
+//
+// Environment: TOOLGATE_BIN (required), NODE_PATH (where `playwright-core`
+// is installed: .ci/node/node_modules), CHROMIUM (default /usr/bin/chromium),
+// SCREENSHOTS (a directory for PNGs; none saved when unset), ONLY (run the
+// scenarios whose name contains it), KEEP_WORKSPACES=1 (keep temp dirs).
+//
+// Prints `ok <scenario>` or `FAIL <scenario>: <reason>` per scenario and exits
+// 0 only when every one passed.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '../../../..');
+const SCENARIO_TIMEOUT_MS = 60_000;
+const STEP_TIMEOUT_MS = 20_000;
+
+// ---------------------------------------------------------------------------
+// Prerequisites
+
+function die(message) {
+  console.error(`browser test: ${message}`);
+  process.exit(1);
+}
+
+// ESM ignores NODE_PATH, so playwright-core is required from each of its
+// directories (then from .ci/node, where .ci/run installs it).
+function loadPlaywright() {
+  const dirs = (process.env.NODE_PATH || '').split(path.delimiter).filter(Boolean);
+  dirs.push(path.join(REPO, '.ci/node/node_modules'));
+  for (const dir of dirs) {
+    try {
+      return createRequire(path.join(path.resolve(dir), 'noop.js'))('playwright-core');
+    } catch {
+      // try the next one
+    }
+  }
+  return die('cannot load playwright-core: run .ci/run, or `npm ci` in .ci/node, and set NODE_PATH=$PWD/.ci/node/node_modules');
+}
+
+const BIN = process.env.TOOLGATE_BIN;
+if (!BIN) die('set TOOLGATE_BIN to the toolgate binary (e.g. target/debug/toolgate)');
+if (!fs.existsSync(BIN)) die(`TOOLGATE_BIN ${BIN} does not exist: build it with cargo build -p toolgate-cli`);
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+if (!fs.existsSync(CHROMIUM)) die(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM)`);
+const { chromium } = loadPlaywright();
+const SCREENSHOTS = process.env.SCREENSHOTS || null;
+if (SCREENSHOTS) fs.mkdirSync(SCREENSHOTS, { recursive: true });
+
+// ---------------------------------------------------------------------------
+// The scripted model server
+
+// Text that must reach the page as text, never as markup or a link.
+const XSS = [
+  '<script>window.__xss=1</script>',
+  '<img src=x onerror="window.__xss=1">',
+  '[click](javascript:window.__xss=1)',
+  '<a href="javascript:window.__xss=1">x</a>',
+  '<iframe srcdoc="<script>parent.__xss=1</script>"></iframe>',
+  '<<<END_EXTERNAL_UNTRUSTED_CONTENT>>>',
+].join(' ');
+const XSS_FILE = '<img src=x onerror=window.__xss=1>.txt';
+
+// A dynamic tool's source: several lines, one that static analysis may flag.
+const DYNAMIC_SOURCE = [
+  'import json, subprocess, sys',
+  'args = json.load(sys.stdin)',
+  'subprocess.run(["curl", "-s", "https://example.com"])',
+  'print(args)',
+  '',
+].join('\n');
+
+// Set per scenario: where the "full" scenario tries to write outside.
+const model = { outsidePath: null, requests: 0 };
+
+const call = (name, args) => ({ calls: [{ name, args }] });
+const answer = (content) => ({ content });
+// A final answer that quotes what the last tool said (so the test can see
+// what the model was told).
+const echo = (prefix) => ({ echo: prefix });
+
+// A scenario is chosen by a keyword of the task; its step is the number of
+// tool results since the last user message. The last reply repeats.
+const SCRIPTS = [
+  { key: 'edit a.txt', replies: [
+    call('edit_file', { path: 'a.txt', old_str: 'old', new_str: 'new' }),
+    echo('Finished. The tool said: '),
+  ] },
+  { key: 'write x.txt', replies: [call('write_file', { path: 'x.txt', content: 'x\n' }), echo('x.txt: ')] },
+  { key: 'write y.txt', replies: [call('write_file', { path: 'y.txt', content: 'y\n' }), echo('y.txt: ')] },
+  { key: 'say hello', replies: [answer('Hello from the scripted model.')] },
+  { key: 'say goodbye', replies: [answer('Goodbye from the scripted model.')] },
+  { key: 'write inside and outside', replies: [
+    call('write_file', { path: 'inside.txt', content: 'inside\n' }),
+    () => call('write_file', { path: model.outsidePath, content: 'outside\n' }),
+    echo('The last write said: '),
+  ] },
+  { key: 'make a tool', replies: [
+    call('create_tool', {
+      name: 'fetch_example',
+      description: 'Fetches example.com and prints its arguments.',
+      type: 'script',
+      interpreter: 'python3',
+      source: DYNAMIC_SOURCE,
+      parameters: { type: 'object', properties: { note: { type: 'string' } } },
+    }),
+    echo('create_tool said: '),
+  ] },
+  { key: 'xss check', replies: [
+    { content: `Payloads: ${XSS}`, calls: [{ name: 'write_file', args: { path: XSS_FILE, content: `${XSS}\n` } }] },
+    call('read_file', { path: XSS_FILE }),
+    echo(`${XSS}\nThe file said: `),
+  ] },
+];
+
+function messageText(message) {
+  if (!message) return '';
+  if (typeof message.content === 'string') return message.content;
+  if (Array.isArray(message.content)) return message.content.map((p) => p.text || '').join('');
+  return '';
+}
+
+function modelReply(body) {
+  const messages = body.messages || [];
+  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+  const first = messageText(messages.find((m) => m.role === 'user'));
+  const last = messageText(messages[lastUser]);
+  // A resumed session's last user message is the new instruction.
+  const script = SCRIPTS.find((s) => last.includes(s.key)) || SCRIPTS.find((s) => first.includes(s.key));
+  const usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
+  if (!script) {
+    return { choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'No script for this task.' } }], usage };
+  }
+  // A request without tools asks for a summary (a stopped run).
+  if (!Array.isArray(body.tools) || body.tools.length === 0) {
+    return { choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Summary: the run was stopped.' } }], usage };
+  }
+  const step = messages.slice(lastUser + 1).filter((m) => m.role === 'tool').length;
+  let reply = script.replies[Math.min(step, script.replies.length - 1)];
+  if (typeof reply === 'function') reply = reply();
+  const message = { role: 'assistant', content: reply.content ?? null };
+  if (reply.echo !== undefined) {
+    const tool = [...messages].reverse().find((m) => m.role === 'tool');
+    message.content = reply.echo + messageText(tool);
+  }
+  if (reply.calls) {
+    message.tool_calls = reply.calls.map((c, i) => ({
+      id: `call_${step}_${i}`,
+      type: 'function',
+      function: { name: c.name, arguments: JSON.stringify(c.args) },
+    }));
+  }
+  return {
+    id: `chatcmpl-${++model.requests}`,
+    object: 'chat.completion',
+    model: 'scripted',
+    choices: [{ index: 0, finish_reason: reply.calls ? 'tool_calls' : 'stop', message }],
+    usage,
+  };
+}
+
+function startModelServer() {
+  const server = http.createServer((req, res) => {
+    const send = (status, value) => {
+      res.writeHead(status, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(value));
+    };
+    if (req.method === 'GET' && req.url.endsWith('/models')) {
+      send(200, { object: 'list', data: [{ id: 'scripted', object: 'model' }] });
+      return;
+    }
+    if (req.method === 'POST' && req.url.endsWith('/chat/completions')) {
+      let raw = '';
+      req.on('data', (d) => { raw += d; });
+      req.on('end', () => {
+        try {
+          send(200, modelReply(JSON.parse(raw)));
+        } catch (e) {
+          send(400, { error: { message: `scripted model: ${e.message}` } });
+        }
+      });
+      return;
+    }
+    send(404, { error: { message: `scripted model: no route ${req.method} ${req.url}` } });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+// ---------------------------------------------------------------------------
+// toolgate ui, one per scenario
+
+const children = new Set();
+
+function makeWorkspace(modelPort, files, config) {
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-ui-test-'));
+  fs.mkdirSync(path.join(ws, 'home'));
+  fs.writeFileSync(path.join(ws, 'toolgate.yaml'), [
+    'confirmation:',
+    '  mode: confirm-sensitive',
+    'llm:',
+    '  model: scripted',
+    `  base_url: http://127.0.0.1:${modelPort}/v1`,
+    '  stream: false',
+    '  max_retries: 0',
+    '  api_key_env: TEST_LLM_KEY',
+    ...config,
+    '',
+  ].join('\n'));
+  for (const [name, content] of Object.entries(files || {})) fs.writeFileSync(path.join(ws, name), content);
+  return ws;
+}
+
+function uiEnv(ws) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith('TOOLGATE_') || k === 'XDG_CONFIG_HOME' || k === 'XDG_DATA_HOME') continue;
+    env[k] = v;
+  }
+  return {
+    ...env,
+    HOME: path.join(ws, 'home'),
+    TEST_LLM_KEY: 'sk-test',
+    TOOLGATE_TRUST_WORKSPACE: '1',
+    NO_PROXY: '127.0.0.1,localhost',
+    no_proxy: '127.0.0.1,localhost',
+  };
+}
+
+/**
+ * Starts toolgate in `ws` (`toolgate ui` unless `args` say otherwise) and
+ * waits for the page's URL: on stdout from `ui`, on stderr from
+ * `run --approver ui`. Resolves to {child, url, stdout(), stderr()}.
+ */
+function startUi(ws, args = ['ui', '--addr', '127.0.0.1:0']) {
+  const child = spawn(BIN, args, {
+    cwd: ws, env: uiEnv(ws), stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  let stdout = '';
+  let stderr = '';
+  const ui = { child, url: null, stdout: () => stdout, stderr: () => stderr };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`toolgate printed no URL within 20 s; its stderr:\n${stderr}`)), 20_000);
+    const found = () => {
+      const m = /(http:\/\/\S+\/\?token=\S+)\s*$/m.exec(args[0] === 'ui' ? stdout : stderr);
+      if (m && !ui.url) {
+        clearTimeout(timer);
+        ui.url = m[1];
+        resolve(ui);
+      }
+    };
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      found();
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      found();
+    });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot start ${BIN}: ${e.message}`));
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (!ui.url) reject(new Error(`toolgate exited (${code ?? signal}) before printing its URL; its stderr:\n${stderr}`));
+    });
+  });
+}
+
+async function stopUi(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+// ---------------------------------------------------------------------------
+// Small assertion helpers
+
+class Failure extends Error {}
+
+function check(condition, message) {
+  if (!condition) throw new Failure(message);
+}
+
+async function waitUntil(what, fn, timeout = STEP_TIMEOUT_MS) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    if (await fn()) return;
+    if (Date.now() > end) throw new Failure(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function waitCount(locator, n, what) {
+  let have = null;
+  try {
+    await waitUntil(what, async () => (have = await locator.count()) === n);
+  } catch (e) {
+    throw new Failure(`${e.message} (want ${n}, have ${have})`);
+  }
+}
+
+const read = (file) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null);
+
+async function shot(page, name) {
+  if (!SCREENSHOTS) return;
+  await page.screenshot({ path: path.join(SCREENSHOTS, name) });
+}
+
+async function sendTask(page, task) {
+  await page.getByTestId('task-input').fill(task);
+  await page.getByTestId('send').click();
+}
+
+/** Waits for the run's outcome line; fails at once if an approval is asked instead. */
+async function outcomeWithoutApproval(page) {
+  const either = page.locator('[data-testid="outcome"], [data-testid="approval-card"]').first();
+  await either.waitFor();
+  const cards = page.getByTestId('approval-card');
+  if (await cards.count() > 0) throw new Failure(`an approval was asked: ${await cards.first().innerText()}`);
+}
+
+async function toolCard(page, text) {
+  const card = page.getByTestId('tool-card').filter({ hasText: text });
+  await card.first().waitFor();
+  return card.first();
+}
+
+async function setFull(page) {
+  await page.getByTestId('permission-toggle').locator('[data-value="full"]').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="permission-toggle"]').dataset.permission === 'full');
+}
+
+// ---------------------------------------------------------------------------
+// Scenarios
+
+const scenarios = [];
+// Options: `files` for the workspace, `config` (YAML lines added to
+// toolgate.yaml), `allowed` (console errors the scenario causes on purpose:
+// Chromium logs a refused request as one).
+const scenario = (name, options, fn) => scenarios.push({ name, files: {}, config: [], allowed: [], ...options, fn });
+
+scenario('allow', { files: { 'a.txt': 'old text\n' } }, async ({ page, ws }) => {
+  await sendTask(page, 'edit a.txt');
+  const card = page.getByTestId('approval-card');
+  await card.waitFor();
+  check(await card.getByTestId('tool-name').innerText() === 'edit_file', 'the card names the tool');
+  const diff = card.getByTestId('diff');
+  check((await diff.locator('.line.del').allInnerTexts()).includes('-old text'), `the diff shows -old text: ${await diff.innerText()}`);
+  check((await diff.locator('.line.add').allInnerTexts()).includes('+new text'), `the diff shows +new text: ${await diff.innerText()}`);
+  check(await page.getByTestId('nav-badge').innerText() === '1', 'the nav badge counts 1 approval');
+  await shot(page, 'chat-approval.png');
+  await card.getByTestId('approve').click();
+  await page.getByTestId('outcome').waitFor();
+  check(read(path.join(ws, 'a.txt')) === 'new text\n', `a.txt is now: ${JSON.stringify(read(path.join(ws, 'a.txt')))}`);
+  const tool = await toolCard(page, 'edit_file');
+  check(await tool.getAttribute('data-decision') === 'executed', `decision: ${await tool.getAttribute('data-decision')}`);
+  check(await tool.getAttribute('data-success') === 'true', 'the edit succeeded');
+  await waitCount(page.getByTestId('approval-card'), 0, 'the card to leave the pending list');
+  check(await page.getByTestId('nav-badge').isHidden(), 'the nav badge is hidden again');
+  check(await page.getByTestId('approval-record').count() === 1, 'the answer is recorded in the chat');
+  await shot(page, 'chat-allowed.png');
+});
+
+scenario('deny', { files: { 'a.txt': 'old text\n' } }, async ({ page, ws }) => {
+  await sendTask(page, 'edit a.txt');
+  await page.getByTestId('approval-card').waitFor();
+  // The key `d` denies the oldest card when no text field has the focus.
+  await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  await page.keyboard.press('d');
+  await page.getByTestId('outcome').waitFor();
+  check(read(path.join(ws, 'a.txt')) === 'old text\n', `a.txt changed: ${JSON.stringify(read(path.join(ws, 'a.txt')))}`);
+  const tool = await toolCard(page, 'edit_file');
+  check(await tool.getAttribute('data-decision') === 'denied', `decision: ${await tool.getAttribute('data-decision')}`);
+  const said = page.getByTestId('assistant-text').filter({ hasText: 'Finished. The tool said:' });
+  await said.first().waitFor();
+  const text = await said.first().innerText();
+  check(/denied|declined|cancel/i.test(text), `the model was not told about the denial; it was told: ${text}`);
+  await shot(page, 'chat-denied.png');
+});
+
+// Calls that change files go through the gate one at a time, so one run
+// never has two approvals pending together: two chats run at once instead
+// (the second started with "New chat"), each waiting for one approval.
+scenario('approve-all', {}, async ({ page, ws }) => {
+  const cards = page.getByTestId('approval-card');
+  await sendTask(page, 'write x.txt');
+  await waitCount(cards, 1, 'the first approval');
+  await page.getByTestId('new-chat').click();
+  await sendTask(page, 'write y.txt');
+  await waitCount(cards, 2, 'the second approval');
+  await page.getByTestId('approve-all').waitFor();
+  check(await page.locator('[data-testid="approval-card"].mine').count() === 1, 'the card of the shown chat is highlighted');
+  await shot(page, 'approve-all.png');
+  await page.getByTestId('approve-all').click();
+  await waitUntil('x.txt and y.txt to be written',
+    () => read(path.join(ws, 'x.txt')) === 'x\n' && read(path.join(ws, 'y.txt')) === 'y\n');
+  await waitCount(cards, 0, 'the pending list to empty');
+  await page.getByTestId('outcome').waitFor();
+  check(await page.getByTestId('approve-all').isHidden(), 'Approve all is hidden again');
+});
+
+scenario('resume', {}, async ({ page }) => {
+  await sendTask(page, 'say hello');
+  await page.getByTestId('outcome').waitFor();
+  await page.getByTestId('assistant-text').filter({ hasText: 'Hello from the scripted model.' }).waitFor();
+  await page.locator('.nav a[data-page="sessions"]').click();
+  const rows = page.getByTestId('session-row');
+  await waitCount(rows, 1, 'one session in the list');
+  check((await rows.first().innerText()).includes('say hello'), 'the row shows the task');
+  await shot(page, 'sessions.png');
+  await rows.first().click();
+  await page.getByTestId('session-head').waitFor();
+  await page.getByTestId('assistant-text').filter({ hasText: 'Hello from the scripted model.' }).waitFor();
+  await sendTask(page, 'say goodbye');
+  await page.getByTestId('assistant-text').filter({ hasText: 'Goodbye from the scripted model.' }).waitFor();
+  await page.getByTestId('outcome').waitFor();
+  const users = await page.getByTestId('user-text').allInnerTexts();
+  check(users.some((t) => t.includes('say hello')) && users.some((t) => t.includes('say goodbye')),
+    `the transcript shows both tasks: ${JSON.stringify(users)}`);
+  await shot(page, 'resumed.png');
+  await page.locator('.nav a[data-page="sessions"]').click();
+  await waitCount(rows, 1, 'still one session');
+  await waitUntil('the session to show 2 runs', async () => (await rows.first().getAttribute('data-runs')) === '2');
+});
+
+scenario('full', {}, async ({ page, ws }) => {
+  const outsideDir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-ui-outside-'));
+  workspaces.add(outsideDir);
+  model.outsidePath = path.join(outsideDir, 'outside.txt');
+  try {
+    await setFull(page);
+    const config = path.join(ws, 'home/.config/toolgate/config.yaml');
+    const text = read(config) || '';
+    check(/^ui:\s*$[\s\S]*^\s+permissions:\s*$[\s\S]*:\s*full\s*$/m.test(text), `${config} does not hold the permission:\n${text}`);
+    await sendTask(page, 'write inside and outside');
+    await outcomeWithoutApproval(page);
+    check(read(path.join(ws, 'inside.txt')) === 'inside\n', 'inside.txt is written without asking');
+    check(!fs.existsSync(model.outsidePath), `${model.outsidePath} was written`);
+    const inside = await toolCard(page, 'inside.txt');
+    check(await inside.getAttribute('data-success') === 'true', 'the write inside succeeded');
+    const outside = await toolCard(page, 'outside.txt');
+    check(await outside.getAttribute('data-success') === 'false',
+      `the write outside was not refused: ${await outside.innerText()}`);
+    await shot(page, 'full.png');
+  } finally {
+    workspaces.delete(outsideDir);
+    fs.rmSync(outsideDir, { recursive: true, force: true });
+  }
+});
+
+// Model text, a file name, a diff and tool output carrying markup: all must
+// show as text. The write waits for approval, so its card (file name and
+// diff) is checked too.
+scenario('xss', {}, async ({ page, ws }) => {
+  await sendTask(page, 'xss check');
+  const card = page.getByTestId('approval-card');
+  await card.waitFor();
+  check((await card.innerText()).includes(XSS_FILE), 'the card shows the file name as text');
+  await assertNoXss(page);
+  await card.getByTestId('approve').click();
+  await page.getByTestId('outcome').waitFor();
+  await page.getByTestId('assistant-text').filter({ hasText: 'The file said:' }).waitFor();
+  await assertNoXss(page);
+  const text = await page.getByTestId('transcript').innerText();
+  check(text.includes('<script>window.__xss=1</script>'), 'the payload shows literally');
+  check(text.includes(XSS_FILE), 'the file name shows literally');
+  check(fs.existsSync(path.join(ws, XSS_FILE)), 'the file with the odd name was written');
+  await shot(page, 'xss.png');
+});
+
+// Stop while a call waits: the approval is cancelled and the run ends with
+// a summary.
+scenario('stop', { files: { 'a.txt': 'old text\n' } }, async ({ page, ws }) => {
+  await sendTask(page, 'edit a.txt');
+  await page.getByTestId('approval-card').waitFor();
+  await page.getByTestId('stop').click();
+  await page.getByTestId('outcome').waitFor();
+  await waitCount(page.getByTestId('approval-card'), 0, 'the cancelled approval to leave');
+  check(read(path.join(ws, 'a.txt')) === 'old text\n', 'a.txt is unchanged');
+  const outcome = await page.getByTestId('outcome').getAttribute('data-outcome');
+  check(outcome !== 'completed', `a stopped run ended as ${outcome}`);
+  check(await page.getByTestId('stop').isHidden(), 'Stop is hidden once the run ended');
+});
+
+// "Always allow" saves a rule that the next run obeys; the rules, audit,
+// MCP, sandbox and tools pages show their data.
+scenario('pages', {
+  files: { 'a.txt': 'old text\n' },
+  allowed: [/^Failed to load resource: the server responded with a status of 400/],
+}, async ({ page, ws }) => {
+  await sendTask(page, 'edit a.txt');
+  const card = page.getByTestId('approval-card');
+  await card.waitFor();
+  const always = card.getByTestId('always-allow');
+  check((await always.getAttribute('title')).includes('allow edit_file path a.txt'), `Always allow title: ${await always.getAttribute('title')}`);
+  await always.click();
+  await page.getByTestId('outcome').waitFor();
+  check(read(path.join(ws, 'a.txt')) === 'new text\n', 'a.txt is edited');
+  // The rule holds for a new run: no approval this time (the edit itself
+  // fails: "old" is gone).
+  await page.getByTestId('new-chat').click();
+  await sendTask(page, 'edit a.txt');
+  await outcomeWithoutApproval(page);
+
+  await page.locator('.nav a[data-page="rules"]').click();
+  const rules = page.getByTestId('rule-row');
+  await waitCount(rules, 1, 'the saved rule');
+  check(/edit_file[\s\S]*a\.txt/.test(await rules.first().innerText()), `rule: ${await rules.first().innerText()}`);
+  await page.getByTestId('rule-tool').fill('run_command');
+  await page.getByTestId('rule-command').fill('git status');
+  await page.getByTestId('rule-add').click();
+  await waitCount(rules, 2, 'the added rule');
+  // Too broad: every command.
+  await page.getByTestId('rule-tool').fill('run_command');
+  await page.getByTestId('rule-add').click();
+  await page.getByTestId('rule-error').waitFor();
+  await shot(page, 'rules.png');
+  await rules.filter({ hasText: 'git status' }).getByTestId('rule-remove').click();
+  await waitCount(rules, 1, 'the rule to be removed');
+
+  await page.locator('.nav a[data-page="audit"]').click();
+  await page.getByTestId('audit').waitFor();
+  check(await page.locator('[data-testid="audit-row"][data-decision="executed"]').count() >= 1, 'the audit shows the executed edit');
+  await shot(page, 'audit.png');
+  await page.getByTestId('audit-decision').selectOption('denied');
+  await page.getByTestId('empty').waitFor();
+
+  for (const [name, ready] of [['mcp', '.page-head'], ['tools', '.page-head'], ['sandbox', '[data-testid="sandbox-level"]']]) {
+    await page.locator(`.nav a[data-page="${name}"]`).click();
+    await page.locator(`#page-other[data-page="${name}"] ${ready}`).waitFor();
+  }
+  await shot(page, 'sandbox.png');
+});
+
+// A tool the model writes waits on the Tools page; approving it there
+// removes it from the list.
+scenario('dynamic', { config: ['tools:', '  dynamic:', '    enabled: true'] }, async ({ page }) => {
+  await sendTask(page, 'make a tool');
+  const card = page.getByTestId('approval-card');
+  await card.waitFor();
+  check((await card.getByTestId('approval-args').innerText()).includes('fetch_example'), 'the card shows the arguments');
+  await card.getByTestId('approve').click();
+  await page.getByTestId('outcome').waitFor();
+  const tool = await toolCard(page, 'create_tool');
+  check(await tool.getAttribute('data-success') === 'true', `create_tool failed: ${await tool.innerText()}`);
+  await page.locator('.nav a[data-page="tools"]').click();
+  const pending = page.getByTestId('dynamic-tool');
+  await waitCount(pending, 1, 'the pending tool');
+  check((await pending.innerText()).includes('fetch_example'), 'the tool is named');
+  await shot(page, 'tools.png');
+  const source = await pending.getByTestId('dynamic-source').innerText();
+  check(source.includes('subprocess.run(["curl", "-s", "https://example.com"])\nprint(args)'),
+    `the source is not shown line by line: ${JSON.stringify(source)}`);
+  await pending.getByTestId('dynamic-approve').click();
+  await waitCount(pending, 0, 'the approved tool to leave the list');
+});
+
+// `toolgate run --approver ui`: the page only answers the run's approvals
+// (no chat); the run goes on once Allow is clicked.
+scenario('approver-only', {
+  files: { 'a.txt': 'old text\n' },
+  args: ['run', '--approver', 'ui', '--ui-addr', '127.0.0.1:0', 'edit a.txt'],
+  // The run ends, and its page's server with it: the event stream drops.
+  allowed: [/^Failed to load resource: net::ERR_/],
+}, async ({ page, ws, ui }) => {
+  await page.getByTestId('approver-only').waitFor();
+  check(await page.getByTestId('task-input').isHidden(), 'there is no chat input');
+  const card = page.getByTestId('approval-card');
+  await card.waitFor();
+  check((await card.getByTestId('diff').innerText()).includes('+new text'), 'the card shows the diff');
+  await shot(page, 'approver-only.png');
+  const exited = new Promise((resolve) => {
+    if (ui.child.exitCode !== null) resolve(ui.child.exitCode);
+    else ui.child.once('exit', resolve);
+  });
+  await card.getByTestId('approve').click();
+  const code = await exited;
+  check(code === 0, `toolgate run exited with ${code}: ${ui.stderr()}`);
+  check(read(path.join(ws, 'a.txt')) === 'new text\n', 'a.txt is edited');
+  check(ui.stdout().includes('Finished. The tool said:'), `the run printed: ${ui.stdout()}`);
+});
+
+async function assertNoXss(page) {
+  const found = await page.evaluate(() => ({
+    xss: window.__xss,
+    injected: document.querySelectorAll('#main img, #main script, #main iframe, #main object, #main embed').length,
+    scripts: [...document.scripts].map((s) => s.getAttribute('src')),
+    jsLinks: document.querySelectorAll('a[href^="javascript:" i]').length,
+    handlers: [...document.querySelectorAll('*')].filter((el) => [...el.attributes].some((a) => a.name.startsWith('on'))).length,
+  }));
+  check(found.xss === undefined, 'window.__xss was set');
+  check(found.injected === 0, `${found.injected} injected elements (img/script/iframe) in the page`);
+  check(found.scripts.length === 1 && found.scripts[0] === '/app.js', `scripts: ${JSON.stringify(found.scripts)}`);
+  check(found.jsLinks === 0, 'a javascript: link exists');
+  check(found.handlers === 0, 'an element carries an on* attribute');
+}
+
+// ---------------------------------------------------------------------------
+// Runner
+
+let browser = null;
+
+async function runScenario(s, modelPort) {
+  const ws = makeWorkspace(modelPort, s.files, s.config);
+  workspaces.add(ws);
+  let ui = null;
+  let context = null;
+  const problems = [];
+  try {
+    ui = await startUi(ws, s.args);
+    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(STEP_TIMEOUT_MS);
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !s.allowed.some((re) => re.test(m.text()))) problems.push(`console error: ${m.text()}`);
+    });
+    page.on('dialog', (d) => {
+      problems.push(`a dialog opened: ${d.message()}`);
+      d.dismiss().catch(() => {});
+    });
+    await page.goto(ui.url);
+    await page.getByTestId('page-chat').waitFor();
+    await page.waitForFunction(() => document.querySelector('[data-testid="connection"]').dataset.state === 'live');
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Failure(`timed out after ${SCENARIO_TIMEOUT_MS / 1000} s`)), SCENARIO_TIMEOUT_MS);
+    });
+    // After a timeout the scenario's promise fails later, when its page is
+    // closed: that failure is expected, not an unhandled rejection.
+    const run = s.fn({ page, ws, ui });
+    run.catch(() => {});
+    try {
+      await Promise.race([run, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    const banner = page.getByTestId('banner');
+    check(await banner.isHidden(), `an error banner shows: ${await banner.innerText().catch(() => '')}`);
+    check(problems.length === 0, problems.join('; '));
+    return null;
+  } catch (e) {
+    const reason = e instanceof Failure ? e.message : String(e && e.stack ? e.stack : e);
+    const extra = problems.length ? `\n  page problems: ${problems.join('; ')}` : '';
+    const log = ui && ui.stderr().trim() ? `\n  toolgate stderr:\n${ui.stderr().trim().slice(-4000)}` : '';
+    return `${reason}${extra}${log}`;
+  } finally {
+    if (context) await context.close().catch(() => {});
+    if (ui) await stopUi(ui.child);
+    workspaces.delete(ws);
+    if (process.env.KEEP_WORKSPACES === '1') console.error(`  (workspace kept: ${ws})`);
+    else fs.rmSync(ws, { recursive: true, force: true });
+  }
+}
+
+function killChildren() {
+  for (const child of children) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+// The workspaces of running scenarios, removed on an interrupt too.
+const workspaces = new Set();
+
+function cleanUp() {
+  killChildren();
+  if (process.env.KEEP_WORKSPACES === '1') return;
+  for (const ws of workspaces) fs.rmSync(ws, { recursive: true, force: true });
+}
+
+// Interrupted (Ctrl-C, a CI timeout): stop toolgate and the browser, then
+// exit. Playwright's own signal handlers are off (see launch) so that this
+// one decides; the browser gets a few seconds to close.
+let interrupted = false;
+process.on('exit', cleanUp);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`browser test: ${signal}, stopping`);
+    cleanUp();
+    const closing = browser ? browser.close().catch(() => {}) : Promise.resolve();
+    const grace = new Promise((resolve) => setTimeout(resolve, 5_000).unref());
+    Promise.race([closing, grace]).finally(() => process.exit(130));
+  });
+}
+
+async function main() {
+  const modelServer = await startModelServer();
+  const modelPort = modelServer.address().port;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox'], // CI runs as root
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
+  });
+  let failed = 0;
+  try {
+    for (const s of scenarios) {
+      if (interrupted) break;
+      if (process.env.ONLY && !s.name.includes(process.env.ONLY)) continue;
+      const failure = await runScenario(s, modelPort);
+      if (interrupted) break;
+      if (failure) {
+        failed++;
+        console.log(`FAIL ${s.name}: ${failure}`);
+      } else {
+        console.log(`ok ${s.name}`);
+      }
+    }
+  } finally {
+    await browser.close().catch(() => {});
+    browser = null;
+    modelServer.close();
+  }
+  if (SCREENSHOTS) console.log(`screenshots in ${SCREENSHOTS}`);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.error(e);
+  killChildren();
+  process.exit(1);
+});

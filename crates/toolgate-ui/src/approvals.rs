@@ -1,0 +1,328 @@
+//! Approvals: calls waiting for a person, answered from the page.
+//!
+//! The gate asks a [`UiApprover`]; it puts the call in the pending list
+//! with everything the card shows ([`crate::describe`]), sends an
+//! `approval` event, and waits. An answer from the page (or "Approve
+//! all") resolves it; a run that stops cancels its pending calls (they are
+//! denied); a call whose run is dropped leaves the list by itself.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use toolgate_engine::{Approval, ApprovalRequest, Approver};
+use toolgate_policy::{ConfirmationRule, ConfirmationRules, RuleDecision};
+
+use crate::describe::{Describer, McpNames};
+use crate::hub::Hub;
+
+/// A person's answer on the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Answer {
+    /// Run this call.
+    Allow,
+    /// Do not run it; the model is told.
+    Deny,
+    /// Run it, and every later call of the same tool with the same
+    /// sensitivity in this session.
+    Session,
+    /// Save the card's rule in the user's config, then run it.
+    Always,
+}
+
+struct Pending {
+    info: Arc<Value>,
+    session: Option<String>,
+    reply: oneshot::Sender<Reply>,
+}
+
+/// What the waiting call gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reply {
+    Allow,
+    Session,
+    Deny,
+}
+
+/// Why an answer was not taken.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ResolveError {
+    #[error("approval {0} is not pending (answered already, or its run stopped)")]
+    NotPending(String),
+    #[error("no rule can be saved for this call: answer allow, or allow for the session")]
+    NoRule,
+}
+
+/// The pending calls of every run this server serves.
+pub struct Approvals {
+    next: AtomicU64,
+    pending: Mutex<BTreeMap<u64, Pending>>,
+    hub: Hub,
+    describer: Describer,
+    /// Rules saved with "Always allow" since this server started: they
+    /// apply at once to the runs going on (new runs read them from the
+    /// user's config).
+    learned: RwLock<Vec<ConfirmationRule>>,
+}
+
+impl std::fmt::Debug for Approvals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Approvals").finish_non_exhaustive()
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Approvals {
+    pub(crate) fn new(hub: Hub, describer: Describer) -> Self {
+        Self {
+            next: AtomicU64::new(1),
+            pending: Mutex::default(),
+            hub,
+            describer,
+            learned: RwLock::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Pending>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Every pending approval, oldest first.
+    pub fn pending(&self) -> Vec<Value> {
+        self.lock().values().map(|p| (*p.info).clone()).collect()
+    }
+
+    /// The card's rule of a pending approval.
+    pub(crate) fn rule_of(&self, id: &str) -> Result<Option<ConfirmationRule>, ResolveError> {
+        let key = parse_id(id)?;
+        let pending = self.lock();
+        let info = &pending
+            .get(&key)
+            .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?
+            .info;
+        Ok(serde_json::from_value(info["always"].clone()).ok())
+    }
+
+    /// Answers approval `id`. For [`Answer::Always`] the caller has saved
+    /// `rule` already; it also applies to this server's runs from now on.
+    pub(crate) fn resolve(
+        &self,
+        id: &str,
+        answer: Answer,
+        rule: Option<ConfirmationRule>,
+    ) -> Result<(), ResolveError> {
+        let key = parse_id(id)?;
+        let pending = self
+            .lock()
+            .remove(&key)
+            .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?;
+        if let Some(rule) = rule {
+            self.learned
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(rule);
+        }
+        let reply = match answer {
+            Answer::Allow | Answer::Always => Reply::Allow,
+            Answer::Session => Reply::Session,
+            Answer::Deny => Reply::Deny,
+        };
+        let _ = pending.reply.send(reply);
+        self.resolved(key, pending.session.as_deref(), answer_name(answer));
+        Ok(())
+    }
+
+    /// Denies every pending call of `session` (its run is stopping).
+    pub(crate) fn cancel_session(&self, session: &str) {
+        let cancelled: Vec<(u64, Pending)> = {
+            let mut pending = self.lock();
+            let keys: Vec<u64> = pending
+                .iter()
+                .filter(|(_, p)| p.session.as_deref() == Some(session))
+                .map(|(k, _)| *k)
+                .collect();
+            keys.into_iter()
+                .filter_map(|k| pending.remove(&k).map(|p| (k, p)))
+                .collect()
+        };
+        for (key, p) in cancelled {
+            let _ = p.reply.send(Reply::Deny);
+            self.resolved(key, p.session.as_deref(), "cancelled");
+        }
+    }
+
+    fn resolved(&self, key: u64, session: Option<&str>, answer: &str) {
+        self.hub.emit(&json!({
+            "type": "approval_resolved",
+            "id": key.to_string(),
+            "session": session,
+            "answer": answer,
+        }));
+    }
+
+    /// Whether a rule saved with "Always allow" during this server's life
+    /// allows the call.
+    fn learned_allows(&self, request: &ApprovalRequest<'_>) -> bool {
+        let learned = self.learned.read().unwrap_or_else(PoisonError::into_inner);
+        if learned.is_empty() {
+            return false;
+        }
+        let Ok(rules) = ConfirmationRules::new(learned.iter().cloned()) else {
+            return false;
+        };
+        let env: Vec<&str> = request
+            .args
+            .get("env")
+            .and_then(Value::as_object)
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        rules
+            .evaluate(request.tool, request.effects, &env)
+            .is_some_and(|m| m.decision() == RuleDecision::Allow)
+    }
+
+    fn open(
+        &self,
+        request: &ApprovalRequest<'_>,
+        binding: Option<&Binding>,
+        agent: Option<&str>,
+    ) -> (u64, oneshot::Receiver<Reply>) {
+        let empty = McpNames::new();
+        let mcp = binding.map_or(&empty, |b| &b.mcp);
+        let session = binding.and_then(|b| b.session.clone());
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut info = self.describer.describe(request, mcp);
+        if let Some(object) = info.as_object_mut() {
+            object.insert("id".into(), Value::from(key.to_string()));
+            object.insert("session".into(), json!(session));
+            object.insert("agent".into(), json!(agent));
+            object.insert("created".into(), Value::from(now_ms()));
+        }
+        let (tx, rx) = oneshot::channel();
+        let info = Arc::new(info);
+        let mut event = (*info).clone();
+        event["type"] = Value::from("approval");
+        self.lock().insert(
+            key,
+            Pending {
+                info,
+                session,
+                reply: tx,
+            },
+        );
+        self.hub.emit(&event);
+        (key, rx)
+    }
+
+    /// Removes `key` if still pending (its call was dropped).
+    fn abandon(&self, key: u64) {
+        let removed = self.lock().remove(&key);
+        if let Some(p) = removed {
+            self.resolved(key, p.session.as_deref(), "cancelled");
+        }
+    }
+}
+
+fn parse_id(id: &str) -> Result<u64, ResolveError> {
+    id.parse()
+        .map_err(|_| ResolveError::NotPending(id.to_owned()))
+}
+
+fn answer_name(answer: Answer) -> &'static str {
+    match answer {
+        Answer::Allow => "allow",
+        Answer::Deny => "deny",
+        Answer::Session => "session",
+        Answer::Always => "always",
+    }
+}
+
+/// What a run's approvals are tied to once it has started.
+#[derive(Debug, Clone, Default)]
+pub struct Binding {
+    /// The session (none for `mcp serve`).
+    pub session: Option<String>,
+    /// Where each MCP tool comes from: local name → (server, remote name).
+    pub mcp: McpNames,
+}
+
+/// The approver the gate asks when the web UI answers.
+pub struct UiApprover {
+    approvals: Arc<Approvals>,
+    agent: Option<String>,
+    binding: OnceLock<Binding>,
+}
+
+impl std::fmt::Debug for UiApprover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UiApprover")
+            .field("agent", &self.agent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl UiApprover {
+    /// An approver for calls of `agent`'s run (none for `mcp serve`).
+    pub fn new(approvals: Arc<Approvals>, agent: Option<String>) -> Self {
+        Self {
+            approvals,
+            agent,
+            binding: OnceLock::new(),
+        }
+    }
+
+    /// Ties later approvals to a session and names MCP tools' servers
+    /// (once; later calls are ignored).
+    pub fn bind(&self, binding: Binding) {
+        let _ = self.binding.set(binding);
+    }
+}
+
+/// Takes a pending call out of the list when its wait is dropped (the run
+/// was aborted).
+struct Abandon<'a> {
+    approvals: &'a Approvals,
+    key: u64,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        self.approvals.abandon(self.key);
+    }
+}
+
+#[async_trait]
+impl Approver for UiApprover {
+    fn kind(&self) -> &'static str {
+        "ui"
+    }
+
+    async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
+        if self.approvals.learned_allows(request) {
+            return Approval::Allow;
+        }
+        let (key, rx) = self
+            .approvals
+            .open(request, self.binding.get(), self.agent.as_deref());
+        let _abandon = Abandon {
+            approvals: &self.approvals,
+            key,
+        };
+        match rx.await {
+            Ok(Reply::Allow) => Approval::Allow,
+            Ok(Reply::Session) => Approval::AllowForSession,
+            Ok(Reply::Deny) | Err(_) => Approval::Deny,
+        }
+    }
+}

@@ -1,0 +1,870 @@
+//! The HTTP server: routes, runs, pages' data (API.md describes the
+//! wire).
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, Uri, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use futures_util::{Stream, StreamExt as _};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, watch};
+use toolgate_agent::{AgentEvent, EventSink};
+use toolgate_engine::Approver;
+use toolgate_host::{
+    AgentPermission, ErrorKind, Host, HostError, RunControls, RunRequest, UserRules,
+};
+use toolgate_mcp::{ServerState, ServerStatus};
+use toolgate_policy::ConfirmationRule;
+use toolgate_store::{AuditFilter, AuditStore, SessionStore, SessionSummary};
+
+use crate::approvals::{Answer, Approvals, Binding, ResolveError, UiApprover};
+use crate::assets;
+use crate::auth::{self, AuthGuard};
+use crate::describe::{Describer, McpNames};
+use crate::hub::Hub;
+
+/// Builds a fresh [`Host`] for each run, so rules and permissions changed
+/// since the server started apply to it.
+pub type HostFactory = Arc<dyn Fn() -> Result<Host, HostError> + Send + Sync>;
+
+/// How to serve.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct UiOptions {
+    /// Where to listen. Port 0 picks a free port.
+    pub addr: SocketAddr,
+    /// Whether a non-loopback address may be used (`--allow-remote`).
+    pub allow_remote: bool,
+    /// Serve approvals, events and pages only, with no chat: the run is
+    /// driven by another front end (`run|mcp serve --approver ui`).
+    pub approver_only: bool,
+    /// A fresh host for each run. By default, the host the server was
+    /// started with.
+    pub reload: Option<HostFactory>,
+}
+
+impl std::fmt::Debug for UiOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UiOptions")
+            .field("addr", &self.addr)
+            .field("allow_remote", &self.allow_remote)
+            .field("approver_only", &self.approver_only)
+            .finish_non_exhaustive()
+    }
+}
+
+impl UiOptions {
+    /// Serve at `addr`.
+    pub fn new(addr: SocketAddr) -> Self {
+        Self {
+            addr,
+            allow_remote: false,
+            approver_only: false,
+            reload: None,
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum UiError {
+    /// A non-loopback address without `allow_remote`.
+    #[error(
+        "refusing to serve on {0}: the UI runs agents and approves their calls, so it listens on loopback only unless asked"
+    )]
+    Remote(SocketAddr),
+    /// The address could not be bound, or no random secret was available.
+    #[error("could not serve on {addr}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl UiError {
+    /// What to do about it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Self::Remote(_) => {
+                "use --addr 127.0.0.1:PORT, or add --allow-remote if other machines must reach it (anyone who has the printed URL can then run agents)"
+            }
+            Self::Bind { .. } => {
+                "choose another port with --addr 127.0.0.1:PORT (0 picks a free one)"
+            }
+        }
+    }
+}
+
+struct ActiveRun {
+    agent: String,
+    task: String,
+    stop: watch::Sender<bool>,
+}
+
+pub(crate) struct App {
+    host: Arc<Host>,
+    reload: Option<HostFactory>,
+    hub: Hub,
+    approvals: Arc<Approvals>,
+    runs: Mutex<HashMap<String, ActiveRun>>,
+    approver_only: bool,
+    /// The toggles set since start (the host's config is read at start).
+    permissions: Mutex<BTreeMap<String, AgentPermission>>,
+}
+
+/// A running `toolgate ui` server.
+pub struct UiServer {
+    app: Arc<App>,
+    addr: SocketAddr,
+    url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for UiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UiServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl UiServer {
+    /// Binds `options.addr` and serves until [`shutdown`](Self::shutdown).
+    pub async fn start(host: Arc<Host>, options: UiOptions) -> Result<Self, UiError> {
+        if !options.addr.ip().is_loopback() && !options.allow_remote {
+            return Err(UiError::Remote(options.addr));
+        }
+        let bind_error = |source| UiError::Bind {
+            addr: options.addr,
+            source,
+        };
+        let listener = tokio::net::TcpListener::bind(options.addr)
+            .await
+            .map_err(bind_error)?;
+        let addr = listener.local_addr().map_err(bind_error)?;
+        let guard = Arc::new(AuthGuard::new(addr).map_err(bind_error)?);
+        let url = guard.url(addr);
+        let hub = Hub::new();
+        let describer = Describer::new(
+            host.workspace().to_owned(),
+            Arc::clone(host.command_policy()),
+        );
+        let permissions = host.config().ui.permissions.clone();
+        let app = Arc::new(App {
+            approvals: Arc::new(Approvals::new(hub.clone(), describer)),
+            host,
+            reload: options.reload,
+            hub,
+            runs: Mutex::default(),
+            approver_only: options.approver_only,
+            permissions: Mutex::new(permissions),
+        });
+        let router = router(Arc::clone(&app), guard);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let served = axum::serve(listener, router)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await;
+            if let Err(error) = served {
+                tracing::warn!("the UI server stopped: {error}");
+            }
+        });
+        Ok(Self {
+            app,
+            addr,
+            url,
+            stop: Some(stop),
+            task,
+        })
+    }
+
+    /// The URL to open, token included.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The address served.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The events bus (a front end driving its own run publishes there).
+    pub fn hub(&self) -> &Hub {
+        &self.app.hub
+    }
+
+    /// An approver answered from this UI, for a run of `agent` (none for
+    /// `mcp serve`).
+    pub fn approver(&self, agent: Option<String>) -> Arc<UiApprover> {
+        Arc::new(UiApprover::new(Arc::clone(&self.app.approvals), agent))
+    }
+
+    /// Stops the runs this server started (gracefully: each ends with its
+    /// summary and is recorded; at most `grace`), denies what is pending,
+    /// and stops serving.
+    pub async fn shutdown(mut self, grace: Duration) {
+        let sessions: Vec<String> = {
+            let runs = self.app.lock_runs();
+            for run in runs.values() {
+                let _ = run.stop.send(true);
+            }
+            runs.keys().cloned().collect()
+        };
+        for session in &sessions {
+            self.app.approvals.cancel_session(session);
+        }
+        let deadline = tokio::time::Instant::now() + grace;
+        while !self.app.lock_runs().is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(2), &mut self.task).await;
+    }
+}
+
+impl App {
+    fn lock_runs(&self) -> std::sync::MutexGuard<'_, HashMap<String, ActiveRun>> {
+        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn host_for_run(&self) -> Result<Arc<Host>, ApiError> {
+        match &self.reload {
+            Some(reload) => reload().map(Arc::new).map_err(ApiError::host),
+            None => Ok(Arc::clone(&self.host)),
+        }
+    }
+
+    fn permission(&self, agent: &str) -> Option<AgentPermission> {
+        self.permissions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(agent)
+            .copied()
+    }
+}
+
+fn router(app: Arc<App>, guard: Arc<AuthGuard>) -> Router {
+    Router::new()
+        .route("/api/state", get(state))
+        .route("/api/events", get(events))
+        .route("/api/agents/{name}/permission", put(set_permission))
+        .route("/api/runs", post(start_run))
+        .route("/api/runs/{session}/stop", post(stop_run))
+        .route("/api/sessions", get(sessions))
+        .route("/api/sessions/{id}", get(session))
+        .route("/api/approvals", get(approvals).post(answer_many))
+        .route("/api/approvals/{id}", post(answer_one))
+        .route("/api/rules", get(rules).post(add_rule))
+        .route("/api/rules/{number}", axum::routing::delete(remove_rule))
+        .route("/api/mcp", get(mcp))
+        .route("/api/sandbox", get(sandbox))
+        .route("/api/audit", get(audit))
+        .route("/api/dynamic", get(dynamic))
+        .route("/api/dynamic/{id}/{action}", post(review_dynamic))
+        .fallback(get(asset))
+        .with_state(app)
+        .layer(axum::middleware::from_fn_with_state(guard, auth::check))
+        .layer(axum::middleware::from_fn(auth::secure_headers))
+}
+
+/// An error as the page shows it: `{"error", "hint"}`.
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    status: StatusCode,
+    error: String,
+    hint: Option<String>,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, error: impl Into<String>) -> Self {
+        Self {
+            status,
+            error: error.into(),
+            hint: None,
+        }
+    }
+
+    fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    #[expect(clippy::needless_pass_by_value, reason = "a `map_err` argument")]
+    fn host(error: HostError) -> Self {
+        let status = match error.kind() {
+            ErrorKind::ModelUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorKind::Runtime => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::UNPROCESSABLE_ENTITY,
+        };
+        let hint = error.hint();
+        Self {
+            status,
+            error: toolgate_core::error_chain(&error),
+            hint,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.status,
+            Json(json!({"error": self.error, "hint": self.hint})),
+        )
+            .into_response()
+    }
+}
+
+type ApiResult<T = Json<Value>> = Result<T, ApiError>;
+
+async fn asset(uri: Uri) -> Response {
+    match assets::asset(uri.path()) {
+        Some(a) => ([(header::CONTENT_TYPE, a.content_type)], a.body).into_response(),
+        None => ApiError::new(StatusCode::NOT_FOUND, "no such page").into_response(),
+    }
+}
+
+async fn state(State(app): State<Arc<App>>) -> ApiResult {
+    let host = &app.host;
+    let flag = host.mode_flag();
+    let mut agents = Vec::new();
+    for name in host.agent_names() {
+        let Ok(agent) = host.agent(&name) else {
+            continue;
+        };
+        let own = host.mode_for(Some(&agent)).map_err(ApiError::host)?;
+        let chosen = app.permission(&name);
+        let permission = chosen.unwrap_or(if own == toolgate_policy::ConfirmationMode::Yolo {
+            AgentPermission::Full
+        } else {
+            AgentPermission::Sandbox
+        });
+        let mode = flag.or(chosen.map(AgentPermission::mode)).unwrap_or(own);
+        agents.push(json!({
+            "name": name,
+            "permission": permission.as_str(),
+            "mode": mode.to_string(),
+            "locked": flag.is_some(),
+        }));
+    }
+    let runs: Vec<Value> = app
+        .lock_runs()
+        .iter()
+        .map(|(session, run)| json!({"session": session, "agent": run.agent, "task": run.task}))
+        .collect();
+    Ok(Json(json!({
+        "workspace": host.workspace(),
+        "version": env!("CARGO_PKG_VERSION"),
+        "approver_only": app.approver_only,
+        "agents": agents,
+        "runs": runs,
+        "pending": app.approvals.pending(),
+    })))
+}
+
+async fn events(
+    State(app): State<Arc<App>>,
+) -> Sse<impl Stream<Item = Result<Event, std::convert::Infallible>>> {
+    let rx = app.hub.subscribe();
+    let runs: Vec<Value> = app
+        .lock_runs()
+        .iter()
+        .map(|(session, run)| json!({"session": session, "agent": run.agent, "task": run.task}))
+        .collect();
+    let hello = json!({"type": "hello", "pending": app.approvals.pending(), "runs": runs});
+    let first = futures_util::stream::once(async move {
+        Ok::<_, std::convert::Infallible>(Event::default().data(hello.to_string()))
+    });
+    let rest = futures_util::stream::unfold(rx, |mut rx| async move {
+        let data = match rx.recv().await {
+            Ok(text) => text,
+            // A page that fell behind reloads its state.
+            Err(broadcast::error::RecvError::Lagged(_)) => Arc::from(r#"{"type":"lagged"}"#),
+            Err(broadcast::error::RecvError::Closed) => return None,
+        };
+        Some((Ok(Event::default().data(&*data)), rx))
+    });
+    Sse::new(first.chain(rest)).keep_alive(KeepAlive::default())
+}
+
+#[derive(Deserialize)]
+struct PermissionBody {
+    permission: String,
+}
+
+async fn set_permission(
+    State(app): State<Arc<App>>,
+    Path(name): Path<String>,
+    Json(body): Json<PermissionBody>,
+) -> ApiResult {
+    let permission: AgentPermission = body
+        .permission
+        .parse()
+        .map_err(|e: String| ApiError::new(StatusCode::BAD_REQUEST, e))?;
+    app.host.agent(&name).map_err(ApiError::host)?;
+    let mut file = UserRules::open_user(app.host.env()).map_err(rules_error)?;
+    file.set_permission(&name, permission)
+        .map_err(rules_error)?;
+    file.save().map_err(rules_error)?;
+    app.permissions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(name.clone(), permission);
+    let mode = app
+        .host
+        .mode_flag()
+        .unwrap_or(permission.mode())
+        .to_string();
+    app.hub.emit(&json!({
+        "type": "permission_changed", "agent": name,
+        "permission": permission.as_str(), "mode": mode,
+    }));
+    Ok(Json(json!({
+        "agent": name,
+        "permission": permission.as_str(),
+        "mode": mode,
+        "file": file.path(),
+    })))
+}
+
+#[derive(Deserialize)]
+struct StartRun {
+    task: String,
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    session: Option<String>,
+}
+
+async fn start_run(
+    State(app): State<Arc<App>>,
+    Json(body): Json<StartRun>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    if app.approver_only {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "this page serves the approvals of a run started elsewhere; it cannot start runs",
+        )
+        .hint("start `toolgate ui` to chat with agents"));
+    }
+    let task = body.task.trim().to_owned();
+    if task.is_empty() {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "the task is empty")
+            .hint("type what the agent should do"));
+    }
+    let agent = body.agent.unwrap_or_else(|| "build".to_owned());
+    if let Some(session) = &body.session
+        && app.lock_runs().contains_key(session)
+    {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("session {session} is running"),
+        )
+        .hint("wait for it to finish, or stop it"));
+    }
+    let host = app.host_for_run()?;
+    host.agent(&agent).map_err(ApiError::host)?;
+    let mut request = RunRequest::new(task.clone());
+    request.agent = Some(agent.clone());
+    request.session.clone_from(&body.session);
+    if host.mode_flag().is_none() {
+        request.mode = host
+            .config()
+            .ui
+            .permissions
+            .get(&agent)
+            .copied()
+            .or_else(|| app.permission(&agent))
+            .map(AgentPermission::mode);
+    }
+    let approver = Arc::new(UiApprover::new(
+        Arc::clone(&app.approvals),
+        Some(agent.clone()),
+    ));
+    let prepared = host
+        .prepare_run(request, Some(Arc::clone(&approver) as Arc<dyn Approver>))
+        .await
+        .map_err(ApiError::host)?;
+    let session = prepared.session_id().to_owned();
+    approver.bind(Binding {
+        session: Some(session.clone()),
+        mcp: mcp_names(&prepared.gate().mcp_statuses),
+    });
+    let (stop_tx, stop_rx) = watch::channel(false);
+    app.lock_runs().insert(
+        session.clone(),
+        ActiveRun {
+            agent: agent.clone(),
+            task: task.clone(),
+            stop: stop_tx,
+        },
+    );
+    let mut start = json!({
+        "type": "start", "agent": agent, "model": prepared.model().model, "task": task,
+    });
+    start["request"] = serde_json::to_value(prepared.request_size()).unwrap_or_default();
+    app.hub.emit_for(&session, start);
+    let run_app = Arc::clone(&app);
+    let run_session = session.clone();
+    tokio::spawn(async move {
+        let hub = run_app.hub.clone();
+        let events_session = run_session.clone();
+        let events: EventSink = Arc::new(move |event: &AgentEvent| {
+            if let Ok(value) = serde_json::to_value(event) {
+                hub.emit_for(&events_session, value);
+            }
+        });
+        let mut controls = RunControls::default();
+        controls.events = Some(events);
+        controls.stop = Some(stop_rx);
+        let report = prepared.run(controls).await;
+        host.flush().await;
+        run_app.approvals.cancel_session(&run_session);
+        run_app.lock_runs().remove(&run_session);
+        let mut done = report.to_json();
+        done["type"] = Value::from("done");
+        run_app.hub.emit_for(&run_session, done);
+    });
+    Ok((StatusCode::ACCEPTED, Json(json!({"session": session}))))
+}
+
+async fn stop_run(State(app): State<Arc<App>>, Path(session): Path<String>) -> ApiResult {
+    let found = app
+        .lock_runs()
+        .get(&session)
+        .map(|run| run.stop.send(true).is_ok());
+    if found.is_none() {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("session {session} is not running here"),
+        ));
+    }
+    // A call waiting for approval would keep the run from reaching its
+    // summary: it is denied.
+    app.approvals.cancel_session(&session);
+    Ok(Json(json!({"stopping": true})))
+}
+
+fn session_json(summary: &SessionSummary, running: bool) -> Value {
+    let mut value = serde_json::to_value(summary).unwrap_or_default();
+    value["running"] = Value::from(running);
+    if running {
+        value["outcome"] = Value::from("running");
+    }
+    value
+}
+
+async fn sessions(State(app): State<Arc<App>>) -> ApiResult {
+    let store = app.host.store().map_err(ApiError::host)?;
+    let mut list = store.list().await.map_err(store_error)?;
+    list.sort_by_key(|s| std::cmp::Reverse(s.updated));
+    let runs = app.lock_runs();
+    let rows: Vec<Value> = list
+        .iter()
+        .map(|s| session_json(s, runs.contains_key(&s.id)))
+        .collect();
+    Ok(Json(Value::Array(rows)))
+}
+
+async fn session(State(app): State<Arc<App>>, Path(id): Path<String>) -> ApiResult {
+    let store = app.host.store().map_err(ApiError::host)?;
+    let summary = store.get(&id).await.map_err(store_error)?;
+    let messages = store.messages(&id).await.map_err(store_error)?;
+    let calls = store.tool_calls(&id).await.map_err(store_error)?;
+    let running = app.lock_runs().contains_key(&id);
+    Ok(Json(json!({
+        "session": session_json(&summary, running),
+        "transcript": crate::transcript::transcript(&messages, &calls),
+    })))
+}
+
+#[expect(clippy::needless_pass_by_value, reason = "a `map_err` argument")]
+fn store_error(error: toolgate_store::StoreError) -> ApiError {
+    let status = if matches!(error, toolgate_store::StoreError::NotFound(_)) {
+        StatusCode::NOT_FOUND
+    } else {
+        StatusCode::INTERNAL_SERVER_ERROR
+    };
+    ApiError::new(status, toolgate_core::error_chain(&error))
+}
+
+async fn approvals(State(app): State<Arc<App>>) -> Json<Value> {
+    Json(Value::Array(app.approvals.pending()))
+}
+
+#[derive(Deserialize)]
+struct AnswerBody {
+    answer: Answer,
+}
+
+async fn answer_one(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Json(body): Json<AnswerBody>,
+) -> ApiResult {
+    let rule = if body.answer == Answer::Always {
+        let rule = app
+            .approvals
+            .rule_of(&id)
+            .map_err(resolve_error)?
+            .ok_or(ResolveError::NoRule)
+            .map_err(resolve_error)?;
+        let number = save_rule(&app, &rule)?;
+        Some((number, rule))
+    } else {
+        None
+    };
+    app.approvals
+        .resolve(&id, body.answer, rule.as_ref().map(|(_, r)| r.clone()))
+        .map_err(resolve_error)?;
+    Ok(Json(json!({
+        "id": id,
+        "answer": body.answer,
+        "rule": rule.map(|(number, rule)| json!({"number": number, "rule": rule})),
+    })))
+}
+
+#[derive(Deserialize)]
+struct AnswerMany {
+    answer: Answer,
+    #[serde(default)]
+    ids: Option<Vec<String>>,
+}
+
+async fn answer_many(State(app): State<Arc<App>>, Json(body): Json<AnswerMany>) -> ApiResult {
+    if !matches!(body.answer, Answer::Allow | Answer::Deny) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "answer several calls with allow or deny",
+        ));
+    }
+    let ids = body.ids.unwrap_or_else(|| {
+        app.approvals
+            .pending()
+            .iter()
+            .filter_map(|p| p["id"].as_str().map(str::to_owned))
+            .collect()
+    });
+    let resolved: Vec<String> = ids
+        .into_iter()
+        .filter(|id| app.approvals.resolve(id, body.answer, None).is_ok())
+        .collect();
+    Ok(Json(json!({"resolved": resolved})))
+}
+
+#[expect(clippy::needless_pass_by_value, reason = "a `map_err` argument")]
+fn resolve_error(error: ResolveError) -> ApiError {
+    let status = match error {
+        ResolveError::NotPending(_) => StatusCode::NOT_FOUND,
+        ResolveError::NoRule => StatusCode::BAD_REQUEST,
+    };
+    ApiError::new(status, error.to_string())
+}
+
+#[expect(clippy::needless_pass_by_value, reason = "a `map_err` argument")]
+fn rules_error(error: toolgate_host::RulesFileError) -> ApiError {
+    let status = match error {
+        toolgate_host::RulesFileError::Rule(_)
+        | toolgate_host::RulesFileError::NoSuchRule { .. } => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    ApiError::new(status, toolgate_core::error_chain(&error))
+        .hint("rules live in `confirmation.rules` of the user's config file; `toolgate rules list` shows them")
+}
+
+fn save_rule(app: &App, rule: &ConfirmationRule) -> Result<usize, ApiError> {
+    let mut file = UserRules::open_user(app.host.env()).map_err(rules_error)?;
+    let number = file.add(rule).map_err(rules_error)?;
+    file.save().map_err(rules_error)?;
+    app.hub.emit(&json!({"type": "rules_changed"}));
+    Ok(number)
+}
+
+async fn rules(State(app): State<Arc<App>>) -> ApiResult {
+    let file = UserRules::open_user(app.host.env()).map_err(rules_error)?;
+    let rules = file.rules().map_err(rules_error)?;
+    let rows: Vec<Value> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut row = serde_json::to_value(r).unwrap_or_default();
+            row["number"] = Value::from(i + 1);
+            row
+        })
+        .collect();
+    Ok(Json(json!({"file": file.path(), "rules": rows})))
+}
+
+async fn add_rule(State(app): State<Arc<App>>, Json(rule): Json<ConfirmationRule>) -> ApiResult {
+    let number = save_rule(&app, &rule)?;
+    Ok(Json(json!({"number": number})))
+}
+
+async fn remove_rule(State(app): State<Arc<App>>, Path(number): Path<usize>) -> ApiResult {
+    let mut file = UserRules::open_user(app.host.env()).map_err(rules_error)?;
+    let removed = file.remove(number).map_err(rules_error)?;
+    file.save().map_err(rules_error)?;
+    app.hub.emit(&json!({"type": "rules_changed"}));
+    Ok(Json(json!({"removed": removed})))
+}
+
+/// Where each MCP tool of `statuses` comes from, for approval cards.
+pub fn mcp_names(statuses: &[ServerStatus]) -> McpNames {
+    statuses
+        .iter()
+        .flat_map(|s| {
+            s.tools
+                .iter()
+                .map(|(local, remote)| (local.clone(), (s.name.clone(), remote.clone())))
+        })
+        .collect()
+}
+
+async fn mcp(State(app): State<Arc<App>>) -> ApiResult {
+    let statuses = app.host.mcp_statuses().await.map_err(ApiError::host)?;
+    let rows: Vec<Value> = statuses
+        .iter()
+        .map(|s| {
+            let (state, detail) = match &s.state {
+                ServerState::Connected => ("ready", None),
+                ServerState::Failed(reason) => ("failed", Some(reason.clone())),
+                ServerState::Disabled => ("disabled", None),
+                _ => ("unknown", None),
+            };
+            json!({
+                "name": s.name,
+                "transport": s.transport,
+                "state": state,
+                "detail": detail,
+                "tools": s.tools.iter().map(|(local, _)| local).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    Ok(Json(Value::Array(rows)))
+}
+
+async fn sandbox(State(app): State<Arc<App>>) -> ApiResult {
+    let sandbox = app.host.sandbox().map_err(ApiError::host)?;
+    let status = sandbox.status();
+    let commands = &app.host.config().commands;
+    let missing = status.missing();
+    let checks = vec![
+        json!({"name": "kernel sandbox level", "ok": missing.is_empty(), "detail": status.level_name()}),
+        json!({"name": "Landlock ABI", "ok": status.landlock_abi() > 0, "detail": status.landlock_abi().to_string()}),
+        json!({"name": "read-only outside the workspace", "ok": status.enforces_read_only(), "detail": if status.enforces_read_only() { "enforced by the kernel" } else { "not enforced here: commands that write ask first" }}),
+        json!({"name": "network for commands", "ok": true, "detail": format!("{:?}", commands.network).to_lowercase()}),
+        json!({"name": "commands enabled", "ok": true, "detail": commands.enabled.to_string()}),
+    ];
+    let summary = if missing.is_empty() {
+        format!(
+            "every process toolgate starts runs in the `{}` sandbox",
+            status.level_name()
+        )
+    } else {
+        format!(
+            "sandbox `{}`; missing on this machine: {} (toolgate asks where the kernel cannot enforce)",
+            status.level_name(),
+            missing.join(", ")
+        )
+    };
+    Ok(Json(json!({
+        "level": status.level_name(),
+        "summary": summary,
+        "missing": missing,
+        "checks": checks,
+    })))
+}
+
+#[derive(Deserialize)]
+struct AuditQuery {
+    #[serde(default)]
+    decision: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+async fn audit(State(app): State<Arc<App>>, Query(query): Query<AuditQuery>) -> ApiResult {
+    let store = app.host.store().map_err(ApiError::host)?;
+    let mut filter = AuditFilter::newest(query.limit.unwrap_or(100).clamp(1, 1000));
+    filter.decision = query.decision.filter(|d| !d.is_empty() && d != "all");
+    let entries = store.recent(&filter).await.map_err(store_error)?;
+    Ok(Json(serde_json::to_value(entries).unwrap_or_default()))
+}
+
+async fn dynamic(State(app): State<Arc<App>>) -> ApiResult {
+    if !app.host.config().tools.dynamic.enabled {
+        return Ok(Json(json!({"enabled": false, "pending": []})));
+    }
+    let store = app.host.store().map_err(ApiError::host)?;
+    let pending = toolgate_tools::dynamic::review::pending(store.as_ref())
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                toolgate_core::error_chain(&e),
+            )
+        })?;
+    let rows: Vec<Value> = pending
+        .iter()
+        .map(|record| {
+            let mut row = toolgate_tools::dynamic::review::record_json(record);
+            row["kind"] = row["type"].clone();
+            // Control and reordering characters shown as escapes, line by
+            // line, as the terminal review does (a source must not hide
+            // lines).
+            let source: Vec<String> = record
+                .source
+                .lines()
+                .map(toolgate_tools::dynamic::review::escape_controls)
+                .collect();
+            row["source"] = Value::from(source.join("\n"));
+            row
+        })
+        .collect();
+    Ok(Json(json!({"enabled": true, "pending": rows})))
+}
+
+async fn review_dynamic(
+    State(app): State<Arc<App>>,
+    Path((id, action)): Path<(i64, String)>,
+) -> ApiResult {
+    let dynamic = app.host.dynamic_tools().map_err(ApiError::host)?;
+    let failed = |e: toolgate_tools::dynamic::DynamicError| {
+        ApiError::new(StatusCode::BAD_REQUEST, toolgate_core::error_chain(&e))
+    };
+    let status = match action.as_str() {
+        "approve" => {
+            dynamic.approve(id).await.map_err(failed)?;
+            "approved"
+        }
+        "reject" => {
+            dynamic.reject(id).await.map_err(failed)?;
+            "rejected"
+        }
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "use /approve or /reject",
+            ));
+        }
+    };
+    app.hub.emit(&json!({"type": "dynamic_changed"}));
+    Ok(Json(json!({"id": id, "status": status})))
+}
