@@ -3,7 +3,9 @@
 //! `toolgate ui` and a scripted model server on 127.0.0.1. The scenarios
 //! live in `tests/ui/browser.mjs`: an edit approved from its diff, a deny,
 //! Approve all, a session resumed from the list, the `full` toggle with an
-//! outside path still refused, and the XSS table.
+//! outside path still refused, and the XSS table (model text, file names,
+//! tool output, and a hostile MCP server's names and output:
+//! `tests/ui/evil_mcp.mjs`).
 //!
 //! `.ci/run` installs both. A missing browser, Node or package fails the
 //! test with what to install; it never passes without running.

@@ -117,12 +117,25 @@ const SCRIPTS = [
     }),
     echo('create_tool said: '),
   ] },
+  // Calls the hostile MCP server's tool, whatever local name toolgate gave it.
+  { key: 'mcp xss', replies: [
+    (body) => call(offeredMcpTool(body), { text: XSS }),
+    echo('The MCP tool said: '),
+  ] },
   { key: 'xss check', replies: [
     { content: `Payloads: ${XSS}`, calls: [{ name: 'write_file', args: { path: XSS_FILE, content: `${XSS}\n` } }] },
     call('read_file', { path: XSS_FILE }),
     echo(`${XSS}\nThe file said: `),
   ] },
 ];
+
+/** The first MCP tool a request offers (toolgate names them `mcp_…`). */
+function offeredMcpTool(body) {
+  const names = (body.tools || []).map((t) => t.function?.name ?? t.name);
+  const found = names.find((n) => n.startsWith('mcp_'));
+  if (!found) throw new Error(`no MCP tool offered: ${names.join(', ')}`);
+  return found;
+}
 
 function messageText(message) {
   if (!message) return '';
@@ -148,7 +161,7 @@ function modelReply(body) {
   }
   const step = messages.slice(lastUser + 1).filter((m) => m.role === 'tool').length;
   let reply = script.replies[Math.min(step, script.replies.length - 1)];
-  if (typeof reply === 'function') reply = reply();
+  if (typeof reply === 'function') reply = reply(body);
   const message = { role: 'assistant', content: reply.content ?? null };
   if (reply.echo !== undefined) {
     const tool = [...messages].reverse().find((m) => m.role === 'tool');
@@ -485,6 +498,35 @@ scenario('xss', {}, async ({ page, ws }) => {
   check(text.includes(XSS_FILE), 'the file name shows literally');
   check(fs.existsSync(path.join(ws, XSS_FILE)), 'the file with the odd name was written');
   await shot(page, 'xss.png');
+});
+
+// An MCP server whose names, description and output carry markup: the
+// approval card (server and remote tool name, arguments), the tool card
+// and the MCP page show them as text.
+const EVIL_MCP = path.join(HERE, 'evil_mcp.mjs');
+scenario('xss-mcp', {
+  config: ['mcp:', '  servers:', '    evil:', `      command: ${JSON.stringify(process.execPath)}`, `      args: [${JSON.stringify(EVIL_MCP)}]`],
+}, async ({ page }) => {
+  await sendTask(page, 'mcp xss');
+  const card = page.getByTestId('approval-card');
+  await card.waitFor();
+  const cardText = await card.innerText();
+  check(cardText.includes('<img src=x onerror=window.__xss=1>'), `the card shows the remote tool name as text: ${cardText}`);
+  check(cardText.includes('evil'), `the card names the server: ${cardText}`);
+  await assertNoXss(page);
+  await card.getByTestId('approve').click();
+  await page.getByTestId('outcome').waitFor();
+  await page.getByTestId('assistant-text').filter({ hasText: 'The MCP tool said:' }).waitFor();
+  await assertNoXss(page);
+  const text = await page.getByTestId('transcript').innerText();
+  check(text.includes('<script>window.__xss=1</script> echo:'), 'the MCP output shows literally');
+  await shot(page, 'xss-mcp.png');
+  await page.goto(`${new URL(page.url()).origin}/#/mcp`);
+  const server = page.getByTestId('mcp-server').filter({ hasText: 'mcp_evil' });
+  await server.waitFor();
+  const state = await server.getAttribute('data-state');
+  check(state === 'ready', `the MCP page shows the server as ${state}`);
+  await assertNoXss(page);
 });
 
 // Stop while a call waits: the approval is cancelled and the run ends with
