@@ -155,6 +155,25 @@ fn confirm_sensitive(ws: &Ws) {
 
 const EDIT: &str = r#"{"path":"a.txt","old_str":"old","new_str":"new"}"#;
 
+/// A confirm-sensitive workspace with `a.txt` = `old text`, a `toolgate run
+/// TASK --approver ui` in it, and a page signed in to its approval page.
+async fn run_with_ui(model: &wiremock::MockServer, task: &str) -> (Ws, Proc, Page) {
+    let ws = Ws::new(model);
+    confirm_sensitive(&ws);
+    std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
+    let proc = Proc::spawn(&ws, &["run", task, "--approver", "ui"], false);
+    let page = Page::sign_in(&proc.url()).await;
+    (ws, proc, page)
+}
+
+impl Page {
+    /// Answers approval `id`: the status and the body.
+    async fn answer(&self, id: &str, answer: &str) -> (u16, Value) {
+        self.post(&format!("/api/approvals/{id}"), &json!({"answer": answer}))
+            .await
+    }
+}
+
 #[tokio::test]
 async fn ui_prints_its_url_on_stdout_and_serves_the_page_behind_it() {
     let model = server(vec![answer("unused")]).await;
@@ -195,11 +214,7 @@ async fn ui_refuses_a_non_loopback_address_without_the_flag() {
 #[tokio::test]
 async fn run_with_the_ui_approver_shows_the_diff_and_an_allow_changes_the_file() {
     let model = server(vec![tool_call("e", "edit_file", EDIT), answer("Edited.")]).await;
-    let ws = Ws::new(&model);
-    confirm_sensitive(&ws);
-    std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
-    let proc = Proc::spawn(&ws, &["run", "Edit a.txt", "--approver", "ui"], false);
-    let page = Page::sign_in(&proc.url()).await;
+    let (ws, proc, page) = run_with_ui(&model, "Edit a.txt").await;
     assert_eq!(page.get("/api/state").await["approver_only"], true);
     let pending = page.pending(1).await;
     let card = &pending[0];
@@ -221,9 +236,7 @@ async fn run_with_the_ui_approver_shows_the_diff_and_an_allow_changes_the_file()
         "old text\n"
     );
     let id = card["id"].as_str().unwrap();
-    let (status, body) = page
-        .post(&format!("/api/approvals/{id}"), &json!({"answer": "allow"}))
-        .await;
+    let (status, body) = page.answer(id, "allow").await;
     assert_eq!(status, 200, "{body}");
     let (code, _) = proc.wait();
     assert_eq!(code, 0);
@@ -240,21 +253,13 @@ async fn a_deny_from_the_ui_leaves_the_file_and_tells_the_model() {
         answer("Understood."),
     ])
     .await;
-    let ws = Ws::new(&model);
-    confirm_sensitive(&ws);
-    std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
-    let proc = Proc::spawn(&ws, &["run", "Edit a.txt", "--approver", "ui"], false);
-    let page = Page::sign_in(&proc.url()).await;
+    let (ws, proc, page) = run_with_ui(&model, "Edit a.txt").await;
     let pending = page.pending(1).await;
     let id = pending[0]["id"].as_str().unwrap();
-    let (status, _) = page
-        .post(&format!("/api/approvals/{id}"), &json!({"answer": "deny"}))
-        .await;
+    let (status, _) = page.answer(id, "deny").await;
     assert_eq!(status, 200);
     // Answered once: a second answer is refused.
-    let (again, body) = page
-        .post(&format!("/api/approvals/{id}"), &json!({"answer": "allow"}))
-        .await;
+    let (again, body) = page.answer(id, "allow").await;
     assert_eq!(again, 404, "{body}");
     let (code, _) = proc.wait();
     assert_eq!(code, 0);
@@ -291,19 +296,10 @@ async fn always_allow_saves_a_rule_that_the_next_run_obeys_without_asking() {
         answer("Edited again."),
     ])
     .await;
-    let ws = Ws::new(&model);
-    confirm_sensitive(&ws);
-    std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
-    let proc = Proc::spawn(&ws, &["run", "Edit a.txt", "--approver", "ui"], false);
-    let page = Page::sign_in(&proc.url()).await;
+    let (ws, proc, page) = run_with_ui(&model, "Edit a.txt").await;
     let pending = page.pending(1).await;
     let id = pending[0]["id"].as_str().unwrap();
-    let (status, body) = page
-        .post(
-            &format!("/api/approvals/{id}"),
-            &json!({"answer": "always"}),
-        )
-        .await;
+    let (status, body) = page.answer(id, "always").await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["rule"]["number"], 1, "{body}");
     assert_eq!(proc.wait().0, 0);
@@ -375,9 +371,7 @@ async fn mcp_serve_with_the_ui_approver_asks_the_page_not_the_client() {
     let diff = pending[0]["changes"][0]["diff"].as_str().unwrap();
     assert!(diff.contains("+from mcp"), "{diff}");
     let id = pending[0]["id"].as_str().unwrap();
-    let (status, _) = page
-        .post(&format!("/api/approvals/{id}"), &json!({"answer": "allow"}))
-        .await;
+    let (status, _) = page.answer(id, "allow").await;
     assert_eq!(status, 200);
     let deadline = Instant::now() + Duration::from_secs(30);
     let reply = loop {

@@ -396,7 +396,10 @@ impl Host {
             if let Ok(rel) = path.strip_prefix(&self.workspace)
                 && !rel.as_os_str().is_empty()
             {
-                let pattern = format!("/{}{suffix}", glob_escape(&rel.to_string_lossy()));
+                let pattern = format!(
+                    "/{}{suffix}",
+                    toolgate_policy::escape_glob(&rel.to_string_lossy())
+                );
                 if !out.contains(&pattern) {
                     out.push(pattern);
                 }
@@ -667,16 +670,4 @@ fn canonical_lenient(path: &Path) -> PathBuf {
         (Some(parent), Some(name)) if parent != path => canonical_lenient(parent).join(name),
         _ => path.to_owned(),
     }
-}
-
-/// `text` with glob metacharacters escaped, to match it literally.
-fn glob_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }

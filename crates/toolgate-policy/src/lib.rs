@@ -76,6 +76,7 @@ pub use confirmation::{ConfirmationMode, ConfirmationPolicy};
 pub use effects::{
     BrokenRule, CodeRule, CodeRules, EditCount, EditLimits, EditUsage, EffectsPolicyError,
     FileGlobs, LimitRefusal, PathRefusal, PathRules, PathRulesBuilder, Severity, Via, allows_paths,
+    escape_glob,
 };
 pub use rules::{
     ANY_TOOL, ConfirmationRule, ConfirmationRules, ConfirmationRulesBuilder, RuleDecision,

@@ -172,7 +172,7 @@ pub(crate) fn always_rule(tool: &str, effects: &Effects) -> Option<ConfirmationR
         let paths = effects.paths();
         match (commands.as_slice(), paths.as_slice()) {
             ([command], []) => rule(Some(command_prefix(command)?), None),
-            ([], [path]) => rule(None, Some(glob_escape(path))),
+            ([], [path]) => rule(None, Some(toolgate_policy::escape_glob(path))),
             _ => return None,
         }
     };
@@ -208,18 +208,6 @@ fn command_prefix(command: &str) -> Option<String> {
         Some(sub) if plain(sub) => format!("{program} {sub}"),
         _ => program.to_owned(),
     })
-}
-
-/// `text` with glob metacharacters escaped, to match it literally.
-fn glob_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -140,3 +140,37 @@ pub fn allows_paths(effects: &Effects, globs: &FileGlobs) -> bool {
     let changed = effects.changed_paths();
     only_files && !changed.is_empty() && changed.iter().all(|path| globs.matches(path))
 }
+
+/// `text` with glob metacharacters (`* ? [ ] { } \\`) escaped, so a
+/// [`FileGlobs`] pattern built from it matches that path literally.
+pub fn escape_glob(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::*;
+
+    #[test]
+    fn an_escaped_path_matches_itself_only() {
+        for path in [
+            "src/[a].rs",
+            "a*b?.txt",
+            "x{1,2}",
+            "back\\slash",
+            "plain.rs",
+        ] {
+            let globs = FileGlobs::new(&[escape_glob(path)]).unwrap();
+            assert!(globs.matches(path), "{path}");
+        }
+        let globs = FileGlobs::new(&[escape_glob("a*.txt")]).unwrap();
+        assert!(!globs.matches("abc.txt"));
+    }
+}

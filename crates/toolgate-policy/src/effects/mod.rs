@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 use toolgate_core::WorkspaceError;
 
-pub use allow::{FileGlobs, allows_paths};
+pub use allow::{FileGlobs, allows_paths, escape_glob};
 pub use code::{BrokenRule, CodeRule, CodeRules, Severity};
 pub use limits::{EditCount, EditLimits, EditUsage, LimitRefusal};
 pub use paths::{PathRefusal, PathRules, PathRulesBuilder, Via};
