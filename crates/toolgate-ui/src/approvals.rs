@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use toolgate_engine::{Approval, ApprovalRequest, Approver};
+use toolgate_host::UserRules;
 use toolgate_policy::{ConfirmationRule, ConfirmationRules, RuleDecision};
 
 use crate::describe::{Describer, McpNames};
@@ -65,10 +66,8 @@ pub struct Approvals {
     pending: Mutex<BTreeMap<u64, Pending>>,
     hub: Hub,
     describer: Describer,
-    /// Rules saved with "Always allow" since this server started: they
-    /// apply at once to the runs going on (new runs read them from the
-    /// user's config).
-    learned: RwLock<Vec<ConfirmationRule>>,
+    /// The environment the user's config file is found from.
+    env: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for Approvals {
@@ -84,13 +83,13 @@ fn now_ms() -> u64 {
 }
 
 impl Approvals {
-    pub(crate) fn new(hub: Hub, describer: Describer) -> Self {
+    pub(crate) fn new(hub: Hub, describer: Describer, env: Vec<(String, String)>) -> Self {
         Self {
             next: AtomicU64::new(1),
             pending: Mutex::default(),
             hub,
             describer,
-            learned: RwLock::default(),
+            env,
         }
     }
 
@@ -115,24 +114,13 @@ impl Approvals {
     }
 
     /// Answers approval `id`. For [`Answer::Always`] the caller has saved
-    /// `rule` already; it also applies to this server's runs from now on.
-    pub(crate) fn resolve(
-        &self,
-        id: &str,
-        answer: Answer,
-        rule: Option<ConfirmationRule>,
-    ) -> Result<(), ResolveError> {
+    /// the card's rule in the user's file already.
+    pub(crate) fn resolve(&self, id: &str, answer: Answer) -> Result<(), ResolveError> {
         let key = parse_id(id)?;
         let pending = self
             .lock()
             .remove(&key)
             .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?;
-        if let Some(rule) = rule {
-            self.learned
-                .write()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(rule);
-        }
         let reply = match answer {
             Answer::Allow | Answer::Always => Reply::Allow,
             Answer::Session => Reply::Session,
@@ -171,16 +159,23 @@ impl Approvals {
         }));
     }
 
-    /// Whether a rule saved with "Always allow" during this server's life
-    /// allows the call.
-    fn learned_allows(&self, request: &ApprovalRequest<'_>) -> bool {
-        let learned = self.learned.read().unwrap_or_else(PoisonError::into_inner);
-        if learned.is_empty() {
-            return false;
+    /// What the user's rules say about a call now, read afresh from their
+    /// file: a rule saved with "Always allow" (or `toolgate rules add`)
+    /// applies at once to the runs going on, whose gates read the rules
+    /// when they started; a removed one stops applying. `None` when no
+    /// rule decides (or the file cannot be read: then the person is
+    /// asked, as without rules).
+    pub(crate) fn user_rule(&self, request: &ApprovalRequest<'_>) -> Option<RuleDecision> {
+        let rules = UserRules::open_user(&self.env).ok()?.rules().ok()?;
+        if rules.is_empty() {
+            return None;
         }
-        let Ok(rules) = ConfirmationRules::new(learned.iter().cloned()) else {
-            return false;
-        };
+        let mut builder = ConfirmationRules::builder();
+        builder.rules(rules);
+        if let Some(root) = self.describer.workspace().to_str() {
+            builder.root(root);
+        }
+        let rules = builder.build().ok()?;
         let env: Vec<&str> = request
             .args
             .get("env")
@@ -189,7 +184,7 @@ impl Approvals {
             .unwrap_or_default();
         rules
             .evaluate(request.tool, request.effects, &env)
-            .is_some_and(|m| m.decision() == RuleDecision::Allow)
+            .map(|m| m.decision())
     }
 
     fn open(
@@ -309,8 +304,10 @@ impl Approver for UiApprover {
     }
 
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
-        if self.approvals.learned_allows(request) {
-            return Approval::Allow;
+        match self.approvals.user_rule(request) {
+            Some(RuleDecision::Allow) => return Approval::Allow,
+            Some(RuleDecision::Deny) => return Approval::Deny,
+            _ => {}
         }
         let (key, rx) = self
             .approvals
@@ -324,5 +321,109 @@ impl Approver for UiApprover {
             Ok(Reply::Session) => Approval::AllowForSession,
             Ok(Reply::Deny) | Err(_) => Approval::Deny,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_core::{Change, Effect, Effects, Sensitivity};
+
+    fn approvals(home: &std::path::Path) -> Approvals {
+        let describer = Describer::new(
+            home.join("ws"),
+            Arc::new(toolgate_policy::CommandPolicy::default()),
+        );
+        let env = vec![("HOME".to_owned(), home.display().to_string())];
+        Approvals::new(Hub::new(), describer, env)
+    }
+
+    fn first_pending(approvals: &Approvals) -> Option<String> {
+        approvals
+            .pending()
+            .first()
+            .and_then(|p| p["id"].as_str().map(str::to_owned))
+    }
+
+    #[tokio::test]
+    async fn a_saved_rule_applies_at_once_and_a_removed_one_stops() {
+        let home = tempfile::tempdir().unwrap();
+        let approvals = Arc::new(approvals(home.path()));
+        let effects = Effects::known([Effect::write("a.txt", Change::from_texts(None, "x"))]);
+        let args = json!({"path": "a.txt", "content": "x"});
+        let request = ApprovalRequest {
+            tool: "write_file",
+            args: &args,
+            effects: &effects,
+            sensitivity: Sensitivity::Sensitive,
+            call_id: "c1",
+        };
+        assert_eq!(approvals.user_rule(&request), None);
+        let approver = UiApprover::new(Arc::clone(&approvals), Some("build".into()));
+        // The page answers "Always allow": the server saves the card's
+        // rule, then resolves.
+        let page = {
+            let approvals = Arc::clone(&approvals);
+            tokio::spawn(async move {
+                let id = loop {
+                    if let Some(id) = first_pending(&approvals) {
+                        break id;
+                    }
+                    tokio::task::yield_now().await;
+                };
+                let rule = approvals.rule_of(&id).unwrap().unwrap();
+                let mut file = UserRules::open_user(&approvals.env).unwrap();
+                file.add(&rule).unwrap();
+                file.save().unwrap();
+                approvals.resolve(&id, Answer::Always).unwrap();
+            })
+        };
+        assert_eq!(approver.approve(&request).await, Approval::Allow);
+        page.await.unwrap();
+        // The next call is allowed without a card.
+        assert_eq!(approvals.user_rule(&request), Some(RuleDecision::Allow));
+        assert_eq!(approver.approve(&request).await, Approval::Allow);
+        assert!(approvals.pending().is_empty());
+        // Removed from the file (here, as `toolgate rules remove` does):
+        // asked again.
+        let mut file = UserRules::open_user(&approvals.env).unwrap();
+        file.remove(1).unwrap();
+        file.save().unwrap();
+        assert_eq!(approvals.user_rule(&request), None);
+        // A deny rule added meanwhile refuses without a card.
+        let mut file = UserRules::open_user(&approvals.env).unwrap();
+        file.add(&ConfirmationRule {
+            tool: "*".into(),
+            command: None,
+            path: Some("a.txt".into()),
+            decision: RuleDecision::Deny,
+        })
+        .unwrap();
+        file.save().unwrap();
+        assert_eq!(approver.approve(&request).await, Approval::Deny);
+        assert!(approvals.pending().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_dropped_wait_leaves_the_pending_list() {
+        let home = tempfile::tempdir().unwrap();
+        let approvals = Arc::new(approvals(home.path()));
+        let approver = UiApprover::new(Arc::clone(&approvals), None);
+        let effects = Effects::Opaque;
+        let args = json!({});
+        let request = ApprovalRequest {
+            tool: "mcp_fs_write",
+            args: &args,
+            effects: &effects,
+            sensitivity: Sensitivity::Sensitive,
+            call_id: "c1",
+        };
+        let waited = tokio::time::timeout(
+            std::time::Duration::from_millis(50),
+            approver.approve(&request),
+        )
+        .await;
+        assert!(waited.is_err(), "nobody answered, so the call waited");
+        assert!(approvals.pending().is_empty(), "{:?}", approvals.pending());
     }
 }

@@ -30,6 +30,11 @@ impl Describer {
         Self { workspace, policy }
     }
 
+    /// The workspace the calls' paths are relative to.
+    pub(crate) fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
     /// The approval's fields (all but `id`, `session`, `agent`, `created`).
     pub(crate) fn describe(&self, request: &ApprovalRequest<'_>, mcp: &McpNames) -> Value {
         let effects = request.effects;
@@ -181,33 +186,33 @@ pub(crate) fn always_rule(tool: &str, effects: &Effects) -> Option<ConfirmationR
     Some(candidate)
 }
 
-/// The words a rule for `command` names: the program and, when the next
-/// word is a plain subcommand (`cargo test`, `git status`), that word too.
-/// `None` for anything a prefix cannot name safely: shell syntax, quotes,
-/// variables, several commands.
+/// The words a rule for `command` names: its leading plain words (the
+/// program and subcommands: `cargo test`, `npm run build`), at most three.
+/// `None` when that would be the program alone while the command goes on
+/// (`rm -rf x`, `python3 script.py`: a rule for every `rm` or every Python
+/// program is not what allowing one call meant), and for anything a prefix
+/// cannot name safely: shell syntax, quotes, variables, several commands.
 fn command_prefix(command: &str) -> Option<String> {
     const SHELL: &[char] = &[
         ';', '|', '&', '$', '`', '<', '>', '(', ')', '{', '}', '\'', '"', '\\', '\n', '*', '?',
         '[', '~', '#', '=',
     ];
+    const MAX_WORDS: usize = 3;
     if command.contains(SHELL) {
         return None;
     }
-    let mut words = command.split_whitespace();
-    let program = words.next()?;
     let plain = |w: &str| {
-        !w.is_empty()
-            && !w.starts_with('-')
+        !w.starts_with('-')
             && w.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     };
-    if !plain(program) {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let leading = words.iter().take_while(|w| plain(w)).count();
+    let taken = leading.min(MAX_WORDS);
+    if taken == 0 || (taken == 1 && words.len() > 1) {
         return None;
     }
-    Some(match words.next() {
-        Some(sub) if plain(sub) => format!("{program} {sub}"),
-        _ => program.to_owned(),
-    })
+    Some(words[..taken].join(" "))
 }
 
 #[cfg(test)]
@@ -228,9 +233,15 @@ mod tests {
             ("cargo test", Some("cargo test")),
             ("cargo test --all", Some("cargo test")),
             ("git status -s", Some("git status")),
-            ("ls -la", Some("ls")),
+            ("npm run build -- --watch", Some("npm run build")),
+            ("git remote add origin x", Some("git remote add")),
             ("pytest", Some("pytest")),
-            ("git -C /etc status", Some("git")),
+            ("  make  ", Some("make")),
+            ("ls -la", None),
+            ("rm -rf build", None),
+            ("python3 script.py", None),
+            ("node -e x", None),
+            ("git -C /etc status", None),
             ("cargo test; rm -rf /", None),
             ("cargo test && curl x", None),
             ("echo $(id)", None),

@@ -164,7 +164,7 @@ impl UiServer {
         );
         let permissions = host.config().ui.permissions.clone();
         let app = Arc::new(App {
-            approvals: Arc::new(Approvals::new(hub.clone(), describer)),
+            approvals: Arc::new(Approvals::new(hub.clone(), describer, host.env().to_vec())),
             host,
             reload: options.reload,
             hub,
@@ -632,7 +632,7 @@ async fn answer_one(
         None
     };
     app.approvals
-        .resolve(&id, body.answer, rule.as_ref().map(|(_, r)| r.clone()))
+        .resolve(&id, body.answer)
         .map_err(resolve_error)?;
     Ok(Json(json!({
         "id": id,
@@ -664,7 +664,7 @@ async fn answer_many(State(app): State<Arc<App>>, Json(body): Json<AnswerMany>) 
     });
     let resolved: Vec<String> = ids
         .into_iter()
-        .filter(|id| app.approvals.resolve(id, body.answer, None).is_ok())
+        .filter(|id| app.approvals.resolve(id, body.answer).is_ok())
         .collect();
     Ok(Json(json!({"resolved": resolved})))
 }
