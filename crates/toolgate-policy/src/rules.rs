@@ -12,7 +12,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use toolgate_core::{Effect, Effects};
 
-use crate::command::{ParsedCommand, Script, SimpleCommand, parse_command};
+use crate::command::{ParsedCommand, Script, SimpleCommand, Word, parse_command};
 use crate::effects::{EffectsPolicyError, FileGlobs};
 
 /// Two path components no glob names literally: a directory read as a tree
@@ -581,24 +581,51 @@ fn names_line(line: &str, prefix: &[String]) -> bool {
             return true;
         }
         let argv = command.argv();
-        if argv.is_empty() {
+        let Some((program, args)) = argv.split_first() else {
+            return false;
+        };
+        let Some((first, rest)) = prefix.split_first() else {
+            return true;
+        };
+        // An expansion or a glob may become any number of words, so from
+        // there on the command may be anything.
+        if !program.is_literal() {
+            return true;
+        }
+        if program.text() != first && command.program_name() != first {
             return false;
         }
-        for (i, want) in prefix.iter().enumerate() {
-            let Some(word) = argv.get(i) else {
-                return false;
-            };
-            // An expansion or a glob may become any number of words, so
-            // from here on the command may be anything.
-            if !word.is_literal() {
-                return true;
-            }
-            if word.text() != want && !(i == 0 && command.program_name() == want) {
-                return false;
-            }
-        }
-        true
+        names_words(args, rest)
     })
+}
+
+/// Whether `args` (after the program) begin with the prefix's `words`,
+/// options between them allowed: `git -C dir push` and `git
+/// --git-dir=x push` name `git push`, `git log --grep push` does not. An
+/// option may take the next word as its value (`-C dir`), so one plain
+/// word after an option without `=` is passed over too. Fails closed: a
+/// word that is not literal may be anything, so it names the rest.
+fn names_words(args: &[Word], words: &[String]) -> bool {
+    let mut want = words.iter().peekable();
+    let mut after_option = false;
+    for word in args {
+        let Some(next) = want.peek() else { break };
+        if !word.is_literal() {
+            return true;
+        }
+        let text = word.text();
+        if text == next.as_str() {
+            want.next();
+            after_option = false;
+        } else if text.len() > 1 && text.starts_with('-') {
+            after_option = !text.contains('=');
+        } else if after_option {
+            after_option = false;
+        } else {
+            return false;
+        }
+    }
+    want.peek().is_none()
 }
 
 /// Whether the call declares a command line to run.
