@@ -37,11 +37,17 @@ impl<R: BufRead + Send + 'static, W: Write + Send + 'static> PromptApprover<R, W
 }
 
 /// The question, on as many lines as it needs.
-fn question(tool: &str, args: &serde_json::Value, sensitivity: Sensitivity) -> String {
+fn question(
+    tool: &str,
+    args: &serde_json::Value,
+    sensitivity: Sensitivity,
+    rule: Option<&str>,
+) -> String {
     const MAX: usize = 2000;
-    let why = match sensitivity {
-        Sensitivity::ReadOnly => "confirm-all asks for every call".to_owned(),
-        Sensitivity::Command(class) => {
+    let why = match (rule, sensitivity) {
+        (Some(rule), _) => format!("asked by {rule} in confirmation.rules"),
+        (None, Sensitivity::ReadOnly) => "confirm-all asks for every call".to_owned(),
+        (None, Sensitivity::Command(class)) => {
             let class = match class {
                 CommandClass::Safe => "safe",
                 CommandClass::Dev => "dev",
@@ -108,7 +114,12 @@ impl<R: BufRead + Send + 'static, W: Write + Send + 'static> Approver for Prompt
     }
 
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
-        let text = question(request.tool, request.args, request.sensitivity);
+        let text = question(
+            request.tool,
+            request.args,
+            request.sensitivity,
+            request.rule,
+        );
         let io = Arc::clone(&self.io);
         // Reading a terminal blocks: keep it off the async worker threads.
         let answer = tokio::task::spawn_blocking(move || {
@@ -156,6 +167,7 @@ mod tests {
             effects: &toolgate_core::Effects::none(),
             sensitivity: Sensitivity::Command(CommandClass::Dev),
             call_id: "1",
+            rule: None,
         };
         assert_eq!(approver.approve(&request).await, Approval::Allow);
         let text = String::from_utf8(output.0.lock().unwrap().clone()).unwrap();

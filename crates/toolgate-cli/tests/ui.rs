@@ -388,3 +388,40 @@ async fn mcp_serve_with_the_ui_approver_asks_the_page_not_the_client() {
     );
     drop(stdin);
 }
+
+#[tokio::test]
+async fn an_ask_rule_asks_in_yolo_and_its_card_names_the_rule() {
+    let model = server(vec![tool_call("e", "edit_file", EDIT), answer("Edited.")]).await;
+    // The workspace runs in yolo; the user's own rule asks for this file.
+    let ws = Ws::new(&model);
+    std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
+    let added = ws
+        .run(&[
+            "rules",
+            "add",
+            "--tool",
+            "edit_file",
+            "--path",
+            "a.txt",
+            "--decision",
+            "ask",
+        ])
+        .await;
+    assert_eq!(added.status.code(), Some(0));
+    let proc = Proc::spawn(&ws, &["run", "Edit a.txt", "--approver", "ui"], false);
+    let page = Page::sign_in(&proc.url()).await;
+    let pending = page.pending(1).await;
+    let why = pending[0]["why"].as_str().unwrap();
+    assert!(
+        why.contains("asked by rule 1 (ask edit_file path `a.txt`)"),
+        "{why}"
+    );
+    let id = pending[0]["id"].as_str().unwrap();
+    let (status, _) = page.answer(id, "deny").await;
+    assert_eq!(status, 200);
+    assert_eq!(proc.wait().0, 0);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "old text\n"
+    );
+}

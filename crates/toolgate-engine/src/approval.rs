@@ -18,6 +18,9 @@ pub struct ApprovalRequest<'a> {
     pub sensitivity: Sensitivity,
     /// The call's id.
     pub call_id: &'a str,
+    /// The `confirmation.rules` rule that asks, when a rule does rather
+    /// than the mode (`rule 2 (ask run_command command `git push`)`).
+    pub rule: Option<&'a str>,
 }
 
 /// A person's answer.

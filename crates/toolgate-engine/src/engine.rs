@@ -674,12 +674,14 @@ impl ExecutionEngine {
             return Ok(());
         }
         let _one_at_a_time = self.approval_lock.lock().await;
+        let asking_rule = rule.map(ToString::to_string);
         let request = ApprovalRequest {
             tool: name,
             args,
             effects,
             sensitivity,
             call_id,
+            rule: asking_rule.as_deref(),
         };
         match self.approver.approve(&request).await {
             Approval::Allow => Ok(()),

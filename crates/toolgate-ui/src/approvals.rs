@@ -357,6 +357,7 @@ mod tests {
             effects: &effects,
             sensitivity: Sensitivity::Sensitive,
             call_id: "c1",
+            rule: None,
         };
         assert_eq!(approvals.user_rule(&request), None);
         let approver = UiApprover::new(Arc::clone(&approvals), Some("build".into()));
@@ -417,6 +418,7 @@ mod tests {
             effects: &effects,
             sensitivity: Sensitivity::Sensitive,
             call_id: "c1",
+            rule: None,
         };
         let waited = tokio::time::timeout(
             std::time::Duration::from_millis(50),

@@ -87,7 +87,11 @@ impl Describer {
             "tool": request.tool,
             "call_id": request.call_id,
             "args": request.args,
-            "why": why(request.sensitivity, effects),
+            "why": match request.rule {
+                Some(rule) => format!("asked by {rule} in confirmation.rules"),
+                None => why(request.sensitivity, effects),
+            },
+            "rule": request.rule,
             "commands": commands,
             "changes": changes,
             "network": network,
