@@ -140,8 +140,11 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
         server.hub().clone()
     });
     if setup.json {
-        let mut start =
-            json!({"type": "start", "session": session_id, "model": prepared.model().model});
+        // The same `start` the web UI's events carry (crates/toolgate-ui/API.md).
+        let mut start = json!({
+            "type": "start", "session": session_id, "agent": args.agent,
+            "model": prepared.model().model, "task": args.task,
+        });
         start["request"] = serde_json::to_value(prepared.request_size()).unwrap_or_default();
         write_out(&format!("{start}\n"));
     }

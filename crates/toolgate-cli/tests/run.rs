@@ -111,6 +111,10 @@ async fn max_steps_exits_2_partial_after_a_summary() {
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
     // The run's size first (system prompt and tool schemas), then the steps.
     assert_eq!(types[..2], ["start", "step"]);
+    // The same start event the web UI sends (its API.md).
+    assert_eq!(lines[0]["agent"], "build");
+    assert_eq!(lines[0]["task"], "Loop");
+    assert!(lines[0]["session"].is_string() && lines[0]["request"]["tools"].is_array());
     assert!(
         types.contains(&"tool_call") && types.contains(&"summary"),
         "{types:?}"
