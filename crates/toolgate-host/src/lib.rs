@@ -73,6 +73,7 @@ mod run;
 mod schedule;
 mod skills;
 mod stores;
+mod yaml_edit;
 
 impl Host {
     /// A builder for a gate over this host's configuration.

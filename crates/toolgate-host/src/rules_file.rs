@@ -3,8 +3,11 @@
 //! per-agent permission toggle (`ui.permissions`).
 //!
 //! The user's file is always trusted, so this is where "always allow" lives.
-//! Only those keys are changed; the rest of the file is kept as a YAML value
-//! (its comments and layout are not: the file is rewritten).
+//! Only those keys are changed. The edit is made on the file's text, so its
+//! comments and layout stay ([`crate::yaml_edit`]), when the file is in
+//! block style and the edited text reads back as exactly the intended
+//! value; otherwise the file is rewritten from its value (same content,
+//! comments lost).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -84,6 +87,9 @@ pub enum RulesFileError {
 pub struct UserRules {
     path: PathBuf,
     doc: Value,
+    /// The file's text with the edits so far, while they could be made on
+    /// the text.
+    text: Option<String>,
 }
 
 /// The user's configuration file for this environment:
@@ -132,7 +138,8 @@ impl UserRules {
         } else {
             doc
         };
-        let this = Self { path, doc };
+        let text = (!text.is_empty()).then_some(text);
+        let this = Self { path, doc, text };
         this.check_shape()?;
         Ok(this)
     }
@@ -177,7 +184,12 @@ impl UserRules {
         let error = self.shape_error();
         let list = self.sequence_mut().ok_or(error)?;
         list.push(value);
-        Ok(list.len())
+        let number = list.len();
+        let item = serde_json::to_string(rule).ok();
+        self.text = self.text.take().zip(item).and_then(|(text, item)| {
+            crate::yaml_edit::append_item(&text, "confirmation", "rules", &item)
+        });
+        Ok(number)
     }
 
     /// Sets `ui.permissions.<agent>`, the web UI's permission toggle.
@@ -220,6 +232,10 @@ impl UserRules {
             return Err(shape("ui.permissions", "a mapping"));
         };
         permissions.insert(Value::from(agent), Value::from(permission.as_str()));
+        let value = format!("\"{}\"", permission.as_str());
+        self.text = self.text.take().and_then(|text| {
+            crate::yaml_edit::set_entry(&text, "ui", "permissions", agent, &value)
+        });
         Ok(())
     }
 
@@ -237,6 +253,9 @@ impl UserRules {
         }
         let error = self.shape_error();
         let removed = self.sequence_mut().ok_or(error)?.remove(number - 1);
+        self.text = self.text.take().and_then(|text| {
+            crate::yaml_edit::remove_item(&text, "confirmation", "rules", number - 1)
+        });
         Ok(serde_yaml_ng::to_string(&removed)
             .unwrap_or_default()
             .trim_end()
@@ -255,8 +274,17 @@ impl UserRules {
             path: self.path.clone(),
             source,
         };
-        let text = serde_yaml_ng::to_string(&self.doc)
-            .map_err(|e| write_error(std::io::Error::other(e)))?;
+        // The edited text when it reads back as exactly the intended value;
+        // else the value, rewritten.
+        let edited = self
+            .text
+            .as_ref()
+            .filter(|text| serde_yaml_ng::from_str::<Value>(text).ok().as_ref() == Some(&self.doc));
+        let text = match edited {
+            Some(text) => text.clone(),
+            None => serde_yaml_ng::to_string(&self.doc)
+                .map_err(|e| write_error(std::io::Error::other(e)))?,
+        };
         let dir = self
             .path
             .parent()
@@ -334,6 +362,50 @@ mod tests {
     use super::*;
     use crate::config::AgentPermission;
     use toolgate_policy::RuleDecision;
+
+    #[test]
+    fn edits_keep_the_files_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        let original = "# my settings\nllm:\n  model: m   # the fast one\nconfirmation:\n  rules:\n    # git is fine\n    - {tool: run_command, command: git status, decision: allow}\n";
+        std::fs::write(&path, original).unwrap();
+        let mut file = UserRules::open(&path).unwrap();
+        file.add(&rule(
+            "run_command",
+            Some("cargo test"),
+            RuleDecision::Allow,
+        ))
+        .unwrap();
+        file.set_permission("build", AgentPermission::Full).unwrap();
+        file.save().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for kept in ["# my settings", "# the fast one", "# git is fine"] {
+            assert!(text.contains(kept), "{kept} lost:\n{text}");
+        }
+        let file = UserRules::open(&path).unwrap();
+        let rules = file.rules().unwrap();
+        assert_eq!(rules.len(), 2);
+        assert_eq!(rules[1].command.as_deref(), Some("cargo test"));
+        let mut file = UserRules::open(&path).unwrap();
+        file.remove(1).unwrap();
+        file.save().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("# the fast one") && !text.contains("git status"),
+            "{text}"
+        );
+        let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
+        assert_eq!(doc["ui"]["permissions"]["build"], Value::from("full"));
+
+        // A shape the text edit does not handle: rewritten, content kept.
+        std::fs::write(&path, "# c\nconfirmation: {rules: []}\n").unwrap();
+        let mut file = UserRules::open(&path).unwrap();
+        file.add(&rule("run_command", Some("ls"), RuleDecision::Ask))
+            .unwrap();
+        file.save().unwrap();
+        let file = UserRules::open(&path).unwrap();
+        assert_eq!(file.rules().unwrap().len(), 1);
+    }
 
     #[test]
     fn a_permission_is_set_beside_the_rest_of_the_file() {
