@@ -391,4 +391,49 @@ mod tests {
             yaml("llm: {model: m}\nui: {permissions: {build: full}}")
         );
     }
+
+    /// Every text of up to four lines from a vocabulary of awkward lines
+    /// (about 100,000 texts): no edit panics. (Whether an edit is right is
+    /// the caller's check: it uses an edited text only when it reads back
+    /// as exactly the intended value.)
+    #[test]
+    fn no_text_of_awkward_lines_makes_an_edit_panic() {
+        const LINES: &[&str] = &[
+            "confirmation:",
+            "  rules:",
+            "  - {tool: a, decision: allow}",
+            "    - x",
+            "rules: []",
+            "  # c",
+            "",
+            "ui:",
+            "  permissions:",
+            "    build: full",
+            "---",
+            "confirmation: {}",
+            " -",
+            "é: ü",
+            "\t",
+            "  rules: # c",
+            "confirmation:x",
+            "- ",
+        ];
+        let n = LINES.len();
+        let mut texts = 0;
+        for len in 0..=4_u32 {
+            for mut code in 0..n.pow(len) {
+                let mut text = String::new();
+                for _ in 0..len {
+                    text.push_str(LINES[code % n]);
+                    text.push('\n');
+                    code /= n;
+                }
+                texts += 1;
+                let _ = append_item(&text, "confirmation", "rules", "{tool: b, decision: ask}");
+                let _ = remove_item(&text, "confirmation", "rules", 0);
+                let _ = set_entry(&text, "ui", "permissions", "build", "\"full\"");
+            }
+        }
+        assert!(texts > 100_000, "{texts}");
+    }
 }
