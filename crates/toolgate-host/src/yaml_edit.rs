@@ -161,20 +161,31 @@ fn owned(text: &str) -> Vec<String> {
     text.lines().map(str::to_owned).collect()
 }
 
+/// Adds `key:` holding the one line `child` where `find` found no key:
+/// under `section:`, or in a new `section:` at the end.
+fn add_key(out: &mut Vec<String>, place: &Place, section: &str, key: &str, child: &str) {
+    match *place {
+        Place::NoSection => {
+            out.push(format!("{section}:"));
+            out.push(format!("  {key}:"));
+            out.push(format!("    {child}"));
+        }
+        Place::NoKey { line, indent } => {
+            let pad = " ".repeat(indent);
+            out.insert(line + 1, format!("{pad}{key}:"));
+            out.insert(line + 2, format!("{pad}  {child}"));
+        }
+        Place::Key { .. } => {}
+    }
+}
+
 /// `text` with `item` (one line of flow YAML) appended to the list at
 /// `section.key`, created if missing.
 pub(crate) fn append_item(text: &str, section: &str, key: &str, item: &str) -> Option<String> {
     let mut out = owned(text);
     match find(text, section, key)? {
-        Place::NoSection => {
-            out.push(format!("{section}:"));
-            out.push(format!("  {key}:"));
-            out.push(format!("    - {item}"));
-        }
-        Place::NoKey { line, indent } => {
-            let pad = " ".repeat(indent);
-            out.insert(line + 1, format!("{pad}{key}:"));
-            out.insert(line + 2, format!("{pad}  - {item}"));
+        place @ (Place::NoSection | Place::NoKey { .. }) => {
+            add_key(&mut out, &place, section, key, &format!("- {item}"));
         }
         Place::Key {
             line,
@@ -248,15 +259,14 @@ pub(crate) fn set_entry(
     let written = if plain { name } else { quoted.as_str() };
     let mut out = owned(text);
     match find(text, section, key)? {
-        Place::NoSection => {
-            out.push(format!("{section}:"));
-            out.push(format!("  {key}:"));
-            out.push(format!("    {written}: {value}"));
-        }
-        Place::NoKey { line, indent } => {
-            let pad = " ".repeat(indent);
-            out.insert(line + 1, format!("{pad}{key}:"));
-            out.insert(line + 2, format!("{pad}  {written}: {value}"));
+        place @ (Place::NoSection | Place::NoKey { .. }) => {
+            add_key(
+                &mut out,
+                &place,
+                section,
+                key,
+                &format!("{written}: {value}"),
+            );
         }
         Place::Key {
             line,
