@@ -5,7 +5,8 @@
 //! Approve all, a session resumed from the list, the `full` toggle with an
 //! outside path still refused, and the XSS table (model text, file names,
 //! tool output, and a hostile MCP server's names and output:
-//! `tests/ui/evil_mcp.mjs`).
+//! `tests/ui/evil_mcp.mjs`), and text streamed by the model server
+//! arriving piece by piece.
 //!
 //! `.ci/run` installs both. A missing browser, Node or package fails the
 //! test with what to install; it never passes without running.

@@ -81,6 +81,11 @@ const DYNAMIC_SOURCE = [
   '',
 ].join('\n');
 
+// A long answer the streaming scenario sends a few characters at a time.
+const STORY = 'Once upon a time a gate checked every call, and every call was shown, one word after another, until the end.';
+// Milliseconds between two streamed pieces.
+const STREAM_GAP_MS = 60;
+
 // Set per scenario: where the "full" scenario tries to write outside.
 const model = { outsidePath: null, requests: 0 };
 
@@ -100,6 +105,7 @@ const SCRIPTS = [
   { key: 'write x.txt', replies: [call('write_file', { path: 'x.txt', content: 'x\n' }), echo('x.txt: ')] },
   { key: 'write y.txt', replies: [call('write_file', { path: 'y.txt', content: 'y\n' }), echo('y.txt: ')] },
   { key: 'say hello', replies: [answer('Hello from the scripted model.')] },
+  { key: 'stream a story', replies: [answer(STORY)] },
   { key: 'say goodbye', replies: [answer('Goodbye from the scripted model.')] },
   { key: 'write inside and outside', replies: [
     call('write_file', { path: 'inside.txt', content: 'inside\n' }),
@@ -183,6 +189,42 @@ function modelReply(body) {
   };
 }
 
+/**
+ * Sends a chat completion as OpenAI's stream does (Server-Sent Events):
+ * the text a few characters at a time with a pause between pieces, the
+ * tool calls in one chunk, then the finish reason and usage, then [DONE].
+ */
+function streamReply(res, reply) {
+  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+  const choice = reply.choices[0];
+  const chunk = (delta, extra = {}) => ({
+    id: reply.id, object: 'chat.completion.chunk', model: 'scripted',
+    choices: [{ index: 0, delta, finish_reason: null }], ...extra,
+  });
+  const events = [chunk({ role: 'assistant' })];
+  const text = choice.message.content || '';
+  for (let i = 0; i < text.length; i += 6) events.push(chunk({ content: text.slice(i, i + 6) }));
+  if (choice.message.tool_calls) {
+    events.push(chunk({
+      tool_calls: choice.message.tool_calls.map((c, index) => ({ index, ...c })),
+    }));
+  }
+  const last = chunk({});
+  last.choices[0].finish_reason = choice.finish_reason;
+  last.usage = reply.usage;
+  events.push(last);
+  let i = 0;
+  const next = () => {
+    if (i < events.length) {
+      res.write(`data: ${JSON.stringify(events[i++])}\n\n`);
+      setTimeout(next, STREAM_GAP_MS);
+    } else {
+      res.end('data: [DONE]\n\n');
+    }
+  };
+  next();
+}
+
 function startModelServer() {
   const server = http.createServer((req, res) => {
     const send = (status, value) => {
@@ -198,7 +240,10 @@ function startModelServer() {
       req.on('data', (d) => { raw += d; });
       req.on('end', () => {
         try {
-          send(200, modelReply(JSON.parse(raw)));
+          const body = JSON.parse(raw);
+          const reply = modelReply(body);
+          if (body.stream) streamReply(res, reply);
+          else send(200, reply);
         } catch (e) {
           send(400, { error: { message: `scripted model: ${e.message}` } });
         }
@@ -217,7 +262,7 @@ function startModelServer() {
 
 const children = new Set();
 
-function makeWorkspace(modelPort, files, config) {
+function makeWorkspace(modelPort, files, config, stream = false) {
   const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-ui-test-'));
   fs.mkdirSync(path.join(ws, 'home'));
   fs.writeFileSync(path.join(ws, 'toolgate.yaml'), [
@@ -226,7 +271,7 @@ function makeWorkspace(modelPort, files, config) {
     'llm:',
     '  model: scripted',
     `  base_url: http://127.0.0.1:${modelPort}/v1`,
-    '  stream: false',
+    `  stream: ${stream}`,
     '  max_retries: 0',
     '  api_key_env: TEST_LLM_KEY',
     ...config,
@@ -369,7 +414,7 @@ const scenarios = [];
 // Options: `files` for the workspace, `config` (YAML lines added to
 // toolgate.yaml), `allowed` (console errors the scenario causes on purpose:
 // Chromium logs a refused request as one).
-const scenario = (name, options, fn) => scenarios.push({ name, files: {}, config: [], allowed: [], ...options, fn });
+const scenario = (name, options, fn) => scenarios.push({ name, files: {}, config: [], allowed: [], stream: false, ...options, fn });
 
 scenario('allow', { files: { 'a.txt': 'old text\n' } }, async ({ page, ws }) => {
   await sendTask(page, 'edit a.txt');
@@ -529,6 +574,21 @@ scenario('xss-mcp', {
   await assertNoXss(page);
 });
 
+// A streaming model server: the answer appears piece by piece, before the
+// run ends, and whole at the end.
+scenario('stream', { stream: true }, async ({ page }) => {
+  await sendTask(page, 'stream a story');
+  const bubble = page.getByTestId('assistant-text').first();
+  await bubble.filter({ hasText: 'Once upon' }).waitFor();
+  const partial = await bubble.innerText();
+  const ended = await page.getByTestId('outcome').count();
+  check(ended === 0 && partial.length < STORY.length,
+    `the answer arrived whole (${partial.length} of ${STORY.length} characters, run ended: ${ended > 0})`);
+  await page.getByTestId('outcome').waitFor();
+  const whole = await page.getByTestId('assistant-text').last().innerText();
+  check(whole.includes(STORY), `the streamed answer is not whole: ${whole}`);
+});
+
 // Stop while a call waits: the approval is cancelled and the run ends with
 // a summary.
 scenario('stop', { files: { 'a.txt': 'old text\n' } }, async ({ page, ws }) => {
@@ -662,7 +722,7 @@ async function assertNoXss(page) {
 let browser = null;
 
 async function runScenario(s, modelPort) {
-  const ws = makeWorkspace(modelPort, s.files, s.config);
+  const ws = makeWorkspace(modelPort, s.files, s.config, s.stream);
   workspaces.add(ws);
   let ui = null;
   let context = null;
