@@ -425,3 +425,70 @@ async fn an_ask_rule_asks_in_yolo_and_its_card_names_the_rule() {
         "old text\n"
     );
 }
+
+#[tokio::test]
+async fn a_running_session_cannot_be_started_twice_and_a_failed_start_frees_it() {
+    let model = server(vec![tool_call("e", "edit_file", EDIT), answer("Done.")]).await;
+    let ws = Ws::new(&model);
+    confirm_sensitive(&ws);
+    std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
+    let proc = Proc::spawn(&ws, &["ui", "--addr", "127.0.0.1:0"], true);
+    let page = Page::sign_in(&proc.url()).await;
+    let (status, body) = page
+        .post(
+            "/api/runs",
+            &json!({"task": "Edit a.txt", "agent": "build"}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let session = body["session"].as_str().unwrap().to_owned();
+    let pending = page.pending(1).await;
+    assert_eq!(pending[0]["session"], session.as_str());
+    // The same session again while it runs (a second tab): refused.
+    let (again, body) = page
+        .post("/api/runs", &json!({"task": "More", "session": session}))
+        .await;
+    assert_eq!(again, 409, "{body}");
+    // Stop: the waiting call is denied, the run ends, the session is free.
+    let (stopped, _) = page
+        .post(&format!("/api/runs/{session}/stop"), &json!({}))
+        .await;
+    assert_eq!(stopped, 200);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !page.get("/api/state").await["runs"]
+        .as_array()
+        .unwrap()
+        .is_empty()
+    {
+        assert!(Instant::now() < deadline, "the run did not end");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "old text\n"
+    );
+    // A start that fails (an unknown agent) leaves nothing reserved.
+    let (failed, body) = page
+        .post(
+            "/api/runs",
+            &json!({"task": "x", "agent": "nobody", "session": session}),
+        )
+        .await;
+    assert!(failed >= 400, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("nobody"), "{body}");
+    assert!(
+        page.get("/api/state").await["runs"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    // Two tabs resume it at the same moment: one starts, one is refused.
+    let resume = json!({"task": "Go on", "agent": "build", "session": session});
+    let (a, b) = tokio::join!(
+        page.post("/api/runs", &resume),
+        page.post("/api/runs", &resume)
+    );
+    let mut statuses = [a.0, b.0];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [202, 409], "{a:?} {b:?}");
+}

@@ -470,15 +470,34 @@ async fn start_run(
             .hint("type what the agent should do"));
     }
     let agent = body.agent.unwrap_or_else(|| "build".to_owned());
-    if let Some(session) = &body.session
-        && app.lock_runs().contains_key(session)
-    {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("session {session} is running"),
-        )
-        .hint("wait for it to finish, or stop it"));
-    }
+    // A resumed session is reserved at once, so two requests (two tabs)
+    // cannot both start it; the reservation goes if the start fails.
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let active = ActiveRun {
+        agent: agent.clone(),
+        task: task.clone(),
+        stop: stop_tx,
+    };
+    let mut reservation = Reservation {
+        app: &app,
+        session: None,
+    };
+    let active = match &body.session {
+        Some(session) => {
+            let mut runs = app.lock_runs();
+            if runs.contains_key(session) {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    format!("session {session} is running"),
+                )
+                .hint("wait for it to finish, or stop it"));
+            }
+            runs.insert(session.clone(), active);
+            reservation.session = Some(session.clone());
+            None
+        }
+        None => Some(active),
+    };
     let host = app.host_for_run()?;
     host.agent(&agent).map_err(ApiError::host)?;
     let mut request = RunRequest::new(task.clone());
@@ -507,15 +526,11 @@ async fn start_run(
         session: Some(session.clone()),
         mcp: mcp_names(&prepared.gate().mcp_statuses),
     });
-    let (stop_tx, stop_rx) = watch::channel(false);
-    app.lock_runs().insert(
-        session.clone(),
-        ActiveRun {
-            agent: agent.clone(),
-            task: task.clone(),
-            stop: stop_tx,
-        },
-    );
+    if let Some(active) = active {
+        app.lock_runs().insert(session.clone(), active);
+    }
+    // The run is registered for good: the task below removes it.
+    reservation.session = None;
     let mut start = json!({
         "type": "start", "agent": agent, "model": prepared.model().model, "task": task,
     });
@@ -543,6 +558,21 @@ async fn start_run(
         run_app.hub.emit_for(&run_session, done);
     });
     Ok((StatusCode::ACCEPTED, Json(json!({"session": session}))))
+}
+
+/// A session reserved in the runs list while its run starts; dropped
+/// armed (the start failed), it frees the session.
+struct Reservation<'a> {
+    app: &'a App,
+    session: Option<String>,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if let Some(session) = self.session.take() {
+            self.app.lock_runs().remove(&session);
+        }
+    }
 }
 
 async fn stop_run(State(app): State<Arc<App>>, Path(session): Path<String>) -> ApiResult {
