@@ -4,7 +4,6 @@ use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use toolgate_core::{CommandClass, Sensitivity};
 use toolgate_engine::{Approval, ApprovalRequest, Approver};
 
 /// Asks a person at a terminal: `[y]es / [n]o / [a]bort / [s]ession-allow`.
@@ -37,26 +36,9 @@ impl<R: BufRead + Send + 'static, W: Write + Send + 'static> PromptApprover<R, W
 }
 
 /// The question, on as many lines as it needs.
-fn question(
-    tool: &str,
-    args: &serde_json::Value,
-    sensitivity: Sensitivity,
-    rule: Option<&str>,
-) -> String {
+fn question(request: &ApprovalRequest<'_>) -> String {
     const MAX: usize = 2000;
-    let why = match (rule, sensitivity) {
-        (Some(rule), _) => format!("asked by {rule} in confirmation.rules"),
-        (None, Sensitivity::ReadOnly) => "confirm-all asks for every call".to_owned(),
-        (None, Sensitivity::Command(class)) => {
-            let class = match class {
-                CommandClass::Safe => "safe",
-                CommandClass::Dev => "dev",
-                CommandClass::Dangerous => "dangerous",
-            };
-            format!("command classified {class}")
-        }
-        _ => "it can change things".to_owned(),
-    };
+    let (tool, args, why) = (request.tool, request.args, request.reason());
     let mut args = serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string());
     if args.len() > MAX {
         let mut end = MAX;
@@ -114,12 +96,7 @@ impl<R: BufRead + Send + 'static, W: Write + Send + 'static> Approver for Prompt
     }
 
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
-        let text = question(
-            request.tool,
-            request.args,
-            request.sensitivity,
-            request.rule,
-        );
+        let text = question(request);
         let io = Arc::clone(&self.io);
         // Reading a terminal blocks: keep it off the async worker threads.
         let answer = tokio::task::spawn_blocking(move || {
@@ -136,6 +113,7 @@ impl<R: BufRead + Send + 'static, W: Write + Send + 'static> Approver for Prompt
 mod tests {
     use super::*;
     use serde_json::json;
+    use toolgate_core::{CommandClass, Sensitivity};
 
     #[test]
     fn answers() {

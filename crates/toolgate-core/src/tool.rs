@@ -26,6 +26,17 @@ pub enum CommandClass {
     Dangerous,
 }
 
+impl CommandClass {
+    /// `safe`, `dev` or `dangerous`, as in configuration and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Safe => "safe",
+            Self::Dev => "dev",
+            Self::Dangerous => "dangerous",
+        }
+    }
+}
+
 /// How much a call can change, which decides whether it needs confirmation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

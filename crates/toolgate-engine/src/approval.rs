@@ -23,6 +23,24 @@ pub struct ApprovalRequest<'a> {
     pub rule: Option<&'a str>,
 }
 
+impl ApprovalRequest<'_> {
+    /// Why the call needs a person, in words, for any front end's prompt:
+    /// the rule that asks, the command's class, or what kind of call it is.
+    pub fn reason(&self) -> String {
+        if let Some(rule) = self.rule {
+            return format!("asked by {rule} in confirmation.rules");
+        }
+        match self.sensitivity {
+            Sensitivity::ReadOnly => "confirm-all asks for every call".to_owned(),
+            Sensitivity::Command(class) => format!("command classified {}", class.as_str()),
+            _ if self.effects.is_opaque() => {
+                "what it does cannot be known in advance (an MCP or dynamic tool)".to_owned()
+            }
+            _ => "it can change things".to_owned(),
+        }
+    }
+}
+
 /// A person's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolgate_core::{Effect, Effects, Sensitivity};
+use toolgate_core::{Effect, Effects};
 use toolgate_engine::ApprovalRequest;
 use toolgate_policy::{CommandPolicy, ConfirmationRule, ConfirmationRules, RuleDecision};
 
@@ -87,10 +87,7 @@ impl Describer {
             "tool": request.tool,
             "call_id": request.call_id,
             "args": request.args,
-            "why": match request.rule {
-                Some(rule) => format!("asked by {rule} in confirmation.rules"),
-                None => why(request.sensitivity, effects),
-            },
+            "why": request.reason(),
             "rule": request.rule,
             "commands": commands,
             "changes": changes,
@@ -134,24 +131,6 @@ impl Describer {
             return None;
         }
         std::fs::read_to_string(file).ok()
-    }
-}
-
-/// Why the call needs a person, in words.
-fn why(sensitivity: Sensitivity, effects: &Effects) -> String {
-    match sensitivity {
-        Sensitivity::ReadOnly => "confirm-all asks for every call".to_owned(),
-        Sensitivity::Command(class) => format!(
-            "command classified {}",
-            serde_json::to_value(class)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default()
-        ),
-        _ if effects.is_opaque() => {
-            "what it does cannot be known in advance (an MCP or dynamic tool)".to_owned()
-        }
-        _ => "it can change things".to_owned(),
     }
 }
 

@@ -199,9 +199,7 @@ impl Verdict {
     pub fn label(&self) -> &'static str {
         match self.kind {
             VerdictKind::Blocked => "blocked",
-            VerdictKind::Class(CommandClass::Safe) => "safe",
-            VerdictKind::Class(CommandClass::Dev) => "dev",
-            VerdictKind::Class(CommandClass::Dangerous) => "dangerous",
+            VerdictKind::Class(class) => class.as_str(),
         }
     }
 }

@@ -271,7 +271,7 @@ impl TypedTool for RunCommand {
             .cwd(cwd)
             .envs(args.env.unwrap_or_default())
             .profile(profile);
-        let class_name = class_name(class);
+        let class_name = class.as_str();
         let profile_name = if read_only { "read-only" } else { "standard" };
         let sandbox = status.to_string();
         if args.background {
@@ -338,14 +338,6 @@ fn declared_cwd(workspace: &Workspace, cwd: Option<&str>) -> Result<Option<Strin
         .as_ref()
         .is_some_and(toolgate_core::WsPath::is_root);
     Ok((!is_root).then_some(dir.display))
-}
-
-fn class_name(class: CommandClass) -> &'static str {
-    match class {
-        CommandClass::Safe => "safe",
-        CommandClass::Dev => "dev",
-        CommandClass::Dangerous => "dangerous",
-    }
 }
 
 /// The result the model sees: stdout, then stderr, then how it ended.
