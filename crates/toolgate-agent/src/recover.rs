@@ -362,15 +362,20 @@ fn parse_marked(body: &str, name: Option<&str>) -> Vec<TextCall> {
         .strip_prefix("```json")
         .or_else(|| body.strip_prefix("```"))
         .map_or(body, |b| b.trim_end().trim_end_matches("```").trim());
+    let strict = serde_json::from_str::<Value>(body);
     if name.is_none()
-        && serde_json::from_str::<Value>(body).is_err()
+        && strict.is_err()
         && let Some(calls) = several_calls(body)
     {
         return calls;
     }
-    let value = match serde_json::from_str::<Value>(body) {
+    let value = match strict {
         Ok(value) => value,
-        Err(_) if let Some(value) = parse_lenient(body) => value,
+        Err(_)
+            if let Some(value) = repair_json(body).and_then(|t| serde_json::from_str(&t).ok()) =>
+        {
+            value
+        }
         Err(error) if body.is_empty() && name.is_some() => {
             let _ = error;
             Value::Object(Map::new())

@@ -37,21 +37,6 @@ use crate::llm::{LlmClient, LlmError, LlmRequest, Message, ModelToolCall, Role, 
 use crate::recover::{TextCall, recover_tool_calls};
 use crate::routing::{Routed, Router};
 
-/// The first sentence of a tool description: up to the first `. ` that
-/// does not end an abbreviation (`e.g.`, `i.e.`), or all of it.
-fn first_sentence(text: &str) -> &str {
-    let mut from = 0;
-    while let Some(at) = text[from..].find(". ") {
-        let end = from + at + 1;
-        let before = &text[..end];
-        if !(before.ends_with("e.g.") || before.ends_with("i.e.")) {
-            return before;
-        }
-        from = end;
-    }
-    text
-}
-
 /// The user message sent after the first reply with neither tool calls nor
 /// text (rule 2).
 pub const EMPTY_REPLY_NUDGE: &str =
@@ -1268,12 +1253,14 @@ impl AgentRunner {
             }
             let mut resp = resp;
             let mut recovered = false;
-            let written = resp.content.clone();
+            // The reply as the model wrote it, when calls were taken out
+            // of its text.
+            let mut written = None;
             if resp.tool_calls.is_empty() && self.recover_text_calls && !tools.is_empty() {
                 let found = recover_tool_calls(&resp.content);
                 if !found.calls.is_empty() {
                     recovered = true;
-                    resp.content = found.text;
+                    written = Some(std::mem::replace(&mut resp.content, found.text));
                     resp.tool_calls = found
                         .calls
                         .into_iter()
@@ -1292,10 +1279,9 @@ impl AgentRunner {
                 .filter(|c| c.name != UNREADABLE_CALL)
                 .cloned()
                 .collect();
-            let content = if readable.len() == resp.tool_calls.len() {
-                resp.content.clone()
-            } else {
-                written
+            let content = match written {
+                Some(written) if readable.len() != resp.tool_calls.len() => written,
+                _ => resp.content.clone(),
             };
             messages.push(Message {
                 role: Role::Assistant,
@@ -1367,7 +1353,7 @@ impl AgentRunner {
             let Ok(tool) = registry.get(name) else {
                 continue;
             };
-            let first = first_sentence(&tool.spec().description);
+            let first = toolgate_core::first_sentence(&tool.spec().description);
             let _ = write!(menu, "\n- {name}: {first}");
         }
         menu
@@ -1737,24 +1723,5 @@ mod tests {
         assert!(t.starts_with("aaa") && t.ends_with("zzz"));
         assert!(t.contains("800 characters truncated"));
         assert_eq!(truncate_head_tail("short", 200), "short");
-    }
-
-    #[test]
-    fn first_sentence_skips_abbreviations() {
-        for (text, first) in [
-            ("Read a text file, whole.", "Read a text file, whole."),
-            (
-                "Find files by name glob, e.g. `*.rs`. More.",
-                "Find files by name glob, e.g. `*.rs`.",
-            ),
-            (
-                "Evaluate, i.e. compute. Then stop.",
-                "Evaluate, i.e. compute.",
-            ),
-            ("No full stop", "No full stop"),
-            ("Ends with e.g. ", "Ends with e.g. "),
-        ] {
-            assert_eq!(first_sentence(text), first);
-        }
     }
 }

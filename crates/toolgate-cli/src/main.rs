@@ -359,13 +359,9 @@ async fn prompt_show(setup: &Setup, agent: &str) -> Result<Exit, CliError> {
     out(&format!("{}\n", report.prompt))
 }
 
-/// The first sentence of a description.
+/// The first sentence of a description's first line.
 fn one_line(description: &str) -> &str {
-    let first = description.lines().next().unwrap_or_default();
-    match first.find(". ") {
-        Some(at) => &first[..=at],
-        None => first,
-    }
+    toolgate_core::first_sentence(description.lines().next().unwrap_or_default())
 }
 
 async fn call(setup: &Setup, args: CallArgs) -> Result<Exit, CliError> {

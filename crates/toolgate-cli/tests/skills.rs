@@ -174,7 +174,13 @@ async fn skills_list_show_create_and_install() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(err.contains("could not download"), "{err}");
-    assert!(!skills.join("SKILL").exists());
+    // Nothing was written, not even a temporary directory.
+    let mut entries: Vec<String> = std::fs::read_dir(&skills)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    entries.sort();
+    assert_eq!(entries, ["csv-report", "release-notes"]);
 
     // A broken skill: listed as skipped with its file and line, exit 1; the
     // others are still listed.

@@ -75,7 +75,9 @@ pub use result::ToolResult;
 pub use schema::{
     ArgsProblems, ArgsValidator, SchemaFormat, ToolSpec, empty_args, schema_for_args,
 };
-pub use tool::{CommandClass, Sensitivity, Tool, ToolAnnotations, ToolContext, TypedTool};
+pub use tool::{
+    CommandClass, Sensitivity, Tool, ToolAnnotations, ToolContext, TypedTool, first_sentence,
+};
 pub use workspace::{
     DEFAULT_PROTECTED_PATTERNS, DEFAULT_SENSITIVE_PATTERNS, DirEntryInfo, EntryKind, PathPatterns,
     WalkReport, Workspace, WorkspaceBuilder, WorkspaceError, WsPath,

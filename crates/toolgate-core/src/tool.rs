@@ -26,6 +26,23 @@ pub enum CommandClass {
     Dangerous,
 }
 
+/// The first sentence of a tool description: up to the first `. ` that
+/// does not end an abbreviation (`e.g.`, `i.e.`), or all of it. What a
+/// listing shows of a tool (`toolgate tools list`, the unknown-tool error a
+/// model reads).
+pub fn first_sentence(text: &str) -> &str {
+    let mut from = 0;
+    while let Some(at) = text[from..].find(". ") {
+        let end = from + at + 1;
+        let before = &text[..end];
+        if !(before.ends_with("e.g.") || before.ends_with("i.e.")) {
+            return before;
+        }
+        from = end;
+    }
+    text
+}
+
 impl CommandClass {
     /// `safe`, `dev` or `dangerous`, as in configuration and messages.
     pub fn as_str(self) -> &'static str {
@@ -294,6 +311,30 @@ impl<T: TypedTool> Tool for T {
         match serde_json::from_value::<T::Args>(args) {
             Ok(args) => self.run(args, ctx).await,
             Err(error) => ToolResult::failure(format!("invalid arguments: {error}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sentence;
+
+    #[test]
+    fn first_sentence_skips_abbreviations() {
+        for (text, first) in [
+            ("Read a text file, whole.", "Read a text file, whole."),
+            (
+                "Find files by name glob, e.g. `*.rs`. More.",
+                "Find files by name glob, e.g. `*.rs`.",
+            ),
+            (
+                "Evaluate, i.e. compute. Then stop.",
+                "Evaluate, i.e. compute.",
+            ),
+            ("No full stop", "No full stop"),
+            ("Ends with e.g. ", "Ends with e.g. "),
+        ] {
+            assert_eq!(first_sentence(text), first);
         }
     }
 }

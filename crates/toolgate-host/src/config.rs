@@ -773,7 +773,6 @@ pub(crate) fn load(
     })
 }
 
-/// `$XDG_CONFIG_HOME/toolgate`, else `~/.config/toolgate`.
 /// `llm.temperature`: a number from 0 to 2, or null.
 fn temperature<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
     let value = Option::<f32>::deserialize(d)?;
@@ -785,6 +784,7 @@ fn temperature<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f32>, D:
     }
 }
 
+/// `$XDG_CONFIG_HOME/toolgate`, else `~/.config/toolgate`.
 pub(crate) fn user_config_dir(env: &[(String, String)]) -> Option<PathBuf> {
     let get = |key: &str| {
         env.iter()

@@ -135,10 +135,9 @@ impl Host {
     }
 
     fn home_dir(&self) -> Option<PathBuf> {
-        self.env()
-            .iter()
-            .find(|(k, v)| k == env_vars::HOME && !v.is_empty())
-            .map(|(_, v)| PathBuf::from(v))
+        self.env_var(env_vars::HOME)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
     }
 }
 

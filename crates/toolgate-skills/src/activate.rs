@@ -172,6 +172,9 @@ impl Activations {
                 .cloned()
                 .collect()
         };
+        if activated.is_empty() {
+            return Vec::new();
+        }
         let reason = format!("{LAZY_REASON} `{tool}` was used, which this skill covers");
         activated
             .iter()

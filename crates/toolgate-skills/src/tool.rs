@@ -69,11 +69,6 @@ impl SkillTool {
             description,
         }
     }
-
-    /// The activations this tool records into.
-    pub fn activations(&self) -> &Activations {
-        &self.activations
-    }
 }
 
 #[async_trait]
