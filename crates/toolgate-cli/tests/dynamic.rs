@@ -119,6 +119,11 @@ async fn a_tool_made_by_the_model_runs_only_after_approval_and_takes_no_extra_co
         .run(&["--mode", "yolo", "call", "say_back", r#"{"msg": "x"}"#])
         .await;
     assert_eq!(gone.status.code(), Some(1));
+    assert!(
+        text(&gone.stderr).contains("unknown tool"),
+        "{}",
+        text(&gone.stderr)
+    );
 }
 
 #[tokio::test]

@@ -875,17 +875,22 @@ async fn review_dynamic(
     State(app): State<Arc<App>>,
     Path((id, action)): Path<(i64, String)>,
 ) -> ApiResult {
-    let dynamic = app.host.dynamic_tools().map_err(ApiError::host)?;
+    let store = app.host.store().map_err(ApiError::host)?;
+    let config = &app.host.config().tools.dynamic;
     let failed = |e: toolgate_tools::dynamic::DynamicError| {
         ApiError::new(StatusCode::BAD_REQUEST, toolgate_core::error_chain(&e))
     };
     let status = match action.as_str() {
         "approve" => {
-            dynamic.approve(id).await.map_err(failed)?;
+            toolgate_tools::dynamic::review::approve(store.as_ref(), config, id)
+                .await
+                .map_err(failed)?;
             "approved"
         }
         "reject" => {
-            dynamic.reject(id).await.map_err(failed)?;
+            toolgate_tools::dynamic::review::reject(store.as_ref(), id)
+                .await
+                .map_err(failed)?;
             "rejected"
         }
         _ => {

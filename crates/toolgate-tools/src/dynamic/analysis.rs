@@ -47,20 +47,6 @@ pub enum Category {
     Obfuscation,
 }
 
-impl Category {
-    /// The `snake_case` name, as serialized.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Network => "network",
-            Self::FileWrite => "file_write",
-            Self::FileDelete => "file_delete",
-            Self::Process => "process",
-            Self::Secrets => "secrets",
-            Self::Obfuscation => "obfuscation",
-        }
-    }
-}
-
 /// One thing worth a reviewer's look.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {

@@ -301,11 +301,6 @@ impl DynamicTools {
         self
     }
 
-    /// The configuration.
-    pub fn config(&self) -> &DynamicConfig {
-        &self.runtime.config
-    }
-
     /// `create_tool` for `agent`, refusing the names `taken` says are taken
     /// (usually [`registry_names`] of the agent's registry).
     pub fn create_tool(&self, agent: &str, taken: NameCheck) -> Arc<dyn Tool> {
@@ -339,18 +334,6 @@ impl DynamicTools {
             }
         })?;
         Ok(DynamicTool::new(record, checked, Arc::clone(&self.runtime)))
-    }
-
-    /// Approves a tool ([`review::approve`]) and returns it, ready to
-    /// register.
-    pub async fn approve(&self, id: i64) -> Result<DynamicTool, DynamicError> {
-        let record = review::approve(self.runtime.store.as_ref(), &self.runtime.config, id).await?;
-        self.load(&record)
-    }
-
-    /// Rejects a tool ([`review::reject`]).
-    pub async fn reject(&self, id: i64) -> Result<DynamicToolRecord, DynamicError> {
-        review::reject(self.runtime.store.as_ref(), id).await
     }
 
     /// Registers into `registry` the approved tools `agent` may use that it

@@ -92,11 +92,6 @@ impl DynamicTool {
         }
     }
 
-    /// The record's id.
-    pub fn id(&self) -> i64 {
-        self.id
-    }
-
     /// Rule 3: `None` when the tool may run, else why not.
     async fn still_approved(&self) -> Option<String> {
         match self.runtime.store.dynamic_tool(self.id).await {
