@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::json;
 use toolgate_agent::{AgentEvent, Outcome, RunReport};
 use toolgate_engine::Approver;
 use toolgate_host::{ErrorKind, HostError, LlmOverrides, RunControls, RunRequest};
@@ -140,13 +139,10 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
         server.hub().clone()
     });
     if setup.json {
-        // The same `start` the web UI's events carry (crates/toolgate-ui/API.md).
-        let mut start = json!({
-            "type": "start", "session": session_id, "agent": args.agent,
-            "model": prepared.model().model, "task": args.task,
-        });
-        start["request"] = serde_json::to_value(prepared.request_size()).unwrap_or_default();
-        write_out(&format!("{start}\n"));
+        write_out(&format!("{}\n", prepared.start_event()));
+    }
+    if let Some(hub) = &hub {
+        hub.emit(&prepared.start_event());
     }
 
     // Ctrl-C: the first stops gracefully (summary), the second at once.
@@ -168,12 +164,10 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
     let json = setup.json;
     let progress = Progress::new(!json && io::stderr().is_terminal());
     let shown = progress.clone();
-    let hub_session = session_id.clone();
+    let to_page = hub.map(|hub| hub.event_sink(&session_id));
     let events = Arc::new(move |e: &AgentEvent| {
-        if let Some(hub) = &hub
-            && let Ok(value) = serde_json::to_value(e)
-        {
-            hub.emit_for(&hub_session, value);
+        if let Some(to_page) = &to_page {
+            to_page(e);
         }
         if json {
             if let Ok(line) = serde_json::to_string(e) {
@@ -241,9 +235,9 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
     signals.abort();
     setup.host.flush().await;
     if let Some((server, _)) = ui {
-        let mut done = report.to_json();
-        done["type"] = json!("done");
-        server.hub().emit_for(&session_id, done);
+        server
+            .hub()
+            .emit(&toolgate_host::done_event(&session_id, &report));
         server.shutdown(Duration::ZERO).await;
     }
     finish(setup, &args, &report, &session_id)
@@ -257,10 +251,10 @@ fn finish(
 ) -> Result<Exit, CliError> {
     let (tin, tout) = report.tokens();
     if setup.json {
-        let mut done = report.to_json();
-        done["type"] = json!("done");
-        done["session"] = json!(session_id);
-        write_out(&format!("{done}\n"));
+        write_out(&format!(
+            "{}\n",
+            toolgate_host::done_event(session_id, report)
+        ));
     } else {
         let cost = report
             .cost_usd()

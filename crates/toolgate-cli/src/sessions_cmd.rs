@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use toolgate_agent::{Message, Role};
 use toolgate_host::HostError;
-use toolgate_store::{RUNNING, SessionStore, SessionSummary};
+use toolgate_store::SessionStore;
 
 use crate::Setup;
 use crate::cli::{RunArgs, SessionsCommand};
@@ -15,24 +15,7 @@ fn store_error(setup: &Setup, source: toolgate_store::StoreError) -> CliError {
     CliError::from(HostError::Store { path, source })
 }
 
-/// A session's outcome for people: a `running` session whose process is
-/// gone was killed (its last complete step is stored; resume continues
-/// from there).
-fn outcome(summary: &SessionSummary) -> &str {
-    if summary.outcome == RUNNING && summary.pid.is_some_and(|pid| !process_alive(pid)) {
-        return "killed";
-    }
-    &summary.outcome
-}
-
-/// Whether a process with this id exists (signal 0 checks without sending).
-fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else {
-        return false;
-    };
-    rustix::process::Pid::from_raw(pid)
-        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
-}
+use toolgate_host::session_outcome as outcome;
 
 /// `toolgate sessions …`.
 pub(crate) async fn sessions(setup: &Setup, cmd: SessionsCommand) -> Result<Exit, CliError> {

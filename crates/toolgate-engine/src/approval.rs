@@ -23,7 +23,13 @@ pub struct ApprovalRequest<'a> {
     pub rule: Option<&'a str>,
 }
 
-impl ApprovalRequest<'_> {
+impl<'a> ApprovalRequest<'a> {
+    /// The environment variables the call sets for the commands it runs
+    /// (`run_command`'s `env`), as confirmation rules match them.
+    pub fn env_names(&self) -> Vec<&'a str> {
+        env_names(self.args)
+    }
+
     /// Why the call needs a person, in words, for any front end's prompt:
     /// the rule that asks, the command's class, or what kind of call it is.
     pub fn reason(&self) -> String {
@@ -39,6 +45,14 @@ impl ApprovalRequest<'_> {
             _ => "it can change things".to_owned(),
         }
     }
+}
+
+/// The names of a call's `env` argument (`run_command`'s variables).
+pub(crate) fn env_names(args: &Value) -> Vec<&str> {
+    args.get("env")
+        .and_then(Value::as_object)
+        .map(|env| env.keys().map(String::as_str).collect())
+        .unwrap_or_default()
 }
 
 /// A person's answer.

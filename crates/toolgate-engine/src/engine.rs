@@ -509,7 +509,7 @@ impl ExecutionEngine {
         );
 
         // 5. Rules, then confirmation (never in dry-run).
-        let env_names = env_names(&args);
+        let env_names = crate::approval::env_names(&args);
         let matched = self.rules.evaluate(name, &effects, &env_names);
         let rule = matched.map(|m| m.to_string());
         if let Some(m) = matched.filter(|m| m.decision() == RuleDecision::Deny) {
@@ -758,13 +758,6 @@ impl PartialEnd {
 /// The names of the environment variables a call sets for what it runs: the
 /// keys of an `env` object argument (`run_command`'s). An `allow` command
 /// rule never covers a call that sets any (see [`ConfirmationRules`]).
-fn env_names(args: &Value) -> Vec<&str> {
-    args.get("env")
-        .and_then(Value::as_object)
-        .map(|env| env.keys().map(String::as_str).collect())
-        .unwrap_or_default()
-}
-
 fn panic_message(panic: &(dyn Any + Send)) -> String {
     if let Some(text) = panic.downcast_ref::<&str>() {
         (*text).to_owned()

@@ -798,7 +798,7 @@ pub(crate) fn user_config_dir(env: &[(String, String)]) -> Option<PathBuf> {
     Some(base.join("toolgate"))
 }
 
-fn user_config_path(env: &[(String, String)]) -> Option<PathBuf> {
+pub(crate) fn user_config_path(env: &[(String, String)]) -> Option<PathBuf> {
     user_config_dir(env).map(|dir| dir.join("config.yaml"))
 }
 

@@ -587,6 +587,27 @@ impl Host {
         }
     }
 
+    /// The web UI's permission of `agent` and the mode its runs get: its
+    /// `ui.permissions` toggle, else what its own mode amounts to (`yolo`
+    /// is `full`); the `--mode` flag decides the mode when given.
+    pub fn ui_permission(
+        &self,
+        agent: &AgentDef,
+    ) -> Result<(crate::AgentPermission, ConfirmationMode), HostError> {
+        let own = self.mode_for(Some(agent))?;
+        let chosen = self.config().ui.permissions.get(&agent.name).copied();
+        let permission = chosen.unwrap_or(if own == ConfirmationMode::Yolo {
+            crate::AgentPermission::Full
+        } else {
+            crate::AgentPermission::Sandbox
+        });
+        let mode = self
+            .mode_flag
+            .or(chosen.map(crate::AgentPermission::mode))
+            .unwrap_or(own);
+        Ok((permission, mode))
+    }
+
     /// Who is asked under `mode` (rule 3 of the [type docs](Self)):
     /// `interactive` is the front end's own approver, if it has one.
     pub fn approver(

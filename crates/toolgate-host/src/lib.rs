@@ -49,10 +49,11 @@ pub use gate::{Gate, GateBuilder};
 pub use host::{Host, HostBuilder, TrustPolicy, resolve_workspace};
 pub use llm::{LlmOverrides, ModelChoice, ModelClient};
 pub use prompt::PromptReport;
-pub use rules_file::{RulesFileError, UserRules, user_config_file};
-pub use run::{PreparedRun, RequestSize, RunControls, RunRequest};
+pub use rules_file::{RulesFileError, UserRules};
+pub use run::{PreparedRun, RequestSize, RunControls, RunRequest, done_event};
 pub use schedule::HostJobRunner;
 pub use skills::{SkillInstructions, SkillsSection};
+pub use stores::session_outcome;
 pub use trust::{Trust, TrustError, TrustStore, TrustedFile};
 
 pub mod env_vars;

@@ -92,23 +92,17 @@ pub struct UserRules {
     text: Option<String>,
 }
 
-/// The user's configuration file for this environment:
-/// `$XDG_CONFIG_HOME/toolgate/config.yaml`, else
-/// `$HOME/.config/toolgate/config.yaml`.
-pub fn user_config_file(env: &[(String, String)]) -> Option<PathBuf> {
-    crate::config::user_config_dir(env).map(|dir| dir.join("config.yaml"))
-}
-
 impl UserRules {
-    /// Opens the user's configuration file of `env` (see
-    /// [`user_config_file`]); a missing file has no rules.
+    /// Opens the user's configuration file of `env`
+    /// (`$XDG_CONFIG_HOME/toolgate/config.yaml`, else
+    /// `~/.config/toolgate/config.yaml`); a missing file has no rules.
     ///
     /// # Errors
     ///
     /// [`RulesFileError`] when there is no configuration directory, or the
     /// file cannot be read or is not a YAML mapping.
     pub fn open_user(env: &[(String, String)]) -> Result<Self, RulesFileError> {
-        Self::open(user_config_file(env).ok_or(RulesFileError::NoConfigDir)?)
+        Self::open(crate::config::user_config_path(env).ok_or(RulesFileError::NoConfigDir)?)
     }
 
     /// Opens `path`; a missing file has no rules.

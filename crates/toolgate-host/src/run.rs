@@ -434,6 +434,19 @@ impl PreparedRun {
         &self.model
     }
 
+    /// The `start` event every front end sends first (`run --json`, the
+    /// web UI): the session, agent, model, task and the request's size.
+    pub fn start_event(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": "start",
+            "session": self.session_id,
+            "agent": self.agent.name,
+            "model": self.model.model,
+            "task": self.request.task,
+            "request": self.size,
+        })
+    }
+
     /// The size of the system prompt and tool schemas every request carries.
     pub fn request_size(&self) -> &RequestSize {
         &self.size
@@ -631,6 +644,15 @@ fn given_skills(history: &[Message]) -> Vec<String> {
         }
     }
     names
+}
+
+/// The `done` event every front end sends last: the run's report with the
+/// session.
+pub fn done_event(session: &str, report: &RunReport) -> serde_json::Value {
+    let mut done = report.to_json();
+    done["type"] = serde_json::Value::from("done");
+    done["session"] = serde_json::Value::from(session);
+    done
 }
 
 #[cfg(test)]

@@ -4,10 +4,29 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use toolgate_engine::{AuditRecord, AuditSink};
-use toolgate_store::{AuditEntry, AuditWriter, SqliteStore};
+use toolgate_store::{AuditEntry, AuditWriter, RUNNING, SessionSummary, SqliteStore};
 
 use crate::error::HostError;
 use crate::host::Host;
+
+/// A session's outcome for people: a `running` session whose process is
+/// gone was killed (its last complete step is stored; resume continues
+/// from there). `toolgate sessions` and the web UI show this.
+pub fn session_outcome(summary: &SessionSummary) -> &str {
+    if summary.outcome == RUNNING && summary.pid.is_some_and(|pid| !process_alive(pid)) {
+        return "killed";
+    }
+    &summary.outcome
+}
+
+/// Whether a process with this id exists (signal 0 checks without sending).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    rustix::process::Pid::from_raw(pid)
+        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
+}
 
 impl Host {
     /// The `SQLite` file of this workspace's store (rules on

@@ -176,12 +176,7 @@ impl Approvals {
             builder.root(root);
         }
         let rules = builder.build().ok()?;
-        let env: Vec<&str> = request
-            .args
-            .get("env")
-            .and_then(Value::as_object)
-            .map(|o| o.keys().map(String::as_str).collect())
-            .unwrap_or_default();
+        let env = request.env_names();
         rules
             .evaluate(request.tool, request.effects, &env)
             .map(|m| m.decision())

@@ -46,6 +46,17 @@ impl Hub {
         self.emit(&event);
     }
 
+    /// A sink sending a run's events to every page, as `session`'s.
+    pub fn event_sink(&self, session: &str) -> toolgate_agent::EventSink {
+        let hub = self.clone();
+        let session = session.to_owned();
+        Arc::new(move |event: &toolgate_agent::AgentEvent| {
+            if let Ok(value) = serde_json::to_value(event) {
+                hub.emit_for(&session, value);
+            }
+        })
+    }
+
     /// A new listener.
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<str>> {
         self.tx.subscribe()

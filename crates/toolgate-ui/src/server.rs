@@ -1,7 +1,7 @@
 //! The HTTP server: routes, runs, pages' data (API.md describes the
 //! wire).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -16,7 +16,6 @@ use futures_util::{Stream, StreamExt as _};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
-use toolgate_agent::{AgentEvent, EventSink};
 use toolgate_engine::Approver;
 use toolgate_host::{
     AgentPermission, ErrorKind, Host, HostError, RunControls, RunRequest, UserRules,
@@ -120,8 +119,6 @@ pub(crate) struct App {
     approvals: Arc<Approvals>,
     runs: Mutex<HashMap<String, ActiveRun>>,
     approver_only: bool,
-    /// The toggles set since start (the host's config is read at start).
-    permissions: Mutex<BTreeMap<String, AgentPermission>>,
 }
 
 /// A running `toolgate ui` server.
@@ -162,7 +159,6 @@ impl UiServer {
             host.workspace().to_owned(),
             Arc::clone(host.command_policy()),
         );
-        let permissions = host.config().ui.permissions.clone();
         let app = Arc::new(App {
             approvals: Arc::new(Approvals::new(hub.clone(), describer, host.env().to_vec())),
             host,
@@ -170,7 +166,6 @@ impl UiServer {
             hub,
             runs: Mutex::default(),
             approver_only: options.approver_only,
-            permissions: Mutex::new(permissions),
         });
         let router = router(Arc::clone(&app), guard);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -244,19 +239,14 @@ impl App {
         self.runs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn host_for_run(&self) -> Result<Arc<Host>, ApiError> {
+    /// The host as the configuration is now: a fresh one when the server
+    /// can reload (rules and toggles saved since the start apply), else
+    /// the one it started with.
+    fn current_host(&self) -> Result<Arc<Host>, ApiError> {
         match &self.reload {
             Some(reload) => reload().map(Arc::new).map_err(ApiError::host),
             None => Ok(Arc::clone(&self.host)),
         }
-    }
-
-    fn permission(&self, agent: &str) -> Option<AgentPermission> {
-        self.permissions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(agent)
-            .copied()
     }
 }
 
@@ -342,26 +332,19 @@ async fn asset(uri: Uri) -> Response {
 }
 
 async fn state(State(app): State<Arc<App>>) -> ApiResult {
-    let host = &app.host;
-    let flag = host.mode_flag();
+    // The configuration as it is now (toggles saved since the start).
+    let host = app.current_host()?;
     let mut agents = Vec::new();
     for name in host.agent_names() {
         let Ok(agent) = host.agent(&name) else {
             continue;
         };
-        let own = host.mode_for(Some(&agent)).map_err(ApiError::host)?;
-        let chosen = app.permission(&name);
-        let permission = chosen.unwrap_or(if own == toolgate_policy::ConfirmationMode::Yolo {
-            AgentPermission::Full
-        } else {
-            AgentPermission::Sandbox
-        });
-        let mode = flag.or(chosen.map(AgentPermission::mode)).unwrap_or(own);
+        let (permission, mode) = host.ui_permission(&agent).map_err(ApiError::host)?;
         agents.push(json!({
             "name": name,
             "permission": permission.as_str(),
             "mode": mode.to_string(),
-            "locked": flag.is_some(),
+            "locked": host.mode_flag().is_some(),
         }));
     }
     let runs: Vec<Value> = app
@@ -423,10 +406,6 @@ async fn set_permission(
     file.set_permission(&name, permission)
         .map_err(rules_error)?;
     file.save().map_err(rules_error)?;
-    app.permissions
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(name.clone(), permission);
     let mode = app
         .host
         .mode_flag()
@@ -498,21 +477,12 @@ async fn start_run(
         }
         None => Some(active),
     };
-    let host = app.host_for_run()?;
-    host.agent(&agent).map_err(ApiError::host)?;
+    let host = app.current_host()?;
     let mut request = RunRequest::new(task.clone());
     request.agent = Some(agent.clone());
     request.session.clone_from(&body.session);
-    if host.mode_flag().is_none() {
-        request.mode = host
-            .config()
-            .ui
-            .permissions
-            .get(&agent)
-            .copied()
-            .or_else(|| app.permission(&agent))
-            .map(AgentPermission::mode);
-    }
+    // The toggle; `prepare_run` lets the `--mode` flag win.
+    request.mode = host.config().ui.permissions.get(&agent).map(|p| p.mode());
     let approver = Arc::new(UiApprover::new(
         Arc::clone(&app.approvals),
         Some(agent.clone()),
@@ -531,31 +501,20 @@ async fn start_run(
     }
     // The run is registered for good: the task below removes it.
     reservation.session = None;
-    let mut start = json!({
-        "type": "start", "agent": agent, "model": prepared.model().model, "task": task,
-    });
-    start["request"] = serde_json::to_value(prepared.request_size()).unwrap_or_default();
-    app.hub.emit_for(&session, start);
+    app.hub.emit(&prepared.start_event());
     let run_app = Arc::clone(&app);
     let run_session = session.clone();
     tokio::spawn(async move {
-        let hub = run_app.hub.clone();
-        let events_session = run_session.clone();
-        let events: EventSink = Arc::new(move |event: &AgentEvent| {
-            if let Ok(value) = serde_json::to_value(event) {
-                hub.emit_for(&events_session, value);
-            }
-        });
         let mut controls = RunControls::default();
-        controls.events = Some(events);
+        controls.events = Some(run_app.hub.event_sink(&run_session));
         controls.stop = Some(stop_rx);
         let report = prepared.run(controls).await;
         host.flush().await;
         run_app.approvals.cancel_session(&run_session);
         run_app.lock_runs().remove(&run_session);
-        let mut done = report.to_json();
-        done["type"] = Value::from("done");
-        run_app.hub.emit_for(&run_session, done);
+        run_app
+            .hub
+            .emit(&toolgate_host::done_event(&run_session, &report));
     });
     Ok((StatusCode::ACCEPTED, Json(json!({"session": session}))))
 }
@@ -595,9 +554,11 @@ async fn stop_run(State(app): State<Arc<App>>, Path(session): Path<String>) -> A
 fn session_json(summary: &SessionSummary, running: bool) -> Value {
     let mut value = serde_json::to_value(summary).unwrap_or_default();
     value["running"] = Value::from(running);
-    if running {
-        value["outcome"] = Value::from("running");
-    }
+    value["outcome"] = Value::from(if running {
+        "running"
+    } else {
+        toolgate_host::session_outcome(summary)
+    });
     value
 }
 
