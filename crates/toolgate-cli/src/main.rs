@@ -283,7 +283,7 @@ async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError
     let def = setup
         .host
         .agent(agent.unwrap_or("build"))?
-        .with_extra_tools(gate.mcp.tool_names());
+        .with_extra_tools(gate.extra_tool_names());
     for entry in registry.list() {
         if def.allows(registry, entry.name()) {
             tools.push(entry);
@@ -344,7 +344,7 @@ async fn prompt_show(setup: &Setup, agent: &str) -> Result<Exit, CliError> {
     let def = setup
         .host
         .agent(agent)?
-        .with_extra_tools(gate.mcp.tool_names());
+        .with_extra_tools(gate.extra_tool_names());
     let report = setup.host.prompt_report(&def, &gate.registry)?;
     if setup.json {
         return out(&json_text(&report)?);

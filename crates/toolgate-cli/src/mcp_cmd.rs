@@ -72,7 +72,7 @@ pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliErr
     // With --agent, the tools that agent may use (MCP tools appended to an
     // explicit list, still subject to a read-only agent's filter).
     let allowed = agent.map(|def| {
-        def.with_extra_tools(gate.mcp.tool_names())
+        def.with_extra_tools(gate.extra_tool_names())
             .tool_names(&gate.registry)
     });
     let server = McpServer::new(Arc::clone(&gate.engine)).allowed_tools(allowed);

@@ -91,7 +91,7 @@ impl Host {
     ) -> Result<Arc<HostSubAgents>, HostError> {
         let mut agents = HashMap::new();
         for name in caller.delegate_to.iter().filter(|n| n.as_str() != IMPROVE) {
-            let base = self.agent(name)?.with_extra_tools(gate.mcp.tool_names());
+            let base = self.agent(name)?.with_extra_tools(gate.extra_tool_names());
             let mut variants = Vec::with_capacity(2);
             for safe in [false, true] {
                 let mut def = base.clone().as_sub_agent(safe);

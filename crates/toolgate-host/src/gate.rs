@@ -298,6 +298,17 @@ impl std::fmt::Debug for Gate {
 }
 
 impl Gate {
+    /// The tools an agent gets on top of its own list: the MCP servers'
+    /// tools and, when skills are offered, `skill` (see
+    /// [`AgentDef::with_extra_tools`](toolgate_agent::AgentDef::with_extra_tools)).
+    pub fn extra_tool_names(&self) -> Vec<String> {
+        let mut extra = self.mcp.tool_names();
+        if self.registry.has("skill") {
+            extra.push("skill".to_owned());
+        }
+        extra
+    }
+
     /// Stops the MCP servers.
     pub async fn shutdown(&self) {
         self.mcp.shutdown().await;
@@ -316,7 +327,7 @@ impl ServerRecorder for ConfigFileRecorder {
     }
 
     /// Adds `mcp.servers.NAME` to the YAML file, keeping the rest, and
-    /// replaces the file atomically (write a sibling, then rename).
+    /// replaces the file atomically ([`crate::atomic::write_atomic`]).
     fn record(&self, name: &str, server: &McpServerConfig) -> Result<(), String> {
         let path = &self.path;
         let text = match std::fs::read_to_string(path) {
@@ -348,9 +359,7 @@ impl ServerRecorder for ConfigFileRecorder {
         };
         servers.insert(Yaml::String(name.to_owned()), entry);
         let out = serde_yaml_ng::to_string(&root).map_err(|e| e.to_string())?;
-        let tmp = path.with_extension("yaml.tmp");
-        std::fs::write(&tmp, out)
-            .and_then(|()| std::fs::rename(&tmp, path))
+        crate::atomic::write_atomic(path, out.as_bytes())
             .map_err(|e| format!("could not write {}: {e}", path.display()))
     }
 }

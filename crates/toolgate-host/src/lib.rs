@@ -59,6 +59,7 @@ pub use trust::{Trust, TrustError, TrustStore, TrustedFile};
 pub mod env_vars;
 pub mod trust;
 
+mod atomic;
 mod config;
 mod delegation;
 mod doctor;

@@ -9,7 +9,6 @@
 //! value; otherwise the file is rewritten from its value (same content,
 //! comments lost).
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_yaml_ng::{Mapping, Value};
@@ -279,21 +278,7 @@ impl UserRules {
             None => serde_yaml_ng::to_string(&self.doc)
                 .map_err(|e| write_error(std::io::Error::other(e)))?,
         };
-        let dir = self
-            .path
-            .parent()
-            .filter(|dir| !dir.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(write_error)?;
-        let permissions = std::fs::metadata(&self.path).ok().map(|m| m.permissions());
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_error)?;
-        tmp.write_all(text.as_bytes()).map_err(write_error)?;
-        tmp.as_file().sync_all().map_err(write_error)?;
-        if let Some(permissions) = permissions {
-            std::fs::set_permissions(tmp.path(), permissions).map_err(write_error)?;
-        }
-        tmp.persist(&self.path).map_err(|e| write_error(e.error))?;
-        Ok(())
+        crate::atomic::write_atomic(&self.path, text.as_bytes()).map_err(write_error)
     }
 
     fn check_shape(&self) -> Result<(), RulesFileError> {

@@ -237,11 +237,7 @@ impl Host {
                 return Err(store_error(source));
             }
         };
-        let mut extra = gate.mcp.tool_names();
-        if gate.registry.has("skill") {
-            extra.push("skill".to_owned());
-        }
-        let mut agent = agent.with_extra_tools(extra);
+        let mut agent = agent.with_extra_tools(gate.extra_tool_names());
         if let Some(mode) = request.prompt_mode {
             agent.prompt_mode = mode;
         }

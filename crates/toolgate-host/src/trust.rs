@@ -30,7 +30,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -595,12 +594,6 @@ impl TrustStore {
             path: self.path.clone(),
             source,
         };
-        let dir = self
-            .path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or_else(|| Path::new("."));
-        std::fs::create_dir_all(dir).map_err(write_error)?;
         let file = StoreFile {
             version: STORE_VERSION,
             trusted: self.files.clone(),
@@ -608,14 +601,8 @@ impl TrustStore {
         let mut text = serde_json::to_string_pretty(&file)
             .map_err(|e| write_error(std::io::Error::other(e)))?;
         text.push('\n');
-        // NamedTempFile creates the file 0600 in the same directory, so the
-        // rename is atomic and the store is private to the user.
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_error)?;
-        tmp.write_all(text.as_bytes())
-            .and_then(|()| tmp.as_file().sync_all())
-            .map_err(write_error)?;
-        tmp.persist(&self.path).map_err(|e| write_error(e.error))?;
-        Ok(())
+        // Private to the user, written whole or not at all.
+        crate::atomic::write_atomic(&self.path, text.as_bytes()).map_err(write_error)
     }
 }
 
