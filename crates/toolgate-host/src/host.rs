@@ -153,6 +153,7 @@ impl HostBuilder {
             dynamic: OnceLock::new(),
             store_audit: OnceLock::new(),
             skills: OnceLock::new(),
+            group_outlines: OnceLock::new(),
         })
     }
 }
@@ -241,6 +242,17 @@ pub struct Host {
     pub(crate) dynamic: OnceLock<Arc<DynamicTools>>,
     pub(crate) store_audit: OnceLock<Arc<crate::stores::StoreAudit>>,
     pub(crate) skills: OnceLock<toolgate_skills::Discovery>,
+    /// [`Host::group_outlines`], built once.
+    group_outlines: OnceLock<Vec<GroupOutline>>,
+}
+
+/// What the prompt and the router need of a tool group: its name, its
+/// prompt block and its tools' names (not the tools themselves).
+#[derive(Debug, Clone)]
+pub(crate) struct GroupOutline {
+    pub(crate) name: &'static str,
+    pub(crate) instructions: std::borrow::Cow<'static, str>,
+    pub(crate) tools: Vec<String>,
 }
 
 impl std::fmt::Debug for Host {
@@ -415,6 +427,25 @@ impl Host {
     /// `tools.<group>.enabled`.
     pub fn tool_groups(&self) -> Result<Vec<ToolGroup>, HostError> {
         self.tool_groups_with(self.skill_activations())
+    }
+
+    /// The outline of each of [`tool_groups`](Self::tool_groups), built
+    /// once per host: every run's system prompt (its delegates' too) and
+    /// router read it, instead of building every tool again.
+    pub(crate) fn group_outlines(&self) -> Result<&[GroupOutline], HostError> {
+        if let Some(outlines) = self.group_outlines.get() {
+            return Ok(outlines);
+        }
+        let outlines = self
+            .tool_groups()?
+            .into_iter()
+            .map(|g| GroupOutline {
+                name: g.name,
+                tools: g.tools.iter().map(|t| t.name().to_owned()).collect(),
+                instructions: g.instructions,
+            })
+            .collect();
+        Ok(self.group_outlines.get_or_init(|| outlines))
     }
 
     fn tool_groups_with(

@@ -43,13 +43,9 @@ impl Host {
         if offered.iter().any(|t| t == "create_tool") {
             builder = builder.block(toolgate_tools::dynamic::INSTRUCTIONS);
         }
-        for group in self.tool_groups()? {
-            if group
-                .tools
-                .iter()
-                .any(|t| offered.iter().any(|o| o == t.name()))
-            {
-                builder = builder.block(group.instructions);
+        for group in self.group_outlines()? {
+            if group.tools.iter().any(|t| offered.contains(t)) {
+                builder = builder.block(group.instructions.clone());
             }
         }
         Ok(builder.build())

@@ -355,15 +355,10 @@ impl Host {
             return Ok(None);
         }
         let mut groups: Vec<(String, Vec<String>)> = self
-            .tool_groups()?
+            .group_outlines()?
             .iter()
             .filter(|g| g.name != "diagnostics")
-            .map(|g| {
-                (
-                    g.name.to_owned(),
-                    g.tools.iter().map(|t| t.name().to_owned()).collect(),
-                )
-            })
+            .map(|g| (g.name.to_owned(), g.tools.clone()))
             .collect();
         let mcp = gate.mcp.tool_names();
         if !mcp.is_empty() {
