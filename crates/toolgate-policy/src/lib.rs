@@ -80,7 +80,7 @@ pub use effects::{
 };
 pub use rules::{
     ANY_TOOL, ConfirmationRule, ConfirmationRules, ConfirmationRulesBuilder, RuleDecision,
-    RuleError, RuleMatch,
+    RuleError, RuleMatch, plain_words,
 };
 
 mod command;

@@ -548,23 +548,23 @@ fn is_plain(command: &SimpleCommand) -> bool {
         && command.words().iter().all(crate::Word::is_literal)
 }
 
+/// The words of `line` when it is one plain command — literal words, no
+/// operators, redirections, assignments, wrappers or expansions — which is
+/// what an `allow` command rule can cover; `None` for anything else
+/// (judged by the shell parser, so it fails closed).
+pub fn plain_words(line: &str) -> Option<Vec<String>> {
+    let parsed = parse_command(line).ok()?;
+    let [command] = parsed.simple_commands() else {
+        return None;
+    };
+    (is_plain_line(&parsed) && is_plain(command))
+        .then(|| command.argv().iter().map(|w| w.text().to_owned()).collect())
+}
+
 /// Rule 5, `allow`: the line is exactly one plain command starting with
 /// `prefix`.
 fn allows_line(line: &str, prefix: &[String]) -> bool {
-    let Ok(parsed) = parse_command(line) else {
-        return false;
-    };
-    let [command] = parsed.simple_commands() else {
-        return false;
-    };
-    is_plain_line(&parsed)
-        && is_plain(command)
-        && command.argv().len() >= prefix.len()
-        && command
-            .argv()
-            .iter()
-            .zip(prefix)
-            .all(|(word, want)| word.text() == want)
+    plain_words(line).is_some_and(|words| words.starts_with(prefix))
 }
 
 /// Rule 5, `ask` and `deny`: some command of the line may start with

@@ -173,23 +173,18 @@ pub(crate) fn always_rule(tool: &str, effects: &Effects) -> Option<ConfirmationR
 /// program and subcommands: `cargo test`, `npm run build`), at most three.
 /// `None` when that would be the program alone while the command goes on
 /// (`rm -rf x`, `python3 script.py`: a rule for every `rm` or every Python
-/// program is not what allowing one call meant), and for anything a prefix
-/// cannot name safely: shell syntax, quotes, variables, several commands.
+/// program is not what allowing one call meant), and for any line an
+/// `allow` rule cannot cover ([`toolgate_policy::plain_words`]: shell
+/// syntax, variables, several commands).
 fn command_prefix(command: &str) -> Option<String> {
-    const SHELL: &[char] = &[
-        ';', '|', '&', '$', '`', '<', '>', '(', ')', '{', '}', '\'', '"', '\\', '\n', '*', '?',
-        '[', '~', '#', '=',
-    ];
     const MAX_WORDS: usize = 3;
-    if command.contains(SHELL) {
-        return None;
-    }
+    let words = toolgate_policy::plain_words(command)?;
     let plain = |w: &str| {
         !w.starts_with('-')
+            && !w.is_empty()
             && w.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     };
-    let words: Vec<&str> = command.split_whitespace().collect();
     let leading = words.iter().take_while(|w| plain(w)).count();
     let taken = leading.min(MAX_WORDS);
     if taken == 0 || (taken == 1 && words.len() > 1) {
