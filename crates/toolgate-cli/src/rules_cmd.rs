@@ -94,24 +94,12 @@ fn numbered(number: usize, rule: &ConfirmationRule) -> Value {
 }
 
 fn file_error(error: RulesFileError) -> CliError {
-    let hint = match &error {
-        RulesFileError::Parse { .. }
-        | RulesFileError::Shape { .. }
-        | RulesFileError::Rules { .. } => {
-            Some("fix the file by hand; toolgate does not rewrite a file it cannot read")
-        }
-        RulesFileError::Rule(_) => Some(
-            "an allow rule names one tool, and for `run_command` a command prefix \
-             (`--command 'git status'`)",
-        ),
-        RulesFileError::NoSuchRule { .. } => Some("`toolgate rules list` numbers the rules"),
-        RulesFileError::NoConfigDir => Some("set HOME or XDG_CONFIG_HOME"),
-        _ => None,
+    let exit = if error.is_io() {
+        Exit::Failure
+    } else {
+        Exit::Usage
     };
-    let exit = match error {
-        RulesFileError::Write { .. } | RulesFileError::Read { .. } => Exit::Failure,
-        _ => Exit::Usage,
-    };
+    let hint = error.hint();
     let mut cli = CliError::new(exit, anyhow::Error::new(error));
     if let Some(hint) = hint {
         cli = cli.with_hint(hint);

@@ -80,6 +80,30 @@ pub enum RulesFileError {
     },
 }
 
+impl RulesFileError {
+    /// What to do about it, for any front end.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            Self::Parse { .. } | Self::Shape { .. } | Self::Rules { .. } => {
+                Some("fix the file by hand; toolgate does not rewrite a file it cannot read")
+            }
+            Self::Rule(_) => Some(
+                "an allow rule names one tool, and for `run_command` a command prefix \
+                 (`--command 'git status'`)",
+            ),
+            Self::NoSuchRule { .. } => Some("`toolgate rules list` numbers the rules"),
+            Self::NoConfigDir => Some("set HOME or XDG_CONFIG_HOME"),
+            Self::Read { .. } | Self::Write { .. } => None,
+        }
+    }
+
+    /// Whether the file could not be read or written (the machine's fault,
+    /// not the request's).
+    pub fn is_io(&self) -> bool {
+        matches!(self, Self::Read { .. } | Self::Write { .. })
+    }
+}
+
 /// The user's configuration file, opened to change its
 /// `confirmation.rules`.
 #[derive(Debug, Clone)]

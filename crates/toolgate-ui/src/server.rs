@@ -671,13 +671,15 @@ fn resolve_error(error: ResolveError) -> ApiError {
 
 #[expect(clippy::needless_pass_by_value, reason = "a `map_err` argument")]
 fn rules_error(error: toolgate_host::RulesFileError) -> ApiError {
-    let status = match error {
-        toolgate_host::RulesFileError::Rule(_)
-        | toolgate_host::RulesFileError::NoSuchRule { .. } => StatusCode::BAD_REQUEST,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    let status = if error.is_io() {
+        StatusCode::INTERNAL_SERVER_ERROR
+    } else {
+        StatusCode::BAD_REQUEST
     };
-    ApiError::new(status, toolgate_core::error_chain(&error))
-        .hint("rules live in `confirmation.rules` of the user's config file; `toolgate rules list` shows them")
+    let hint = error.hint().unwrap_or(
+        "rules live in `confirmation.rules` of the user's config file; `toolgate rules list` shows them",
+    );
+    ApiError::new(status, toolgate_core::error_chain(&error)).hint(hint)
 }
 
 fn save_rule(app: &App, rule: &ConfirmationRule) -> Result<usize, ApiError> {
