@@ -342,30 +342,41 @@ fn declared_cwd(workspace: &Workspace, cwd: Option<&str>) -> Result<Option<Strin
 
 /// The result the model sees: stdout, then stderr, then how it ended.
 fn report(finished: &Finished, timeout: u64) -> ToolResult {
+    with_run_metadata(outcome(finished, timeout, "the command"), finished)
+}
+
+/// A finished process as a result: stdout, then stderr under `[stderr]`;
+/// a success when it exited 0, else a failure saying how it ended (`what`
+/// names it in a timeout: "the command", "the tool"). Shared by
+/// `run_command` and dynamic tools.
+pub(crate) fn outcome(finished: &Finished, timeout: u64, what: &str) -> ToolResult {
     let mut output = finished.stdout.clone();
     if !finished.stderr.is_empty() {
-        if !output.is_empty() {
+        if !output.is_empty() && !output.ends_with('\n') {
             output.push('\n');
         }
         output.push_str("[stderr]\n");
         output.push_str(&finished.stderr);
     }
+    if finished.exit_code == Some(0) && !finished.timed_out {
+        if output.is_empty() {
+            "(no output; exit code 0)".clone_into(&mut output);
+        }
+        return ToolResult::success(output);
+    }
     let ended = if finished.timed_out {
-        format!("timed out after {timeout}s; the command and everything it started were killed")
+        format!("timed out after {timeout}s; {what} and everything it started were killed")
     } else if let Some(code) = finished.exit_code {
         format!("exit code {code}")
     } else {
         format!("killed by signal {}", finished.signal.unwrap_or(0))
     };
-    let result = if finished.exit_code == Some(0) && !finished.timed_out {
-        let mut text = output;
-        if text.is_empty() {
-            "(no output; exit code 0)".clone_into(&mut text);
-        }
-        ToolResult::success(text)
-    } else {
-        ToolResult::failure(ended).with_output(output)
-    };
+    ToolResult::failure(ended).with_output(output)
+}
+
+/// `result` with how the process ran: exit code, whether it timed out, its
+/// duration and whether lines were cut.
+pub(crate) fn with_run_metadata(result: ToolResult, finished: &Finished) -> ToolResult {
     result
         .with_metadata("exit_code", finished.exit_code)
         .with_metadata("timed_out", finished.timed_out)

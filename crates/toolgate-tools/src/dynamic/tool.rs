@@ -240,53 +240,19 @@ fn write_script(name: &str, extension: &str, source: &str) -> std::io::Result<te
     Ok(dir)
 }
 
-/// The result the model sees (rule 6).
+/// The result the model sees (rule 6): a script's `{"success",
+/// "content"}` answer, else the process's output as `run_command` shows it.
 fn report(finished: &Finished, timeout: u64, is_script: bool) -> ToolResult {
     let ok = finished.exit_code == Some(0) && !finished.timed_out;
     let protocol = (ok && is_script && finished.stderr.is_empty())
         .then(|| seed_result(&finished.stdout))
         .flatten();
-    let result = if let Some((success, content)) = protocol {
-        if success {
-            ToolResult::success(content)
-        } else {
-            ToolResult::failure(content)
-        }
-    } else {
-        let mut output = finished.stdout.clone();
-        if !finished.stderr.is_empty() {
-            if !output.is_empty() && !output.ends_with('\n') {
-                output.push('\n');
-            }
-            output.push_str("[stderr]\n");
-            output.push_str(&finished.stderr);
-        }
-        if ok {
-            if output.is_empty() {
-                "(no output; exit code 0)".clone_into(&mut output);
-            }
-            ToolResult::success(output)
-        } else {
-            let ended = if finished.timed_out {
-                format!(
-                    "timed out after {timeout}s; the tool and everything it started were killed"
-                )
-            } else if let Some(code) = finished.exit_code {
-                format!("exit code {code}")
-            } else {
-                format!("killed by signal {}", finished.signal.unwrap_or(0))
-            };
-            ToolResult::failure(ended).with_output(output)
-        }
+    let result = match protocol {
+        Some((true, content)) => ToolResult::success(content),
+        Some((false, content)) => ToolResult::failure(content),
+        None => crate::command::outcome(finished, timeout, "the tool"),
     };
-    result
-        .with_metadata("exit_code", finished.exit_code)
-        .with_metadata("timed_out", finished.timed_out)
-        .with_metadata(
-            "duration_ms",
-            u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
-        )
-        .with_metadata("lines_cut", finished.cut)
+    crate::command::with_run_metadata(result, finished)
 }
 
 /// `{"success": bool, "content": "…"}` as a whole stdout.
