@@ -19,6 +19,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+mod common;
+
 /// In every secret; no output may contain it.
 const MARK: &str = "S3CR3TMARK";
 
@@ -81,23 +83,13 @@ impl World {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        let mut cmd = common::clean_command(env!("CARGO_BIN_EXE_toolgate"), &self.ws, &self.home);
         cmd.args(args)
-            .current_dir(&self.ws)
-            .env("HOME", &self.home)
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_DATA_HOME")
             // What a user has exported: none of it may reach a command.
             .env("OPENAI_API_KEY", format!("{MARK}-openai"))
             .env("ANTHROPIC_API_KEY", format!("{MARK}-anthropic"))
             .env("GITHUB_TOKEN", format!("{MARK}-github"))
-            .env("AWS_SECRET_ACCESS_KEY", format!("{MARK}-aws"))
-            .stdin(Stdio::null());
-        for (key, _) in std::env::vars() {
-            if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
-                cmd.env_remove(key);
-            }
-        }
+            .env("AWS_SECRET_ACCESS_KEY", format!("{MARK}-aws"));
         cmd
     }
 

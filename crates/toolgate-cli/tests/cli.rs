@@ -15,6 +15,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod common;
+
 struct Ws {
     dir: tempfile::TempDir,
     trusted: bool,
@@ -50,17 +52,12 @@ impl Ws {
     /// The binary, run in the workspace with a private HOME and no TOOLGATE_*
     /// variables from the outside.
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-        cmd.args(args)
-            .current_dir(self.path())
-            .env("HOME", self.path().join("home"))
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_DATA_HOME");
-        for (key, _) in std::env::vars() {
-            if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
-                cmd.env_remove(key);
-            }
-        }
+        let mut cmd = common::clean_command(
+            env!("CARGO_BIN_EXE_toolgate"),
+            self.path(),
+            &self.path().join("home"),
+        );
+        cmd.args(args);
         if self.trusted {
             cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");
         }

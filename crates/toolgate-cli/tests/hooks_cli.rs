@@ -9,9 +9,11 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
+
+mod common;
 
 struct Ws {
     dir: tempfile::TempDir,
@@ -37,18 +39,12 @@ impl Ws {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-        cmd.args(args)
-            .current_dir(self.dir.path())
-            .env("HOME", self.path("home"))
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_DATA_HOME")
-            .stdin(Stdio::null());
-        for (key, _) in std::env::vars() {
-            if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
-                cmd.env_remove(key);
-            }
-        }
+        let mut cmd = common::clean_command(
+            env!("CARGO_BIN_EXE_toolgate"),
+            self.dir.path(),
+            &self.path("home"),
+        );
+        cmd.args(args);
         // The hooks under test are in the workspace file: trust it.
         cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");
         cmd.output().unwrap()

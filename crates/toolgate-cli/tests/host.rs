@@ -214,21 +214,11 @@ fn with_no_model_server_run_fails_fast_and_says_how_to_get_a_model() {
         (&[], "Ollama at http://127.0.0.1:11434/v1"),
     ];
     for (flags, said) in cases {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-        cmd.current_dir(dir.path())
-            .env("HOME", dir.path())
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_DATA_HOME")
-            .args(["run", "hello"])
+        let mut cmd = common::clean_command(env!("CARGO_BIN_EXE_toolgate"), dir.path(), dir.path());
+        cmd.args(["run", "hello"])
             .args(*flags)
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        for (key, _) in std::env::vars() {
-            if key.starts_with("TOOLGATE_") {
-                cmd.env_remove(key);
-            }
-        }
         let mut child = cmd.spawn().unwrap();
         let started = Instant::now();
         // A bound, not a measurement: the run must not sit in retries.

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+mod common;
+
 /// The `.ci` directory holding the installed peers.
 fn peers() -> PathBuf {
     std::env::var_os("TOOLGATE_MCP_PEERS").map_or_else(
@@ -75,18 +77,12 @@ impl Ws {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-        cmd.args(args)
-            .current_dir(self.root())
-            .env("HOME", self.dir.path().join("home"))
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_DATA_HOME")
-            .stdin(Stdio::null());
-        for (key, _) in std::env::vars() {
-            if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
-                cmd.env_remove(key);
-            }
-        }
+        let mut cmd = common::clean_command(
+            env!("CARGO_BIN_EXE_toolgate"),
+            &self.root(),
+            &self.dir.path().join("home"),
+        );
+        cmd.args(args);
         // The MCP servers under test are in the workspace file: trust it.
         cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");
         // The peers are installed in the checkout, which may be anywhere the

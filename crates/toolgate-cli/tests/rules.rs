@@ -8,9 +8,11 @@
 )]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
+
+mod common;
 
 /// A workspace with its own HOME; stdin is not a terminal, so a call that
 /// needs confirmation fails instead of asking.
@@ -35,18 +37,12 @@ impl Ws {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-        cmd.args(args)
-            .current_dir(self.ws())
-            .env("HOME", self.dir.path().join("home"))
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_DATA_HOME")
-            .stdin(Stdio::null());
-        for (key, _) in std::env::vars() {
-            if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
-                cmd.env_remove(key);
-            }
-        }
+        let mut cmd = common::clean_command(
+            env!("CARGO_BIN_EXE_toolgate"),
+            &self.ws(),
+            &self.dir.path().join("home"),
+        );
+        cmd.args(args);
         cmd
     }
 

@@ -13,6 +13,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod common;
+
 /// A hook that leaves a marker file when it runs.
 const HOOK: &str = "hooks:\n  pre_tool_use:\n    - {name: marker, command: 'touch hook-ran'}\n";
 
@@ -60,18 +62,7 @@ impl Ws {
     /// `program` in the workspace with a private HOME and no `TOOLGATE_*`
     /// variables from the outside.
     fn command(&self, program: &str) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.current_dir(self.root())
-            .env("HOME", self.home())
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_DATA_HOME")
-            .stdin(Stdio::null());
-        for (key, _) in std::env::vars() {
-            if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
-                cmd.env_remove(key);
-            }
-        }
-        cmd
+        common::clean_command(program, &self.root(), &self.home())
     }
 
     fn cmd(&self, args: &[&str]) -> Command {

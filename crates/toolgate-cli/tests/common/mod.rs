@@ -90,6 +90,28 @@ pub(crate) fn answer(text: &str) -> ResponseTemplate {
     }))
 }
 
+/// `program` run in `cwd` with `home` as HOME, stdin closed, and nothing
+/// from the caller's environment that toolgate reads: no XDG directories,
+/// no `TOOLGATE_*`, no `RUST_LOG`.
+pub(crate) fn clean_command(
+    program: impl AsRef<std::ffi::OsStr>,
+    cwd: &Path,
+    home: &Path,
+) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.current_dir(cwd)
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .stdin(Stdio::null());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
 pub(crate) struct Ws {
     pub(crate) dir: tempfile::TempDir,
 }
@@ -122,18 +144,8 @@ impl Ws {
     /// `program` in the workspace with a clean environment: our HOME, the
     /// test key, no `TOOLGATE_*` or `RUST_LOG` from the caller.
     pub(crate) fn command(&self, program: &str) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.current_dir(self.path())
-            .env("HOME", self.path().join("home"))
-            .env("TEST_LLM_KEY", "sk-very-secret")
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_DATA_HOME")
-            .stdin(Stdio::null());
-        for (key, _) in std::env::vars() {
-            if key.starts_with("TOOLGATE_") || key == "RUST_LOG" {
-                cmd.env_remove(key);
-            }
-        }
+        let mut cmd = clean_command(program, self.path(), &self.path().join("home"));
+        cmd.env("TEST_LLM_KEY", "sk-very-secret");
         // The workspace file sets the model server, the key variable, the
         // mode, hooks and gates: trust it.
         cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");
