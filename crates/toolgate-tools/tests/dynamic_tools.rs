@@ -133,13 +133,32 @@ async fn approve_and_sync(w: &World, id: i64) {
 }
 
 fn printf_tool() -> Value {
-    json!({
-        "name": "show_arg",
-        "description": "Prints its argument in brackets.",
+    command_tool(
+        "show_arg",
+        "Prints its argument in brackets.",
+        "printf [%s]\\n {{msg}}",
+        json!({"msg": {"type": "string"}}),
+    )
+}
+
+/// A `create_tool` request for a command template taking `properties`.
+fn command_tool(name: &str, description: &str, source: &str, properties: Value) -> Value {
+    let mut tool = json!({
+        "name": name,
+        "description": description,
         "type": "command",
-        "source": "printf [%s]\\n {{msg}}",
-        "parameters": {"properties": {"msg": {"type": "string"}}}
-    })
+        "source": source,
+        "parameters": {}
+    });
+    tool["parameters"]["properties"] = properties;
+    tool
+}
+
+/// A world with the feature on, in yolo, where the full sandbox must be.
+fn sandboxed() -> World {
+    let w = world(enabled(), ConfirmationMode::Yolo);
+    require_full_sandbox(&w.ws);
+    w
 }
 
 /// Every file beneath `dir`, relative, sorted.
@@ -183,8 +202,7 @@ impl toolgate_core::Tool for Named {
 
 #[tokio::test]
 async fn no_value_adds_a_command_or_an_argument() {
-    let w = world(enabled(), ConfirmationMode::Yolo);
-    require_full_sandbox(&w.ws);
+    let w = sandboxed();
     let id = create(&w, printf_tool()).await;
     approve_and_sync(&w, id).await;
     let before = files(&w.ws);
@@ -240,28 +258,25 @@ async fn no_value_adds_a_command_or_an_argument() {
 
 #[tokio::test]
 async fn a_dash_is_allowed_after_double_dash_or_by_the_schema() {
-    let w = world(enabled(), ConfirmationMode::Yolo);
-    require_full_sandbox(&w.ws);
+    let w = sandboxed();
     let after = create(
         &w,
-        json!({
-            "name": "after_dashes",
-            "description": "Prints its argument after --.",
-            "type": "command",
-            "source": "printf [%s]\\n -- {{msg}}",
-            "parameters": {"properties": {"msg": {"type": "string"}}}
-        }),
+        command_tool(
+            "after_dashes",
+            "Prints its argument after --.",
+            "printf [%s]\\n -- {{msg}}",
+            json!({"msg": {"type": "string"}}),
+        ),
     )
     .await;
     let allowed = create(
         &w,
-        json!({
-            "name": "offset",
-            "description": "Prints a signed offset.",
-            "type": "command",
-            "source": "printf [%s]\\n {{n}}",
-            "parameters": {"properties": {"n": {"type": "integer", "x-allow-dash": true}}}
-        }),
+        command_tool(
+            "offset",
+            "Prints a signed offset.",
+            "printf [%s]\\n {{n}}",
+            json!({"n": {"type": "integer", "x-allow-dash": true}}),
+        ),
     )
     .await;
     approve_and_sync(&w, after).await;
@@ -274,14 +289,17 @@ async fn a_dash_is_allowed_after_double_dash_or_by_the_schema() {
 
 #[tokio::test]
 async fn the_command_blocklist_applies_to_templates_and_to_filled_values() {
-    let w = world(enabled(), ConfirmationMode::Yolo);
-    require_full_sandbox(&w.ws);
+    let w = sandboxed();
     // A template the blocklist refuses is not even stored.
     let done = call(
         &w.engine,
         "create_tool",
-        json!({"name": "as_root", "description": "Runs as root.", "type": "command",
-               "source": "sudo {{cmd}}", "parameters": {"properties": {"cmd": {"type": "string"}}}}),
+        command_tool(
+            "as_root",
+            "Runs as root.",
+            "sudo {{cmd}}",
+            json!({"cmd": {"type": "string"}}),
+        ),
     )
     .await;
     let error = done.result.error.clone().unwrap();
@@ -294,8 +312,12 @@ async fn the_command_blocklist_applies_to_templates_and_to_filled_values() {
     // A template that is fine until a value makes it `rm -rf /`.
     let id = create(
         &w,
-        json!({"name": "clean_dir", "description": "Removes a directory.", "type": "command",
-               "source": "rm -rf {{path}}", "parameters": {"properties": {"path": {"type": "string"}}}}),
+        command_tool(
+            "clean_dir",
+            "Removes a directory.",
+            "rm -rf {{path}}",
+            json!({"path": {"type": "string"}}),
+        ),
     )
     .await;
     approve_and_sync(&w, id).await;
@@ -381,8 +403,7 @@ async fn a_pending_or_rejected_tool_cannot_be_called() {
 
 #[tokio::test]
 async fn an_approved_tool_is_callable_at_once_and_after_a_restart() {
-    let w = world(enabled(), ConfirmationMode::Yolo);
-    require_full_sandbox(&w.ws);
+    let w = sandboxed();
     let id = create(&w, printf_tool()).await;
     // Approved from "another process"; the running agent's next sync
     // loads it, and the sync after that changes nothing.
@@ -431,17 +452,15 @@ async fn an_approved_tool_is_callable_at_once_and_after_a_restart() {
 
 #[tokio::test]
 async fn a_wrong_argument_type_is_refused_before_anything_runs() {
-    let w = world(enabled(), ConfirmationMode::Yolo);
-    require_full_sandbox(&w.ws);
+    let w = sandboxed();
     let id = create(
         &w,
-        json!({
-            "name": "mark",
-            "description": "Creates the file ran-N.",
-            "type": "command",
-            "source": "touch ran-{{n}}",
-            "parameters": {"properties": {"n": {"type": "integer", "minimum": 0}}}
-        }),
+        command_tool(
+            "mark",
+            "Creates the file ran-N.",
+            "touch ran-{{n}}",
+            json!({"n": {"type": "integer", "minimum": 0}}),
+        ),
     )
     .await;
     approve_and_sync(&w, id).await;
@@ -470,8 +489,7 @@ async fn a_wrong_argument_type_is_refused_before_anything_runs() {
 /// listener sees no connection.
 #[tokio::test]
 async fn a_script_cannot_write_outside_the_workspace_or_reach_the_network() {
-    let w = world(enabled(), ConfirmationMode::Yolo);
-    require_full_sandbox(&w.ws);
+    let w = sandboxed();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -582,8 +600,7 @@ async fn a_script_cannot_write_outside_the_workspace_or_reach_the_network() {
 
 #[tokio::test]
 async fn scripts_get_their_arguments_on_stdin_in_each_language() {
-    let w = world(enabled(), ConfirmationMode::Yolo);
-    require_full_sandbox(&w.ws);
+    let w = sandboxed();
     // (interpreter field, source, arguments, Ok(output) or Err(error))
     let cases: &[(Option<&str>, &str, Value, Result<&str, &str>)] = &[
         (
@@ -668,8 +685,7 @@ async fn a_script_that_runs_too_long_is_killed() {
 
 #[tokio::test]
 async fn a_withdrawn_tool_stops_running_and_its_name_can_be_reused() {
-    let w = world(enabled(), ConfirmationMode::Yolo);
-    require_full_sandbox(&w.ws);
+    let w = sandboxed();
     let first = create(&w, printf_tool()).await;
     approve_and_sync(&w, first).await;
     assert!(
