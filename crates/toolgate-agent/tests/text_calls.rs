@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use common::{answer, bodies, engine, server, settings};
 use serde_json::Value;
-use toolgate_agent::{AgentDef, AgentRunner, LlmClient, OpenAiClient, Outcome};
+use toolgate_agent::{AgentDef, AgentRunner, LlmClient, OpenAiClient, Outcome, RunReport};
 
 fn build() -> AgentDef {
     AgentDef::builtin("build").unwrap()
@@ -89,11 +89,7 @@ async fn text_tool_calls_case_table() {
             vec![answer(&reply), answer("Done.")],
         )
         .await;
-        let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
-        let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
-            .build()
-            .run("Read a.txt", Vec::new())
-            .await;
+        let report = run_build(&server, dir.path(), "Read a.txt").await;
         assert_eq!(report.outcome, Outcome::Completed, "{reply}");
         let calls: Vec<(&str, &str)> = report
             .tool_calls
@@ -193,11 +189,7 @@ async fn a_repeated_call_is_pointed_out_and_ends_the_run() {
         ],
     )
     .await;
-    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
-    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
-        .build()
-        .run("Read a.txt", Vec::new())
-        .await;
+    let report = run_build(&server, dir.path(), "Read a.txt").await;
     assert_eq!(report.outcome, Outcome::Repeating);
     assert_eq!(report.tool_calls.len(), 3);
     assert!(!report.tool_calls[0].output.contains("You already called"));
@@ -226,11 +218,7 @@ async fn an_empty_reply_is_nudged_once_then_taken_as_the_answer() {
         vec![answer(""), answer("The answer is 42."), answer("unused")],
     )
     .await;
-    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
-    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
-        .build()
-        .run("What is the answer?", Vec::new())
-        .await;
+    let report = run_build(&server, dir.path(), "What is the answer?").await;
     assert_eq!(report.outcome, Outcome::Completed);
     assert_eq!(report.final_text, "The answer is 42.");
     let reqs = bodies(&server).await;
@@ -240,21 +228,22 @@ async fn an_empty_reply_is_nudged_once_then_taken_as_the_answer() {
     assert_eq!(last["content"], toolgate_agent::EMPTY_REPLY_NUDGE);
 
     // A second empty reply in the same run is not nudged again: the run ends.
-    let server = server_again().await;
-    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
-    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
-        .build()
-        .run("What is the answer?", Vec::new())
-        .await;
+    let server = common::server(
+        "/v1/chat/completions",
+        vec![answer(" \n"), answer(""), answer("unused")],
+    )
+    .await;
+    let report = run_build(&server, dir.path(), "What is the answer?").await;
     assert_eq!(report.outcome, Outcome::Completed);
     assert_eq!(report.final_text, "");
     assert_eq!(bodies(&server).await.len(), 2);
 }
 
-async fn server_again() -> wiremock::MockServer {
-    server(
-        "/v1/chat/completions",
-        vec![answer(" \n"), answer(""), answer("unused")],
-    )
-    .await
+/// `task` run by the build agent in `dir` against the scripted `server`.
+async fn run_build(server: &wiremock::MockServer, dir: &std::path::Path, task: &str) -> RunReport {
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(server, false)));
+    AgentRunner::builder(llm, engine(dir, vec![]), build())
+        .build()
+        .run(task, Vec::new())
+        .await
 }
