@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 
 use toolgate_core::{EntryKind, Workspace, WorkspaceError, WsPath};
 
+#[path = "common/xorshift.rs"]
+mod xorshift;
+
 const OUTSIDE: &str = "OUTSIDE-CONTENT";
 
 /// `base/ws` is the workspace; `base/outside` and `base/ws-evil` are not.
@@ -834,14 +837,8 @@ fn resolve_never_escapes_on_a_generated_corpus() {
         "outside".into(),
     ];
     let mut corpus: Vec<String> = ATTACKS.iter().map(|(s, _)| fx.expand(s)).collect();
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = move || {
-        // xorshift64*: deterministic, no dependency.
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    };
+    let mut rng = xorshift::Rng(0x9e37_79b9_7f4a_7c15);
+    let mut next = move || rng.next();
     for _ in 0..20_000 {
         let len = next() % 8;
         let mut s = String::new();

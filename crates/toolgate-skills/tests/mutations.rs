@@ -52,20 +52,9 @@ const FRAGMENTS: &[&str] = &[
     "Ñ",
 ];
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n as u64).unwrap()
-    }
-}
+#[path = "../../toolgate-core/tests/common/xorshift.rs"]
+mod xorshift;
+use xorshift::Rng;
 
 fn mutated(rng: &mut Rng) -> String {
     let seed = SEEDS[rng.below(SEEDS.len())];

@@ -390,21 +390,9 @@ fn many_hunks_with_a_shift() {
 // ---------------------------------------------------------------------------
 // Cross-check against GNU patch.
 
-/// xorshift64*: deterministic pseudo-random numbers without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n as u64).unwrap()
-    }
-}
+#[path = "../../toolgate-core/tests/common/xorshift.rs"]
+mod xorshift;
+use xorshift::Rng;
 
 fn tool_available(name: &str) -> bool {
     Command::new(name)
