@@ -80,24 +80,7 @@ pub enum DynamicToolKind {
     Script,
 }
 
-impl DynamicToolKind {
-    /// `command` or `script`, as stored and shown.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Command => "command",
-            Self::Script => "script",
-        }
-    }
-
-    /// The kind named `name`, as [`as_str`](Self::as_str) writes it.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "command" => Some(Self::Command),
-            "script" => Some(Self::Script),
-            _ => None,
-        }
-    }
-}
+names!(DynamicToolKind { Command => "command", Script => "script" });
 
 /// Who may use a dynamic tool once approved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -109,24 +92,7 @@ pub enum DynamicToolScope {
     Global,
 }
 
-impl DynamicToolScope {
-    /// `agent` or `global`, as stored and shown.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Agent => "agent",
-            Self::Global => "global",
-        }
-    }
-
-    /// The scope named `name`, as [`as_str`](Self::as_str) writes it.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "agent" => Some(Self::Agent),
-            "global" => Some(Self::Global),
-            _ => None,
-        }
-    }
-}
+names!(DynamicToolScope { Agent => "agent", Global => "global" });
 
 /// Where a dynamic tool is in its review.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -140,26 +106,7 @@ pub enum DynamicToolStatus {
     Rejected,
 }
 
-impl DynamicToolStatus {
-    /// `pending`, `approved` or `rejected`, as stored and shown.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Approved => "approved",
-            Self::Rejected => "rejected",
-        }
-    }
-
-    /// The status named `name`, as [`as_str`](Self::as_str) writes it.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "pending" => Some(Self::Pending),
-            "approved" => Some(Self::Approved),
-            "rejected" => Some(Self::Rejected),
-            _ => None,
-        }
-    }
-}
+names!(DynamicToolStatus { Pending => "pending", Approved => "approved", Rejected => "rejected" });
 
 /// A dynamic tool to store, pending review.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

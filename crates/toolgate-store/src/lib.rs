@@ -102,6 +102,43 @@ pub use tasks::{
 };
 pub use writer::{AuditWriter, AuditWriterBuilder};
 
+/// `as_str`, `from_name`, `Display` and `FromStr` for an enum of stored
+/// names (statuses, kinds, scopes).
+macro_rules! names {
+    ($type:ty { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl $type {
+            /// The stored name (`snake_case`).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name),+
+                }
+            }
+
+            /// The value [`as_str`](Self::as_str) names `name`.
+            pub fn from_name(name: &str) -> Option<Self> {
+                name.parse().ok()
+            }
+        }
+
+        impl std::fmt::Display for $type {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $type {
+            type Err = $crate::UnknownName;
+
+            fn from_str(s: &str) -> Result<Self, $crate::UnknownName> {
+                match s {
+                    $($name => Ok(Self::$variant),)+
+                    _ => Err($crate::UnknownName(s.to_owned())),
+                }
+            }
+        }
+    };
+}
+
 mod audit;
 mod dynamic_tools;
 mod error;

@@ -1,9 +1,6 @@
 //! Projects and their tasks with an activity log (seed 003's
 //! `project_tools`), and the plan an agent keeps for its session.
 
-use std::fmt;
-use std::str::FromStr;
-
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -141,36 +138,7 @@ pub enum Priority {
     High,
 }
 
-/// The names the variants are stored and shown as, and parsed back from.
-macro_rules! names {
-    ($type:ty { $($variant:ident => $name:literal),+ $(,)? }) => {
-        impl $type {
-            /// The stored name (`snake_case`).
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(Self::$variant => $name),+
-                }
-            }
-        }
-
-        impl fmt::Display for $type {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl FromStr for $type {
-            type Err = UnknownName;
-
-            fn from_str(s: &str) -> Result<Self, UnknownName> {
-                match s {
-                    $($name => Ok(Self::$variant),)+
-                    _ => Err(UnknownName(s.to_owned())),
-                }
-            }
-        }
-    };
-}
+// The names the variants are stored and shown as, and parsed back from.
 
 names!(ProjectStatus { Active => "active", Paused => "paused", Done => "done", Archived => "archived" });
 names!(TaskStatus { Todo => "todo", InProgress => "in_progress", Done => "done", Blocked => "blocked" });
