@@ -21,6 +21,9 @@
 //!   resolves beneath its root with the kernel's help (`openat2`
 //!   `RESOLVE_BENEATH` via `cap-std`), refuses sensitive files, refuses to
 //!   change protected ones, and writes atomically.
+//! - [`redact`] takes secrets out of what toolgate shows, reports and logs:
+//!   credentials in URLs, headers and fields, known key shapes, and the
+//!   values given to [`register_secret`].
 //!
 //! This crate makes no decisions about what may run: that is
 //! `toolgate-policy`, and the gate that applies the decisions is
@@ -70,6 +73,7 @@ pub use call::ToolCall;
 pub use effects::{Change, Effect, Effects, EffectsError};
 pub use error::{Error, error_chain};
 pub use name::{MAX_TOOL_NAME_LEN, check_tool_name};
+pub use redact::{MIN_SECRET_CHARS, REDACTED, redact, register_secret};
 pub use registry::{RegisteredTool, Registry};
 pub use result::ToolResult;
 pub use schema::{
@@ -83,10 +87,14 @@ pub use workspace::{
     WalkReport, Workspace, WorkspaceBuilder, WorkspaceError, WsPath,
 };
 
+#[doc(hidden)]
+pub use redact::fuzz_redact;
+
 mod call;
 mod effects;
 mod error;
 mod name;
+mod redact;
 mod registry;
 mod result;
 mod schema;
