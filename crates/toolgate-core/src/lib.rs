@@ -21,6 +21,10 @@
 //!   resolves beneath its root with the kernel's help (`openat2`
 //!   `RESOLVE_BENEATH` via `cap-std`), refuses sensitive files, refuses to
 //!   change protected ones, and writes atomically.
+//! - [`neutralize`] and [`neutralize_line`] are the one way untrusted text
+//!   (from a model, a tool, an MCP server, a skill, a workspace file)
+//!   reaches a terminal: controls, bidirectional overrides and invisible
+//!   characters become visible escapes.
 //! - [`redact`] takes secrets out of what toolgate shows, reports and logs:
 //!   credentials in URLs, headers and fields, known key shapes, and the
 //!   values given to [`register_secret`].
@@ -79,6 +83,7 @@ pub use result::ToolResult;
 pub use schema::{
     ArgsProblems, ArgsValidator, SchemaFormat, ToolSpec, empty_args, schema_for_args,
 };
+pub use text::{is_neutral, neutralize, neutralize_line};
 pub use tool::{
     CommandClass, Sensitivity, Tool, ToolAnnotations, ToolContext, TypedTool, first_sentence,
 };
@@ -98,5 +103,6 @@ mod redact;
 mod registry;
 mod result;
 mod schema;
+mod text;
 mod tool;
 mod workspace;

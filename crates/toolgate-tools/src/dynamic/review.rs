@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use serde_json::{Value, json};
+use toolgate_core::{neutralize, neutralize_line};
 use toolgate_store::{DynamicToolRecord, DynamicToolStatus, DynamicToolStore, StatusChange};
 
 use super::definition::{Draft, check};
@@ -86,9 +87,12 @@ async fn set(
 /// schema and the static analysis's notes, and the commands to approve or
 /// reject it; with `json`, an array of objects (see [`record_json`]).
 ///
-/// Everything the agent wrote is shown with its control characters
-/// escaped (see [`escape_controls`]), so that what the reviewer reads is
-/// what would run.
+/// Everything the agent wrote is shown neutralised, so that what the
+/// reviewer reads is what would run: a terminal would otherwise let a
+/// source hide lines (`\r`, escape sequences) or show them in another
+/// order ("Trojan Source", CVE-2021-42574). Names, descriptions and notes
+/// go through [`neutralize_line`]; the source, line by line, through
+/// [`neutralize`], which keeps its tabs.
 pub fn render_pending(records: &[DynamicToolRecord], json: bool) -> String {
     if json {
         let list: Vec<Value> = records.iter().map(record_json).collect();
@@ -103,26 +107,26 @@ pub fn render_pending(records: &[DynamicToolRecord], json: bool) -> String {
             out,
             "#{} {} ({}{}, scope {}, by {}, {})",
             record.id,
-            escape_controls(&record.name),
+            neutralize_line(&record.name),
             record.kind.as_str(),
             record
                 .interpreter
                 .as_deref()
-                .map(|i| format!(" {}", escape_controls(i)))
+                .map(|i| format!(" {}", neutralize_line(i)))
                 .unwrap_or_default(),
             record.scope.as_str(),
-            escape_controls(&record.created_by),
+            neutralize_line(&record.created_by),
             time(record.created),
         );
-        let _ = writeln!(out, "  {}", escape_controls(&record.description));
+        let _ = writeln!(out, "  {}", neutralize_line(&record.description));
         let _ = writeln!(out, "  source:");
         for line in record.source.lines() {
-            let _ = writeln!(out, "    | {}", escape_controls(line));
+            let _ = writeln!(out, "    | {}", neutralize(line));
         }
         let _ = writeln!(
             out,
             "  parameters: {}",
-            escape_controls(&record.parameters.to_string())
+            neutralize_line(&record.parameters.to_string())
         );
         let findings = record
             .advice
@@ -139,9 +143,9 @@ pub fn render_pending(records: &[DynamicToolRecord], json: bool) -> String {
                 let _ = writeln!(
                     out,
                     "    - line {line}: {}: {} (`{}`)",
-                    field("category"),
-                    escape_controls(field("reason")),
-                    escape_controls(field("matched")),
+                    neutralize_line(field("category")),
+                    neutralize_line(field("reason")),
+                    neutralize_line(field("matched")),
                 );
             }
         }
@@ -156,7 +160,7 @@ pub fn render_pending(records: &[DynamicToolRecord], json: bool) -> String {
 
 /// The text of `toolgate tools approve|reject`, after the change.
 pub fn render_review(record: &DynamicToolRecord) -> String {
-    let name = escape_controls(&record.name);
+    let name = neutralize_line(&record.name);
     match record.status {
         DynamicToolStatus::Approved => format!(
             "approved dynamic tool #{} `{name}`: agents load it at their next step\n",
@@ -201,29 +205,6 @@ pub fn record_json(record: &DynamicToolRecord) -> Value {
     })
 }
 
-/// `text` with every control character but the tab escaped (`\n`, `\r`,
-/// `\u{1b}`), and the Unicode characters that reorder or hide text
-/// (bidirectional overrides and isolates, zero-width characters) too:
-/// a terminal would otherwise let a source hide lines from the reviewer
-/// (`\r`, escape sequences) or show them in another order ("Trojan
-/// Source", CVE-2021-42574).
-pub fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let hidden = matches!(
-            c,
-            '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
-                | '\u{2066}'..='\u{2069}' | '\u{FEFF}'
-        );
-        if (c.is_control() && c != '\t') || hidden {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// Milliseconds since the epoch as an RFC 3339 time (UTC, seconds).
 fn time(ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ms).map_or_else(
@@ -236,21 +217,60 @@ fn time(ms: i64) -> String {
 mod tests {
     use super::*;
 
+    /// What `escape_controls`, the copy this module had, was tested for,
+    /// in the spelling of the one neutraliser.
     #[test]
     fn controls_and_hiding_characters_are_escaped() {
         let cases: &[(&str, &str)] = &[
             ("plain text", "plain text"),
-            ("tab\there", "tab\there"),
+            ("tab\there", "tab\\there"),
             ("line\nbreak", "line\\nbreak"),
             ("ok\rrm -rf ~", "ok\\rrm -rf ~"),
-            ("\u{1b}[2Khidden", "\\u{1b}[2Khidden"),
-            ("a\u{202E}evil\u{202C}b", "a\\u{202e}evil\\u{202c}b"),
-            ("zero\u{200B}width", "zero\\u{200b}width"),
-            ("bom\u{FEFF}", "bom\\u{feff}"),
+            ("\u{1b}[2Khidden", "\\x1b[2Khidden"),
+            ("a\u{202E}evil\u{202C}b", "a\\u{202E}evil\\u{202C}b"),
+            ("zero\u{200B}width", "zero\\u{200B}width"),
+            ("bom\u{FEFF}", "bom\\u{FEFF}"),
             ("café ñ 日本", "café ñ 日本"),
         ];
         for (text, shown) in cases {
-            assert_eq!(escape_controls(text), *shown, "{text:?}");
+            assert_eq!(neutralize_line(text), *shown, "{text:?}");
         }
+    }
+
+    #[test]
+    fn what_the_agent_wrote_is_shown_neutralised() {
+        let record = DynamicToolRecord {
+            id: 7,
+            name: "ok\u{1b}[2K".to_owned(),
+            description: "two\nlines\u{202E}txt".to_owned(),
+            kind: toolgate_store::DynamicToolKind::Script,
+            interpreter: Some("sh\r".to_owned()),
+            source: "echo ok\rrm -rf ~\n\tzero\u{200B}width\u{FEFF}\r\n".to_owned(),
+            parameters: json!({"type": "object"}),
+            scope: toolgate_store::DynamicToolScope::Agent,
+            created_by: "agent\u{9B}31m".to_owned(),
+            session_id: None,
+            advice: json!([{"category": "c", "reason": "r\u{2066}", "matched": "m\n", "line": 1}]),
+            status: DynamicToolStatus::Pending,
+            created: 0,
+            updated: 0,
+        };
+        let shown = render_pending(std::slice::from_ref(&record), false);
+        #[rustfmt::skip]
+        let lines: &[&str] = &[
+            "#7 ok\\x1b[2K (script sh\\r, scope agent, by agent\\u{9B}31m, 1970-01-01T00:00:00Z)",
+            "  two\\nlines\\u{202E}txt",
+            "    | echo ok\\rrm -rf ~",
+            "    | \tzero\\u{200B}width\\u{FEFF}",
+            "    - line 1: c: r\\u{2066} (`m\\n`)",
+        ];
+        for line in lines {
+            assert!(shown.lines().any(|l| l == *line), "{line:?} in\n{shown}");
+        }
+        assert!(toolgate_core::is_neutral(&shown), "{shown}");
+        assert_eq!(
+            render_review(&record),
+            "dynamic tool #7 `ok\\x1b[2K` is pending review\n"
+        );
     }
 }
