@@ -306,6 +306,14 @@ pub struct ToolCallRecord {
     /// Whether the model wrote the call as text and the loop recovered it.
     #[serde(default)]
     pub recovered: bool,
+    /// The question a person was asked about the call, their answer and
+    /// how long they took (`{"view": …, "answer": …, "waited_ms": …}`, see
+    /// [`toolgate_engine::ApprovalRecord`]); none when nobody was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Value>,
+    /// Milliseconds of `duration_ms` the person took to answer.
+    #[serde(default)]
+    pub waited_ms: u64,
 }
 
 /// How a run ended.
@@ -331,6 +339,29 @@ pub enum Outcome {
     AuthFailed,
     /// The model call failed or a hook blocked the run.
     Failed,
+    /// Calls the task needed were refused because nobody could be asked to
+    /// approve them (no terminal, no approver): whatever the model said,
+    /// the work was not done.
+    Blocked,
+}
+
+impl Outcome {
+    /// The outcome's name as sessions, reports and `--json` spell it
+    /// (`completed`, `max_steps`, `blocked`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::MaxSteps => "max_steps",
+            Self::Timeout => "timeout",
+            Self::Repeating => "repeating",
+            Self::Budget => "budget",
+            Self::Interrupted => "interrupted",
+            Self::Aborted => "aborted",
+            Self::AuthFailed => "auth_failed",
+            Self::Failed => "failed",
+            Self::Blocked => "blocked",
+        }
+    }
 }
 
 /// Tokens and cost of one step.
@@ -390,18 +421,42 @@ impl RunReport {
             .try_fold(0.0, |acc, c| c.map(|c| acc + c))
     }
 
-    /// The report as JSON (without the conversation).
+    /// How many calls were refused because nobody could be asked to
+    /// approve them ([`Outcome::Blocked`]).
+    pub fn blocked_calls(&self) -> usize {
+        self.tool_calls
+            .iter()
+            .filter(|c| c.decision == Decision::NoApprover.as_str())
+            .count()
+    }
+
+    /// Milliseconds people took to answer questions during the run.
+    pub fn waited_ms(&self) -> u64 {
+        self.tool_calls.iter().map(|c| c.waited_ms).sum()
+    }
+
+    /// The report as JSON (without the conversation). Each tool call
+    /// carries `waited_ms` (the person's part of `duration_ms`) and, when a
+    /// person was asked, `approval` (what they were shown and answered).
     pub fn to_json(&self) -> Value {
         let (i, o) = self.tokens();
         json!({
             "outcome": self.outcome, "agent": self.agent, "task": self.task,
             "final_text": self.final_text, "steps": self.steps,
             "tokens": {"input": i, "output": o}, "cost_usd": self.cost_usd(),
-            "tool_calls": self.tool_calls.iter().map(|c| json!({
-                "step": c.step, "id": c.id, "name": c.name, "decision": c.decision,
-                "success": c.success, "duration_ms": c.duration_ms})).collect::<Vec<_>>(),
+            "tool_calls": self.tool_calls.iter().map(|c| {
+                let mut call = json!({
+                    "step": c.step, "id": c.id, "name": c.name, "decision": c.decision,
+                    "success": c.success, "duration_ms": c.duration_ms,
+                    "waited_ms": c.waited_ms});
+                if let Some(approval) = &c.approval {
+                    call["approval"] = approval.clone();
+                }
+                call
+            }).collect::<Vec<_>>(),
+            "blocked_calls": self.blocked_calls(),
             "files_changed": self.files_changed, "error": self.error,
-            "duration_ms": self.duration_ms,
+            "duration_ms": self.duration_ms, "waited_ms": self.waited_ms(),
         })
     }
 
@@ -417,17 +472,50 @@ impl RunReport {
         if let Some(c) = self.cost_usd() {
             let _ = writeln!(s, "- Cost: ${c:.4}");
         }
-        let _ = writeln!(s, "- Duration: {} ms\n\n## Tool calls\n", self.duration_ms);
         let _ = writeln!(
             s,
-            "| step | tool | decision | ok | ms |\n|---|---|---|---|---|"
+            "- Duration: {} ms ({} ms waiting for answers)\n\n## Tool calls\n",
+            self.duration_ms,
+            self.waited_ms()
+        );
+        let _ = writeln!(
+            s,
+            "| step | tool | decision | ok | ms | waited ms |\n|---|---|---|---|---|---|"
         );
         for c in &self.tool_calls {
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} |",
-                c.step, c.name, c.decision, c.success, c.duration_ms
+                "| {} | {} | {} | {} | {} | {} |",
+                c.step,
+                c.name,
+                c.decision,
+                c.success,
+                c.duration_ms.saturating_sub(c.waited_ms),
+                c.waited_ms
             );
+        }
+        let asked: Vec<&ToolCallRecord> = self
+            .tool_calls
+            .iter()
+            .filter(|c| c.approval.is_some())
+            .collect();
+        if !asked.is_empty() {
+            let _ = writeln!(s, "\n## Approvals\n");
+            for c in asked {
+                let approval = c.approval.as_ref().unwrap_or(&Value::Null);
+                let _ = writeln!(
+                    s,
+                    "- step {} `{}`: {} after {} ms: {}",
+                    c.step,
+                    c.name,
+                    approval["answer"].as_str().unwrap_or("?"),
+                    c.waited_ms,
+                    approval["view"]["reason"].as_str().unwrap_or("")
+                );
+                for action in approval["view"]["actions"].as_array().into_iter().flatten() {
+                    let _ = writeln!(s, "  - {}", action["summary"].as_str().unwrap_or(""));
+                }
+            }
         }
         let _ = writeln!(s, "\n## Files changed\n");
         for f in &self.files_changed {
@@ -1007,6 +1095,14 @@ impl AgentRunner {
         } else {
             self.record(0, &messages, &report, &mut journal).await;
         }
+        if report.blocked_calls() > 0
+            && matches!(
+                report.outcome,
+                Outcome::Completed | Outcome::MaxSteps | Outcome::Repeating
+            )
+        {
+            report.outcome = Outcome::Blocked;
+        }
         if let Some(error) = &report.error {
             let payload = json!({"agent": self.agent.name, "error": error});
             self.hooks.emit("on_error", payload).await;
@@ -1456,7 +1552,7 @@ impl AgentRunner {
         let mut aborted = false;
         let mut unreadable: Vec<String> = Vec::new();
         for (c, p) in calls.iter().zip(&prepared) {
-            let (decision, success, text, ms, effects) = match p {
+            let (decision, success, text, ms, effects, approval) = match p {
                 Err((d, msg)) => {
                     if !all_read_only {
                         results.next();
@@ -1467,6 +1563,7 @@ impl AgentRunner {
                         format!("error: {msg}"),
                         0,
                         Effects::none(),
+                        None,
                     )
                 }
                 Ok(_) => match results.next().flatten() {
@@ -1483,6 +1580,7 @@ impl AgentRunner {
                             ex.result.to_model_text(),
                             u64::try_from(ex.duration.as_millis()).unwrap_or(u64::MAX),
                             ex.effects.summary(),
+                            ex.approval,
                         )
                     }
                     None => (
@@ -1491,6 +1589,7 @@ impl AgentRunner {
                         "error: not run: the run was aborted".to_owned(),
                         0,
                         Effects::none(),
+                        None,
                     ),
                 },
             };
@@ -1516,6 +1615,10 @@ impl AgentRunner {
                 output: text.clone(),
                 effects,
                 recovered,
+                waited_ms: approval.as_ref().map_or(0, |a| {
+                    u64::try_from(a.waited.as_millis()).unwrap_or(u64::MAX)
+                }),
+                approval: approval.and_then(|a| serde_json::to_value(a).ok()),
             };
             self.emit(&AgentEvent::ToolCall(record.clone()));
             report.tool_calls.push(record);

@@ -4,15 +4,31 @@ use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use toolgate_engine::{Approval, ApprovalRequest, Approver};
+use toolgate_engine::{Approval, ApprovalRequest, Approver, Budget, Line, Role, fold};
 
-/// Asks a person at a terminal: `[y]es / [n]o / [a]bort / [s]ession-allow`.
+/// Asks a person at a terminal: `[y]es / [n]o / [a]bort / [s]ession-allow`,
+/// and `[v]iew all` when the question does not fit a screen.
 ///
 /// The prompt goes to stderr, so stdout keeps carrying only data. Build it
 /// with [`PromptApprover::terminal`], which refuses when stdin is not a TTY:
 /// answers must come from a person, never from a pipe a model might fill.
+///
+/// # Rules
+///
+/// 1. The question is the gate's [`ApprovalView`](toolgate_engine::ApprovalView)
+///    as lines ([`ApprovalView::lines`](toolgate_engine::ApprovalView::lines)):
+///    the same words the web UI shows, neutralised, the diff coloured on a
+///    colour terminal.
+/// 2. A question longer than a screen is folded to its start and end with
+///    the exact size of what is left out ([`fold`]); `v` prints it whole.
+///    Until the person has seen it whole, `y` and `s` are refused: nobody
+///    allows what they were not shown.
+/// 3. Three answers that are not answers, the end of input or a broken
+///    terminal deny the call.
 pub(crate) struct PromptApprover<R, W> {
     io: Arc<Mutex<(R, W)>>,
+    color: bool,
+    before: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl PromptApprover<std::io::BufReader<std::io::Stdin>, std::io::Stderr> {
@@ -23,7 +39,9 @@ impl PromptApprover<std::io::BufReader<std::io::Stdin>, std::io::Stderr> {
         if !stdin.is_terminal() {
             return None;
         }
-        Some(Self::new(std::io::BufReader::new(stdin), std::io::stderr()))
+        let mut approver = Self::new(std::io::BufReader::new(stdin), std::io::stderr());
+        approver.color = crate::render::stderr_color();
+        Some(approver)
     }
 }
 
@@ -31,46 +49,94 @@ impl<R: BufRead + Send + 'static, W: Write + Send + 'static> PromptApprover<R, W
     pub(crate) fn new(input: R, output: W) -> Self {
         Self {
             io: Arc::new(Mutex::new((input, output))),
+            color: false,
+            before: None,
         }
+    }
+
+    /// Calls `clear` before each question: whatever else draws on the
+    /// terminal (a spinner) must stop before the person reads it.
+    #[must_use]
+    pub(crate) fn before_asking(mut self, clear: Arc<dyn Fn() + Send + Sync>) -> Self {
+        self.before = Some(clear);
+        self
     }
 }
 
-/// The question, on as many lines as it needs.
-fn question(request: &ApprovalRequest<'_>) -> String {
-    const MAX: usize = 2000;
-    let (tool, args, why) = (request.tool, request.args, request.reason());
-    let mut args = serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string());
-    if args.len() > MAX {
-        let mut end = MAX;
-        while !args.is_char_boundary(end) {
-            end -= 1;
-        }
-        args.truncate(end);
-        args.push_str("\n… (truncated)");
+/// The style of a line of the question.
+fn style(role: Role) -> anstyle::Style {
+    use anstyle::{AnsiColor, Color, Style};
+    let fg = |c: AnsiColor| Style::new().fg_color(Some(Color::Ansi(c)));
+    match role {
+        Role::Title => Style::new().bold(),
+        Role::Added => fg(AnsiColor::Green),
+        Role::Removed => fg(AnsiColor::Red),
+        Role::Hunk => fg(AnsiColor::Cyan),
+        Role::DiffHeader | Role::Command => Style::new().bold(),
+        Role::Warning => fg(AnsiColor::Yellow).bold(),
+        Role::Omitted => fg(AnsiColor::Magenta).bold(),
+        Role::Detail => Style::new().dimmed(),
+        _ => Style::new(),
     }
-    let args = args
-        .lines()
-        .map(|line| format!("    {line}"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    format!("\ntoolgate: run `{tool}`? ({why})\n{args}\n")
 }
 
-/// Reads one answer; `None` at end of input.
-fn parse_answer(line: &str) -> Option<Approval> {
+/// `lines` as text for the terminal (the lines are clean already).
+fn render(lines: &[Line], color: bool) -> String {
+    let mut text = String::new();
+    for line in lines {
+        let shown = if line.role == Role::Title {
+            format!("toolgate: {}", line.text)
+        } else {
+            line.text.clone()
+        };
+        text.push_str(&crate::render::paint(style(line.role), &shown, color));
+        text.push('\n');
+    }
+    text
+}
+
+/// Reads one answer; `None` when the line is not one.
+fn parse_answer(line: &str) -> Option<Answer> {
     match line.trim().to_ascii_lowercase().as_str() {
-        "y" | "yes" => Some(Approval::Allow),
-        "n" | "no" => Some(Approval::Deny),
-        "a" | "abort" => Some(Approval::Abort),
-        "s" | "session" => Some(Approval::AllowForSession),
+        "y" | "yes" => Some(Answer::Approval(Approval::Allow)),
+        "n" | "no" => Some(Answer::Approval(Approval::Deny)),
+        "a" | "abort" => Some(Answer::Approval(Approval::Abort)),
+        "s" | "session" => Some(Answer::Approval(Approval::AllowForSession)),
+        "v" | "view" => Some(Answer::View),
         _ => None,
     }
 }
 
-fn ask<R: BufRead, W: Write>(input: &mut R, output: &mut W, text: &str) -> Approval {
-    let _ = write!(output, "{text}");
-    for _ in 0..3 {
-        let _ = write!(output, "  [y]es / [n]o / [a]bort / [s]ession-allow: ");
+enum Answer {
+    Approval(Approval),
+    View,
+}
+
+fn ask<R: BufRead, W: Write>(
+    input: &mut R,
+    output: &mut W,
+    lines: &[Line],
+    color: bool,
+) -> Approval {
+    let folded = fold(lines, Budget::default());
+    let mut seen_all = folded.hidden.is_none();
+    let _ = write!(output, "\n{}", render(&folded.lines, color));
+    if let Some(hidden) = folded.hidden {
+        let note = format!("  ({hidden}: press v to see everything before you answer)");
+        let _ = writeln!(
+            output,
+            "{}",
+            crate::render::paint(style(Role::Omitted), &note, color)
+        );
+    }
+    let mut wrong = 0;
+    while wrong < 3 {
+        let choices = if seen_all {
+            "  [y]es / [n]o / [a]bort / [s]ession-allow: "
+        } else {
+            "  [v]iew all / [n]o / [a]bort (see everything before allowing): "
+        };
+        let _ = write!(output, "{choices}");
         let _ = output.flush();
         let mut line = String::new();
         match input.read_line(&mut line) {
@@ -81,10 +147,23 @@ fn ask<R: BufRead, W: Write>(input: &mut R, output: &mut W, text: &str) -> Appro
             }
             Ok(_) => {}
         }
-        if let Some(answer) = parse_answer(&line) {
-            return answer;
+        match parse_answer(&line) {
+            Some(Answer::View) => {
+                let _ = write!(output, "{}", render(lines, color));
+                seen_all = true;
+            }
+            Some(Answer::Approval(Approval::Allow | Approval::AllowForSession)) if !seen_all => {
+                let _ = writeln!(
+                    output,
+                    "  you have not seen all of what this call would do: press v first, or n"
+                );
+            }
+            Some(Answer::Approval(answer)) => return answer,
+            None => {
+                wrong += 1;
+                let _ = writeln!(output, "  please answer y, n, a, s or v");
+            }
         }
-        let _ = writeln!(output, "  please answer y, n, a or s");
     }
     Approval::Deny
 }
@@ -96,13 +175,17 @@ impl<R: BufRead + Send + 'static, W: Write + Send + 'static> Approver for Prompt
     }
 
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
-        let text = question(request);
+        let lines = request.view.lines();
+        if let Some(clear) = &self.before {
+            clear();
+        }
         let io = Arc::clone(&self.io);
+        let color = self.color;
         // Reading a terminal blocks: keep it off the async worker threads.
         let answer = tokio::task::spawn_blocking(move || {
             let mut guard = io.lock().unwrap_or_else(PoisonError::into_inner);
             let (input, output) = &mut *guard;
-            ask(input, output, &text)
+            ask(input, output, &lines, color)
         })
         .await;
         answer.unwrap_or(Approval::Deny)
@@ -113,7 +196,34 @@ impl<R: BufRead + Send + 'static, W: Write + Send + 'static> Approver for Prompt
 mod tests {
     use super::*;
     use serde_json::json;
-    use toolgate_core::{CommandClass, Sensitivity};
+    use toolgate_core::{CommandClass, Effect, Effects, Sensitivity};
+    use toolgate_engine::ApprovalView;
+
+    fn short() -> Vec<Line> {
+        let args = json!({"message": "hi"});
+        ApprovalView::new(
+            "echo",
+            "1",
+            &args,
+            &Effects::none(),
+            Sensitivity::Command(CommandClass::Dev),
+        )
+        .lines()
+    }
+
+    /// A command longer than the screen allows (its middle is folded).
+    fn long() -> Vec<Line> {
+        let command = format!("echo {}PAYLOAD-AT-THE-END", "x".repeat(5_000));
+        let effects = Effects::known([Effect::command(command, None)]);
+        ApprovalView::new(
+            "run_command",
+            "1",
+            &json!({}),
+            &effects,
+            Sensitivity::Command(CommandClass::Dev),
+        )
+        .lines()
+    }
 
     #[test]
     fn answers() {
@@ -126,11 +236,40 @@ mod tests {
             ("", Approval::Deny),
             ("what\nmaybe\ny\n", Approval::Allow),
             ("1\n2\n3\ny\n", Approval::Deny),
+            // Viewing on a short question changes nothing.
+            ("v\ny\n", Approval::Allow),
         ];
         for (typed, expected) in cases {
             let mut output = Vec::new();
-            let answer = ask(&mut typed.as_bytes(), &mut output, "q\n");
+            let answer = ask(&mut typed.as_bytes(), &mut output, &short(), false);
             assert_eq!(&answer, expected, "{typed:?}");
+        }
+    }
+
+    #[test]
+    fn a_folded_question_takes_no_yes_before_it_was_seen_whole() {
+        let cases: &[(&str, Approval, bool)] = &[
+            // y is refused, then the input ends: denied.
+            ("y\n", Approval::Deny, false),
+            ("s\n", Approval::Deny, false),
+            ("y\ny\ny\ny\n", Approval::Deny, false),
+            ("n\n", Approval::Deny, false),
+            ("a\n", Approval::Abort, false),
+            // Seen whole, then allowed.
+            ("v\ny\n", Approval::Allow, true),
+            ("y\nv\ns\n", Approval::AllowForSession, true),
+        ];
+        for (typed, expected, shown_whole) in cases {
+            let mut output = Vec::new();
+            let answer = ask(&mut typed.as_bytes(), &mut output, &long(), false);
+            assert_eq!(&answer, expected, "{typed:?}");
+            let text = String::from_utf8(output).unwrap();
+            assert!(text.contains("not shown"), "{text}");
+            assert_eq!(
+                text.contains("PAYLOAD-AT-THE-END") && text.contains(&"x".repeat(5_000)),
+                *shown_whole,
+                "{typed:?}: {text}"
+            );
         }
     }
 
@@ -139,18 +278,24 @@ mod tests {
         let output = SharedBuf::default();
         let approver = PromptApprover::new(&b"y\n"[..], output.clone());
         let args = json!({"message": "hi"});
-        let request = ApprovalRequest {
-            tool: "echo",
-            args: &args,
-            effects: &toolgate_core::Effects::none(),
-            sensitivity: Sensitivity::Command(CommandClass::Dev),
-            call_id: "1",
-            rule: None,
-        };
+        let effects = Effects::none();
+        let view = ApprovalView::new(
+            "echo",
+            "1",
+            &args,
+            &effects,
+            Sensitivity::Command(CommandClass::Dev),
+        );
+        let request = ApprovalRequest::new(
+            &view,
+            &args,
+            &effects,
+            Sensitivity::Command(CommandClass::Dev),
+        );
         assert_eq!(approver.approve(&request).await, Approval::Allow);
         let text = String::from_utf8(output.0.lock().unwrap().clone()).unwrap();
         assert!(
-            text.contains("run `echo`? (command classified dev)"),
+            text.contains("toolgate: allow `echo`? command classified dev"),
             "{text}"
         );
         assert!(text.contains("\"message\": \"hi\""), "{text}");

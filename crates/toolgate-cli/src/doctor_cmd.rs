@@ -30,7 +30,7 @@ fn print(checks: &[Check], json: bool) -> Result<Exit, CliError> {
         for check in checks {
             line(&mut text, check);
         }
-        crate::out(&text)?;
+        crate::show(&text)?;
     }
     Ok(if failed { Exit::Failure } else { Exit::Success })
 }

@@ -140,5 +140,5 @@ pub(crate) async fn hooks_test(setup: &Setup, args: HooksTestArgs) -> Result<Exi
             let _ = writeln!(text, "  updatedInput: {updated}");
         }
     }
-    crate::out(&text)
+    crate::show(&text)
 }

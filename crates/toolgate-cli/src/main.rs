@@ -306,7 +306,7 @@ async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError
             one_line(&tool.spec().description)
         );
     }
-    out(&text)
+    show(&text)
 }
 
 /// `toolgate tools pending|approve|reject`: the review of dynamic tools.
@@ -334,7 +334,7 @@ async fn tools_review(setup: &Setup, cmd: ToolsCommand) -> Result<Exit, CliError
         }
         ToolsCommand::List { .. } => String::new(),
     };
-    out(&text)
+    show(&text)
 }
 
 /// `toolgate prompt show`: the system prompt on stdout, its size on stderr.
@@ -356,7 +356,7 @@ async fn prompt_show(setup: &Setup, agent: &str) -> Result<Exit, CliError> {
         report.tools.len(),
         report.prompt_tokens + report.tools_tokens
     ));
-    out(&format!("{}\n", report.prompt))
+    show_data(&format!("{}\n", report.prompt))
 }
 
 /// The first sentence of a description's first line.
@@ -418,7 +418,7 @@ fn print_result(setup: &Setup, result: &ToolResult, decision: Decision) -> Resul
         if !text.ends_with('\n') {
             text.push('\n');
         }
-        out(&text)?;
+        show_data(&text)?;
     }
     if let Some(error) = &result.error {
         render::tool_error(error);
@@ -434,7 +434,7 @@ fn classify(setup: &Setup, command: &str) -> Result<Exit, CliError> {
         let value = serde_json::json!({"command": command, "class": verdict.label(), "reason": verdict.reason()});
         return out(&json_text(&value)?);
     }
-    out(&format!("{}\n", verdict.label()))
+    show(&format!("{}\n", verdict.label()))
 }
 
 fn config_check(setup: &Setup) -> Result<Exit, CliError> {
@@ -485,7 +485,7 @@ fn config_check(setup: &Setup) -> Result<Exit, CliError> {
     ));
     // What the kernel enforces here, for every process toolgate starts.
     render::note(&format!("sandbox: {}", host.sandbox()?.status()));
-    out(&text)
+    show(&text)
 }
 
 pub(crate) fn json_text(value: &impl serde::Serialize) -> Result<String, CliError> {
@@ -495,7 +495,26 @@ pub(crate) fn json_text(value: &impl serde::Serialize) -> Result<String, CliErro
     Ok(text)
 }
 
-/// Writes data to stdout. A closed pipe (`toolgate … | head`) is not an error.
+/// Writes text for people to stdout, neutralised
+/// ([`toolgate_core::neutralize`]): listings and reports hold names and
+/// descriptions written by MCP servers, skills and models, which must not
+/// reach a terminal as escape sequences, nor a file the person later `cat`s.
+pub(crate) fn show(text: &str) -> Result<Exit, CliError> {
+    out(&toolgate_core::neutralize(text))
+}
+
+/// Writes data to stdout: exactly into a pipe or a file (it is another
+/// program's input), neutralised on a terminal (a person reads it there).
+pub(crate) fn show_data(text: &str) -> Result<Exit, CliError> {
+    if io::IsTerminal::is_terminal(&io::stdout()) {
+        show(text)
+    } else {
+        out(text)
+    }
+}
+
+/// Writes data to stdout exactly (JSON, and what `show` and `show_data`
+/// prepared). A closed pipe (`toolgate … | head`) is not an error.
 pub(crate) fn out(text: &str) -> Result<Exit, CliError> {
     let mut stdout = io::stdout().lock();
     match stdout

@@ -8,7 +8,7 @@ use toolgate_mcp::{ElicitationApprover, McpServer, ServerState};
 
 use crate::cli::{ApproverChoice, ServeArgs};
 use crate::render::{self, CliError, Exit};
-use crate::{Setup, json_text, out};
+use crate::{Setup, json_text, out, show};
 
 /// `toolgate mcp serve`.
 pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliError> {
@@ -63,12 +63,6 @@ pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliErr
         None => Arc::new(ElicitationApprover::default()),
     };
     let gate = setup.gate(Some(interactive)).await?;
-    if let Some((_, approver)) = &ui {
-        approver.bind(toolgate_ui::Binding {
-            session: None,
-            mcp: toolgate_ui::mcp_names(&gate.mcp_statuses),
-        });
-    }
     // With --agent, the tools that agent may use (MCP tools appended to an
     // explicit list, still subject to a read-only agent's filter).
     let allowed = agent.map(|def| {
@@ -134,5 +128,5 @@ pub(crate) async fn list(setup: &Setup) -> Result<Exit, CliError> {
             let _ = writeln!(text, "  {local}  ({remote})");
         }
     }
-    out(&text)
+    show(&text)
 }

@@ -9,6 +9,8 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+use anstyle::{AnsiColor, Style};
+
 /// The documented exit codes (DESIGN.md §11, §13).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Exit {
@@ -26,6 +28,10 @@ pub(crate) enum Exit {
     Auth,
     /// `run`: the time budget ran out.
     Timeout,
+    /// `run`: calls the task needed were refused because nobody could be
+    /// asked to approve them (no terminal, no approver): the outcome
+    /// `blocked`.
+    Blocked,
     /// The user aborted at a confirmation prompt.
     Aborted,
 }
@@ -39,6 +45,7 @@ impl From<Exit> for ExitCode {
             Exit::Config => 3,
             Exit::Auth => 4,
             Exit::Timeout => 5,
+            Exit::Blocked => 6,
             Exit::Aborted => 130,
         })
     }
@@ -88,35 +95,95 @@ impl From<toolgate_host::HostError> for CliError {
 }
 
 /// Prints `error: …`, one `Caused by: …` line per cause, then `hint: …`.
+/// Every message is neutralised: errors quote tool names, paths and text
+/// that models and servers wrote.
 pub(crate) fn error(error: &CliError) {
+    let color = stderr_color();
     let mut stderr = io::stderr().lock();
     let mut chain = error.error.chain();
     if let Some(top) = chain.next() {
-        let _ = writeln!(stderr, "error: {top}");
+        let _ = writeln!(
+            stderr,
+            "{}: {}",
+            paint(ERROR, "error", color),
+            clean(&top.to_string())
+        );
     }
     for cause in chain {
-        let _ = writeln!(stderr, "  Caused by: {cause}");
+        let _ = writeln!(stderr, "  Caused by: {}", clean(&cause.to_string()));
     }
     if let Some(hint) = &error.hint {
-        let _ = writeln!(stderr, "hint: {hint}");
+        let _ = writeln!(stderr, "{}: {}", paint(HINT, "hint", color), clean(hint));
     }
 }
 
 /// Prints `warning: …`, then `hint: …`.
 pub(crate) fn warning(message: &str, hint: Option<&str>) {
+    let color = stderr_color();
     let mut stderr = io::stderr().lock();
-    let _ = writeln!(stderr, "warning: {message}");
+    let _ = writeln!(
+        stderr,
+        "{}: {}",
+        paint(WARNING, "warning", color),
+        clean(message)
+    );
     if let Some(hint) = hint {
-        let _ = writeln!(stderr, "hint: {hint}");
+        let _ = writeln!(stderr, "{}: {}", paint(HINT, "hint", color), clean(hint));
     }
 }
 
 /// Prints a failed tool call's error.
 pub(crate) fn tool_error(message: &str) {
-    let _ = writeln!(io::stderr().lock(), "error: {message}");
+    let _ = writeln!(
+        io::stderr().lock(),
+        "{}: {}",
+        paint(ERROR, "error", stderr_color()),
+        clean(message)
+    );
 }
 
-/// Prints a note for people (never data).
+/// Prints a note for people (never data), neutralised.
 pub(crate) fn note(message: &str) {
-    let _ = writeln!(io::stderr().lock(), "{message}");
+    let _ = writeln!(io::stderr().lock(), "{}", clean(message));
+}
+
+/// `text` neutralised for a terminal ([`toolgate_core::neutralize`]).
+pub(crate) fn clean(text: &str) -> std::borrow::Cow<'_, str> {
+    toolgate_core::neutralize(text)
+}
+
+/// Whether what goes to stderr is coloured: when it is a terminal and
+/// `NO_COLOR` is unset (<https://no-color.org>).
+pub(crate) fn stderr_color() -> bool {
+    use std::io::IsTerminal;
+    io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// The style of `error:`.
+pub(crate) const ERROR: Style = Style::new()
+    .bold()
+    .fg_color(Some(anstyle::Color::Ansi(AnsiColor::Red)));
+/// The style of `warning:`.
+pub(crate) const WARNING: Style = Style::new()
+    .bold()
+    .fg_color(Some(anstyle::Color::Ansi(AnsiColor::Yellow)));
+/// The style of `hint:`.
+pub(crate) const HINT: Style = Style::new()
+    .bold()
+    .fg_color(Some(anstyle::Color::Ansi(AnsiColor::Cyan)));
+/// Success marks.
+pub(crate) const GOOD: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Green)));
+/// Failure marks.
+pub(crate) const BAD: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Red)));
+/// Less important text.
+pub(crate) const DIM: Style = Style::new().dimmed();
+
+/// `text` in `style` when `color`, else as it is. `text` must already be
+/// clean: styling is the only escape sequence toolgate writes itself.
+pub(crate) fn paint(style: Style, text: &str, color: bool) -> String {
+    if color && style != Style::new() {
+        format!("{}{text}{}", style.render(), style.render_reset())
+    } else {
+        text.to_owned()
+    }
 }

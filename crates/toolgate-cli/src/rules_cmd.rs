@@ -11,7 +11,7 @@ use toolgate_policy::ConfirmationRule;
 
 use crate::cli::{GlobalArgs, RulesAddArgs, RulesCommand};
 use crate::render::{self, CliError, Exit};
-use crate::{json_text, out};
+use crate::{json_text, out, show};
 
 pub(crate) fn rules(global: &GlobalArgs, cmd: &RulesCommand) -> Result<Exit, CliError> {
     let json = global.json && !global.no_json;
@@ -42,7 +42,7 @@ fn list(file: &UserRules, json: bool) -> Result<Exit, CliError> {
     for (i, rule) in rules.iter().enumerate() {
         let _ = writeln!(text, "{}  {rule}", i + 1);
     }
-    out(&text)
+    show(&text)
 }
 
 fn add(file: &mut UserRules, args: &RulesAddArgs, json: bool) -> Result<Exit, CliError> {
@@ -60,7 +60,7 @@ fn add(file: &mut UserRules, args: &RulesAddArgs, json: bool) -> Result<Exit, Cl
             "added": numbered(number, &rule),
         }))?);
     }
-    out(&format!(
+    show(&format!(
         "added rule {number} to {}: {rule}\n",
         file.path().display()
     ))
@@ -75,7 +75,7 @@ fn remove(file: &mut UserRules, number: usize, json: bool) -> Result<Exit, CliEr
             "removed": number,
         }))?);
     }
-    out(&format!(
+    show(&format!(
         "removed rule {number} from {}: {}\n",
         file.path().display(),
         removed.replace('\n', " ")

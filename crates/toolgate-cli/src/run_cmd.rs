@@ -82,14 +82,60 @@ impl Progress {
     }
 }
 
+/// Writes to stdout exactly (JSON events, reports into a pipe).
 fn write_out(text: &str) {
     let mut o = io::stdout().lock();
     let _ = o.write_all(text.as_bytes());
     let _ = o.flush();
 }
 
+/// Writes text a model or a tool wrote to stdout, neutralised
+/// ([`toolgate_core::neutralize`]): the model's streamed answer must not
+/// paint the terminal (conceal the prompt, write the clipboard, draw fake
+/// lines).
+fn write_text(text: &str) {
+    write_out(&crate::render::clean(text));
+}
+
+/// Writes a line for people to stderr, neutralised.
 fn write_err(text: &str) {
-    let _ = writeln!(io::stderr().lock(), "{text}");
+    let _ = writeln!(io::stderr().lock(), "{}", crate::render::clean(text));
+}
+
+/// `✓ NAME [decision] 12 ms` (and the person's time when they were asked),
+/// the name neutralised to one line: a made-up tool name must not draw a
+/// line of its own.
+fn call_line(call: &toolgate_agent::ToolCallRecord, color: bool) -> String {
+    use crate::render::{BAD, DIM, GOOD, paint};
+    let (mark, style) = if call.success {
+        ("✓", GOOD)
+    } else {
+        ("✗", BAD)
+    };
+    let ran = call.duration_ms.saturating_sub(call.waited_ms);
+    let mut line = format!(
+        "  {} {} [{}] {ran} ms",
+        paint(style, mark, color),
+        toolgate_core::neutralize_line(&call.name),
+        call.decision
+    );
+    if call.approval.is_some() {
+        let waited = format!(
+            "(you took {:.1} s to answer)",
+            millis_as_secs(call.waited_ms)
+        );
+        line.push(' ');
+        line.push_str(&paint(DIM, &waited, color));
+    }
+    line
+}
+
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "a person's answer time, shown to a tenth of a second"
+)]
+fn millis_as_secs(ms: u64) -> f64 {
+    ms as f64 / 1000.0
 }
 
 /// `toolgate run`, and `sessions resume`.
@@ -109,9 +155,15 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
         }
         ApproverChoice::Default => None,
     };
+    let json = setup.json;
+    let color = crate::render::stderr_color();
+    let progress = Progress::new(!json && io::stderr().is_terminal());
     let interactive = match &ui {
         Some((_, approver)) => Some(Arc::clone(approver) as Arc<dyn Approver>),
-        None => PromptApprover::terminal().map(|p| Arc::new(p) as Arc<dyn Approver>),
+        None => PromptApprover::terminal().map(|p| {
+            let spinner = progress.clone();
+            Arc::new(p.before_asking(Arc::new(move || spinner.hide()))) as Arc<dyn Approver>
+        }),
     };
     let prepared = match setup.host.prepare_run(request, interactive).await {
         Ok(prepared) => prepared,
@@ -134,7 +186,6 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
     let hub = ui.as_ref().map(|(server, approver)| {
         approver.bind(toolgate_ui::Binding {
             session: Some(session_id.clone()),
-            mcp: toolgate_ui::mcp_names(&prepared.gate().mcp_statuses),
         });
         server.hub().clone()
     });
@@ -161,8 +212,6 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
         }
     });
 
-    let json = setup.json;
-    let progress = Progress::new(!json && io::stderr().is_terminal());
     let shown = progress.clone();
     let to_page = hub.map(|hub| hub.event_sink(&session_id));
     let events = Arc::new(move |e: &AgentEvent| {
@@ -183,13 +232,11 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
             _ => shown.hide(),
         }
         match e {
-            AgentEvent::Text { delta } => write_out(delta),
+            AgentEvent::Text { delta } => write_text(delta),
             AgentEvent::ToolCall(c) => {
-                let mark = if c.success { "✓" } else { "✗" };
-                write_err(&format!(
-                    "\n  {mark} {} [{}] {} ms",
-                    c.name, c.decision, c.duration_ms
-                ));
+                // Painted by us after neutralising its parts.
+                let line = call_line(c, color);
+                let _ = writeln!(io::stderr().lock(), "\n{line}");
             }
             AgentEvent::ContextCompress { removed_chars } => {
                 write_err(&format!(
@@ -265,10 +312,14 @@ fn finish(
         } else {
             report.files_changed.join(", ")
         };
+        let waited = match report.waited_ms() {
+            0 => String::new(),
+            ms => format!(" · {:.1} s waiting for you", millis_as_secs(ms)),
+        };
         write_out("\n");
         write_err(&format!(
-            "\n{:?} · {} steps · {} tool calls · {tin} in / {tout} out tokens{cost} · files changed: {files} · session {session_id}",
-            report.outcome,
+            "\n{} · {} steps · {} tool calls · {tin} in / {tout} out tokens{cost}{waited} · files changed: {files} · session {session_id}",
+            report.outcome.as_str(),
             report.steps,
             report.tool_calls.len()
         ));
@@ -285,6 +336,7 @@ fn finish(
                     anyhow!(e).context(format!("cannot write the report {}", p.display())),
                 )
             })?,
+            None if io::stdout().is_terminal() => write_text(&text),
             None => write_out(&text),
         }
     }
@@ -297,7 +349,25 @@ fn finish(
         Outcome::Aborted => Exit::Aborted,
         Outcome::AuthFailed => Exit::Auth,
         Outcome::Failed => Exit::Failure,
+        Outcome::Blocked => Exit::Blocked,
     };
+    if report.outcome == Outcome::Blocked {
+        let n = report.blocked_calls();
+        return Err(CliError::new(
+            exit,
+            anyhow!(
+                "{n} tool call{} refused because nobody could be asked to approve {}: \
+                 the task was not done, whatever the model said",
+                if n == 1 { " was" } else { "s were" },
+                if n == 1 { "it" } else { "them" }
+            ),
+        )
+        .with_hint(
+            "answer approvals in a browser with `--approver ui`; or allow such calls with \
+             `--mode yolo` (the sandbox and guardrails still apply) or a rule in \
+             `confirmation.rules` (`toolgate rules add`); or see what would run with `--dry-run`",
+        ));
+    }
     if let Some(e) = &report.error {
         let mut err = CliError::new(exit, anyhow!(e.clone()));
         if exit == Exit::Auth {

@@ -15,7 +15,7 @@ use toolgate_tools::cron::{
 use crate::Setup;
 use crate::cli::ScheduleCommand;
 use crate::render::{CliError, Exit};
-use crate::{json_text, out, render};
+use crate::{json_text, out, render, show};
 
 /// `toolgate schedule …`.
 pub(crate) async fn schedule(setup: &Setup, cmd: ScheduleCommand) -> Result<Exit, CliError> {
@@ -56,7 +56,7 @@ pub(crate) async fn schedule(setup: &Setup, cmd: ScheduleCommand) -> Result<Exit
                     let _ = writeln!(text, "  {}", describe_run(run, &zone));
                 }
             }
-            out(&text)
+            show(&text)
         }
         ScheduleCommand::RunDue => {
             let runner = HostJobRunner::new(&setup.host);
@@ -75,7 +75,7 @@ pub(crate) async fn schedule(setup: &Setup, cmd: ScheduleCommand) -> Result<Exit
             if reports.is_empty() {
                 render::note("no job is due");
             }
-            out(&text)?;
+            show(&text)?;
             Ok(if reports.iter().any(|r| r.outcome == OUTCOME_FAILED) {
                 Exit::Failure
             } else {
@@ -118,7 +118,7 @@ struct Printer;
 impl DaemonReporter for Printer {
     fn pass(&self, runs: &[RunReport]) {
         for report in runs {
-            let _ = out(&format!("{}\n", run_line(report)));
+            let _ = show(&format!("{}\n", run_line(report)));
         }
     }
 

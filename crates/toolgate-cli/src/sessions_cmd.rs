@@ -47,7 +47,7 @@ pub(crate) async fn sessions(setup: &Setup, cmd: SessionsCommand) -> Result<Exit
                     s.input_tokens + s.output_tokens
                 );
             }
-            crate::out(&text)
+            crate::show(&text)
         }
         SessionsCommand::Show { id } => {
             let store = setup.host.store()?;
@@ -101,7 +101,7 @@ pub(crate) async fn sessions(setup: &Setup, cmd: SessionsCommand) -> Result<Exit
                     );
                 }
             }
-            crate::out(&text)
+            crate::show(&text)
         }
         SessionsCommand::Resume { id, task, agent } => {
             let args = RunArgs {

@@ -11,7 +11,7 @@ use toolgate_skills::{
 
 use crate::cli::SkillsCommand;
 use crate::render::{CliError, Exit};
-use crate::{Setup, json_text, out, render};
+use crate::{Setup, json_text, out, render, show_data};
 
 /// `toolgate skills …`.
 pub(crate) async fn skills(setup: &Setup, cmd: SkillsCommand) -> Result<Exit, CliError> {
@@ -29,7 +29,7 @@ pub(crate) async fn skills(setup: &Setup, cmd: SkillsCommand) -> Result<Exit, Cl
                 "created {}: write the skill's instructions below its frontmatter",
                 file.display()
             ));
-            out(&format!("{}\n", file.display()))
+            show_data(&format!("{}\n", file.display()))
         }
         SkillsCommand::Install { source, user } => install(setup, &source, user).await,
     }
@@ -84,7 +84,7 @@ fn list(setup: &Setup) -> Result<Exit, CliError> {
     for error in &errors {
         render::note(&format!("skipped: {error}"));
     }
-    out(&text)?;
+    crate::show(&text)?;
     // A broken skill is worth a non-zero exit here, where someone looks.
     Ok(if errors.is_empty() {
         Exit::Success
@@ -128,7 +128,7 @@ fn show(setup: &Setup, name: &str) -> Result<Exit, CliError> {
         let _ = writeln!(text, "metadata.{key}: {value}");
     }
     let _ = writeln!(text, "\n{}", skill.body.trim_end());
-    out(&text)
+    crate::show(&text)
 }
 
 async fn install(setup: &Setup, source: &str, user: bool) -> Result<Exit, CliError> {
@@ -168,7 +168,7 @@ async fn install(setup: &Setup, source: &str, user: bool) -> Result<Exit, CliErr
         skill.name,
         skill.dir.display()
     ));
-    out(&format!("{}\n", skill.dir.display()))
+    show_data(&format!("{}\n", skill.dir.display()))
 }
 
 fn install_root(setup: &Setup, user: bool) -> Result<std::path::PathBuf, CliError> {

@@ -14,7 +14,7 @@ use toolgate_host::{ProjectFile, ProjectStatus, TrustPolicy};
 
 use crate::cli::{GlobalArgs, TrustArgs};
 use crate::render::{self, CliError, Exit};
-use crate::{json_text, out};
+use crate::{json_text, out, show};
 
 /// How a command may settle an untrusted workspace file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,7 +164,7 @@ pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliEr
             render::note(&format!("{} was not trusted", canonical.display()));
             return Ok(Exit::Success);
         }
-        return out(&format!("no longer trusted: {}\n", canonical.display()));
+        return show(&format!("no longer trusted: {}\n", canonical.display()));
     }
     if !file.is_file() {
         return Err(CliError::usage(anyhow!(
@@ -197,7 +197,7 @@ pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliEr
         text.push_str(&review_text(&review));
         text.push_str("a change to the file makes it untrusted again\n");
     }
-    out(&text)
+    show(&text)
 }
 
 /// Whether a trusted file is as it was when trusted.
@@ -239,5 +239,5 @@ fn list(store: &TrustStore, json: bool) -> Result<Exit, CliError> {
             f.trusted_at
         );
     }
-    out(&text)
+    show(&text)
 }

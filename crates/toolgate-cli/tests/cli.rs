@@ -333,7 +333,7 @@ fn terminal_prompt_answers() {
         let text = stdout(&output).replace('\r', "");
         assert_eq!(code(&output), *expected_code, "{answer}: {text}");
         assert!(
-            text.contains("toolgate: run `echo`? (it can change things)"),
+            text.contains("toolgate: allow `echo`? it can change things"),
             "{answer}: {text}"
         );
         assert!(

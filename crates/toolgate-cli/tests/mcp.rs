@@ -291,6 +291,72 @@ fn python_sdk_over_streamable_http_with_a_bearer_token() {
     assert_eq!(report["write"]["is_error"], true);
 }
 
+/// Three clients at once on one HTTP server: an approval belongs to the
+/// client that gave it, and one client's open question holds up nobody
+/// else.
+#[test]
+fn approvals_belong_to_the_client_that_gave_them() {
+    let ws = Ws::new();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut cmd = ws.cmd(&["mcp", "serve", "--http", &addr]);
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut server = Reap(cmd.spawn().unwrap());
+    wait_for_port(port, &mut server.0);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/three_clients.py");
+    let output = Command::new(python())
+        .arg(script)
+        .arg(format!("http://{addr}/mcp"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}"));
+    let root = ws.root();
+
+    // B and C were served while A's question was open.
+    assert_eq!(report["stalled"], false, "{report}");
+    assert_eq!(report["a_still_open"], true, "{report}");
+    for read in report["b_reads"].as_array().unwrap() {
+        assert_eq!(read["text"], "hello from toolgate\n", "{report}");
+    }
+    assert_eq!(report["c_read"]["is_error"], false, "{report}");
+
+    // A allowed for its session: both of A's writes ran, asked once.
+    assert_eq!(report["a_first"]["is_error"], false, "{report}");
+    assert_eq!(report["a_second"]["is_error"], false, "{report}");
+    assert_eq!(report["a_asked"].as_array().unwrap().len(), 1, "{report}");
+    assert!(root.join("a1.txt").exists() && root.join("a2.txt").exists());
+    // What A was asked is the whole description, not JSON.
+    let asked = report["a_asked"][0].as_str().unwrap();
+    assert!(
+        asked.contains("allow `write_file`? it changes files")
+            && asked.contains("write a1.txt: creates a new file of 1 line (7 bytes)")
+            && asked.contains("+from A"),
+        "{asked}"
+    );
+
+    // B was asked for each of its own writes, declined, and nothing ran.
+    assert_eq!(report["b_asked"].as_array().unwrap().len(), 2, "{report}");
+    assert_eq!(report["b_write"]["text"], "cancelled by user", "{report}");
+    assert_eq!(report["b_second"]["text"], "cancelled by user", "{report}");
+    // C cannot be asked: refused, before and after A's allow.
+    for key in ["c_write", "c_second"] {
+        assert_eq!(report[key]["is_error"], true, "{report}");
+        assert!(
+            report[key]["text"]
+                .as_str()
+                .unwrap()
+                .contains("does not support elicitation"),
+            "{report}"
+        );
+    }
+    for file in ["b.txt", "b2.txt", "c.txt", "c2.txt"] {
+        assert!(!root.join(file).exists(), "{file} was written");
+    }
+}
+
 #[test]
 fn mcp_serve_refuses_a_public_address_without_a_token() {
     let ws = Ws::new();

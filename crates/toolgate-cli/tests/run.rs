@@ -335,3 +335,79 @@ async fn a_spinner_shows_on_a_terminal_while_the_model_thinks() {
         "the spinner line is erased before the answer: {tty:?}"
     );
 }
+
+/// With nobody to ask, refused edits make the run `blocked`: not
+/// `completed` because the model said it was done.
+#[tokio::test]
+async fn a_run_whose_edits_nobody_could_approve_ends_blocked_with_a_hint() {
+    let server = server(vec![
+        tool_call(
+            "e",
+            "edit_file",
+            r#"{"path":"a.txt","old_str":"old","new_str":"new"}"#,
+        ),
+        answer("I fixed the file."),
+        tool_call(
+            "e",
+            "edit_file",
+            r#"{"path":"a.txt","old_str":"old","new_str":"new"}"#,
+        ),
+        answer("I fixed the file."),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    let config = std::fs::read_to_string(ws.path().join("toolgate.yaml"))
+        .unwrap()
+        .replace("mode: yolo", "mode: confirm-sensitive");
+    std::fs::write(ws.path().join("toolgate.yaml"), config).unwrap();
+    std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
+    let out = ws
+        .run(&[
+            "run",
+            "Fix a.txt",
+            "--report",
+            "json",
+            "--report-file",
+            "r.json",
+        ])
+        .await;
+    let se = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{se}");
+    assert!(se.contains("edit_file [no_approver]"), "{se}");
+    assert!(se.contains("\nblocked · "), "{se}");
+    assert!(
+        se.contains("error: 1 tool call was refused because nobody could be asked to approve it"),
+        "{se}"
+    );
+    let hint = se.lines().find(|l| l.starts_with("hint: ")).unwrap();
+    for way in [
+        "--approver ui",
+        "--mode yolo",
+        "confirmation.rules",
+        "--dry-run",
+    ] {
+        assert!(hint.contains(way), "{way}: {hint}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "old text\n"
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(report["outcome"], "blocked");
+    assert_eq!(report["blocked_calls"], 1);
+    assert_eq!(report["tool_calls"][0]["approval"]["answer"], "unavailable");
+
+    let out = ws.run(&["sessions", "list", "--json"]).await;
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list[0]["outcome"], "blocked", "{list}");
+
+    // --json says the same in its done event.
+    let out = ws.run(&["run", "Fix a.txt", "--json"]).await;
+    assert_eq!(out.status.code(), Some(6));
+    let done: Value = serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (done["type"].as_str(), done["outcome"].as_str()),
+        (Some("done"), Some("blocked"))
+    );
+}

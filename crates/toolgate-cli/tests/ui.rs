@@ -221,7 +221,7 @@ async fn run_with_the_ui_approver_shows_the_diff_and_an_allow_changes_the_file()
     assert_eq!(card["tool"], "edit_file");
     assert_eq!(card["agent"], "build");
     assert!(card["session"].is_string(), "{card}");
-    let diff = card["changes"][0]["diff"].as_str().unwrap();
+    let diff = card["view"]["actions"][0]["diff"].as_str().unwrap();
     assert!(
         diff.contains("-old text") && diff.contains("+new text"),
         "{diff}"
@@ -368,8 +368,10 @@ async fn mcp_serve_with_the_ui_approver_asks_the_page_not_the_client() {
     let pending = page.pending(1).await;
     assert_eq!(pending[0]["tool"], "write_file");
     assert!(pending[0]["session"].is_null());
-    let diff = pending[0]["changes"][0]["diff"].as_str().unwrap();
+    let diff = pending[0]["view"]["actions"][0]["diff"].as_str().unwrap();
     assert!(diff.contains("+from mcp"), "{diff}");
+    // The card says which client asks.
+    assert_eq!(pending[0]["view"]["scope"], "MCP client `ui-test` #1");
     let id = pending[0]["id"].as_str().unwrap();
     let (status, _) = page.answer(id, "allow").await;
     assert_eq!(status, 200);

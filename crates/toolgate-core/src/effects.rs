@@ -24,9 +24,88 @@
 //!    resolve them inside the workspace, and as written otherwise; the gate
 //!    judges them as written and as they resolve.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+use crate::CommandClass;
+
+/// How a command will run, as the tool that starts it decided before it
+/// runs: what a person approving it needs to know besides the line itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CommandPlan {
+    /// The class the command policy gave the line (with its `env`).
+    pub class: CommandClass,
+    /// Why, in words a person can act on.
+    pub reason: String,
+    /// The programs the line starts, each once, in order.
+    pub programs: Vec<String>,
+    /// The kernel profile it will run in.
+    pub profile: SandboxProfile,
+    /// Whether it may reach the network.
+    pub network: bool,
+}
+
+impl CommandPlan {
+    /// A plan for a line of `class`, for `reason`, starting `programs`,
+    /// in `profile`, with or without the `network`.
+    pub fn new(
+        class: CommandClass,
+        reason: impl Into<String>,
+        programs: Vec<String>,
+        profile: SandboxProfile,
+        network: bool,
+    ) -> Self {
+        Self {
+            class,
+            reason: reason.into(),
+            programs,
+            profile,
+            network,
+        }
+    }
+}
+
+/// The kernel profile a process runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SandboxProfile {
+    /// Nothing writable, no network, no program but the ones it names.
+    ReadOnly,
+    /// Writes beneath the workspace and temp; policy files read-only,
+    /// secrets hidden.
+    Standard,
+    /// The kernel confines only part of it here (Landlock without
+    /// namespaces): writes confined, nothing hidden.
+    Partial,
+    /// No sandbox: the process has toolgate's own rights.
+    Unconfined,
+}
+
+impl SandboxProfile {
+    /// What the profile lets a process do, in a few words for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only sandbox: writes nothing, runs only the programs named",
+            Self::Standard => "standard sandbox: writes only in the workspace and temp",
+            Self::Partial => "partial sandbox: writes confined, secrets and other files visible",
+            Self::Unconfined => "no sandbox: it runs with your rights",
+        }
+    }
+
+    /// `read-only`, `standard`, `partial` or `unconfined`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::Standard => "standard",
+            Self::Partial => "partial",
+            Self::Unconfined => "unconfined",
+        }
+    }
+}
 
 /// How a write changes a file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,12 +223,24 @@ pub enum Effect {
     },
     /// Starts a process from a shell command line, or writes text to the
     /// stdin of one already running (which a shell would run as commands).
+    ///
+    /// Build it with [`Effect::command`].
+    #[non_exhaustive]
     Command {
         /// The command line, or the text written.
         command: String,
         /// The directory it runs in, when not the workspace root.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cwd: Option<String>,
+        /// The environment variables the call sets for it, beyond those
+        /// every command gets (`run_command`'s `env`): rules and the
+        /// classifier judge the names, a person sees the values.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        env: BTreeMap<String, String>,
+        /// How the tool will run it, when it runs a new process: its
+        /// class, the programs, the sandbox profile.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plan: Option<CommandPlan>,
     },
     /// Reaches the network.
     Network {
@@ -173,6 +264,36 @@ impl Effect {
             path: path.into(),
             tree: true,
         }
+    }
+
+    /// A command line run in `cwd` (`None`: the workspace root), with no
+    /// extra environment and no plan.
+    pub fn command(command: impl Into<String>, cwd: Option<String>) -> Self {
+        Self::Command {
+            command: command.into(),
+            cwd,
+            env: BTreeMap::new(),
+            plan: None,
+        }
+    }
+
+    /// This command effect with the variables it sets; other effects
+    /// unchanged.
+    #[must_use]
+    pub fn with_env(mut self, vars: BTreeMap<String, String>) -> Self {
+        if let Self::Command { env, .. } = &mut self {
+            *env = vars;
+        }
+        self
+    }
+
+    /// This command effect with how it will run; other effects unchanged.
+    #[must_use]
+    pub fn with_plan(mut self, how: CommandPlan) -> Self {
+        if let Self::Command { plan, .. } = &mut self {
+            *plan = Some(how);
+        }
+        self
     }
 
     /// A write of one file.
@@ -202,7 +323,8 @@ impl Effect {
         }
     }
 
-    /// The same effect without a write's content (for the audit).
+    /// The same effect without a write's content or the values of a
+    /// command's variables, which may be secrets (for the audit).
     #[must_use]
     pub fn summary(&self) -> Self {
         match self {
@@ -213,7 +335,30 @@ impl Effect {
                     ..change.clone()
                 },
             },
+            Self::Command {
+                command,
+                cwd,
+                env,
+                plan,
+            } => Self::Command {
+                command: command.clone(),
+                cwd: cwd.clone(),
+                env: env
+                    .keys()
+                    .map(|name| (name.clone(), String::new()))
+                    .collect(),
+                plan: plan.clone(),
+            },
             other => other.clone(),
+        }
+    }
+
+    /// The names of the variables a command effect sets (none for other
+    /// effects).
+    pub fn env_names(&self) -> Vec<&str> {
+        match self {
+            Self::Command { env, .. } => env.keys().map(String::as_str).collect(),
+            _ => Vec::new(),
         }
     }
 }
@@ -277,6 +422,18 @@ impl Effects {
                 if !out.contains(&path) {
                     out.push(path);
                 }
+            }
+        }
+        out
+    }
+
+    /// The names of the variables the call's commands set (see
+    /// [`Effect::Command`]), without repeats.
+    pub fn env_names(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for name in self.list().iter().flat_map(Effect::env_names) {
+            if !out.contains(&name) {
+                out.push(name);
             }
         }
         out

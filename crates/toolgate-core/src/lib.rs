@@ -74,7 +74,8 @@
 //! ```
 
 pub use call::ToolCall;
-pub use effects::{Change, Effect, Effects, EffectsError};
+pub use diff::unified_diff;
+pub use effects::{Change, CommandPlan, Effect, Effects, EffectsError, SandboxProfile};
 pub use error::{Error, error_chain};
 pub use name::{MAX_TOOL_NAME_LEN, check_tool_name};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, redact, register_secret};
@@ -85,7 +86,8 @@ pub use schema::{
 };
 pub use text::{is_neutral, neutralize, neutralize_line};
 pub use tool::{
-    CommandClass, Sensitivity, Tool, ToolAnnotations, ToolContext, TypedTool, first_sentence,
+    CommandClass, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolOrigin, TypedTool,
+    first_sentence,
 };
 pub use workspace::{
     DEFAULT_PROTECTED_PATTERNS, DEFAULT_SENSITIVE_PATTERNS, DirEntryInfo, EntryKind, PathPatterns,
@@ -96,6 +98,7 @@ pub use workspace::{
 pub use redact::fuzz_redact;
 
 mod call;
+mod diff;
 mod effects;
 mod error;
 mod name;

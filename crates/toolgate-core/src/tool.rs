@@ -68,6 +68,26 @@ pub enum Sensitivity {
     Command(CommandClass),
 }
 
+/// Where a tool comes from: what a person deciding about one of its calls
+/// is told besides its name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolOrigin {
+    /// Built into toolgate (or the library user's own tool).
+    #[default]
+    Builtin,
+    /// A tool of an MCP server, called through toolgate.
+    Mcp {
+        /// The server's name in the configuration.
+        server: String,
+        /// The tool's name on that server.
+        tool: String,
+    },
+    /// A tool a model wrote and a person approved.
+    Dynamic,
+}
+
 /// Hints about a tool's behaviour, as MCP defines them.
 ///
 /// They are hints for clients and UIs, never a security boundary: the gate
@@ -189,6 +209,12 @@ pub trait Tool: Send + Sync + 'static {
     /// By default, no.
     fn diagnostic(&self) -> bool {
         false
+    }
+
+    /// Where the tool comes from, for the person approving its calls.
+    /// By default, [`ToolOrigin::Builtin`].
+    fn origin(&self) -> ToolOrigin {
+        ToolOrigin::Builtin
     }
 
     /// Runs the call.

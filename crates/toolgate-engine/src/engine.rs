@@ -1,21 +1,23 @@
 //! The gate: every tool call goes through [`ExecutionEngine::execute`].
 
 use std::any::Any;
-use std::collections::HashSet;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::Value;
 use toolgate_core::{
-    Effects, RegisteredTool, Registry, Sensitivity, ToolCall, ToolContext, ToolResult,
+    Effects, RegisteredTool, Registry, Sensitivity, ToolCall, ToolContext, ToolResult, Workspace,
 };
 use toolgate_policy::{ConfirmationPolicy, ConfirmationRules, RuleDecision, RuleMatch};
 
-use crate::approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
+use crate::approval::{
+    Answered, Approval, ApprovalRecord, ApprovalRequest, ApprovalScope, ApprovalView, Approver,
+    HeadlessApprover, Subject,
+};
 use crate::audit::{AuditLog, AuditRecord, AuditSink, digest};
 use crate::stages::{
     CallView, Guardrails, NoGuardrails, NoHooks, PostToolUse, PreToolOutcome, PreToolUse,
@@ -43,6 +45,10 @@ pub enum Decision {
     Aborted,
     /// Step 5: a `deny` rule of `confirmation.rules` refused the call.
     RuleDenied,
+    /// Step 5: allowed, but what the call would do changed while the
+    /// person decided (a file it writes was edited meanwhile), so it did
+    /// not run.
+    Changed,
     /// Step 6: dry-run; nothing was executed.
     DryRun,
     /// Step 7: the tool ran (its result may still be a failure).
@@ -65,6 +71,7 @@ impl Decision {
             Self::Denied => "denied",
             Self::Aborted => "aborted",
             Self::RuleDenied => "rule_denied",
+            Self::Changed => "changed",
             Self::DryRun => "dry_run",
             Self::Executed => "executed",
             Self::TimedOut => "timed_out",
@@ -97,9 +104,18 @@ pub struct Execution {
     /// `rule N (DECISION TOOL …)`; `None` when no rule matched and the mode
     /// decided, or the call ended before step 5.
     pub rule: Option<String>,
+    /// The question put to a person, their answer and how long it took
+    /// them; `None` when nobody was asked.
+    pub approval: Option<ApprovalRecord>,
 }
 
 impl Execution {
+    /// How long the call took apart from the time a person took to answer.
+    pub fn run_time(&self) -> Duration {
+        let waited = self.approval.as_ref().map_or(Duration::ZERO, |a| a.waited);
+        self.duration.saturating_sub(waited)
+    }
+
     /// Whether the person aborted the run: the caller should stop (exit 130).
     pub fn is_aborted(&self) -> bool {
         self.decision == Decision::Aborted
@@ -147,9 +163,28 @@ pub struct EngineBuilder {
     default_timeout: Duration,
     audit: Vec<Arc<dyn AuditSink>>,
     session_id: Option<String>,
+    workspace: Option<Workspace>,
+    scope: String,
 }
 
 impl EngineBuilder {
+    /// Sets the workspace the files a call writes are read from, to show
+    /// the person the diff. By default, none: a write is shown with its
+    /// new content only.
+    #[must_use]
+    pub fn workspace(mut self, workspace: Workspace) -> Self {
+        self.workspace = Some(workspace);
+        self
+    }
+
+    /// Names the scope of [`ExecutionEngine::execute`]'s approvals for
+    /// people (see [`ApprovalScope`]). By default, `this run`.
+    #[must_use]
+    pub fn scope_name(mut self, name: impl Into<String>) -> Self {
+        self.scope = name.into();
+        self
+    }
+
     /// Sets the guardrails (step 3). By default, none.
     #[must_use]
     pub fn guardrails(mut self, guardrails: Arc<dyn Guardrails>) -> Self {
@@ -245,12 +280,12 @@ impl EngineBuilder {
             policy: self.policy,
             rules: self.rules,
             approver: self.approver,
-            approval_lock: tokio::sync::Mutex::new(()),
-            session_allowed: Mutex::new(HashSet::new()),
+            scope: ApprovalScope::new(self.scope),
             dry_run: self.dry_run,
             default_timeout: self.default_timeout,
             audit: self.audit,
             session_id: self.session_id,
+            workspace: self.workspace,
         }
     }
 }
@@ -271,17 +306,21 @@ impl EngineBuilder {
 ///    `updatedInput` replaces the arguments, which then go through steps 2
 ///    and 3 again, so a hook cannot smuggle a forbidden call past them.
 /// 5. Confirmation. First the [`ConfirmationRules`] over the call's tool,
-///    declared effects and the names in an `env` object argument: a `deny`
+///    declared effects and the variables its commands set: a `deny`
 ///    rule refuses the call, dry-run or not ([`Decision::RuleDenied`],
 ///    `denied by rule N (…)`). Then, unless dry-run: an `allow` rule skips
 ///    asking in every mode, `confirm-all` included; an `ask` rule asks in
 ///    every mode, `yolo` included, even after a session-wide allow; with no
 ///    rule the [`ConfirmationPolicy`] decides from the call's
 ///    [`Sensitivity`] (per call: `run_command` classifies its command).
-///    Nobody to ask → failure with a hint; denied → `cancelled by user`
-///    (the run goes on); aborted → [`Decision::Aborted`] (the run ends,
-///    exit 130). A session-wide allow covers later calls of the same tool
-///    with the same sensitivity. Rules come after steps 3 and 4, so no rule
+///    The person is shown one [`ApprovalView`] of the call. Nobody to ask →
+///    failure with a hint; denied → `cancelled by user` (the run goes on);
+///    aborted → [`Decision::Aborted`] (the run ends, exit 130); allowed,
+///    but the view built again differs (a file the call writes changed
+///    meanwhile) → [`Decision::Changed`], not run. A session-wide allow
+///    covers later calls of the same tool with the same sensitivity in the
+///    same [`ApprovalScope`] only; questions are asked one at a time per
+///    scope. Rules come after steps 3 and 4, so no rule
 ///    lifts a guardrail or a hook's block, and the tool still refuses what
 ///    it refuses when it runs (blocked commands) under the kernel sandbox.
 /// 6. Dry-run → success `[DRY-RUN] would execute TOOL(ARGS)`.
@@ -303,14 +342,14 @@ pub struct ExecutionEngine {
     policy: ConfirmationPolicy,
     rules: ConfirmationRules,
     approver: Arc<dyn Approver>,
-    /// Held while a person is asked, so prompts never interleave when calls
-    /// run concurrently.
-    approval_lock: tokio::sync::Mutex<()>,
-    session_allowed: Mutex<HashSet<(String, Sensitivity)>>,
+    /// The approvals of [`execute`](Self::execute)'s callers; other
+    /// clients bring their own ([`execute_in`](Self::execute_in)).
+    scope: ApprovalScope,
     dry_run: bool,
     default_timeout: Duration,
     audit: Vec<Arc<dyn AuditSink>>,
     session_id: Option<String>,
+    workspace: Option<Workspace>,
 }
 
 impl fmt::Debug for ExecutionEngine {
@@ -335,6 +374,8 @@ struct Ended {
     effects: Effects,
     /// The confirmation rule that decided, if one did.
     rule: Option<String>,
+    /// The question a person was asked, if one was.
+    approval: Option<ApprovalRecord>,
 }
 
 impl Ended {
@@ -345,7 +386,13 @@ impl Ended {
             args,
             effects: Effects::none(),
             rule: None,
+            approval: None,
         }
+    }
+
+    fn with_approval(mut self, approval: Option<ApprovalRecord>) -> Self {
+        self.approval = approval;
+        self
     }
 
     fn with_effects(mut self, effects: Effects) -> Self {
@@ -374,6 +421,8 @@ impl ExecutionEngine {
             default_timeout: Duration::from_secs(120),
             audit: Vec::new(),
             session_id: None,
+            workspace: None,
+            scope: "this run".to_owned(),
         }
     }
 
@@ -417,16 +466,24 @@ impl ExecutionEngine {
         }
     }
 
-    /// Runs one call through the gate. See the [type docs](ExecutionEngine)
-    /// for the steps.
+    /// Runs one call through the gate, its approvals in the engine's own
+    /// scope. See the [type docs](ExecutionEngine) for the steps.
     pub async fn execute(&self, call: ToolCall) -> Execution {
+        self.execute_in(call, &self.scope).await
+    }
+
+    /// Runs one call through the gate for the client whose approvals
+    /// `scope` holds (an MCP client's session, say): a session-wide allow
+    /// it gives applies to its own calls only, and its questions do not
+    /// hold up other scopes' calls.
+    pub async fn execute_in(&self, call: ToolCall, scope: &ApprovalScope) -> Execution {
         let started = Instant::now();
         let ToolCall {
             id,
             name,
             arguments,
         } = call;
-        let pipeline = AssertUnwindSafe(self.pipeline(&id, &name, arguments)).catch_unwind();
+        let pipeline = AssertUnwindSafe(self.pipeline(&id, &name, arguments, scope)).catch_unwind();
         let ended = match pipeline.await {
             Ok(ended) => ended,
             Err(panic) => Ended::fail(
@@ -446,10 +503,17 @@ impl ExecutionEngine {
             duration,
             effects: ended.effects,
             rule: ended.rule,
+            approval: ended.approval,
         }
     }
 
-    async fn pipeline(&self, call_id: &str, name: &str, arguments: Value) -> Ended {
+    async fn pipeline(
+        &self,
+        call_id: &str,
+        name: &str,
+        arguments: Value,
+        scope: &ApprovalScope,
+    ) -> Ended {
         // A call without arguments is a call with none.
         let mut args = if arguments.is_null() {
             toolgate_core::empty_args()
@@ -509,7 +573,7 @@ impl ExecutionEngine {
         );
 
         // 5. Rules, then confirmation (never in dry-run).
-        let env_names = crate::approval::env_names(&args);
+        let env_names = effects.env_names();
         let matched = self.rules.evaluate(name, &effects, &env_names);
         let rule = matched.map(|m| m.to_string());
         if let Some(m) = matched.filter(|m| m.decision() == RuleDecision::Deny) {
@@ -521,20 +585,27 @@ impl ExecutionEngine {
             .with_effects(effects)
             .with_rule(rule);
         }
+        let mut approval = None;
         if !self.dry_run {
             let sensitivity = entry.tool().sensitivity(&args);
-            if let Err(ended) = self
-                .confirm(
-                    name,
-                    &args,
-                    &effects,
-                    sensitivity,
-                    call_id,
-                    matched.as_ref(),
-                )
-                .await
-            {
-                return ended.with_args(args).with_effects(effects).with_rule(rule);
+            let asked = Asked {
+                entry: &entry,
+                args: &args,
+                effects: &effects,
+                sensitivity,
+                call_id,
+                rule: matched.as_ref(),
+                scope,
+            };
+            match self.confirm(asked).await {
+                Ok(record) => approval = record,
+                Err((ended, record)) => {
+                    return ended
+                        .with_args(args)
+                        .with_effects(effects)
+                        .with_rule(rule)
+                        .with_approval(record);
+                }
             }
         }
 
@@ -548,6 +619,7 @@ impl ExecutionEngine {
                 args,
                 effects,
                 rule,
+                approval,
             };
         }
 
@@ -592,6 +664,7 @@ impl ExecutionEngine {
             args,
             effects,
             rule,
+            approval,
         }
     }
 
@@ -644,62 +717,85 @@ impl ExecutionEngine {
         Ok(effects)
     }
 
+    /// Step 5's question, when the rules or the mode want one: the answer
+    /// (`Ok`, with the record of the question if one was asked), or where
+    /// the call ends.
     async fn confirm(
         &self,
-        name: &str,
-        args: &Value,
-        effects: &Effects,
-        sensitivity: Sensitivity,
-        call_id: &str,
-        rule: Option<&RuleMatch<'_>>,
-    ) -> Result<(), PartialEnd> {
+        asked: Asked<'_>,
+    ) -> Result<Option<ApprovalRecord>, (PartialEnd, Option<ApprovalRecord>)> {
+        let Asked {
+            entry,
+            args,
+            effects,
+            sensitivity,
+            call_id,
+            rule,
+            scope,
+        } = asked;
+        let name = entry.name();
         let ask = match rule.map(RuleMatch::decision) {
             Some(RuleDecision::Allow) => false,
             Some(RuleDecision::Ask | RuleDecision::Deny) => true,
             None => self.policy.needs_confirmation(sensitivity),
         };
         if !ask {
-            return Ok(());
+            return Ok(None);
         }
-        let key = (name.to_owned(), sensitivity);
         // An `ask` rule asks every time: a session-wide allow given for the
         // tool does not cover it.
-        if rule.is_none()
-            && self
-                .session_allowed
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .contains(&key)
-        {
-            return Ok(());
+        if rule.is_none() && scope.allows(name, sensitivity) {
+            return Ok(None);
         }
-        let _one_at_a_time = self.approval_lock.lock().await;
+        let _turn = scope.turn().await;
         let asking_rule = rule.map(ToString::to_string);
-        let request = ApprovalRequest {
-            tool: name,
-            args,
-            effects,
-            sensitivity,
-            call_id,
-            rule: asking_rule.as_deref(),
+        let origin = entry.tool().origin();
+        let describe = || {
+            ApprovalView::build(
+                Subject {
+                    tool: name,
+                    call_id,
+                    args,
+                    effects,
+                    sensitivity,
+                    rule: asking_rule.as_deref(),
+                    origin: &origin,
+                    scope: scope.name(),
+                },
+                self.workspace.as_ref(),
+            )
         };
-        match self.approver.approve(&request).await {
-            Approval::Allow => Ok(()),
-            Approval::AllowForSession => {
-                self.session_allowed
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(key);
-                Ok(())
+        let view = Arc::new(describe());
+        let request = ApprovalRequest::new(&view, args, effects, sensitivity);
+        let started = Instant::now();
+        let approval = self.approver.approve(&request).await;
+        let record = |answer: Answered| {
+            Some(ApprovalRecord {
+                view: Arc::clone(&view),
+                answer,
+                waited: started.elapsed(),
+            })
+        };
+        let allowed = match approval {
+            Approval::Allow => Answered::Allow,
+            Approval::AllowForSession => Answered::AllowForSession,
+            Approval::Deny => {
+                return Err((
+                    PartialEnd(Decision::Denied, "cancelled by user".to_owned()),
+                    record(Answered::Deny),
+                ));
             }
-            Approval::Deny => Err(PartialEnd(Decision::Denied, "cancelled by user".to_owned())),
-            Approval::Abort => Err(PartialEnd(
-                Decision::Aborted,
-                "aborted by user; the run stops here".to_owned(),
-            )),
-            Approval::Unavailable(hint) => Err(PartialEnd(
-                Decision::NoApprover,
-                match rule {
+            Approval::Abort => {
+                return Err((
+                    PartialEnd(
+                        Decision::Aborted,
+                        "aborted by user; the run stops here".to_owned(),
+                    ),
+                    record(Answered::Abort),
+                ));
+            }
+            Approval::Unavailable(hint) => {
+                let message = match rule {
                     Some(rule) => format!(
                         "`{name}` needs confirmation by {rule} in confirmation.rules, \
                          and nobody can be asked here"
@@ -708,9 +804,32 @@ impl ExecutionEngine {
                         "`{name}` needs confirmation under {}: {hint}",
                         self.policy.mode()
                     ),
-                },
-            )),
+                };
+                return Err((
+                    PartialEnd(Decision::NoApprover, message),
+                    record(Answered::Unavailable),
+                ));
+            }
+        };
+        // What the person allowed must be what runs: a file written, edited
+        // or removed while they decided changes the call.
+        let now = describe();
+        if now != *view {
+            return Err((
+                PartialEnd(
+                    Decision::Changed,
+                    "what this call would do changed while the person decided (a file it \
+                     touches was changed meanwhile), so it was not run; call it again to be \
+                     asked anew"
+                        .to_owned(),
+                ),
+                record(Answered::Changed),
+            ));
         }
+        if allowed == Answered::AllowForSession {
+            scope.allow(name, sensitivity);
+        }
+        Ok(record(allowed))
     }
 
     fn audit(&self, call_id: &str, name: &str, ended: &Ended, duration: Duration) {
@@ -748,6 +867,18 @@ impl ExecutionEngine {
 
 /// A refusal found by a helper step; the caller attaches the arguments.
 struct PartialEnd(Decision, String);
+
+/// The call step 5 may ask about.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    entry: &'a RegisteredTool,
+    args: &'a Value,
+    effects: &'a Effects,
+    sensitivity: Sensitivity,
+    call_id: &'a str,
+    rule: Option<&'a RuleMatch<'a>>,
+    scope: &'a ApprovalScope,
+}
 
 impl PartialEnd {
     fn with_args(self, args: Value) -> Ended {

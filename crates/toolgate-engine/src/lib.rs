@@ -51,7 +51,10 @@
 //! # }
 //! ```
 
-pub use approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
+pub use approval::{
+    Action, Answered, Approval, ApprovalRecord, ApprovalRequest, ApprovalScope, ApprovalView,
+    Approver, Budget, FileSize, Folded, HeadlessApprover, Hidden, Line, Role, fold,
+};
 pub use audit::{AuditLog, AuditRecord, AuditSink};
 pub use engine::{Decision, EngineBuilder, Execution, ExecutionEngine, Stages};
 pub use guardrails::{

@@ -666,10 +666,7 @@ async fn command_guard_refuses_before_confirmation() {
             args: &Args,
         ) -> Result<toolgate_core::Effects, toolgate_core::EffectsError> {
             Ok(toolgate_core::Effects::known([
-                toolgate_core::Effect::Command {
-                    command: args.command.clone(),
-                    cwd: None,
-                },
+                toolgate_core::Effect::command(args.command.clone(), None),
             ]))
         }
         async fn run(&self, args: Args, _: &ToolContext) -> ToolResult {

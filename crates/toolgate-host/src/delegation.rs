@@ -147,7 +147,8 @@ impl Host {
             .rules(self.confirmation_rules().clone())
             .approver(self.approver(limits.mode, limits.interactive.clone()))
             .dry_run(self.dry_run())
-            .default_timeout(Duration::from_secs(self.config().tools.timeout.max(1)));
+            .default_timeout(Duration::from_secs(self.config().tools.timeout.max(1)))
+            .workspace(workspace.clone());
         if let Some(file) = self.audit_file()? {
             builder = builder.audit(file);
         }

@@ -235,7 +235,8 @@ fn assemble(
         .rules(host.confirmation_rules().clone())
         .approver(host.approver(mode, options.interactive))
         .dry_run(host.dry_run())
-        .default_timeout(Duration::from_secs(config.tools.timeout.max(1)));
+        .default_timeout(Duration::from_secs(config.tools.timeout.max(1)))
+        .workspace(host.workspace_view()?);
     if let Some(id) = &options.session_id {
         builder = builder.session_id(id.clone());
     }

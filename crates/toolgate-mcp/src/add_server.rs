@@ -85,10 +85,7 @@ impl TypedTool for AddServerTool {
             (Some(command), None) => {
                 let mut line = vec![command.clone()];
                 line.extend(args.args.iter().cloned());
-                Ok(Effects::known([Effect::Command {
-                    command: line.join(" "),
-                    cwd: None,
-                }]))
+                Ok(Effects::known([Effect::command(line.join(" "), None)]))
             }
             (None, Some(url)) => Ok(Effects::known([Effect::Network { url: url.clone() }])),
             _ => Err(EffectsError::new(

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 use toolgate_core::{
-    Registry, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolResult, error_chain,
+    Registry, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolOrigin, ToolResult, error_chain,
 };
 use toolgate_sandbox::{Lease, Sandbox, Spawn};
 
@@ -681,6 +681,13 @@ impl Tool for RemoteTool {
 
     fn annotations(&self) -> ToolAnnotations {
         self.annotations.clone()
+    }
+
+    fn origin(&self) -> ToolOrigin {
+        ToolOrigin::Mcp {
+            server: self.connection.name.clone(),
+            tool: self.remote.clone(),
+        }
     }
 
     fn timeout(&self) -> Option<Duration> {

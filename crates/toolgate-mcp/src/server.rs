@@ -2,8 +2,8 @@
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use rmcp::handler::server::ServerHandler;
@@ -16,7 +16,7 @@ use rmcp::service::{ElicitationMode, RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer, ServiceExt};
 use serde_json::Value;
 use toolgate_core::{RegisteredTool, ToolCall};
-use toolgate_engine::{Approval, ApprovalRequest, Approver, ExecutionEngine};
+use toolgate_engine::{Approval, ApprovalRequest, ApprovalScope, Approver, ExecutionEngine};
 
 use crate::error::Error;
 use crate::http_guard;
@@ -44,6 +44,14 @@ tokio::task_local! {
 /// For confirmation, build the engine with an [`ElicitationApprover`]: it
 /// asks the calling client by elicitation when the client declared it.
 ///
+/// # Clients are told apart
+///
+/// Each client connection (a stdio client, each streamable HTTP session)
+/// has its own [`ApprovalScope`]: "allow for the session" given by one
+/// client covers that client's later calls only, and one client's open
+/// question never holds up another client's calls. A stateless HTTP
+/// request (no session) is a client of its own.
+///
 /// # Protocol
 ///
 /// Protocol versions up to 2025-11-25 with the `initialize` handshake. A
@@ -56,6 +64,10 @@ pub struct McpServer {
     engine: Arc<ExecutionEngine>,
     allowed: Option<Arc<Vec<String>>>,
     calls: Arc<AtomicU64>,
+    /// Client connections served so far (numbers the scopes).
+    clients: Arc<AtomicU64>,
+    /// This connection's approvals, named once the client is known.
+    scope: Arc<OnceLock<ApprovalScope>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -73,7 +85,34 @@ impl McpServer {
             engine,
             allowed: None,
             calls: Arc::new(AtomicU64::new(0)),
+            clients: Arc::new(AtomicU64::new(0)),
+            scope: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// The server for a new client connection: the same tools and gate,
+    /// approvals of its own.
+    fn for_new_client(&self) -> Self {
+        Self {
+            scope: Arc::new(OnceLock::new()),
+            ..self.clone()
+        }
+    }
+
+    /// This connection's approval scope, named after the client's own name
+    /// for itself (as it sent it at `initialize`) and its number here.
+    fn scope(&self, peer: &Peer<RoleServer>) -> &ApprovalScope {
+        self.scope.get_or_init(|| {
+            let number = self.clients.fetch_add(1, Ordering::Relaxed) + 1;
+            let name = peer.peer_info().map_or_else(
+                || format!("MCP client #{number}"),
+                |info| {
+                    let name = toolgate_core::neutralize_line(&info.client_info.name);
+                    format!("MCP client `{name}` #{number}")
+                },
+            );
+            ApprovalScope::new(name)
+        })
     }
 
     /// Serves only these tools. By default, every registered tool.
@@ -149,7 +188,7 @@ impl McpServer {
         }
         let server = self;
         let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
+            move || Ok(server.for_new_client()),
             Arc::new(LocalSessionManager::default()),
             config,
         );
@@ -269,8 +308,9 @@ impl ServerHandler for McpServer {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let id = format!("mcp-{}", self.calls.fetch_add(1, Ordering::Relaxed) + 1);
         let call = ToolCall::new(id, name, arguments);
+        let scope = self.scope(&context.peer);
         let run = CLIENT
-            .scope(context.peer.clone(), self.engine.execute(call))
+            .scope(context.peer.clone(), self.engine.execute_in(call, scope))
             .await;
         let result = run.result;
         let content = if result.success {
@@ -290,6 +330,9 @@ impl ServerHandler for McpServer {
         .into())
     }
 }
+
+/// The longest elicitation message sent: a client shows it whole.
+const MAX_ELICITATION: usize = 256 * 1024;
 
 /// Asks the MCP client that made the call, by elicitation (a yes/no form),
 /// when the client declared the `elicitation` capability. Otherwise the call
@@ -332,10 +375,17 @@ impl Approver for ElicitationApprover {
         {
             return Approval::Unavailable(self.hint.clone());
         }
-        let message = format!(
-            "Allow the tool `{}` to run with these arguments?\n{}",
-            request.tool, request.args
-        );
+        // The whole view, never a part: a client shows the message as it is,
+        // and an approval must not be asked on a view that hides what runs.
+        let message = request.view.text();
+        if message.len() > MAX_ELICITATION {
+            return Approval::Unavailable(format!(
+                "what this call would do takes {} bytes to show, more than an elicitation \
+                 message should carry ({MAX_ELICITATION}); answer it in the web UI \
+                 (`--approver ui`) instead",
+                message.len()
+            ));
+        }
         let params: ElicitRequestParams = match serde_json::from_value(serde_json::json!({
             "mode": "form",
             "message": message,

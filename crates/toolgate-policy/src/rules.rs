@@ -269,7 +269,7 @@ struct Compiled {
 ///     decision: RuleDecision::Allow,
 /// }])?;
 /// let line = |command: &str| {
-///     Effects::known([Effect::Command { command: command.into(), cwd: None }])
+///     Effects::known([Effect::command(command, None)])
 /// };
 /// let hit = rules.evaluate("run_command", &line("git status -s"), &[]);
 /// assert_eq!(hit.map(|m| m.decision()), Some(RuleDecision::Allow));

@@ -44,17 +44,11 @@ fn mv(from: &str, to: &str) -> Effects {
 }
 
 fn cmd(command: &str) -> Effects {
-    Effects::known([Effect::Command {
-        command: command.into(),
-        cwd: None,
-    }])
+    Effects::known([Effect::command(command, None)])
 }
 
 fn cmd_in(command: &str, cwd: &str) -> Effects {
-    Effects::known([Effect::Command {
-        command: command.into(),
-        cwd: Some(cwd.into()),
-    }])
+    Effects::known([Effect::command(command, Some(cwd.to_owned()))])
 }
 
 fn net(url: &str) -> Effects {
@@ -434,7 +428,7 @@ fn allow_globs_match_only_calls_whose_every_change_they_cover() {
         (mv("toolgate.yaml", "src/a.rs"), false),
         (with(write("src/a.rs"), Effect::write("lib/b.rs", Change::counted(1, 0, true))), false),
         (with(write("src/a.rs"), Effect::read("anything/at/all")), true),
-        (with(write("src/a.rs"), Effect::Command { command: "make".into(), cwd: None }), false),
+        (with(write("src/a.rs"), Effect::command("make", None)), false),
         (with(write("src/a.rs"), Effect::Network { url: "http://127.0.0.1:1/".into() }), false),
         (read("src/a.rs"), false),
         (Effects::none(), false),

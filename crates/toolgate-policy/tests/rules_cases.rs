@@ -25,10 +25,7 @@ fn rule(
 }
 
 fn line(command: &str) -> Effects {
-    Effects::known([Effect::Command {
-        command: command.into(),
-        cwd: None,
-    }])
+    Effects::known([Effect::command(command, None)])
 }
 
 fn write(path: &str) -> Effect {
@@ -158,23 +155,8 @@ fn a_deny_prefix_covers_any_command_that_may_be_it() {
 #[test]
 fn an_allow_command_rule_needs_every_line_and_no_env() {
     let rules = ConfirmationRules::new([rule("run_command", Some("ls"), None, Allow)]).unwrap();
-    let two = Effects::known([
-        Effect::Command {
-            command: "ls".into(),
-            cwd: None,
-        },
-        Effect::Command {
-            command: "rm x".into(),
-            cwd: None,
-        },
-    ]);
-    let mixed = Effects::known([
-        Effect::Command {
-            command: "ls".into(),
-            cwd: None,
-        },
-        write("a.txt"),
-    ]);
+    let two = Effects::known([Effect::command("ls", None), Effect::command("rm x", None)]);
+    let mixed = Effects::known([Effect::command("ls", None), write("a.txt")]);
     let cases: &[(&Effects, &[&str], bool)] = &[
         (&line("ls -la"), &[], true),
         (&line("ls -la"), &["PATH"], false),

@@ -200,6 +200,12 @@ impl Sandbox {
         &self.inner.view.workspace
     }
 
+    /// Whether processes of the standard profile may reach the network
+    /// (the read-only profile never may).
+    pub fn network(&self) -> bool {
+        self.inner.network
+    }
+
     /// The environment every process starts from (before per-process
     /// additions).
     pub fn base_env(&self) -> &BTreeMap<String, String> {

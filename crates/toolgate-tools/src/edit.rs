@@ -19,9 +19,6 @@
 //! ```
 
 use std::borrow::Cow;
-use std::time::Duration;
-
-use similar::TextDiff;
 
 use crate::patch::text::{self, BOM, Lines};
 
@@ -168,22 +165,9 @@ pub fn replace_exact(
     })
 }
 
-/// A unified diff of `old` to `new` with `--- a/PATH` / `+++ b/PATH` headers
-/// and 3 lines of context; `""` when the texts are equal.
-///
-/// `\ No newline at end of file` marks unterminated last lines, so the diff
-/// can be fed back to [`crate::patch::parse`]. Line endings are left in the
-/// lines as they are. A pathological diff gives up refining after two
-/// seconds (the result is still a correct, if larger, diff).
-pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
-    let diff = TextDiff::configure()
-        .timeout(Duration::from_secs(2))
-        .diff_lines(old, new);
-    diff.unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{path}"), &format!("b/{path}"))
-        .to_string()
-}
+/// A unified diff of `old` to `new` (see [`toolgate_core::unified_diff`]),
+/// which can be fed back to [`crate::patch::parse`].
+pub use toolgate_core::unified_diff;
 
 /// How a text ends its lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolgate_core::{
-    CommandClass, Effect, Effects, Registry, Sensitivity, ToolContext, ToolResult, Workspace,
+    CommandClass, Effect, Effects, Registry, SandboxProfile, Sensitivity, ToolContext, ToolResult,
+    Workspace,
 };
 use toolgate_tools::command::{CommandOptions, ProcessLimits};
 use toolgate_tools::{BuiltinOptions, builtin_tools};
@@ -455,10 +456,7 @@ async fn background_processes_die_with_their_owner() {
 }
 
 fn command(line: &str, cwd: Option<&str>) -> Effects {
-    Effects::known([Effect::Command {
-        command: line.to_owned(),
-        cwd: cwd.map(str::to_owned),
-    }])
+    Effects::known([Effect::command(line.to_owned(), cwd.map(str::to_owned))])
 }
 
 #[test]
@@ -480,9 +478,89 @@ fn run_command_declares_its_command_line_and_directory() {
         (json!({"command": "sudo ls"}), command("sudo ls", None)),
     ];
     for (args, expected) in cases {
+        let declared = f.effects("run_command", args).unwrap();
+        assert_eq!(without_plans(&declared), *expected, "{args}");
+    }
+}
+
+/// `effects` with the commands' plans taken out (they depend on the
+/// machine's sandbox; `run_command_plans_say_how_it_will_run` checks them).
+fn without_plans(effects: &Effects) -> Effects {
+    Effects::known(effects.list().iter().map(|e| match e {
+        Effect::Command {
+            command, cwd, env, ..
+        } => Effect::command(command.clone(), cwd.clone()).with_env(env.clone()),
+        other => other.clone(),
+    }))
+}
+
+#[test]
+fn run_command_plans_say_how_it_will_run() {
+    let f = Fixture::new();
+    let read_only = f.sensitivity("ls") == Sensitivity::Command(CommandClass::Safe);
+    let safe = if read_only {
+        CommandClass::Safe
+    } else {
+        CommandClass::Dev
+    };
+    let cases: &[(Value, CommandClass, &[&str], &str)] = &[
+        (
+            json!({"command": "ls -la | head"}),
+            safe,
+            &["ls", "head"],
+            "reads",
+        ),
+        (
+            json!({"command": "cargo build"}),
+            CommandClass::Dev,
+            &["cargo"],
+            "cargo",
+        ),
+        (
+            json!({"command": "rm -r build && make"}),
+            CommandClass::Dangerous,
+            &["rm", "make"],
+            "rm",
+        ),
+        (
+            json!({"command": "sudo ls"}),
+            CommandClass::Dangerous,
+            &["sudo"],
+            "blocked",
+        ),
+        (
+            json!({"command": "ls", "env": {"LD_PRELOAD": "/tmp/x.so"}}),
+            CommandClass::Dangerous,
+            &["ls"],
+            "LD_PRELOAD",
+        ),
+    ];
+    for (args, class, programs, reason) in cases {
+        let declared = f.effects("run_command", args).unwrap();
+        let Some(Effect::Command {
+            plan: Some(plan),
+            env,
+            ..
+        }) = declared.list().first()
+        else {
+            panic!("{args}: {declared:?}")
+        };
+        assert_eq!(plan.class, *class, "{args}");
+        assert_eq!(plan.programs, *programs, "{args}");
+        assert!(plan.reason.contains(reason), "{args}: {}", plan.reason);
+        let expected_profile = match (read_only, *class == CommandClass::Safe) {
+            (true, true) => SandboxProfile::ReadOnly,
+            (true, false) => SandboxProfile::Standard,
+            (false, _) => plan.profile,
+        };
+        assert_eq!(plan.profile, expected_profile, "{args}");
+        assert_eq!(plan.network, *class != CommandClass::Safe, "{args}");
         assert_eq!(
-            f.effects("run_command", args).as_ref(),
-            Ok(expected),
+            env.keys().collect::<Vec<_>>(),
+            args.get("env")
+                .and_then(Value::as_object)
+                .map(|o| o.keys().collect::<Vec<_>>())
+                .unwrap_or_default(),
             "{args}"
         );
     }

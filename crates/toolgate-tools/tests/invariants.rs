@@ -139,7 +139,7 @@ fn named_by(effects: &Effects) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     for effect in effects.list() {
         names.extend(effect.paths().into_iter().map(str::to_owned));
-        if let Effect::Command { command, cwd } = effect {
+        if let Effect::Command { command, cwd, .. } = effect {
             names.insert(command.clone());
             names.extend(cwd.clone());
         }

@@ -649,37 +649,13 @@ function ruleText(rule) {
 }
 
 function approvalSubject(a) {
-  if (Array.isArray(a.changes) && a.changes.length) return a.changes.map((c) => c.path).join(', ');
-  if (Array.isArray(a.commands) && a.commands.length) return a.commands.map((c) => c.line).join('; ');
-  if (a.mcp) return `${a.mcp.server} / ${a.mcp.tool}`;
+  const actions = (a.view && Array.isArray(a.view.actions)) ? a.view.actions : [];
+  const paths = actions.filter((x) => x.path).map((x) => x.path);
+  if (paths.length) return paths.join(', ');
+  const commands = actions.filter((x) => x.kind === 'command').map((x) => x.command);
+  if (commands.length) return commands.join('; ');
+  if (a.view && a.view.origin && a.view.origin.kind === 'mcp') return `${a.view.origin.server} / ${a.view.origin.tool}`;
   return '';
-}
-
-function commandsView(commands) {
-  return h('ul', { className: 'commands', testid: 'commands' },
-    commands.map((c) => h('li', {},
-      h('code', { className: 'command-line' }, c.line),
-      h('span', { className: `pill class-${String(c.class).replace(/[^a-z_-]/g, '')}` }, c.class),
-      c.reason ? h('span', { className: 'muted small' }, c.reason) : null)));
-}
-
-function changeView(c) {
-  const counts = (c.lines_added || c.lines_removed)
-    ? h('span', { className: 'counts' },
-      h('span', { className: 'plus' }, `+${c.lines_added || 0}`), ' ',
-      h('span', { className: 'minus' }, `−${c.lines_removed || 0}`))
-    : null;
-  let body = null;
-  if (c.kind === 'move') body = h('div', { className: 'change-note' }, `rename ${c.path} → ${c.to}`);
-  else if (c.kind === 'delete') body = h('div', { className: 'change-note' }, `delete (${plural(c.lines_removed || 0, 'line')})`);
-  if (c.diff) body = [body, diffView(c.diff)];
-  else if (!body) body = h('div', { className: 'change-note muted' }, 'no diff available');
-  return h('div', { className: 'change', testid: 'change', dataset: { kind: c.kind } },
-    h('div', { className: 'change-head' },
-      h('code', { className: 'path' }, c.path),
-      h('span', { className: `pill kind-${String(c.kind).replace(/[^a-z]/g, '')}` }, c.kind),
-      counts),
-    body);
 }
 
 function argsView(args, summary) {
@@ -687,35 +663,52 @@ function argsView(args, summary) {
   return summary ? h('details', { className: 'args-details' }, h('summary', {}, summary), pre) : pre;
 }
 
+// The lines of an approval, as the terminal shows them (the server built
+// them from the gate's one description, neutralised); `role` picks the
+// colour.
+function approvalLines(lines) {
+  return h('div', { className: 'approval-lines', testid: 'approval-lines' },
+    (lines || []).map((l) => h('div', {
+      className: `aline role-${String(l.role).replace(/[^a-z_]/g, '')}`,
+    }, l.text === '' ? ' ' : l.text)));
+}
+
 /** What a pending call would do, and the four answers. */
 function approvalCard(a) {
   const mine = a.session !== null && a.session !== undefined && a.session === chat.session;
-  const commands = Array.isArray(a.commands) && a.commands.length ? a.commands : null;
-  const changes = Array.isArray(a.changes) && a.changes.length ? a.changes : null;
-  const network = Array.isArray(a.network) && a.network.length ? a.network : null;
-  let details;
-  if (commands || changes) {
-    details = [
-      commands ? commandsView(commands) : null,
-      changes ? h('div', { className: 'changes' }, changes.map(changeView)) : null,
-      argsView(a.args, 'Arguments'),
-    ];
-  } else if (a.mcp) {
-    details = [
-      h('div', { className: 'mcp-line' }, 'MCP server ', h('code', {}, a.mcp.server), ', tool ', h('code', {}, a.mcp.tool)),
-      argsView(a.args),
-    ];
-  } else {
-    details = argsView(a.args);
-  }
+  const folded = a.folded || { lines: a.lines || [], hidden: null };
   const always = a.always ? ruleText(a.always) : null;
-  const button = (answer, label, testid, cls, title) => h('button', {
-    type: 'button', className: cls, testid, title,
-    on: { click: () => act(() => answerApproval(a.id, answer)) },
-  }, label);
+  // Nothing is allowed on a view that leaves out part of what would run:
+  // the allowing answers wait until the person has expanded it.
+  let seen = !folded.hidden;
+  const allowing = [];
+  const button = (answer, label, testid, cls, title) => {
+    const b = h('button', {
+      type: 'button', className: cls, testid, title,
+      on: { click: () => act(() => answerApproval(a.id, answer)) },
+    }, label);
+    if (answer !== 'deny') allowing.push(b);
+    return b;
+  };
   const alwaysButton = button('always', 'Always allow', 'always-allow', '',
     always ? `Saves the rule “${always}” in your config, then allows` : 'No safe rule can be formed for this call');
-  alwaysButton.disabled = !always;
+  const body = h('div', { className: 'approval-body' }, approvalLines(folded.lines.slice(1)));
+  let expand = null;
+  if (folded.hidden) {
+    expand = h('button', {
+      type: 'button', className: 'link expand', testid: 'approval-expand',
+      on: {
+        click: () => {
+          clear(body).append(approvalLines((a.lines || []).slice(1)));
+          seen = true;
+          markSeen();
+          expand.hidden = true;
+          for (const b of allowing) b.disabled = b === alwaysButton ? !always : false;
+        },
+      },
+    }, `Show everything (${folded.hidden.text}) — needed before allowing`);
+  }
+  const markSeen = () => { delete card.dataset.unseen; };
   let where = null;
   if (mine) where = h('span', { className: 'pill this-chat' }, 'this chat');
   else if (a.session) {
@@ -723,8 +716,10 @@ function approvalCard(a) {
       type: 'button', className: 'link', testid: 'open-session', title: a.session,
       on: { click: () => { location.hash = `#/chat/${enc(a.session)}`; } },
     }, `session ${shortId(a.session)}`);
+  } else if (a.view && a.view.scope) {
+    where = h('span', { className: 'muted small', testid: 'approval-scope' }, a.view.scope);
   }
-  return h('article', {
+  const card = h('article', {
     className: `card approval-card${mine ? ' mine' : ''}`,
     testid: 'approval-card',
     dataset: { id: a.id, session: a.session || '' },
@@ -736,15 +731,17 @@ function approvalCard(a) {
     h('span', { className: 'spacer' }),
     where),
   h('p', { className: 'why', testid: 'why' }, a.why || ''),
-  a.opaque ? h('p', { className: 'warn-text' }, 'toolgate cannot tell what this call does: it may do anything its server lets it.') : null,
-  network ? h('div', { className: 'network' }, 'Network: ', network.map((u, i) => [i ? ', ' : '', h('code', {}, u)])) : null,
-  details,
+  body,
+  expand,
   h('div', { className: 'actions' },
     button('allow', 'Allow', 'approve', 'primary', 'Allow this call (key a)'),
     button('deny', 'Deny', 'deny', 'danger', 'Deny this call; the model is told (key d)'),
     button('session', 'Allow for session', 'allow-session', '', 'Allow this and later calls of this tool with the same sensitivity in this session'),
     alwaysButton),
   always ? h('div', { className: 'muted small always-rule', testid: 'always-rule' }, `Always allow saves: ${always}`) : null);
+  for (const b of allowing) b.disabled = !seen || (b === alwaysButton && !always);
+  if (!seen) card.dataset.unseen = '1';
+  return card;
 }
 
 function sortedPending() {
@@ -812,7 +809,8 @@ async function answerApproval(id, answer) {
   const wasDisabled = [...buttons].map((b) => b.disabled);
   for (const b of buttons) b.disabled = true;
   try {
-    const resp = await api('POST', `/api/approvals/${enc(id)}`, { answer });
+    const seen = !(entry.el && entry.el.dataset.unseen);
+    const resp = await api('POST', `/api/approvals/${enc(id)}`, { answer, seen });
     resolveApproval(id, (resp && resp.answer) || answer);
   } catch (e) {
     buttons.forEach((b, i) => { b.disabled = wasDisabled[i]; });
@@ -825,7 +823,9 @@ async function answerApproval(id, answer) {
 async function answerAll(answer) {
   const ids = sortedPending().map((e) => String(e.approval.id));
   if (!ids.length) return;
-  const resp = await api('POST', '/api/approvals', { answer, ids });
+  // Folded cards the person has not expanded stay pending on "Approve all".
+  const seen = sortedPending().filter((e) => !(e.el && e.el.dataset.unseen)).map((e) => String(e.approval.id));
+  const resp = await api('POST', '/api/approvals', { answer, ids, seen });
   for (const id of (resp && resp.resolved) || []) resolveApproval(id, answer);
 }
 

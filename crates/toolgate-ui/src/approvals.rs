@@ -19,7 +19,7 @@ use toolgate_engine::{Approval, ApprovalRequest, Approver};
 use toolgate_host::UserRules;
 use toolgate_policy::{ConfirmationRule, ConfirmationRules, RuleDecision};
 
-use crate::describe::{Describer, McpNames};
+use crate::describe::Describer;
 use crate::hub::Hub;
 
 /// A person's answer on the page.
@@ -58,6 +58,11 @@ pub(crate) enum ResolveError {
     NotPending(String),
     #[error("no rule can be saved for this call: answer allow, or allow for the session")]
     NoRule,
+    #[error(
+        "approval {0} leaves part of what the call would run out of its card: show everything \
+         before allowing it"
+    )]
+    Unseen(String),
 }
 
 /// The pending calls of every run this server serves.
@@ -114,13 +119,23 @@ impl Approvals {
     }
 
     /// Answers approval `id`. For [`Answer::Always`] the caller has saved
-    /// the card's rule in the user's file already.
-    pub(crate) fn resolve(&self, id: &str, answer: Answer) -> Result<(), ResolveError> {
+    /// the card's rule in the user's file already. An answer that allows
+    /// a call whose card was folded (it leaves part of what would run out)
+    /// is refused unless the person has `seen` it whole.
+    pub(crate) fn resolve(&self, id: &str, answer: Answer, seen: bool) -> Result<(), ResolveError> {
         let key = parse_id(id)?;
-        let pending = self
-            .lock()
-            .remove(&key)
-            .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?;
+        let pending = {
+            let mut pending = self.lock();
+            let entry = pending
+                .get(&key)
+                .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?;
+            if answer != Answer::Deny && !seen && !entry.info["folded"]["hidden"].is_null() {
+                return Err(ResolveError::Unseen(id.to_owned()));
+            }
+            pending
+                .remove(&key)
+                .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?
+        };
         let reply = match answer {
             Answer::Allow | Answer::Always => Reply::Allow,
             Answer::Session => Reply::Session,
@@ -129,6 +144,21 @@ impl Approvals {
         let _ = pending.reply.send(reply);
         self.resolved(key, pending.session.as_deref(), answer_name(answer));
         Ok(())
+    }
+
+    /// Refuses, for a folded card (one that leaves part of what would run
+    /// out), an allowing answer that does not say the card was seen whole.
+    pub(crate) fn check_seen(&self, id: &str) -> Result<(), ResolveError> {
+        let key = parse_id(id)?;
+        let pending = self.lock();
+        let entry = pending
+            .get(&key)
+            .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?;
+        if entry.info["folded"]["hidden"].is_null() {
+            Ok(())
+        } else {
+            Err(ResolveError::Unseen(id.to_owned()))
+        }
     }
 
     /// Denies every pending call of `session` (its run is stopping).
@@ -188,11 +218,9 @@ impl Approvals {
         binding: Option<&Binding>,
         agent: Option<&str>,
     ) -> (u64, oneshot::Receiver<Reply>) {
-        let empty = McpNames::new();
-        let mcp = binding.map_or(&empty, |b| &b.mcp);
         let session = binding.and_then(|b| b.session.clone());
         let key = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut info = self.describer.describe(request, mcp);
+        let mut info = self.describer.describe(request);
         if let Some(object) = info.as_object_mut() {
             object.insert("id".into(), Value::from(key.to_string()));
             object.insert("session".into(), json!(session));
@@ -243,8 +271,6 @@ fn answer_name(answer: Answer) -> &'static str {
 pub struct Binding {
     /// The session (none for `mcp serve`).
     pub session: Option<String>,
-    /// Where each MCP tool comes from: local name → (server, remote name).
-    pub mcp: McpNames,
 }
 
 /// The approver the gate asks when the web UI answers.
@@ -323,12 +349,10 @@ impl Approver for UiApprover {
 mod tests {
     use super::*;
     use toolgate_core::{Change, Effect, Effects, Sensitivity};
+    use toolgate_engine::ApprovalView;
 
     fn approvals(home: &std::path::Path) -> Approvals {
-        let describer = Describer::new(
-            home.join("ws"),
-            Arc::new(toolgate_policy::CommandPolicy::default()),
-        );
+        let describer = Describer::new(home.join("ws"));
         let env = vec![("HOME".to_owned(), home.display().to_string())];
         Approvals::new(Hub::new(), describer, env)
     }
@@ -346,14 +370,8 @@ mod tests {
         let approvals = Arc::new(approvals(home.path()));
         let effects = Effects::known([Effect::write("a.txt", Change::from_texts(None, "x"))]);
         let args = json!({"path": "a.txt", "content": "x"});
-        let request = ApprovalRequest {
-            tool: "write_file",
-            args: &args,
-            effects: &effects,
-            sensitivity: Sensitivity::Sensitive,
-            call_id: "c1",
-            rule: None,
-        };
+        let view = ApprovalView::new("write_file", "c1", &args, &effects, Sensitivity::Sensitive);
+        let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
         assert_eq!(approvals.user_rule(&request), None);
         let approver = UiApprover::new(Arc::clone(&approvals), Some("build".into()));
         // The page answers "Always allow": the server saves the card's
@@ -371,7 +389,7 @@ mod tests {
                 let mut file = UserRules::open_user(&approvals.env).unwrap();
                 file.add(&rule).unwrap();
                 file.save().unwrap();
-                approvals.resolve(&id, Answer::Always).unwrap();
+                approvals.resolve(&id, Answer::Always, false).unwrap();
             })
         };
         assert_eq!(approver.approve(&request).await, Approval::Allow);
@@ -401,20 +419,61 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_folded_card_is_not_allowed_unseen() {
+        let home = tempfile::tempdir().unwrap();
+        let approvals = Arc::new(approvals(home.path()));
+        let approver = UiApprover::new(Arc::clone(&approvals), None);
+        let long = format!("echo {} END", "x".repeat(10_000));
+        let effects = Effects::known([Effect::command(long, None)]);
+        let args = json!({});
+        let view = ApprovalView::new("run_command", "c1", &args, &effects, Sensitivity::Sensitive);
+        let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
+        let page = {
+            let approvals = Arc::clone(&approvals);
+            tokio::spawn(async move {
+                let id = loop {
+                    if let Some(id) = first_pending(&approvals) {
+                        break id;
+                    }
+                    tokio::task::yield_now().await;
+                };
+                let card = approvals.pending()[0].clone();
+                assert!(
+                    card["folded"]["hidden"]["bytes"].as_u64().unwrap() > 9_000,
+                    "{card}"
+                );
+                for answer in [Answer::Allow, Answer::Session, Answer::Always] {
+                    assert!(matches!(
+                        approvals.resolve(&id, answer, false),
+                        Err(ResolveError::Unseen(_))
+                    ));
+                }
+                assert!(matches!(
+                    approvals.check_seen(&id),
+                    Err(ResolveError::Unseen(_))
+                ));
+                approvals.resolve(&id, Answer::Allow, true).unwrap();
+            })
+        };
+        assert_eq!(approver.approve(&request).await, Approval::Allow);
+        page.await.unwrap();
+    }
+
+    #[tokio::test]
     async fn a_dropped_wait_leaves_the_pending_list() {
         let home = tempfile::tempdir().unwrap();
         let approvals = Arc::new(approvals(home.path()));
         let approver = UiApprover::new(Arc::clone(&approvals), None);
         let effects = Effects::Opaque;
         let args = json!({});
-        let request = ApprovalRequest {
-            tool: "mcp_fs_write",
-            args: &args,
-            effects: &effects,
-            sensitivity: Sensitivity::Sensitive,
-            call_id: "c1",
-            rule: None,
-        };
+        let view = ApprovalView::new(
+            "mcp_fs_write",
+            "c1",
+            &args,
+            &effects,
+            Sensitivity::Sensitive,
+        );
+        let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
         let waited = tokio::time::timeout(
             std::time::Duration::from_millis(50),
             approver.approve(&request),

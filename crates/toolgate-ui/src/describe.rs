@@ -1,33 +1,23 @@
-//! What an approval card shows: a call's declared effects made concrete —
-//! the command as classified, the diff a write would make, the MCP server
-//! and arguments — and the rule "Always allow" would save.
+//! What an approval card shows: the gate's one description of the call
+//! ([`ApprovalView`](toolgate_engine::ApprovalView)), cleaned for a person,
+//! with the same lines the terminal shows, and the rule "Always allow" would
+//! save.
 
-use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use toolgate_core::{Effect, Effects};
-use toolgate_engine::ApprovalRequest;
-use toolgate_policy::{CommandPolicy, ConfirmationRule, ConfirmationRules, RuleDecision};
-
-/// A file larger than this is not read to show a diff.
-const MAX_DIFF_SOURCE: u64 = 2 * 1024 * 1024;
-/// A diff longer than this is cut (the card says so).
-const MAX_DIFF: usize = 200 * 1024;
+use toolgate_engine::{ApprovalRequest, Budget, fold};
+use toolgate_policy::{ConfirmationRule, ConfirmationRules, RuleDecision};
 
 /// Describes calls waiting for approval.
 pub(crate) struct Describer {
     workspace: PathBuf,
-    policy: Arc<CommandPolicy>,
 }
 
-/// Where an MCP tool comes from: local name → (server, remote name).
-pub type McpNames = HashMap<String, (String, String)>;
-
 impl Describer {
-    pub(crate) fn new(workspace: PathBuf, policy: Arc<CommandPolicy>) -> Self {
-        Self { workspace, policy }
+    pub(crate) fn new(workspace: PathBuf) -> Self {
+        Self { workspace }
     }
 
     /// The workspace the calls' paths are relative to.
@@ -35,102 +25,53 @@ impl Describer {
         &self.workspace
     }
 
-    /// The approval's fields (all but `id`, `session`, `agent`, `created`).
-    pub(crate) fn describe(&self, request: &ApprovalRequest<'_>, mcp: &McpNames) -> Value {
-        let effects = request.effects;
-        let mut commands = Vec::new();
-        let mut changes = Vec::new();
-        let mut network = Vec::new();
-        let mut reads = Vec::new();
-        for effect in effects.list() {
-            match effect {
-                Effect::Command { command, cwd } => {
-                    let verdict = self.policy.classify(command);
-                    commands.push(json!({
-                        "line": command,
-                        "cwd": cwd,
-                        "class": verdict.label(),
-                        "reason": verdict.reason(),
-                    }));
-                }
-                Effect::Write { path, change } => {
-                    let diff = change.content.as_deref().map(|new| self.diff(path, new));
-                    changes.push(json!({
-                        "path": path,
-                        "kind": if change.creates { "create" } else { "write" },
-                        "to": null,
-                        "diff": diff,
-                        "lines_added": change.lines_added,
-                        "lines_removed": change.lines_removed,
-                    }));
-                }
-                Effect::Delete {
-                    path,
-                    lines_removed,
-                } => changes.push(json!({
-                    "path": path, "kind": "delete", "to": null, "diff": null,
-                    "lines_added": 0, "lines_removed": lines_removed,
-                })),
-                Effect::Move { from, to } => changes.push(json!({
-                    "path": from, "kind": "move", "to": to, "diff": null,
-                    "lines_added": 0, "lines_removed": 0,
-                })),
-                Effect::Network { url } => network.push(Value::from(url.as_str())),
-                Effect::Read { path, .. } => reads.push(Value::from(path.as_str())),
-                _ => {}
-            }
-        }
-        let mcp = mcp
-            .get(request.tool)
-            .map(|(server, tool)| json!({"server": server, "tool": tool}));
+    /// The approval's fields (all but `id`, `session`, `agent`, `created`):
+    /// `view`, the gate's description with every string neutralised (the
+    /// page is a screen: bidirectional and invisible characters would
+    /// reorder or hide text there too); `lines`, the whole view as the
+    /// terminal shows it, each `{role, text}`; `folded`, the same shortened
+    /// to a card, with `hidden` saying how much it leaves out (the page
+    /// takes no "allow" before the person has expanded it); and `always`.
+    pub(crate) fn describe(&self, request: &ApprovalRequest<'_>) -> Value {
+        let mut view = serde_json::to_value(request.view).unwrap_or(Value::Null);
+        neutralize_strings(&mut view);
+        let lines = request.view.lines();
+        let folded = fold(&lines, Budget::default());
+        let line_json = |lines: &[toolgate_engine::Line]| -> Vec<Value> {
+            lines
+                .iter()
+                .map(|l| json!({"role": l.role.as_str(), "text": l.text}))
+                .collect()
+        };
         json!({
-            "tool": request.tool,
-            "call_id": request.call_id,
-            "args": request.args,
-            "why": request.reason(),
-            "rule": request.rule,
-            "commands": commands,
-            "changes": changes,
-            "network": network,
-            "reads": reads,
-            "mcp": mcp,
-            "opaque": effects.is_opaque(),
-            "always": always_rule(request.tool, effects),
+            "tool": view["tool"].clone(),
+            "why": view["reason"].clone(),
+            "view": view,
+            "lines": line_json(&lines),
+            "folded": {
+                "lines": line_json(&folded.lines),
+                "hidden": folded.hidden.map(|h| json!({
+                    "lines": h.lines,
+                    "bytes": h.bytes,
+                    "text": h.to_string(),
+                })),
+            },
+            "always": always_rule(request.tool, request.effects),
         })
     }
+}
 
-    /// The unified diff of writing `new` to `path` (workspace-relative).
-    fn diff(&self, path: &str, new: &str) -> String {
-        let old = self.current(path).unwrap_or_default();
-        let mut diff = toolgate_tools::edit::unified_diff(path, &old, new);
-        if diff.len() > MAX_DIFF {
-            let mut end = MAX_DIFF;
-            while !diff.is_char_boundary(end) {
-                end -= 1;
+/// Every string in `value` neutralised for a screen.
+fn neutralize_strings(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            if let std::borrow::Cow::Owned(clean) = toolgate_core::neutralize(text) {
+                *text = clean;
             }
-            diff.truncate(end);
-            diff.push_str("\n… (diff cut: too long to show)\n");
         }
-        diff
-    }
-
-    /// The file's text now, when it is a plain relative path inside the
-    /// workspace, small and UTF-8. The gate has already judged the path
-    /// (a sensitive or outside file never reaches a person).
-    fn current(&self, path: &str) -> Option<String> {
-        let relative = Path::new(path);
-        if !relative
-            .components()
-            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
-        {
-            return None;
-        }
-        let file = self.workspace.join(relative);
-        let meta = std::fs::symlink_metadata(&file).ok()?;
-        if !meta.is_file() || meta.len() > MAX_DIFF_SOURCE {
-            return None;
-        }
-        std::fs::read_to_string(file).ok()
+        Value::Array(items) => items.iter_mut().for_each(neutralize_strings),
+        Value::Object(map) => map.values_mut().for_each(neutralize_strings),
+        _ => {}
     }
 }
 
@@ -199,10 +140,7 @@ mod tests {
     use toolgate_core::Change;
 
     fn command(line: &str) -> Effects {
-        Effects::known([Effect::Command {
-            command: line.to_owned(),
-            cwd: None,
-        }])
+        Effects::known([Effect::command(line, None)])
     }
 
     #[test]
@@ -259,19 +197,14 @@ mod tests {
     }
 
     #[test]
-    fn a_write_is_shown_as_the_diff_against_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), "old text\n").unwrap();
-        let d = Describer::new(dir.path().to_owned(), Arc::new(CommandPolicy::default()));
-        let diff = d.diff("a.txt", "new text\n");
+    fn strings_are_neutralised_for_the_page() {
+        let mut value = json!({"a": ["ok\u{1b}[8m", {"b": "x\u{202E}y"}], "n": 1});
+        neutralize_strings(&mut value);
+        let text = value.to_string();
         assert!(
-            diff.contains("-old text") && diff.contains("+new text"),
-            "{diff}"
+            !text.contains('\u{1b}') && !text.contains('\u{202E}'),
+            "{text}"
         );
-        // Outside or odd paths are not read.
-        assert_eq!(d.current("../a.txt"), None);
-        assert_eq!(d.current("/etc/passwd"), None);
-        let created = d.diff("b.txt", "hello\n");
-        assert!(created.contains("+hello"), "{created}");
+        assert_eq!(value["n"], 1);
     }
 }

@@ -38,6 +38,5 @@ mod transcript;
 
 pub use approvals::{Answer, Approvals, Binding, UiApprover};
 pub use assets::assets_size;
-pub use describe::McpNames;
 pub use hub::Hub;
-pub use server::{HostFactory, UiError, UiOptions, UiServer, mcp_names};
+pub use server::{HostFactory, UiError, UiOptions, UiServer};

@@ -20,14 +20,14 @@ use toolgate_engine::Approver;
 use toolgate_host::{
     AgentPermission, ErrorKind, Host, HostError, RunControls, RunRequest, UserRules,
 };
-use toolgate_mcp::{ServerState, ServerStatus};
+use toolgate_mcp::ServerState;
 use toolgate_policy::ConfirmationRule;
 use toolgate_store::{AuditFilter, AuditStore, SessionStore, SessionSummary};
 
 use crate::approvals::{Answer, Approvals, Binding, ResolveError, UiApprover};
 use crate::assets;
 use crate::auth::{self, AuthGuard};
-use crate::describe::{Describer, McpNames};
+use crate::describe::Describer;
 use crate::hub::Hub;
 
 /// Builds a fresh [`Host`] for each run, so rules and permissions changed
@@ -155,10 +155,7 @@ impl UiServer {
         let guard = Arc::new(AuthGuard::new(addr).map_err(bind_error)?);
         let url = guard.url(addr);
         let hub = Hub::new();
-        let describer = Describer::new(
-            host.workspace().to_owned(),
-            Arc::clone(host.command_policy()),
-        );
+        let describer = Describer::new(host.workspace().to_owned());
         let app = Arc::new(App {
             approvals: Arc::new(Approvals::new(hub.clone(), describer, host.env().to_vec())),
             host,
@@ -494,7 +491,6 @@ async fn start_run(
     let session = prepared.session_id().to_owned();
     approver.bind(Binding {
         session: Some(session.clone()),
-        mcp: mcp_names(&prepared.gate().mcp_statuses),
     });
     if let Some(active) = active {
         app.lock_runs().insert(session.clone(), active);
@@ -603,6 +599,10 @@ async fn approvals(State(app): State<Arc<App>>) -> Json<Value> {
 #[derive(Deserialize)]
 struct AnswerBody {
     answer: Answer,
+    /// Whether the person has seen the whole card (a folded one must be
+    /// expanded before it is allowed).
+    #[serde(default)]
+    seen: bool,
 }
 
 async fn answer_one(
@@ -610,6 +610,11 @@ async fn answer_one(
     Path(id): Path<String>,
     Json(body): Json<AnswerBody>,
 ) -> ApiResult {
+    // A folded card is not allowed unseen, and "Always allow" must not
+    // save its rule for one.
+    if body.answer != Answer::Deny && !body.seen {
+        app.approvals.check_seen(&id).map_err(resolve_error)?;
+    }
     let rule = if body.answer == Answer::Always {
         let rule = app
             .approvals
@@ -623,7 +628,7 @@ async fn answer_one(
         None
     };
     app.approvals
-        .resolve(&id, body.answer)
+        .resolve(&id, body.answer, body.seen)
         .map_err(resolve_error)?;
     Ok(Json(json!({
         "id": id,
@@ -637,6 +642,10 @@ struct AnswerMany {
     answer: Answer,
     #[serde(default)]
     ids: Option<Vec<String>>,
+    /// The approvals the person has seen whole; a folded one not listed
+    /// is not allowed (it stays pending).
+    #[serde(default)]
+    seen: Vec<String>,
 }
 
 async fn answer_many(State(app): State<Arc<App>>, Json(body): Json<AnswerMany>) -> ApiResult {
@@ -655,7 +664,10 @@ async fn answer_many(State(app): State<Arc<App>>, Json(body): Json<AnswerMany>) 
     });
     let resolved: Vec<String> = ids
         .into_iter()
-        .filter(|id| app.approvals.resolve(id, body.answer).is_ok())
+        .filter(|id| {
+            let seen = body.seen.iter().any(|s| s == id);
+            app.approvals.resolve(id, body.answer, seen).is_ok()
+        })
         .collect();
     Ok(Json(json!({"resolved": resolved})))
 }
@@ -665,6 +677,7 @@ fn resolve_error(error: ResolveError) -> ApiError {
     let status = match error {
         ResolveError::NotPending(_) => StatusCode::NOT_FOUND,
         ResolveError::NoRule => StatusCode::BAD_REQUEST,
+        ResolveError::Unseen(_) => StatusCode::CONFLICT,
     };
     ApiError::new(status, error.to_string())
 }
@@ -716,18 +729,6 @@ async fn remove_rule(State(app): State<Arc<App>>, Path(number): Path<usize>) -> 
     file.save().map_err(rules_error)?;
     app.hub.emit(&json!({"type": "rules_changed"}));
     Ok(Json(json!({"removed": removed})))
-}
-
-/// Where each MCP tool of `statuses` comes from, for approval cards.
-pub fn mcp_names(statuses: &[ServerStatus]) -> McpNames {
-    statuses
-        .iter()
-        .flat_map(|s| {
-            s.tools
-                .iter()
-                .map(|(local, remote)| (local.clone(), (s.name.clone(), remote.clone())))
-        })
-        .collect()
 }
 
 async fn mcp(State(app): State<Arc<App>>) -> ApiResult {

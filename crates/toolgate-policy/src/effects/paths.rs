@@ -285,7 +285,7 @@ impl PathRulesBuilder {
 /// let read = Effects::known([Effect::read("src/main.rs")]);
 /// assert!(rules.check(&read, &no_links, &no_files).is_ok());
 ///
-/// let cat = Effects::known([Effect::Command { command: "cat ./.env".into(), cwd: None }]);
+/// let cat = Effects::known([Effect::command("cat ./.env", None)]);
 /// let refusal = rules.check(&cat, &no_links, &no_files).unwrap_err();
 /// assert_eq!(refusal.pattern(), Some(".env*"));
 ///
@@ -342,7 +342,7 @@ impl PathRules {
         for effect in effects.list() {
             match effect {
                 Effect::Read { path, .. } => self.judge(path, &[Rule::Sensitive], resolve)?,
-                Effect::Command { command, cwd } => {
+                Effect::Command { command, cwd, .. } => {
                     self.check_command(command, cwd.as_deref(), resolve, expand)?;
                 }
                 Effect::Network { .. } => {}

@@ -44,8 +44,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use toolgate_core::{
-    CommandClass, Effect, Effects, EffectsError, Sensitivity, ToolAnnotations, ToolContext,
-    ToolResult, TypedTool, Workspace, error_chain,
+    CommandClass, CommandPlan, Effect, Effects, EffectsError, SandboxProfile, Sensitivity,
+    ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace, error_chain,
 };
 use toolgate_policy::{CommandPolicy, Verdict, VerdictKind};
 use toolgate_sandbox::{Capture, Finished, Level, Profile, RunOptions, Sandbox, Spawn};
@@ -218,10 +218,11 @@ impl TypedTool for RunCommand {
     }
 
     fn effects(&self, args: &RunCommandArgs) -> Result<Effects, EffectsError> {
-        Ok(Effects::known([Effect::Command {
-            command: args.command.clone(),
-            cwd: declared_cwd(&self.workspace, args.cwd.as_deref())?,
-        }]))
+        let cwd = declared_cwd(&self.workspace, args.cwd.as_deref())?;
+        let effect = Effect::command(args.command.clone(), cwd)
+            .with_env(args.env.clone().unwrap_or_default())
+            .with_plan(self.plan(&args.command, args.env.as_ref()));
+        Ok(Effects::known([effect]))
     }
 
     fn timeout(&self) -> Option<Duration> {
@@ -311,6 +312,39 @@ impl TypedTool for RunCommand {
 }
 
 impl RunCommand {
+    /// How `command` will run, as [`run`](TypedTool::run) decides it: the
+    /// class it asks by, the programs, the profile and the network.
+    fn plan(&self, command: &str, env: Option<&BTreeMap<String, String>>) -> CommandPlan {
+        let verdict = self.judge(command, env);
+        let status = self.sandbox.status();
+        let class = match verdict.kind() {
+            VerdictKind::Class(CommandClass::Safe) if !self.read_only_enforced() => {
+                CommandClass::Dev
+            }
+            VerdictKind::Class(class) => class,
+            VerdictKind::Blocked => CommandClass::Dangerous,
+        };
+        let reason = if verdict.is_blocked() {
+            format!("blocked: {}; it will be refused", verdict.reason())
+        } else {
+            verdict.reason().to_owned()
+        };
+        let read_only = class == CommandClass::Safe;
+        let profile = match status.level() {
+            Level::Full if read_only => SandboxProfile::ReadOnly,
+            Level::Full => SandboxProfile::Standard,
+            Level::LandlockOnly => SandboxProfile::Partial,
+            Level::Off => SandboxProfile::Unconfined,
+        };
+        let programs = if verdict.programs().is_empty() {
+            named_programs(command)
+        } else {
+            verdict.programs().to_vec()
+        };
+        let network = !read_only && (self.sandbox.network() || status.level() != Level::Full);
+        CommandPlan::new(class, reason, programs, profile, network)
+    }
+
     fn resolve_cwd(&self, cwd: Option<&str>) -> Result<PathBuf, String> {
         let path = self
             .workspace
@@ -323,6 +357,22 @@ impl RunCommand {
             Err(error) => Err(error.to_string()),
         }
     }
+}
+
+/// The programs a line names, each once, in order (builtins included): what
+/// a person is told it runs when the policy did not list them.
+fn named_programs(command: &str) -> Vec<String> {
+    let Ok(parsed) = toolgate_policy::parse_command(command) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for simple in parsed.simple_commands() {
+        let program = simple.program();
+        if !simple.is_compound_part() && !program.is_empty() && !out.iter().any(|p| p == program) {
+            out.push(program.to_owned());
+        }
+    }
+    out
 }
 
 /// The `cwd` of a command as its effect names it: `None` for the workspace

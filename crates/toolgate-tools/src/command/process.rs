@@ -298,10 +298,10 @@ impl TypedTool for ProcessTool {
             ProcessAction::Write => {
                 let id = session_id(args.action, args.session_id.as_deref())
                     .map_err(EffectsError::new)?;
-                Ok(Effects::known([Effect::Command {
-                    command: args.input.clone().unwrap_or_default(),
-                    cwd: self.cwd_of(id),
-                }]))
+                Ok(Effects::known([Effect::command(
+                    args.input.clone().unwrap_or_default(),
+                    self.cwd_of(id),
+                )]))
             }
             action => {
                 session_id(action, args.session_id.as_deref()).map_err(EffectsError::new)?;

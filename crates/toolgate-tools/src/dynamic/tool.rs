@@ -6,7 +6,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use toolgate_core::{
-    Effects, EffectsError, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolResult, error_chain,
+    Effects, EffectsError, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolOrigin, ToolResult,
+    error_chain,
 };
 use toolgate_policy::CommandPolicy;
 use toolgate_sandbox::{Capture, Finished, Level, Profile, RunOptions, Sandbox, Spawn};
@@ -148,6 +149,10 @@ impl Tool for DynamicTool {
 
     fn effects(&self, _args: &Value) -> Result<Effects, EffectsError> {
         Ok(Effects::Opaque)
+    }
+
+    fn origin(&self) -> ToolOrigin {
+        ToolOrigin::Dynamic
     }
 
     async fn execute(&self, args: Value, _ctx: &ToolContext) -> ToolResult {

@@ -1,18 +1,36 @@
 //! Step 5: asking a person.
+//!
+//! The gate builds one [`ApprovalView`] of the call (what it would do, made
+//! concrete) and hands it to an [`Approver`] inside an [`ApprovalRequest`];
+//! the answer is kept in the call's [`ApprovalScope`] and reported in an
+//! [`ApprovalRecord`].
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
+use serde::Serialize;
 use serde_json::Value;
 use toolgate_core::{Effects, Sensitivity};
 
+pub use render::{Budget, Folded, Hidden, Line, Role, fold};
+pub use scope::ApprovalScope;
+pub(crate) use view::Subject;
+pub use view::{Action, ApprovalView, FileSize};
+
+mod render;
+mod scope;
+mod view;
+
 /// A call waiting for approval.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct ApprovalRequest<'a> {
     /// The tool's name.
     pub tool: &'a str,
     /// The arguments it will run with.
     pub args: &'a Value,
-    /// What it will do (for showing the person: the diff of a write, the
-    /// command line).
+    /// What it will do, as declared (rules match on it).
     pub effects: &'a Effects,
     /// Why it needs approval.
     pub sensitivity: Sensitivity,
@@ -21,38 +39,80 @@ pub struct ApprovalRequest<'a> {
     /// The `confirmation.rules` rule that asks, when a rule does rather
     /// than the mode (`rule 2 (ask run_command command `git push`)`).
     pub rule: Option<&'a str>,
+    /// What the person is shown: the one description every front end
+    /// renders.
+    pub view: &'a ApprovalView,
 }
 
 impl<'a> ApprovalRequest<'a> {
-    /// The environment variables the call sets for the commands it runs
-    /// (`run_command`'s `env`), as confirmation rules match them.
+    /// A request for the call `view` describes, with its declared
+    /// `effects`, `args` and `sensitivity`.
+    pub fn new(
+        view: &'a ApprovalView,
+        args: &'a Value,
+        effects: &'a Effects,
+        sensitivity: Sensitivity,
+    ) -> Self {
+        Self {
+            tool: &view.tool,
+            args,
+            effects,
+            sensitivity,
+            call_id: &view.call_id,
+            rule: view.rule.as_deref(),
+            view,
+        }
+    }
+
+    /// The environment variables the call sets for the commands it runs,
+    /// as confirmation rules match them.
     pub fn env_names(&self) -> Vec<&'a str> {
-        env_names(self.args)
+        self.effects.env_names()
     }
 
     /// Why the call needs a person, in words, for any front end's prompt:
-    /// the rule that asks, the command's class, or what kind of call it is.
-    pub fn reason(&self) -> String {
-        if let Some(rule) = self.rule {
-            return format!("asked by {rule} in confirmation.rules");
-        }
-        match self.sensitivity {
-            Sensitivity::ReadOnly => "confirm-all asks for every call".to_owned(),
-            Sensitivity::Command(class) => format!("command classified {}", class.as_str()),
-            _ if self.effects.is_opaque() => {
-                "what it does cannot be known in advance (an MCP or dynamic tool)".to_owned()
-            }
-            _ => "it can change things".to_owned(),
-        }
+    /// the rule that asks, the command's class and why, or what kind of
+    /// call it is.
+    pub fn reason(&self) -> &'a str {
+        &self.view.reason
     }
 }
 
-/// The names of a call's `env` argument (`run_command`'s variables).
-pub(crate) fn env_names(args: &Value) -> Vec<&str> {
-    args.get("env")
-        .and_then(Value::as_object)
-        .map(|env| env.keys().map(String::as_str).collect())
-        .unwrap_or_default()
+/// What became of a question, for reports and events.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct ApprovalRecord {
+    /// What the person was shown.
+    pub view: Arc<ApprovalView>,
+    /// What they answered.
+    pub answer: Answered,
+    /// How long the question waited for them.
+    #[serde(rename = "waited_ms", serialize_with = "millis")]
+    pub waited: Duration,
+}
+
+fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// An answer, as reports name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Answered {
+    /// Allowed once.
+    Allow,
+    /// Allowed for the rest of the session.
+    AllowForSession,
+    /// Denied.
+    Deny,
+    /// The run was aborted.
+    Abort,
+    /// Nobody could be asked.
+    Unavailable,
+    /// Allowed, but what the call would do changed while the person
+    /// decided, so it did not run.
+    Changed,
 }
 
 /// A person's answer.
@@ -77,8 +137,9 @@ pub enum Approval {
 /// Whoever approves calls: a terminal prompt, the web UI, an MCP client
 /// through elicitation, or nobody.
 ///
-/// The gate calls approvers one at a time, so an implementation does not
-/// need to guard against two prompts at once.
+/// The gate asks one question at a time per [`ApprovalScope`]; an
+/// approver serving several scopes (the web UI, MCP elicitation) may be
+/// asked by several at once, and must not make one wait for another.
 #[async_trait]
 pub trait Approver: Send + Sync {
     /// Asks about one call.
