@@ -283,9 +283,11 @@ async fn post_with_retries(
                 let body = resp.text().await.unwrap_or_default();
                 let retryable = status == 429 || status >= 500;
                 if !retryable || attempt >= settings.max_retries {
+                    // Redacted before it is cut, so a key cut in half
+                    // cannot survive: servers echo the headers they got.
                     return Err(LlmError::Http {
                         status,
-                        body: body.chars().take(500).collect(),
+                        body: toolgate_core::redact(&body).chars().take(500).collect(),
                     });
                 }
                 tracing::warn!(status, attempt, "model server error; retrying");
@@ -294,7 +296,7 @@ async fn post_with_retries(
                 if attempt >= settings.max_retries || !(source.is_connect() || source.is_timeout())
                 {
                     return Err(LlmError::Connect {
-                        url: url.to_owned(),
+                        url: toolgate_core::redact(url).into_owned(),
                         source,
                     });
                 }
@@ -831,7 +833,9 @@ impl LlmClient for AnthropicClient {
                 }
                 Some("message_stop") => return Ok(ControlFlow::Break(())),
                 Some("error") => {
-                    return Err(LlmError::Protocol(v["error"].to_string()));
+                    return Err(LlmError::Protocol(
+                        toolgate_core::redact(&v["error"].to_string()).into_owned(),
+                    ));
                 }
                 _ => {}
             }

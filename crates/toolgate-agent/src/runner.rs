@@ -1078,7 +1078,10 @@ impl AgentRunner {
             Stop::Done(o) => report.outcome = o,
             Stop::Fail(o, e) => {
                 report.outcome = o;
-                report.error = Some(e);
+                // The error goes to reports, sessions and the terminal:
+                // never with a secret in it (a URL's password, a key a
+                // server echoed).
+                report.error = Some(toolgate_core::redact(&e).into_owned());
             }
             Stop::Summarise(o) => {
                 report.outcome = o;

@@ -68,11 +68,10 @@ fn style(role: Role) -> anstyle::Style {
     use anstyle::{AnsiColor, Color, Style};
     let fg = |c: AnsiColor| Style::new().fg_color(Some(Color::Ansi(c)));
     match role {
-        Role::Title => Style::new().bold(),
+        Role::Title | Role::DiffHeader | Role::Command => Style::new().bold(),
         Role::Added => fg(AnsiColor::Green),
         Role::Removed => fg(AnsiColor::Red),
         Role::Hunk => fg(AnsiColor::Cyan),
-        Role::DiffHeader | Role::Command => Style::new().bold(),
         Role::Warning => fg(AnsiColor::Yellow).bold(),
         Role::Omitted => fg(AnsiColor::Magenta).bold(),
         Role::Detail => Style::new().dimmed(),

@@ -93,11 +93,42 @@ fn init_tracing(verbose: u8) {
                 _ => "trace",
             })
         });
+    // Log lines quote servers, models and tools: each one goes through the
+    // same cleaning as every other line for people (secrets redacted,
+    // control characters neutralised), so the subscriber writes no colour
+    // of its own either.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(io::stderr)
-        .with_ansi(io::IsTerminal::is_terminal(&io::stderr()))
+        .with_writer(|| LogLine(Vec::new()))
+        .with_ansi(false)
         .try_init();
+}
+
+/// One log event, written to stderr cleaned ([`render::clean`]) when the
+/// subscriber is done with it.
+struct LogLine(Vec<u8>);
+
+impl Write for LogLine {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        if self.0.is_empty() {
+            return;
+        }
+        let text = String::from_utf8_lossy(&self.0);
+        let _ = io::stderr()
+            .lock()
+            .write_all(render::clean(&text).as_bytes());
+    }
 }
 
 async fn run(cli: Cli) -> Result<Exit, CliError> {

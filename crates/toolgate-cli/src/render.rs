@@ -147,9 +147,23 @@ pub(crate) fn note(message: &str) {
     let _ = writeln!(io::stderr().lock(), "{}", clean(message));
 }
 
-/// `text` neutralised for a terminal ([`toolgate_core::neutralize`]).
+/// Prints a note made only of toolgate's own words and values, as it is:
+/// the one place a secret is shown on purpose (the web UI's sign-in URL,
+/// whose token the person must open).
+pub(crate) fn note_own(message: &str) {
+    let _ = writeln!(io::stderr().lock(), "{message}");
+}
+
+/// `text` for a person's terminal: secrets redacted
+/// ([`toolgate_core::redact`]), then neutralised
+/// ([`toolgate_core::neutralize`]).
 pub(crate) fn clean(text: &str) -> std::borrow::Cow<'_, str> {
-    toolgate_core::neutralize(text)
+    match toolgate_core::redact(text) {
+        std::borrow::Cow::Borrowed(text) => toolgate_core::neutralize(text),
+        std::borrow::Cow::Owned(text) => {
+            std::borrow::Cow::Owned(toolgate_core::neutralize(&text).into_owned())
+        }
+    }
 }
 
 /// Whether what goes to stderr is coloured: when it is a terminal and

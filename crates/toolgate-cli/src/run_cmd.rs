@@ -82,7 +82,13 @@ impl Progress {
     }
 }
 
-/// Writes to stdout exactly (JSON events, reports into a pipe).
+/// Writes a JSON event or a report to stdout: exact but for secrets
+/// ([`toolgate_core::redact`]).
+fn write_data(text: &str) {
+    write_out(&toolgate_core::redact(text));
+}
+
+/// Writes to stdout exactly.
 fn write_out(text: &str) {
     let mut o = io::stdout().lock();
     let _ = o.write_all(text.as_bytes());
@@ -190,7 +196,7 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
         server.hub().clone()
     });
     if setup.json {
-        write_out(&format!("{}\n", prepared.start_event()));
+        write_data(&format!("{}\n", prepared.start_event()));
     }
     if let Some(hub) = &hub {
         hub.emit(&prepared.start_event());
@@ -220,7 +226,7 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
         }
         if json {
             if let Ok(line) = serde_json::to_string(e) {
-                write_out(&format!("{line}\n"));
+                write_data(&format!("{line}\n"));
             }
             return;
         }
@@ -298,7 +304,7 @@ fn finish(
 ) -> Result<Exit, CliError> {
     let (tin, tout) = report.tokens();
     if setup.json {
-        write_out(&format!(
+        write_data(&format!(
             "{}\n",
             toolgate_host::done_event(session_id, report)
         ));
@@ -329,8 +335,9 @@ fn finish(
             ReportFormat::Json => format!("{:#}\n", report.to_json()),
             ReportFormat::Markdown => report.to_markdown(),
         };
+        let text = toolgate_core::redact(&text);
         match &args.report_file {
-            Some(p) => std::fs::write(p, text).map_err(|e| {
+            Some(p) => std::fs::write(p, text.as_bytes()).map_err(|e| {
                 CliError::new(
                     Exit::Failure,
                     anyhow!(e).context(format!("cannot write the report {}", p.display())),

@@ -49,8 +49,10 @@ fn prompt(project: &ProjectFile) -> bool {
         project.path.display(),
         review_text(&project.review()),
     );
+    // The workspace file is anyone's: what it would run is shown
+    // neutralised, like every other text a person decides on.
     let mut stderr = io::stderr().lock();
-    let _ = stderr.write_all(text.as_bytes());
+    let _ = stderr.write_all(render::clean(&text).as_bytes());
     let _ = stderr.flush();
     drop(stderr);
     let mut line = String::new();

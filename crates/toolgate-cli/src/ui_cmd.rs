@@ -58,7 +58,7 @@ pub(crate) async fn approval_page(
     let mut options = UiOptions::new(addr);
     options.approver_only = true;
     let server = start(setup, options).await?;
-    note(&format!(
+    crate::render::note_own(&format!(
         "toolgate: calls that need confirmation are asked at {}",
         server.url()
     ));

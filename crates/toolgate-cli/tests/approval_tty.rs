@@ -8,6 +8,7 @@
 
 #![allow(
     clippy::unwrap_used,
+    clippy::expect_used,
     reason = "test code: a failed unwrap is a failed test"
 )]
 

@@ -411,3 +411,53 @@ async fn a_run_whose_edits_nobody_could_approve_ends_blocked_with_a_hint() {
         (Some("done"), Some("blocked"))
     );
 }
+
+/// A model server's error that echoes the key, and a base URL with a
+/// password and a token: none of them reaches stdout, stderr, the report
+/// or `self_inspect`.
+#[tokio::test]
+async fn secrets_never_reach_the_terminal_the_report_or_the_model() {
+    let echo = ResponseTemplate::new(400).set_body_json(serde_json::json!({"error": {
+        "message": "invalid request; you sent Authorization: Bearer sk-very-secret",
+        "echo": {"authorization": "Bearer sk-very-secret", "api_key": "sk-very-secret"}}}));
+    let server = server(vec![echo]).await;
+    let ws = Ws::new(&server);
+    let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
+    let base = format!("{}/v1", server.uri());
+    let with_password = base.replacen("http://", "http://zed-user-77:PASS-w0rd-9@", 1);
+    std::fs::write(
+        ws.path().join("toolgate.yaml"),
+        config.replace(&base, &with_password),
+    )
+    .unwrap();
+    let out = ws
+        .run(&["run", "Hi", "--report", "json", "--report-file", "r.json"])
+        .await;
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    let report = std::fs::read_to_string(ws.path().join("r.json")).unwrap();
+    assert_ne!(out.status.code(), Some(0), "{se}");
+    assert!(se.contains("HTTP 400"), "{se}");
+    for (what, shown) in [("stdout", &so), ("stderr", &se), ("report", &report)] {
+        for secret in ["sk-very-secret", "PASS-w0rd-9"] {
+            assert!(!shown.contains(secret), "{secret} in {what}: {shown}");
+        }
+    }
+    assert!(se.contains("[redacted]"), "{se}");
+
+    // A URL with credential parameters too, as self_inspect shows it.
+    let with_token = format!("{with_password}?token=tok-123456&api_key=key-654321&model=m");
+    std::fs::write(
+        ws.path().join("toolgate.yaml"),
+        config.replace(&base, &with_token) + "tools:\n  self_inspect: {enabled: true}\n",
+    )
+    .unwrap();
+    let out = ws
+        .run(&["call", "self_inspect", r#"{"what":"config"}"#])
+        .await;
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for secret in ["zed-user-77", "PASS-w0rd-9", "tok-123456", "key-654321"] {
+        assert!(!shown.contains(secret), "{secret} in self_inspect: {shown}");
+    }
+    assert!(shown.contains("model=m"), "{shown}");
+}

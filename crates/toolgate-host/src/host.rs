@@ -123,6 +123,10 @@ impl HostBuilder {
             |project| decide(project, policy, store.as_deref()),
         )?;
         let config = &loaded.config;
+        crate::secrets::register(
+            &env,
+            &serde_json::to_value(config).unwrap_or(serde_json::Value::Null),
+        );
         let command_policy = CommandPolicy::builder()
             .blocked_patterns(
                 config

@@ -7,7 +7,11 @@
 //!    be a secret replaced by `"[redacted]"`: values under keys that name
 //!    a key, token, secret, password, credential or authorisation (but not
 //!    `*_env`, which name a variable, not its value), the values of
-//!    `commands.env.set`, and every MCP server's `env` and `headers`.
+//!    `commands.env.set`, and every MCP server's `env` and `headers`; and
+//!    in every other string, what [`toolgate_core::redact`] finds: a
+//!    URL's user and password (`llm.base_url: http://user:PASS@host`),
+//!    credential query parameters (`?token=`, `?api_key=`), bearer tokens
+//!    and the values of the variables keys are read from.
 //! 2. `tools` lists the registered tools with their sensitivity; `health`
 //!    gives the sandbox in force and how each MCP server started.
 //! 3. It reads only what the host already holds: no file, no process, no
@@ -108,6 +112,9 @@ fn redact(value: Value, path: &[String]) -> Value {
                 .collect(),
         ),
         Value::Array(items) => Value::Array(items.into_iter().map(|v| redact(v, path)).collect()),
+        // Secrets inside other values: a URL's user and password, its
+        // credential parameters, a registered key (toolgate_core::redact).
+        Value::String(text) => Value::String(toolgate_core::redact(&text).into_owned()),
         other => other,
     }
 }
@@ -177,5 +184,21 @@ mod tests {
         }
         assert_eq!(out["store"]["password"], Value::Null);
         assert_eq!(out["llm"]["api_key"], "[redacted]");
+    }
+
+    #[test]
+    fn secrets_inside_urls_are_redacted() {
+        let config = json!({"llm": {
+            "base_url": "http://user:PASS-w0rd@llm.example:8080/v1?token=tok-123&api_key=key-456&model=m",
+            "model": "m"}});
+        let out = redact(config, &[]);
+        let url = out["llm"]["base_url"].as_str().unwrap();
+        for secret in ["user", "PASS-w0rd", "tok-123", "key-456"] {
+            assert!(!url.contains(secret), "{secret} in {url}");
+        }
+        assert!(
+            url.contains("llm.example:8080/v1") && url.contains("model=m"),
+            "{url}"
+        );
     }
 }

@@ -73,6 +73,7 @@ mod prompt;
 mod rules_file;
 mod run;
 mod schedule;
+mod secrets;
 mod skills;
 mod stores;
 mod yaml_edit;

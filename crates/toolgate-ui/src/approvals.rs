@@ -220,7 +220,7 @@ impl Approvals {
     ) -> (u64, oneshot::Receiver<Reply>) {
         let session = binding.and_then(|b| b.session.clone());
         let key = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut info = self.describer.describe(request);
+        let mut info = crate::describe::describe(request);
         if let Some(object) = info.as_object_mut() {
             object.insert("id".into(), Value::from(key.to_string()));
             object.insert("session".into(), json!(session));

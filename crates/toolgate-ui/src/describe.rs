@@ -24,41 +24,41 @@ impl Describer {
     pub(crate) fn workspace(&self) -> &Path {
         &self.workspace
     }
+}
 
-    /// The approval's fields (all but `id`, `session`, `agent`, `created`):
-    /// `view`, the gate's description with every string neutralised (the
-    /// page is a screen: bidirectional and invisible characters would
-    /// reorder or hide text there too); `lines`, the whole view as the
-    /// terminal shows it, each `{role, text}`; `folded`, the same shortened
-    /// to a card, with `hidden` saying how much it leaves out (the page
-    /// takes no "allow" before the person has expanded it); and `always`.
-    pub(crate) fn describe(&self, request: &ApprovalRequest<'_>) -> Value {
-        let mut view = serde_json::to_value(request.view).unwrap_or(Value::Null);
-        neutralize_strings(&mut view);
-        let lines = request.view.lines();
-        let folded = fold(&lines, Budget::default());
-        let line_json = |lines: &[toolgate_engine::Line]| -> Vec<Value> {
-            lines
-                .iter()
-                .map(|l| json!({"role": l.role.as_str(), "text": l.text}))
-                .collect()
-        };
-        json!({
-            "tool": view["tool"].clone(),
-            "why": view["reason"].clone(),
-            "view": view,
-            "lines": line_json(&lines),
-            "folded": {
-                "lines": line_json(&folded.lines),
-                "hidden": folded.hidden.map(|h| json!({
-                    "lines": h.lines,
-                    "bytes": h.bytes,
-                    "text": h.to_string(),
-                })),
-            },
-            "always": always_rule(request.tool, request.effects),
-        })
-    }
+/// The approval's fields (all but `id`, `session`, `agent`, `created`):
+/// `view`, the gate's description with every string neutralised (the
+/// page is a screen: bidirectional and invisible characters would
+/// reorder or hide text there too); `lines`, the whole view as the
+/// terminal shows it, each `{role, text}`; `folded`, the same shortened
+/// to a card, with `hidden` saying how much it leaves out (the page
+/// takes no "allow" before the person has expanded it); and `always`.
+pub(crate) fn describe(request: &ApprovalRequest<'_>) -> Value {
+    let mut view = serde_json::to_value(request.view).unwrap_or(Value::Null);
+    neutralize_strings(&mut view);
+    let lines = request.view.lines();
+    let folded = fold(&lines, Budget::default());
+    let line_json = |lines: &[toolgate_engine::Line]| -> Vec<Value> {
+        lines
+            .iter()
+            .map(|l| json!({"role": l.role.as_str(), "text": l.text}))
+            .collect()
+    };
+    json!({
+        "tool": view["tool"].clone(),
+        "why": view["reason"].clone(),
+        "view": view,
+        "lines": line_json(&lines),
+        "folded": {
+            "lines": line_json(&folded.lines),
+            "hidden": folded.hidden.map(|h| json!({
+                "lines": h.lines,
+                "bytes": h.bytes,
+                "text": h.to_string(),
+            })),
+        },
+        "always": always_rule(request.tool, request.effects),
+    })
 }
 
 /// Every string in `value` neutralised for a screen.

@@ -198,10 +198,10 @@ fn action_lines(action: &Action, out: &mut Vec<Line>) {
             out.push(Line::new(Role::Summary, summary));
             text_lines(command, Role::Command, "  $ ", out);
             if let Some(class) = class {
-                let mut detail = format!("  class {}", class.as_str());
-                if let Some(why) = class_reason {
-                    detail.push_str(&format!(": {why}"));
-                }
+                let detail = match class_reason {
+                    Some(why) => format!("  class {}: {why}", class.as_str()),
+                    None => format!("  class {}", class.as_str()),
+                };
                 out.push(Line::new(Role::Detail, detail));
             }
             if !programs.is_empty() {

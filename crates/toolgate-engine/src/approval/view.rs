@@ -227,7 +227,7 @@ pub(crate) fn count_grouped(n: usize, one: &str, many: &str) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -422,7 +422,8 @@ fn command_action(
         });
     }
     if let Some(cwd) = cwd {
-        summary.push_str(&format!("; in {cwd}"));
+        summary.push_str("; in ");
+        summary.push_str(cwd);
     }
     Action::Command {
         summary,
