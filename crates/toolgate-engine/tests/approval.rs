@@ -69,7 +69,7 @@ async fn a_file_changed_while_the_person_decides_is_not_overwritten() {
     let path = f.dir.path().join("a.txt");
     let approver = Arc::new(AllowAfter {
         meanwhile: Box::new(move || {
-            std::fs::write(&path, "old text\nand a line someone added\n").unwrap()
+            std::fs::write(&path, "old text\nand a line someone added\n").unwrap();
         }),
         shown: Mutex::default(),
     });
