@@ -4,7 +4,8 @@
 //! go to stderr. Exit codes (DESIGN.md §13): 0 success, 1 tool failure,
 //! 2 usage or configuration error, 130 aborted by the user; `run` and
 //! `sessions` follow DESIGN.md §11 (2 partial, 3 configuration error,
-//! 4 authentication error, 5 timeout).
+//! 4 authentication error, 5 timeout, 6 blocked: calls refused for lack of
+//! an approver).
 
 use std::fmt::Write as _;
 use std::io::{self, Read, Write};

@@ -3,7 +3,7 @@
 //! stdout carries the model's streamed text (or, with `--json`, one JSON
 //! event per line) and the report; stderr carries one line per tool call,
 //! notes and the final summary. Exit codes (DESIGN.md §11): 0 success,
-//! 1 failed, 2 partial, 3 config error, 4 auth error, 5 timeout,
+//! 1 failed, 2 partial, 3 config error, 4 auth error, 5 timeout, 6 blocked
 //! 130 interrupted.
 //!
 //! Everything but the printing and the terminal comes from the host
