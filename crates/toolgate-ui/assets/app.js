@@ -192,7 +192,8 @@ const state = {
   agents: [], // [{name, permission, mode, locked}]
   agent: null, // the agent picked for new chats
   runs: new Map(), // session → {agent, task}: runs going on
-  pending: new Map(), // approval id → {approval, el}
+  pending: new Map(), // approval id → {approval, el, seen}
+  skipped: 0, // folded cards the last "Approve all" passed by
   route: { page: 'chat', arg: null },
 };
 
@@ -631,6 +632,12 @@ async function setPermission(permission) {
 
 // ---------------------------------------------------------------------------
 // Approvals
+//
+// A card shows the gate's one description of the call: the same lines the
+// terminal prompt prints (the server built them, neutralised), coloured by
+// their role. A long description comes folded, with its head and tail and
+// exactly how much is left out; nothing but Deny is taken from a folded card
+// until the person has shown everything (the server refuses it too).
 
 const ANSWER_WORDS = {
   allow: 'allowed',
@@ -648,14 +655,17 @@ function ruleText(rule) {
   return s;
 }
 
+// What an answered call was about, for its one-line record in the chat.
 function approvalSubject(a) {
   const actions = (a.view && Array.isArray(a.view.actions)) ? a.view.actions : [];
+  let subject = '';
   const paths = actions.filter((x) => x.path).map((x) => x.path);
-  if (paths.length) return paths.join(', ');
   const commands = actions.filter((x) => x.kind === 'command').map((x) => x.command);
-  if (commands.length) return commands.join('; ');
-  if (a.view && a.view.origin && a.view.origin.kind === 'mcp') return `${a.view.origin.server} / ${a.view.origin.tool}`;
-  return '';
+  if (paths.length) subject = paths.join(', ');
+  else if (commands.length) subject = commands.join('; ');
+  else if (a.view && a.view.origin && a.view.origin.kind === 'mcp') subject = `${a.view.origin.server} / ${a.view.origin.tool}`;
+  const max = 160;
+  return subject.length > max ? `${subject.slice(0, max)}… (${subject.length - max} more characters)` : subject;
 }
 
 function argsView(args, summary) {
@@ -663,62 +673,82 @@ function argsView(args, summary) {
   return summary ? h('details', { className: 'args-details' }, h('summary', {}, summary), pre) : pre;
 }
 
-// The lines of an approval, as the terminal shows them (the server built
-// them from the gate's one description, neutralised); `role` picks the
-// colour.
+// The lines of an approval but its title (the card's head says it), one
+// element each; `role` picks the colour.
 function approvalLines(lines) {
-  return h('div', { className: 'approval-lines', testid: 'approval-lines' },
-    (lines || []).map((l) => h('div', {
-      className: `aline role-${String(l.role).replace(/[^a-z_]/g, '')}`,
-    }, l.text === '' ? ' ' : l.text)));
+  return (lines || []).filter((l) => l.role !== 'title').map((l) => h('div', {
+    className: `aline role-${String(l.role).replace(/[^a-z_]/g, '')}`,
+  }, l.text === '' ? ' ' : l.text));
 }
 
-/** What a pending call would do, and the four answers. */
-function approvalCard(a) {
-  const mine = a.session !== null && a.session !== undefined && a.session === chat.session;
-  const folded = a.folded || { lines: a.lines || [], hidden: null };
-  const always = a.always ? ruleText(a.always) : null;
-  // Nothing is allowed on a view that leaves out part of what would run:
-  // the allowing answers wait until the person has expanded it.
-  let seen = !folded.hidden;
-  const allowing = [];
-  const button = (answer, label, testid, cls, title) => {
-    const b = h('button', {
-      type: 'button', className: cls, testid, title,
-      on: { click: () => act(() => answerApproval(a.id, answer)) },
-    }, label);
-    if (answer !== 'deny') allowing.push(b);
-    return b;
-  };
-  const alwaysButton = button('always', 'Always allow', 'always-allow', '',
-    always ? `Saves the rule “${always}” in your config, then allows` : 'No safe rule can be formed for this call');
-  const body = h('div', { className: 'approval-body' }, approvalLines(folded.lines.slice(1)));
-  let expand = null;
-  if (folded.hidden) {
-    expand = h('button', {
-      type: 'button', className: 'link expand', testid: 'approval-expand',
-      on: {
-        click: () => {
-          clear(body).append(approvalLines((a.lines || []).slice(1)));
-          seen = true;
-          markSeen();
-          expand.hidden = true;
-          for (const b of allowing) b.disabled = b === alwaysButton ? !always : false;
-        },
-      },
-    }, `Show everything (${folded.hidden.text}) — needed before allowing`);
-  }
-  const markSeen = () => { delete card.dataset.unseen; };
-  let where = null;
-  if (mine) where = h('span', { className: 'pill this-chat' }, 'this chat');
-  else if (a.session) {
-    where = h('button', {
+function isMine(a) {
+  return !!a.session && a.session === chat.session;
+}
+
+// Where the call comes from: this chat, or else who asks (the run, an MCP
+// client's session) and the session to open.
+function approvalSource(a) {
+  if (isMine(a)) return h('span', { className: 'pill this-chat' }, 'this chat');
+  const scope = a.view && a.view.scope;
+  return h('span', { className: 'approval-source' },
+    scope ? h('span', { className: 'muted small', testid: 'approval-scope' }, `asked by ${scope}`) : null,
+    a.session ? h('button', {
       type: 'button', className: 'link', testid: 'open-session', title: a.session,
       on: { click: () => { location.hash = `#/chat/${enc(a.session)}`; } },
-    }, `session ${shortId(a.session)}`);
-  } else if (a.view && a.view.scope) {
-    where = h('span', { className: 'muted small', testid: 'approval-scope' }, a.view.scope);
+    }, `session ${shortId(a.session)}`) : null);
+}
+
+// The tool's origin, when it is not one of toolgate's own.
+function approvalOrigin(a) {
+  const origin = a.view && a.view.origin;
+  if (!origin) return null;
+  if (origin.kind === 'mcp') {
+    return h('span', {
+      className: 'pill origin', testid: 'approval-origin',
+      title: `tool ${origin.tool} of the MCP server ${origin.server}`,
+    }, `MCP ${origin.server}`);
   }
+  if (origin.kind === 'dynamic') {
+    return h('span', { className: 'pill origin', testid: 'approval-origin' }, 'model-written tool');
+  }
+  return null;
+}
+
+/** A pending call's card: what it would do, and the four answers. */
+function approvalCard(entry) {
+  const a = entry.approval;
+  const mine = isMine(a);
+  const folded = a.folded || { lines: a.lines || [], hidden: null };
+  const hidden = folded.hidden || null;
+  const always = a.always ? ruleText(a.always) : null;
+  const noRule = 'No narrow rule fits this call; allow it, or allow it for the session';
+  const button = (answer, label, testid, cls, title) => h('button', {
+    type: 'button', className: cls, testid, title, dataset: { answer, title },
+    on: { click: () => act(() => answerApproval(a.id, answer)) },
+  }, label);
+  const actions = h('div', { className: 'actions' },
+    button('allow', 'Allow', 'approve', 'primary', 'Allow this call (key a)'),
+    button('deny', 'Deny', 'deny', 'danger', 'Deny this call; the model is told (key d)'),
+    button('session', 'Allow for session', 'allow-session', '',
+      'Allow this and later calls of this tool with the same sensitivity in this session'),
+    button('always', 'Always allow', 'always-allow', '',
+      always ? `Saves the rule “${always}” in your config, then allows` : noRule));
+  const lines = h('div', { className: 'approval-lines', testid: 'approval-lines' },
+    approvalLines(entry.seen ? a.lines : folded.lines));
+  const fold = hidden && !entry.seen ? h('div', { className: 'folded-bar' },
+    h('button', {
+      type: 'button', className: 'expand', testid: 'approval-expand',
+      on: {
+        click: () => {
+          entry.seen = true;
+          append(clear(lines), [approvalLines(a.lines)]);
+          fold.remove();
+          setAnswerable(card, entry, always);
+          renderApprovalsNote();
+        },
+      },
+    }, `Show everything (${hidden.text})`),
+    h('span', { className: 'small' }, 'This card leaves part of the call out: allowing waits until you have seen it all.')) : null;
   const card = h('article', {
     className: `card approval-card${mine ? ' mine' : ''}`,
     testid: 'approval-card',
@@ -727,40 +757,62 @@ function approvalCard(a) {
   h('header', { className: 'card-head' },
     h('span', { className: 'approval-label' }, 'Approve?'),
     h('code', { className: 'tool-name', testid: 'tool-name' }, a.tool),
+    approvalOrigin(a),
     a.agent ? h('span', { className: 'muted small' }, `agent ${a.agent}`) : null,
     h('span', { className: 'spacer' }),
-    where),
+    approvalSource(a)),
   h('p', { className: 'why', testid: 'why' }, a.why || ''),
-  body,
-  expand,
-  h('div', { className: 'actions' },
-    button('allow', 'Allow', 'approve', 'primary', 'Allow this call (key a)'),
-    button('deny', 'Deny', 'deny', 'danger', 'Deny this call; the model is told (key d)'),
-    button('session', 'Allow for session', 'allow-session', '', 'Allow this and later calls of this tool with the same sensitivity in this session'),
-    alwaysButton),
-  always ? h('div', { className: 'muted small always-rule', testid: 'always-rule' }, `Always allow saves: ${always}`) : null);
-  for (const b of allowing) b.disabled = !seen || (b === alwaysButton && !always);
-  if (!seen) card.dataset.unseen = '1';
+  lines,
+  fold,
+  actions,
+  h('div', { className: 'muted small always-rule', testid: always ? 'always-rule' : undefined },
+    always ? `Always allow saves: ${always}` : `Always allow: ${noRule.toLowerCase()}`));
+  setAnswerable(card, entry, always);
   return card;
+}
+
+// Whether a card's answers can be given, and the buttons' titles saying
+// why one cannot.
+function setAnswerable(card, entry, always) {
+  const unseen = isUnseen(entry);
+  if (unseen) card.dataset.unseen = '1';
+  else delete card.dataset.unseen;
+  for (const b of card.querySelectorAll('.actions button')) {
+    const { answer } = b.dataset;
+    if (answer === 'deny') continue;
+    if (unseen) {
+      b.disabled = true;
+      b.title = `Show everything first: ${entry.approval.folded.hidden.text}`;
+    } else {
+      b.disabled = answer === 'always' && !always;
+      b.title = b.dataset.title;
+    }
+  }
 }
 
 function sortedPending() {
   return [...state.pending.values()].sort((x, y) => (x.approval.created || 0) - (y.approval.created || 0));
 }
 
+const newEntry = (a) => ({ approval: a, el: null, seen: false });
+
 function addApproval(a) {
   if (!a || a.id === undefined || state.pending.has(String(a.id))) return;
-  state.pending.set(String(a.id), { approval: a, el: null });
+  const entry = newEntry(a);
+  state.pending.set(String(a.id), entry);
   renderApprovals();
-  if (state.route.page === 'chat') {
-    const entry = state.pending.get(String(a.id));
-    if (entry && entry.el) entry.el.scrollIntoView({ block: 'nearest' });
-  }
+  if (state.route.page === 'chat' && entry.el) entry.el.scrollIntoView({ block: 'nearest' });
 }
 
+// The list anew from the server (the page connected, or fell behind): cards
+// still pending keep what the person did with them.
 function replaceApprovals(list) {
-  state.pending.clear();
-  for (const a of list || []) state.pending.set(String(a.id), { approval: a, el: null });
+  const before = state.pending;
+  state.pending = new Map();
+  for (const a of list || []) {
+    const id = String(a.id);
+    state.pending.set(id, before.get(id) || newEntry(a));
+  }
   renderApprovals();
 }
 
@@ -770,7 +822,7 @@ function resolveApproval(id, answer) {
   if (!entry) return;
   state.pending.delete(String(id));
   const a = entry.approval;
-  if (a.session && a.session === chat.session) {
+  if (isMine(a)) {
     chat.bubble = null;
     const subject = approvalSubject(a);
     addToTranscript(h('div', {
@@ -787,8 +839,7 @@ function renderApprovals() {
   const entries = sortedPending();
   clear(list);
   for (const entry of entries) {
-    const mine = !!entry.approval.session && entry.approval.session === chat.session;
-    if (!entry.el || entry.el.classList.contains('mine') !== mine) entry.el = approvalCard(entry.approval);
+    if (!entry.el || entry.el.classList.contains('mine') !== isMine(entry.approval)) entry.el = approvalCard(entry);
     list.append(entry.el);
   }
   const n = entries.length;
@@ -796,21 +847,46 @@ function renderApprovals() {
   $('approvals-count').textContent = n === 1 ? '1 call waits for you' : `${n} calls wait for you`;
   $('approve-all').hidden = n < 2;
   $('deny-all').hidden = n < 2;
+  renderApprovalsNote();
   const badge = document.querySelector('[data-testid="nav-badge"]');
   badge.textContent = String(n);
   badge.hidden = n === 0;
   document.title = n ? `(${n}) toolgate` : 'toolgate';
 }
 
+// Whether a card is folded and the person has not shown it whole yet:
+// then nothing but Deny is taken, and "Approve all" passes it by.
+const isUnseen = (entry) => !!(entry.approval.folded && entry.approval.folded.hidden) && !entry.seen;
+const unseenPending = () => sortedPending().filter(isUnseen);
+
+// Says what "Approve all" does with folded cards: before, that it will
+// skip them; after, that it did.
+function renderApprovalsNote() {
+  const unseen = unseenPending().length;
+  if (!unseen) state.skipped = 0;
+  const them = unseen === 1 ? 'it' : 'each';
+  let text = '';
+  if (state.skipped) {
+    text = `Approve all left ${plural(state.skipped, 'folded card')} waiting: show everything on ${them}, then answer ${them}.`;
+  } else if (unseen && state.pending.size > 1) {
+    text = `Approve all skips ${plural(unseen, 'folded card')}: show everything on ${them} first.`;
+  }
+  $('approvals-note').textContent = text;
+  $('approvals-note').hidden = !text;
+}
+
 async function answerApproval(id, answer) {
   const entry = state.pending.get(String(id));
   if (!entry) return;
+  if (answer !== 'deny' && isUnseen(entry)) {
+    showError('This card leaves part of the call out: show everything on it before allowing it.');
+    return;
+  }
   const buttons = entry.el ? entry.el.querySelectorAll('.actions button') : [];
   const wasDisabled = [...buttons].map((b) => b.disabled);
   for (const b of buttons) b.disabled = true;
   try {
-    const seen = !(entry.el && entry.el.dataset.unseen);
-    const resp = await api('POST', `/api/approvals/${enc(id)}`, { answer, seen });
+    const resp = await api('POST', `/api/approvals/${enc(id)}`, { answer, seen: entry.seen });
     resolveApproval(id, (resp && resp.answer) || answer);
   } catch (e) {
     buttons.forEach((b, i) => { b.disabled = wasDisabled[i]; });
@@ -821,12 +897,17 @@ async function answerApproval(id, answer) {
 }
 
 async function answerAll(answer) {
-  const ids = sortedPending().map((e) => String(e.approval.id));
-  if (!ids.length) return;
-  // Folded cards the person has not expanded stay pending on "Approve all".
-  const seen = sortedPending().filter((e) => !(e.el && e.el.dataset.unseen)).map((e) => String(e.approval.id));
+  const entries = sortedPending();
+  if (!entries.length) return;
+  const ids = entries.map((e) => String(e.approval.id));
+  // Folded cards the person has not shown whole stay pending on "Approve
+  // all" (the server passes them by too).
+  const seen = entries.filter((e) => e.seen).map((e) => String(e.approval.id));
+  const skipped = answer === 'allow' ? unseenPending().length : 0;
   const resp = await api('POST', '/api/approvals', { answer, ids, seen });
+  state.skipped = skipped;
   for (const id of (resp && resp.resolved) || []) resolveApproval(id, answer);
+  renderApprovalsNote();
 }
 
 async function refreshApprovals() {

@@ -86,6 +86,13 @@ const STORY = 'Once upon a time a gate checked every call, and every call was sh
 // Milliseconds between two streamed pieces.
 const STREAM_GAP_MS = 60;
 
+// A command of exactly 20,000 characters: its card is folded (the middle of
+// the line is left out) and must be shown whole before it is allowed.
+const BIG_HEAD = 'printf %s ';
+const BIG_TAIL = ' > big.txt; echo TAIL-END';
+const BIG_X = 20_000 - BIG_HEAD.length - BIG_TAIL.length;
+const BIG_COMMAND = `${BIG_HEAD}${'x'.repeat(BIG_X)}${BIG_TAIL}`;
+
 // Set per scenario: where the "full" scenario tries to write outside.
 const model = { outsidePath: null, requests: 0 };
 
@@ -104,6 +111,7 @@ const SCRIPTS = [
   ] },
   { key: 'write x.txt', replies: [call('write_file', { path: 'x.txt', content: 'x\n' }), echo('x.txt: ')] },
   { key: 'write y.txt', replies: [call('write_file', { path: 'y.txt', content: 'y\n' }), echo('y.txt: ')] },
+  { key: 'run the big command', replies: [call('run_command', { command: BIG_COMMAND }), echo('The command said: ')] },
   { key: 'say hello', replies: [answer('Hello from the scripted model.')] },
   { key: 'stream a story', replies: [answer(STORY)] },
   { key: 'say goodbye', replies: [answer('Goodbye from the scripted model.')] },
@@ -421,9 +429,16 @@ scenario('allow', { files: { 'a.txt': 'old text\n' } }, async ({ page, ws }) => 
   const card = page.getByTestId('approval-card');
   await card.waitFor();
   check(await card.getByTestId('tool-name').innerText() === 'edit_file', 'the card names the tool');
-  const diff = card.getByTestId('diff');
-  check((await diff.locator('.line.del').allInnerTexts()).includes('-old text'), `the diff shows -old text: ${await diff.innerText()}`);
-  check((await diff.locator('.line.add').allInnerTexts()).includes('+new text'), `the diff shows +new text: ${await diff.innerText()}`);
+  check((await card.getByTestId('why').innerText()).trim() !== '', 'the card says why it asks');
+  // The terminal's lines, coloured by their role.
+  const lines = card.getByTestId('approval-lines');
+  const texts = async (role) => (await lines.locator(`.aline.role-${role}`).allInnerTexts()).map((t) => t.trim());
+  check((await texts('summary')).some((t) => t.startsWith('write a.txt:')), `the card says what the call does: ${await lines.innerText()}`);
+  check((await texts('removed')).includes('-old text'), `the card shows -old text as a removed line: ${await lines.innerText()}`);
+  check((await texts('added')).includes('+new text'), `the card shows +new text as an added line: ${await lines.innerText()}`);
+  check(await card.getByTestId('approval-expand').count() === 0, 'a short card has nothing to expand');
+  check(await card.getByTestId('approve').isEnabled(), 'Allow is enabled on a card shown whole');
+  check((await card.getByTestId('always-rule').innerText()).includes('allow edit_file path a.txt'), 'the card says what Always allow saves');
   check(await page.getByTestId('nav-badge').innerText() === '1', 'the nav badge counts 1 approval');
   await shot(page, 'chat-approval.png');
   await card.getByTestId('approve').click();
@@ -557,8 +572,10 @@ scenario('xss-mcp', {
   await card.waitFor();
   const cardText = await card.innerText();
   check(cardText.includes('<img src=x onerror=window.__xss=1>'), `the card shows the remote tool name as text: ${cardText}`);
-  check(cardText.includes('evil'), `the card names the server: ${cardText}`);
+  check(cardText.includes('of the MCP server `evil`'), `the card names the server: ${cardText}`);
+  check(await card.getByTestId('approval-origin').innerText() === 'MCP evil', 'the card\'s head names the MCP server');
   await assertNoXss(page);
+  await shot(page, 'mcp-card.png');
   await card.getByTestId('approve').click();
   await page.getByTestId('outcome').waitFor();
   await page.getByTestId('assistant-text').filter({ hasText: 'The MCP tool said:' }).waitFor();
@@ -659,7 +676,7 @@ scenario('dynamic', { config: ['tools:', '  dynamic:', '    enabled: true'] }, a
   await sendTask(page, 'make a tool');
   const card = page.getByTestId('approval-card');
   await card.waitFor();
-  check((await card.getByTestId('approval-args').innerText()).includes('fetch_example'), 'the card shows the arguments');
+  check((await card.getByTestId('approval-lines').innerText()).includes('fetch_example'), 'the card shows the arguments');
   await card.getByTestId('approve').click();
   await page.getByTestId('outcome').waitFor();
   const tool = await toolCard(page, 'create_tool');
@@ -688,7 +705,11 @@ scenario('approver-only', {
   check(await page.getByTestId('task-input').isHidden(), 'there is no chat input');
   const card = page.getByTestId('approval-card');
   await card.waitFor();
-  check((await card.getByTestId('diff').innerText()).includes('+new text'), 'the card shows the diff');
+  const added = (await card.locator('.aline.role-added').allInnerTexts()).map((t) => t.trim());
+  check(added.includes('+new text'), `the card shows the diff: ${await card.innerText()}`);
+  // No chat here: the card says who asks.
+  const scope = card.getByTestId('approval-scope');
+  check(await scope.isVisible() && (await scope.innerText()).trim() !== '', 'the card says who asks');
   await shot(page, 'approver-only.png');
   const exited = new Promise((resolve) => {
     if (ui.child.exitCode !== null) resolve(ui.child.exitCode);
@@ -699,6 +720,67 @@ scenario('approver-only', {
   check(code === 0, `toolgate run exited with ${code}: ${ui.stderr()}`);
   check(read(path.join(ws, 'a.txt')) === 'new text\n', 'a.txt is edited');
   check(ui.stdout().includes('Finished. The tool said:'), `the run printed: ${ui.stdout()}`);
+});
+
+// A call too long for its card: the card keeps the command's head and
+// tail and says how much it leaves out; nothing but Deny is taken until
+// the person shows everything (the server refuses too, and Approve all
+// passes it by); then Allow runs it.
+scenario('folded', {
+  allowed: [/^Failed to load resource: the server responded with a status of 409/],
+}, async ({ page, ws }) => {
+  await sendTask(page, 'run the big command');
+  const cards = page.getByTestId('approval-card');
+  const card = cards.filter({ hasText: 'TAIL-END' });
+  await card.waitFor();
+  const id = await card.getAttribute('data-id');
+  const lines = card.getByTestId('approval-lines');
+  const folded = await lines.innerText();
+  check(folded.includes(`$ ${BIG_HEAD}xxxxxxxxxx`), `the card shows the command's head: ${folded.slice(0, 300)}`);
+  check(folded.includes(`xxxxxxxxxx${BIG_TAIL}`), `the card shows the command's tail: ${folded.slice(-300)}`);
+  check(!folded.includes(BIG_COMMAND), 'the folded card shows the whole command');
+  const pending = await page.evaluate(async () => (await fetch('/api/approvals')).json());
+  const { hidden } = pending[0].folded;
+  check(hidden && hidden.bytes > 19_000, `the server says what the card leaves out: ${JSON.stringify(hidden)}`);
+  check(folded.includes('not shown'), `the card marks where it leaves something out: ${folded.slice(0, 800)}`);
+  const expand = card.getByTestId('approval-expand');
+  check((await expand.innerText()).includes(hidden.text), `Show everything says how much is left out (${hidden.text}): ${await expand.innerText()}`);
+  for (const [testid, what] of [['approve', 'Allow'], ['allow-session', 'Allow for session'], ['always-allow', 'Always allow']]) {
+    const button = card.getByTestId(testid);
+    check(await button.isDisabled(), `${what} is enabled on a folded card`);
+    check(/show everything/i.test(await button.getAttribute('title')), `${what} does not say why it is disabled: ${await button.getAttribute('title')}`);
+  }
+  check(await card.getByTestId('deny').isEnabled(), 'Deny is disabled on a folded card');
+  const status = await page.evaluate(async (which) => (await fetch(`/api/approvals/${which}`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ answer: 'allow' }),
+  })).status, id);
+  check(status === 409, `an allow without "seen" got HTTP ${status}`);
+  check(await cards.count() === 1, 'the refused answer took the card away');
+  await shot(page, 'folded-card.png');
+
+  // Approve all passes the folded card by, and the page says so.
+  await page.getByTestId('new-chat').click();
+  await sendTask(page, 'write x.txt');
+  await waitCount(cards, 2, 'the second approval');
+  const note = page.getByTestId('approvals-note');
+  check(/approve all skips 1 folded card/i.test(await note.innerText()), `before Approve all: ${await note.innerText().catch(() => 'no note')}`);
+  await page.getByTestId('approve-all').click();
+  await waitUntil('x.txt to be written', () => read(path.join(ws, 'x.txt')) === 'x\n');
+  await waitCount(cards, 1, 'the folded card to stay');
+  check(await card.count() === 1, 'the card left is not the folded one');
+  check(/left 1 folded card waiting/i.test(await note.innerText()), `after Approve all: ${await note.innerText().catch(() => 'no note')}`);
+  check(!fs.existsSync(path.join(ws, 'big.txt')), 'the big command ran unseen');
+  await shot(page, 'approve-all-folded.png');
+
+  await expand.click();
+  await waitUntil('the whole command to show', async () => (await lines.innerText()).includes(`$ ${BIG_COMMAND}`));
+  check(await expand.count() === 0 || await expand.isHidden(), 'Show everything is still offered');
+  check(await card.getByTestId('approve').isEnabled(), 'Allow is still disabled once everything shows');
+  check(await note.isHidden(), 'the note about folded cards stays');
+  await shot(page, 'folded-expanded.png');
+  await card.getByTestId('approve').click();
+  await waitUntil('big.txt to be written', () => read(path.join(ws, 'big.txt')) === 'x'.repeat(BIG_X));
+  await waitCount(cards, 0, 'the card to leave');
 });
 
 async function assertNoXss(page) {
