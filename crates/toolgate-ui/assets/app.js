@@ -801,7 +801,21 @@ function addApproval(a) {
   const entry = newEntry(a);
   state.pending.set(String(a.id), entry);
   renderApprovals();
-  if (state.route.page === 'chat' && entry.el) entry.el.scrollIntoView({ block: 'nearest' });
+  if (state.route.page === 'chat' && entry.el) revealCard(entry.el);
+}
+
+// Brings a new card into view: whole, its answers included, when it fits
+// below the page's head; else from its top.
+function revealCard(el) {
+  const top = $('head').getBoundingClientRect().bottom;
+  const r = el.getBoundingClientRect();
+  const margin = 8;
+  if (r.top >= top && r.bottom <= window.innerHeight) return;
+  if (r.height + 2 * margin <= window.innerHeight - top) {
+    window.scrollBy(0, r.top < top ? r.top - top - margin : r.bottom - window.innerHeight + margin);
+  } else {
+    window.scrollBy(0, r.top - top - margin);
+  }
 }
 
 // The list anew from the server (the page connected, or fell behind): cards
@@ -844,6 +858,8 @@ function renderApprovals() {
   }
   const n = entries.length;
   $('approvals').hidden = n === 0;
+  // While calls wait, the task box stays below them instead of over them.
+  $('page-chat').classList.toggle('waiting', n > 0);
   $('approvals-count').textContent = n === 1 ? '1 call waits for you' : `${n} calls wait for you`;
   $('approve-all').hidden = n < 2;
   $('deny-all').hidden = n < 2;

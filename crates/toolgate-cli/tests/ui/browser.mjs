@@ -86,6 +86,10 @@ const STORY = 'Once upon a time a gate checked every call, and every call was sh
 // Milliseconds between two streamed pieces.
 const STREAM_GAP_MS = 60;
 
+// A live chat: the model talks for a screen or two before it calls a tool,
+// so the page scrolls and the card appears at the bottom of a long chat.
+const CHATTER = Array.from({ length: 40 }, (_, i) => `Line ${i + 1} of what the model says before it edits b.txt.`).join('\n');
+
 // A command of exactly 20,000 characters: its card is folded (the middle of
 // the line is left out) and must be shown whole before it is allowed.
 const BIG_HEAD = 'printf %s ';
@@ -111,6 +115,10 @@ const SCRIPTS = [
   ] },
   { key: 'write x.txt', replies: [call('write_file', { path: 'x.txt', content: 'x\n' }), echo('x.txt: ')] },
   { key: 'write y.txt', replies: [call('write_file', { path: 'y.txt', content: 'y\n' }), echo('y.txt: ')] },
+  { key: 'talk, then edit b.txt', replies: [
+    { content: CHATTER, calls: [{ name: 'edit_file', args: { path: 'b.txt', old_str: 'old', new_str: 'new' } }] },
+    echo('Finished. The tool said: '),
+  ] },
   { key: 'run the big command', replies: [call('run_command', { command: BIG_COMMAND }), echo('The command said: ')] },
   { key: 'say hello', replies: [answer('Hello from the scripted model.')] },
   { key: 'stream a story', replies: [answer(STORY)] },
@@ -415,14 +423,57 @@ async function setFull(page) {
   await page.waitForFunction(() => document.querySelector('[data-testid="permission-toggle"]').dataset.permission === 'full');
 }
 
+/**
+ * Whether a person can click `locator`: scrolled into view as they would
+ * scroll (unless `scroll` is false), it lies inside the window and the
+ * element at its centre is it (or inside it), not something laid over it.
+ * Resolves to {ok, hit: what a click at its centre lands on}.
+ */
+async function clickable(locator, { scroll = true } = {}) {
+  if (scroll) await locator.scrollIntoViewIfNeeded();
+  return locator.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    const inside = r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0
+      && r.bottom <= window.innerHeight && r.right <= document.documentElement.clientWidth;
+    const name = (e) => (e
+      ? `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.dataset && e.dataset.testid ? `[data-testid=${e.dataset.testid}]` : ''}`
+      : 'nothing');
+    const where = `(${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.width)}x${Math.round(r.height)} in ${window.innerWidth}x${window.innerHeight})`;
+    return { ok: inside && !!hit && (hit === el || el.contains(hit)), hit: `${name(hit)} ${where}` };
+  });
+}
+
+async function checkClickable(locator, what, options) {
+  const { ok, hit } = await clickable(locator, options);
+  check(ok, `${what} cannot be clicked: a click at its centre lands on ${hit}`);
+}
+
+/**
+ * Whether the page is wider than the screen (a phone would scroll sideways).
+ * On a phone `innerWidth` grows with a page too wide; the root's
+ * `clientWidth` stays the screen's.
+ */
+async function checkNoSideways(page, where) {
+  const { doc, win } = await page.evaluate(() => ({
+    doc: document.documentElement.scrollWidth, win: document.documentElement.clientWidth,
+  }));
+  check(doc <= win, `${where}: the page is ${doc} px wide in a ${win} px window`);
+}
+
 // ---------------------------------------------------------------------------
 // Scenarios
 
 const scenarios = [];
 // Options: `files` for the workspace, `config` (YAML lines added to
 // toolgate.yaml), `allowed` (console errors the scenario causes on purpose:
-// Chromium logs a refused request as one).
-const scenario = (name, options, fn) => scenarios.push({ name, files: {}, config: [], allowed: [], stream: false, ...options, fn });
+// Chromium logs a refused request as one), `viewport` and `phone` (a touch
+// screen that honours the page's viewport tag).
+const DESKTOP = { width: 1200, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const scenario = (name, options, fn) => scenarios.push({
+  name, files: {}, config: [], allowed: [], stream: false, viewport: DESKTOP, phone: false, ...options, fn,
+});
 
 scenario('allow', { files: { 'a.txt': 'old text\n' } }, async ({ page, ws }) => {
   await sendTask(page, 'edit a.txt');
@@ -722,6 +773,56 @@ scenario('approver-only', {
   check(ui.stdout().includes('Finished. The tool said:'), `the run printed: ${ui.stdout()}`);
 });
 
+// A card that appears during a live chat, at the bottom of a page that
+// scrolls: the page brings its answers into view, and each of them can be
+// clicked where it shows (not under the task box), on a desktop and on a
+// phone.
+for (const [name, viewport, phone] of [['live-card-desktop', { width: 1400, height: 900 }, false], ['live-card-phone', PHONE, true]]) {
+  scenario(name, { files: { 'b.txt': 'old text\n' }, viewport, phone }, async ({ page, ws }) => {
+    await sendTask(page, 'talk, then edit b.txt');
+    const card = page.getByTestId('approval-card');
+    await card.waitFor();
+    await page.getByTestId('assistant-text').filter({ hasText: 'Line 40 of' }).waitFor();
+    const long = await page.evaluate(() => document.documentElement.scrollHeight > window.innerHeight * 1.5);
+    check(long, 'the chat is long enough to scroll');
+    let seen = null;
+    try {
+      await waitUntil('the card\'s answers to come into view', async () => (seen = await clickable(card.getByTestId('approve'), { scroll: false })).ok);
+    } catch (e) {
+      throw new Failure(`${e.message}: a click on Allow lands on ${seen && seen.hit}`);
+    }
+    for (const [id, what] of [['approve', 'Allow'], ['deny', 'Deny'], ['allow-session', 'Allow for session'], ['always-allow', 'Always allow']]) {
+      await checkClickable(card.getByTestId(id), what);
+    }
+    await checkNoSideways(page, 'the chat');
+    await card.getByTestId('approve').scrollIntoViewIfNeeded();
+    await shot(page, `${name}.png`);
+    await card.getByTestId('approve').click();
+    await page.getByTestId('outcome').waitFor();
+    check(read(path.join(ws, 'b.txt')) === 'new text\n', `b.txt is now: ${JSON.stringify(read(path.join(ws, 'b.txt')))}`);
+    await waitCount(page.getByTestId('approval-card'), 0, 'the card to leave');
+  });
+}
+
+// On a phone every page's link shows and works.
+scenario('nav-phone', { viewport: PHONE, phone: true }, async ({ page }) => {
+  const links = page.locator('.nav a');
+  const pages = await links.evaluateAll((all) => all.map((a) => a.dataset.page));
+  check(pages.length === 7, `the navigation has ${pages.length} links: ${pages.join(', ')}`);
+  for (const name of pages) await checkClickable(page.locator(`.nav a[data-page="${name}"]`), `the ${name} link`, { scroll: false });
+  await checkNoSideways(page, 'the chat');
+  await shot(page, 'nav-phone.png');
+  for (const name of [...pages.slice(1), pages[0]]) {
+    const link = page.locator(`.nav a[data-page="${name}"]`);
+    await checkClickable(link, `the ${name} link`);
+    await link.click();
+    if (name === 'chat') await page.getByTestId('task-input').waitFor();
+    else await page.locator(`#page-other[data-page="${name}"] .page-head`).waitFor();
+    check(await link.getAttribute('aria-current') === 'page', `the ${name} link is not marked as the current page`);
+    await checkNoSideways(page, `the ${name} page`);
+  }
+});
+
 // A call too long for its card: the card keeps the command's head and
 // tail and says how much it leaves out; nothing but Deny is taken until
 // the person shows everything (the server refuses too, and Approve all
@@ -811,7 +912,7 @@ async function runScenario(s, modelPort) {
   const problems = [];
   try {
     ui = await startUi(ws, s.args);
-    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    context = await browser.newContext({ viewport: s.viewport, isMobile: s.phone, hasTouch: s.phone });
     const page = await context.newPage();
     page.setDefaultTimeout(STEP_TIMEOUT_MS);
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
