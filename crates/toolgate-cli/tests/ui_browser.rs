@@ -1,12 +1,29 @@
 //! The web UI in a real browser: headless Chromium (Debian's `chromium`)
 //! driven by Playwright (`playwright-core` from npm, in `.ci/node`), against
 //! `toolgate ui` and a scripted model server on 127.0.0.1. The scenarios
-//! live in `tests/ui/browser.mjs`: an edit approved from its diff, a deny,
-//! Approve all, a session resumed from the list, the `full` toggle with an
-//! outside path still refused, and the XSS table (model text, file names,
-//! tool output, and a hostile MCP server's names and output:
-//! `tests/ui/evil_mcp.mjs`), and text streamed by the model server
-//! arriving piece by piece.
+//! live in `tests/ui/browser.mjs`:
+//!
+//! - `allow`: an edit approved from its card (the terminal's lines, `-old`
+//!   as a removed line and `+new` as an added one); `deny` (the key `d`);
+//!   `approve-all` over two chats; `resume` a session from the list; `full`,
+//!   with an outside path still refused; `stop` while a call waits;
+//! - `xss`, `xss-mcp`: model text, file names, tool output and a hostile MCP
+//!   server's names and output (`tests/ui/evil_mcp.mjs`) shown as text; the
+//!   card names the MCP server;
+//! - `stream`: text arriving piece by piece; `pages`: Always allow, then the
+//!   rules, audit, MCP, sandbox and tools pages; `dynamic`: a model-written
+//!   tool approved; `approver-only`: `run --approver ui`, the card saying who
+//!   asks;
+//! - `live-card-desktop` (1400×900), `live-card-phone` (390×844): a card
+//!   that appears at the end of a long live chat is brought into view, and a
+//!   click at the centre of each of its answers lands on that answer, not on
+//!   the task box;
+//! - `nav-phone`: at 390×844 every page's link shows, can be clicked, and
+//!   opens its page, and no page is wider than the screen;
+//! - `folded`: a 20,000-character command: its card keeps the head and the
+//!   tail and says how much is left out, allows nothing until shown whole
+//!   (the server answers 409 to an allow without `seen`, Approve all passes
+//!   it by and the page says so), then runs it.
 //!
 //! `.ci/run` installs both. A missing browser, Node or package fails the
 //! test with what to install; it never passes without running.
@@ -67,7 +84,15 @@ fn the_ui_in_headless_chromium() {
         out.status.success(),
         "browser scenarios failed:\n{stdout}\n{stderr}"
     );
-    for shot in ["chat-approval.png", "sessions.png"] {
+    for shot in [
+        "chat-approval.png",
+        "sessions.png",
+        "mcp-card.png",
+        "live-card-desktop.png",
+        "live-card-phone.png",
+        "nav-phone.png",
+        "folded-card.png",
+    ] {
         let size = std::fs::metadata(shots.join(shot)).map_or(0, |m| m.len());
         assert!(size > 1000, "screenshot {shot} missing or empty");
     }
