@@ -238,7 +238,9 @@ fn assemble(
         .default_timeout(Duration::from_secs(config.tools.timeout.max(1)))
         .workspace(host.workspace_view()?);
     if let Some(id) = &options.session_id {
-        builder = builder.session_id(id.clone());
+        builder = builder
+            .session_id(id.clone())
+            .scope_name(format!("the run of session {id}"));
     }
     if let Some(file) = host.audit_file()? {
         builder = builder.audit(file);
