@@ -91,7 +91,7 @@ pub use tool::{
 };
 pub use workspace::{
     DEFAULT_PROTECTED_PATTERNS, DEFAULT_SENSITIVE_PATTERNS, DirEntryInfo, EntryKind, PathPatterns,
-    WalkReport, Workspace, WorkspaceBuilder, WorkspaceError, WsPath,
+    WalkReport, WalkedFile, Workspace, WorkspaceBuilder, WorkspaceError, WsPath,
 };
 
 #[doc(hidden)]

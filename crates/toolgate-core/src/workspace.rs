@@ -19,7 +19,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata, OpenOptions};
 
 pub use error::WorkspaceError;
-pub use list::{DirEntryInfo, EntryKind, WalkReport};
+pub use list::{DirEntryInfo, EntryKind, WalkReport, WalkedFile};
 pub use sensitive::{DEFAULT_PROTECTED_PATTERNS, DEFAULT_SENSITIVE_PATTERNS, PathPatterns};
 
 use locate::{Lookup, open_error};

@@ -49,6 +49,19 @@ pub struct DirEntryInfo {
     pub sensitive: bool,
 }
 
+/// One regular file a walk found, as [`Workspace::walk_each`] hands it
+/// over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WalkedFile {
+    /// The file, under the path it was reached by.
+    pub path: WsPath,
+    /// Whether the workspace refuses the file as sensitive (rule 4 of
+    /// [`Workspace::walk`]): it may be counted, but its content must not be
+    /// shown.
+    pub sensitive: bool,
+}
+
 /// What [`Workspace::walk_report`] found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -65,7 +78,25 @@ impl Workspace {
     /// Lists a directory, sorted by name. Symlinks are not followed but
     /// classified: [`EntryKind::SymlinkInside`] or
     /// [`EntryKind::SymlinkOutside`].
+    ///
+    /// The whole listing is held in memory; for a directory that may hold
+    /// millions of entries, [`read_dir_each`](Self::read_dir_each) hands
+    /// them over one at a time.
     pub fn read_dir(&self, p: &WsPath) -> Result<Vec<DirEntryInfo>, WorkspaceError> {
+        let mut out = Vec::new();
+        self.read_dir_each(p, |entry| out.push(entry))?;
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    /// Lists a directory as [`read_dir`](Self::read_dir) does, but hands
+    /// each entry to `each` as it is read, in no particular order, and
+    /// keeps none: memory does not grow with the size of the directory.
+    pub fn read_dir_each(
+        &self,
+        p: &WsPath,
+        mut each: impl FnMut(DirEntryInfo),
+    ) -> Result<(), WorkspaceError> {
         let user = self.display(p);
         self.check_sensitive(p, None)?;
         let located = self.locate(p, Lookup::READ)?;
@@ -77,7 +108,6 @@ impl Workspace {
             path: user.clone(),
             source,
         };
-        let mut out = Vec::new();
         for entry in dir.entries().map_err(list_error)? {
             let entry = entry.map_err(list_error)?;
             let name = entry.file_name();
@@ -106,15 +136,14 @@ impl Workspace {
             } else {
                 EntryKind::Other
             };
-            out.push(DirEntryInfo {
+            each(DirEntryInfo {
                 name: name.to_string_lossy().into_owned(),
                 path: child,
                 kind,
                 sensitive,
             });
         }
-        out.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(out)
+        Ok(())
     }
 
     /// The files under `p` (or `p` itself if it is a file), sorted.
@@ -138,6 +167,9 @@ impl Workspace {
     /// 6. A subdirectory that cannot be read, or that lies more than 256
     ///    levels down, is skipped with a `tracing` warning; only a failure to
     ///    read `p` itself is an error.
+    ///
+    /// The whole list is held in memory; [`walk_each`](Self::walk_each)
+    /// hands the files over one at a time instead.
     pub fn walk(&self, p: &WsPath, recursive: bool) -> Result<Vec<WsPath>, WorkspaceError> {
         self.walk_report(p, recursive).map(|report| report.files)
     }
@@ -145,6 +177,34 @@ impl Workspace {
     /// Walks like [`walk`](Self::walk), and also reports the sensitive files
     /// it skipped.
     pub fn walk_report(&self, p: &WsPath, recursive: bool) -> Result<WalkReport, WorkspaceError> {
+        let mut report = WalkReport::default();
+        self.walk_each(p, recursive, |file| {
+            if file.sensitive {
+                report.sensitive.push(file.path);
+            } else {
+                report.files.push(file.path);
+            }
+        })?;
+        report.files.sort();
+        report.sensitive.sort();
+        Ok(report)
+    }
+
+    /// Walks like [`walk_report`](Self::walk_report), but hands each file
+    /// (sensitive ones marked) to `each` as it is found, in no particular
+    /// order.
+    ///
+    /// Files are not collected: memory grows with the depth of the tree and
+    /// with the number of subdirectories and symlinks of the directories
+    /// being walked (their names, to visit them in order), never with the
+    /// number of files, so a directory of millions of files costs no more
+    /// than an empty one.
+    pub fn walk_each(
+        &self,
+        p: &WsPath,
+        recursive: bool,
+        mut each: impl FnMut(WalkedFile),
+    ) -> Result<(), WorkspaceError> {
         let user = self.display(p);
         self.check_sensitive(p, None)?;
         let located = self.locate(p, Lookup::READ)?;
@@ -152,10 +212,11 @@ impl Workspace {
         match &located.meta {
             None => return Err(WorkspaceError::NotFound { path: user }),
             Some(meta) if meta.is_file() => {
-                return Ok(WalkReport {
-                    files: vec![p.clone()],
-                    sensitive: Vec::new(),
+                each(WalkedFile {
+                    path: p.clone(),
+                    sensitive: false,
                 });
+                return Ok(());
             }
             Some(_) => {}
         }
@@ -166,8 +227,7 @@ impl Workspace {
             recursive,
             visited: HashSet::new(),
             linked_dirs: VecDeque::new(),
-            files: Vec::new(),
-            sensitive: Vec::new(),
+            each: &mut each,
         };
         walker
             .visit(&dir, p, &phys, 0)
@@ -181,14 +241,7 @@ impl Workspace {
         while let Some((lexical, link_phys, depth)) = walker.linked_dirs.pop_front() {
             walker.visit_linked_dir(&lexical, &link_phys, depth);
         }
-        let Walker {
-            mut files,
-            mut sensitive,
-            ..
-        } = walker;
-        files.sort();
-        sensitive.sort();
-        Ok(WalkReport { files, sensitive })
+        Ok(())
     }
 
     /// Whether sensitive files are refused and `rel` is one.
@@ -222,9 +275,8 @@ struct Walker<'a> {
     /// Symlinks to directories, to enter after the real tree: the path they
     /// were reached by, their own physical path, their depth.
     linked_dirs: VecDeque<(WsPath, PathBuf, usize)>,
-    files: Vec<WsPath>,
-    /// Sensitive files skipped.
-    sensitive: Vec<WsPath>,
+    /// Receives every file found.
+    each: &'a mut dyn FnMut(WalkedFile),
 }
 
 impl Walker<'_> {
@@ -241,6 +293,11 @@ impl Walker<'_> {
         if !self.visited.insert((meta.dev(), meta.ino())) {
             return Ok(());
         }
+        // Files are handed over as they are read. Subdirectories and
+        // symlinks are visited afterwards, in name order, so that which path
+        // a directory reachable twice is listed under (rule 5) does not
+        // depend on the order the file system lists entries in; only their
+        // names are kept meanwhile.
         let mut entries: Vec<(OsString, cap_std::fs::FileType)> = Vec::new();
         for entry in dir.entries()? {
             let entry = entry?;
@@ -248,18 +305,18 @@ impl Walker<'_> {
             if name == ".git" {
                 continue;
             }
-            entries.push((name, entry.file_type()?));
+            let file_type = entry.file_type()?;
+            if file_type.is_file() {
+                self.push_file(lexical.join(&name), &phys.join(&name));
+            } else if file_type.is_symlink() || (file_type.is_dir() && self.recursive) {
+                entries.push((name, file_type));
+            }
         }
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         for (name, file_type) in entries {
             let child = lexical.join(&name);
             let child_phys = phys.join(&name);
-            if file_type.is_file() {
-                self.push_file(child, &child_phys);
-            } else if file_type.is_dir() {
-                if !self.recursive {
-                    continue;
-                }
+            if file_type.is_dir() {
                 if depth + 1 > MAX_DEPTH {
                     tracing::warn!(path = %self.ws.display(&child), "not walking deeper than {MAX_DEPTH} levels");
                     continue;
@@ -329,10 +386,10 @@ impl Walker<'_> {
     }
 
     fn push_file(&mut self, lexical: WsPath, phys: &Path) {
-        if self.ws.refuses_sensitive(&lexical.rel) || self.ws.refuses_sensitive(phys) {
-            self.sensitive.push(lexical);
-        } else {
-            self.files.push(lexical);
-        }
+        let sensitive = self.ws.refuses_sensitive(&lexical.rel) || self.ws.refuses_sensitive(phys);
+        (self.each)(WalkedFile {
+            path: lexical,
+            sensitive,
+        });
     }
 }
