@@ -19,6 +19,7 @@ use toolgate_core::{
     ToolResult, TypedTool, Workspace, WorkspaceError, WsPath,
 };
 
+use crate::bounded::{MAX_OUTPUT_BYTES, Shortlist, output_limit};
 use crate::editing::MAX_EDIT_SIZE;
 use crate::effects::{Current, count_file_lines, named, read_of};
 
@@ -124,8 +125,10 @@ pub struct ReadFileArgs {
 /// # Rules
 ///
 /// 1. Without `offset`, `limit` or `column`, the file is returned whole if
-///    it is at most `max_file_size` bytes, and refused with a hint to page
-///    otherwise.
+///    it is at most `max_file_size` bytes (`workspace.max_file_size`, 1 MiB
+///    by default), and refused with a hint to page otherwise: by its size,
+///    before it is read, and never read past that size if it grows
+///    meanwhile. So no call holds more than `max_file_size` of file content.
 /// 2. With any of them, a page of numbered lines is returned: at most
 ///    `limit` lines (default 2000) and at most `max_file_size` bytes of
 ///    output, streamed from the file so that neither a big file nor a huge
@@ -557,6 +560,24 @@ fn dot() -> String {
 }
 
 /// `list_files`: workspace-relative paths, sorted.
+///
+/// # Rules
+///
+/// 1. `path` (default `.`) must be a directory inside the workspace. Without
+///    `recursive`, its entries are listed, directories with a trailing `/`
+///    and symlinks that stay inside as what they point to; with it, every
+///    regular file below (see [`Workspace::walk`]). `.git` is never listed.
+/// 2. `pattern` keeps the files whose name (a glob without `/`) or path
+///    matches; directories are then left out.
+/// 3. At most 2000 entries and about 256 KiB of text are returned: the
+///    first ones in sorted order, then a line saying how many more were not
+///    shown (metadata `count` is all of them, `truncated` whether some were
+///    left out). The listing streams: entries past those limits are only
+///    counted, so a directory of millions of entries, or of very long
+///    names, costs toolgate no more memory than the listing it returns.
+/// 4. Sensitive entries are left out unless the workspace allows them, and
+///    counted: `N sensitive entries are hidden` (metadata
+///    `sensitive_hidden`).
 #[derive(Debug, Clone)]
 pub struct ListFiles {
     workspace: Workspace,
@@ -639,60 +660,65 @@ fn list_files(workspace: &Workspace, args: &ListFilesArgs) -> Result<ToolResult,
         Err(error) => return Err(describe(&error)),
     }
     let glob = args.pattern.as_deref().map(NameGlob::new).transpose()?;
+    // Entries stream by and only the first ones in order are kept (rule 3).
+    let mut shown = Shortlist::new(MAX_LIST_ENTRIES, MAX_OUTPUT_BYTES);
     // Sensitive entries are left out (unless allowed); how many is said, so
     // that "no match" is not mistaken for "no such file".
-    let mut hidden: Vec<String> = Vec::new();
-    let mut entries: Vec<String> = if args.recursive {
-        let report = workspace
-            .walk_report(&dir, true)
+    let mut hidden = 0usize;
+    let mut offer = |path: String, is_dir: bool, sensitive: bool| {
+        let matches = glob.as_ref().is_none_or(|glob| glob.is_match(&path));
+        if sensitive {
+            hidden += usize::from(matches);
+        } else if !matches || (is_dir && glob.is_some()) {
+            // With a pattern, only files are listed.
+        } else if is_dir {
+            shown.offer(format!("{path}/"), format!("{path}/"));
+        } else {
+            shown.offer(path.clone(), path);
+        }
+    };
+    if args.recursive {
+        workspace
+            .walk_each(&dir, true, |file| {
+                offer(workspace.display(&file.path), false, file.sensitive);
+            })
             .map_err(|e| describe(&e))?;
-        hidden.extend(report.sensitive.iter().map(|p| workspace.display(p)));
-        report
-            .files
-            .iter()
-            .map(|p: &WsPath| workspace.display(p))
-            .collect()
     } else {
-        let listing = workspace.read_dir(&dir).map_err(|e| describe(&e))?;
-        listing
-            .into_iter()
-            .filter(|entry| entry.name != ".git")
-            .filter_map(|entry| {
-                let path = workspace.display(&entry.path);
+        workspace
+            .read_dir_each(&dir, |entry| {
+                if entry.name == ".git" {
+                    return;
+                }
                 let is_dir = match entry.kind {
                     EntryKind::Dir => true,
                     EntryKind::File => false,
                     // Listed as what it points to; a dangling one is skipped.
-                    EntryKind::SymlinkInside => workspace.metadata(&entry.path).ok()?.is_dir(),
+                    EntryKind::SymlinkInside => match workspace.metadata(&entry.path) {
+                        Ok(meta) => meta.is_dir(),
+                        Err(_) => return,
+                    },
                     // A symlink that leaves the workspace, a FIFO, a socket:
                     // nothing a tool can use.
-                    _ => return None,
+                    _ => return,
                 };
-                if entry.sensitive {
-                    hidden.push(path);
-                    return None;
-                }
-                Some(if is_dir { format!("{path}/") } else { path })
+                offer(workspace.display(&entry.path), is_dir, entry.sensitive);
             })
-            .collect()
-    };
-    if let Some(glob) = &glob {
-        entries.retain(|entry| !entry.ends_with('/') && glob.is_match(entry));
-        hidden.retain(|entry| glob.is_match(entry));
+            .map_err(|e| describe(&e))?;
     }
-    entries.sort();
-    let total = entries.len();
-    let mut output = entries
-        .iter()
-        .take(MAX_LIST_ENTRIES)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join("\n");
-    if total > MAX_LIST_ENTRIES {
+    let total = shown.offered();
+    let entries = shown.into_texts();
+    let mut output = entries.join("\n");
+    let left_out = total - entries.len();
+    if left_out > 0 {
         let _ = write!(
             output,
-            "\n… {} more entries not shown; narrow the listing with `path` or `pattern`",
-            total - MAX_LIST_ENTRIES
+            "\n… {left_out} more {} not shown{}; narrow the listing with `path` or `pattern`",
+            if left_out == 1 { "entry" } else { "entries" },
+            if entries.len() < MAX_LIST_ENTRIES {
+                format!(" ({})", output_limit())
+            } else {
+                String::new()
+            },
         );
     }
     if total == 0 {
@@ -704,25 +730,17 @@ fn list_files(workspace: &Workspace, args: &ListFilesArgs) -> Result<ToolResult,
                 ""
             }
         );
-        if !hidden.is_empty() {
-            let _ = write!(
-                output,
-                "; {}",
-                hidden_note(hidden.len(), ("entry", "entries"))
-            );
+        if hidden > 0 {
+            let _ = write!(output, "; {}", hidden_note(hidden, ("entry", "entries")));
         }
-    } else if !hidden.is_empty() {
-        let _ = write!(
-            output,
-            "\n({})",
-            hidden_note(hidden.len(), ("entry", "entries"))
-        );
+    } else if hidden > 0 {
+        let _ = write!(output, "\n({})", hidden_note(hidden, ("entry", "entries")));
     }
     Ok(ToolResult::success(output)
         .with_metadata("path", display)
         .with_metadata("count", total)
-        .with_metadata("sensitive_hidden", hidden.len())
-        .with_metadata("truncated", total > MAX_LIST_ENTRIES))
+        .with_metadata("sensitive_hidden", hidden)
+        .with_metadata("truncated", left_out > 0))
 }
 
 /// The note for `n` sensitive entries left out of a listing: `what` is the

@@ -47,6 +47,7 @@ use toolgate_core::{Tool, Workspace};
 use toolgate_policy::CommandPolicy;
 use toolgate_sandbox::Sandbox;
 
+mod bounded;
 pub mod calc;
 pub mod command;
 pub mod cron;

@@ -1108,3 +1108,64 @@ async fn list_files_hides_sensitive_entries_and_says_so() {
         assert_eq!(f.ok("list_files", args.clone()).await, *expected, "{args}");
     }
 }
+
+/// A listing streams: past 2000 entries, or 256 KiB of names, entries are
+/// only counted, and the output says how many were left out.
+#[tokio::test]
+async fn list_files_keeps_the_first_entries_and_counts_the_rest() {
+    let f = Fixture::new();
+    let many = f.root().join("many");
+    std::fs::create_dir(&many).unwrap();
+    for i in 0..2100 {
+        std::fs::File::create(many.join(format!("f{i:05}"))).unwrap();
+    }
+    std::fs::create_dir(many.join("sub")).unwrap();
+    for recursive in [false, true] {
+        let result = f
+            .call(
+                "list_files",
+                json!({"path": "many", "recursive": recursive}),
+            )
+            .await;
+        let lines: Vec<&str> = result.output.lines().collect();
+        let total = if recursive { 2100 } else { 2101 };
+        assert_eq!(lines.len(), 2001, "recursive: {recursive}");
+        assert_eq!(lines[0], "many/f00000");
+        assert_eq!(lines[1999], "many/f01999");
+        assert_eq!(
+            lines[2000],
+            format!(
+                "… {} more entries not shown; narrow the listing with `path` or `pattern`",
+                total - 2000
+            )
+        );
+        assert_eq!(result.metadata["count"], total);
+        assert_eq!(result.metadata["truncated"], true);
+    }
+
+    // Long paths (about 500 bytes): the byte limit ends the listing first.
+    let deep = f.root().join("deep").join("d".repeat(250));
+    std::fs::create_dir_all(&deep).unwrap();
+    for i in 0..600 {
+        std::fs::File::create(deep.join(format!("{i:04}{}", "n".repeat(240)))).unwrap();
+    }
+    for recursive in [false, true] {
+        let path = if recursive { "deep" } else { "deep/ddd" };
+        let path = path.replace("ddd", &"d".repeat(250));
+        let out = f
+            .ok("list_files", json!({"path": path, "recursive": recursive}))
+            .await;
+        assert!(out.len() < 256 * 1024 + 1024, "{}", out.len());
+        let shown = out.lines().count() - 1;
+        assert!(shown < 600, "{shown}");
+        assert!(
+            out.ends_with(&format!(
+                "… {} more entries not shown (the 256 KiB output limit); \
+                 narrow the listing with `path` or `pattern`",
+                600 - shown
+            )),
+            "{}",
+            &out[out.len() - 200..]
+        );
+    }
+}
