@@ -799,3 +799,147 @@ async fn skipped_sensitive_files_are_counted_in_the_output() {
         assert_eq!(f.ok(tool, args.clone()).await, *expected, "{tool} {args}");
     }
 }
+
+/// The report of issue 25: a file holding one line longer than the
+/// searcher's 1 MiB line buffer is skipped and counted, not read whole; the
+/// other files are still searched, and a line just under the limit is.
+#[tokio::test]
+async fn a_line_longer_than_the_limit_skips_the_file_and_says_so() {
+    const MIB: usize = 1024 * 1024;
+    let f = Fixture::new();
+    f.put("huge.txt", format!("{}\nneedle\n", "a".repeat(2 * MIB)));
+    // Under the limit, with its newline: searched.
+    f.put("long.txt", format!("needle{}\n", "b".repeat(MIB - 1024)));
+    f.put("small.txt", "a needle\n");
+    for tool in ["grep", "search_code"] {
+        let result = f.call(tool, json!({"pattern": "needle"})).await;
+        assert!(result.success, "{tool}: {:?}", result.error);
+        // search_code puts `--` between files.
+        let lines: Vec<&str> = result.output.lines().filter(|l| *l != "--").collect();
+        assert_eq!(lines.len(), 3, "{tool}: {}", result.output);
+        assert!(lines[0].starts_with("long.txt:1: needlebbb"), "{tool}");
+        assert_eq!(lines[1], "small.txt:1: a needle", "{tool}");
+        assert_eq!(
+            lines[2], "(1 file skipped: a line longer than 1 MiB)",
+            "{tool}"
+        );
+        assert_eq!(result.metadata["long_line_skipped"], 1, "{tool}");
+        assert_eq!(result.metadata["files_searched"], 3, "{tool}");
+        assert_eq!(result.metadata["total_matches"], 2, "{tool}");
+    }
+    let alone = f
+        .ok("grep", json!({"pattern": "needle", "path": "huge.txt"}))
+        .await;
+    assert_eq!(
+        alone,
+        "no matches for text `needle` in `huge.txt` (1 file searched); \
+         1 file skipped: a line longer than 1 MiB"
+    );
+}
+
+/// With context lines the searcher's buffer holds the lines before a match
+/// too: long lines that each fit, but not together, are searched again
+/// without context instead of being skipped.
+#[tokio::test]
+async fn long_lines_that_fit_one_by_one_are_searched_without_context() {
+    let f = Fixture::new();
+    let long = "c".repeat(400 * 1024);
+    f.put(
+        "wide.txt",
+        format!("{long}\n{long}\n{long}\nneedle\n{long}\n"),
+    );
+    let result = f
+        .call(
+            "search_code",
+            json!({"pattern": "needle", "context_lines": 3}),
+        )
+        .await;
+    assert_eq!(result.output, "wide.txt:4: needle");
+    assert_eq!(result.metadata["long_line_skipped"], 0);
+}
+
+/// Long lines and many context lines: the text stops at 256 KiB (and says
+/// so), and what the search keeps in memory meanwhile is bounded the same
+/// way; the counts still cover every match.
+#[tokio::test]
+async fn output_is_bounded_in_bytes_whatever_max_results_allows() {
+    let f = Fixture::new();
+    let line = format!("needle {}\n", "d".repeat(2000));
+    for i in 0..4 {
+        f.put(&format!("f{i}.txt"), line.repeat(500));
+    }
+    let result = f
+        .call(
+            "search_code",
+            json!({"pattern": "needle", "max_results": 1000, "context_lines": 20}),
+        )
+        .await;
+    assert!(result.success, "{:?}", result.error);
+    let out = &result.output;
+    assert!(out.len() < 256 * 1024 + 2048, "{}", out.len());
+    assert!(out.len() > 250 * 1024, "{}", out.len());
+    let shown = result.metadata["matches"].as_array().unwrap().len();
+    assert!(shown < 1000, "{shown}");
+    assert!(
+        out.ends_with(&format!(
+            "… {} more matches not shown (2000 in 4 files; the 256 KiB output limit); \
+             narrow the search with `path` or `file_pattern`",
+            2000 - shown
+        )),
+        "{}",
+        &out[out.len() - 300..]
+    );
+    assert_eq!(result.metadata["total_matches"], 2000);
+    assert_eq!(result.metadata["truncated"], true);
+    // Only the first file is shown: the limit is reached inside it.
+    assert!(
+        out.lines()
+            .filter(|l| l.contains(": needle"))
+            .all(|l| l.starts_with("f0.txt:"))
+    );
+}
+
+/// `find_files` over a directory of many files keeps only the first 1000
+/// paths in order, however many it walks past, and counts the rest.
+#[tokio::test]
+async fn find_files_keeps_the_first_paths_and_counts_the_rest() {
+    let f = Fixture::new();
+    let dir = f.root().join("many");
+    std::fs::create_dir(&dir).unwrap();
+    for i in 0..1500 {
+        std::fs::File::create(dir.join(format!("f{i:05}.txt"))).unwrap();
+    }
+    let result = f.call("find_files", json!({"pattern": "*.txt"})).await;
+    let lines: Vec<&str> = result.output.lines().collect();
+    assert_eq!(lines.len(), 1001);
+    assert_eq!(lines[0], "many/f00000.txt");
+    assert_eq!(lines[999], "many/f00999.txt");
+    assert_eq!(
+        lines[1000],
+        "… 500 more files not shown; narrow the pattern or the path"
+    );
+    assert_eq!(result.metadata["count"], 1500);
+    assert_eq!(result.metadata["truncated"], true);
+
+    // Long paths (about 500 bytes): the byte limit ends the list first.
+    let deep = f.root().join("deep").join("d".repeat(250));
+    std::fs::create_dir_all(&deep).unwrap();
+    for i in 0..600 {
+        std::fs::File::create(deep.join(format!("{i:04}{}", "n".repeat(240)))).unwrap();
+    }
+    let result = f
+        .call("find_files", json!({"pattern": "*", "path": "deep"}))
+        .await;
+    let out = &result.output;
+    assert!(out.len() < 256 * 1024 + 1024, "{}", out.len());
+    let shown = out.lines().count() - 1;
+    assert!(shown < 600, "{shown}");
+    assert!(
+        out.ends_with(&format!(
+            "… {} more files not shown (the 256 KiB output limit); narrow the pattern or the path",
+            600 - shown
+        )),
+        "{}",
+        &out[out.len() - 200..]
+    );
+}

@@ -4,24 +4,40 @@
 //! Workers finish files in whatever order the threads run, so nothing can be
 //! shown until every file has been searched. To keep memory bounded anyway,
 //! the shared [`Collected`] holds only the files that can still be part of
-//! the first `max_results` matches in path order; a worker that finds the
-//! collection already full *before* its file only counts the file's matches.
+//! the first `max_results` matches (and the first [`MAX_OUTPUT_BYTES`] of
+//! output) in path order; a worker that finds the collection already full
+//! *before* its file only counts the file's matches.
+//!
+//! What one file can cost is bounded too: the searcher reads through a line
+//! buffer of at most [`LINE_LIMIT`] bytes (a file with a longer line is
+//! skipped and counted, see [`Search::search_file`]), and a file's sink
+//! keeps at most 500 characters of each line and stops keeping lines once
+//! they fill [`MAX_OUTPUT_BYTES`].
 
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Read, Seek as _, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use ignore::WalkState;
 use toolgate_core::Workspace;
 
 use super::walk::{Access, Scope, display};
+use crate::bounded::{MAX_OUTPUT_BYTES, Shortlist};
 use crate::fs::NameGlob;
 
 /// The longest line shown, in characters; longer ones are cut with a marker.
 const MAX_LINE_CHARS: usize = 500;
+
+/// The most bytes a searcher's line buffer may hold: the longest line a
+/// search can read (with context lines, the line and the context before it;
+/// see [`Search::search_file`] for what happens then). ripgrep's default
+/// buffer is 64 KiB and grows to hold the longest line, so without a limit a
+/// file holding one 1 GiB line costs 1 GiB.
+pub(super) const LINE_LIMIT: usize = 1024 * 1024;
 
 /// How many bytes of a line are decoded at most: enough for
 /// `MAX_LINE_CHARS` characters of up to four bytes.
@@ -106,6 +122,8 @@ pub(super) struct FileHits {
     pub(super) lines: Vec<Line>,
     /// How many of `lines` are matches.
     pub(super) matches: usize,
+    /// What `lines` weigh in the output, counted low (see [`FileSink`]).
+    pub(super) bytes: usize,
 }
 
 /// What a whole search found.
@@ -122,6 +140,8 @@ pub(super) struct Found {
     pub(super) files_matched: u64,
     /// Files skipped as binary.
     pub(super) binary_skipped: u64,
+    /// Files skipped because a line is longer than [`LINE_LIMIT`].
+    pub(super) long_line_skipped: u64,
     /// Files not searched because they are sensitive (among those the
     /// search would otherwise have searched).
     pub(super) sensitive_skipped: u64,
@@ -150,31 +170,16 @@ impl Search<'_> {
     /// Searches every file in the scope.
     pub(super) fn run(&self) -> Found {
         let collected = Mutex::new(Collected::default());
-        if self.scope.is_file {
-            let mut searchers = Searchers::new(self.context);
-            // A file named explicitly is searched whatever `file_pattern`
-            // says, as ripgrep does.
-            self.search_file(&mut searchers, &collected, self.scope.start(), false);
-        } else {
-            self.scope
-                .walker(self.recursive, self.include_ignored)
-                .run(|| {
-                    let mut searchers = Searchers::new(self.context);
-                    let collected = &collected;
-                    Box::new(move |entry| {
-                        if self.cancel.load(Ordering::Relaxed) {
-                            return WalkState::Quit;
-                        }
-                        // Symlinks are `is_symlink`, not `is_file`: skipped.
-                        if let Ok(entry) = entry
-                            && entry.file_type().is_some_and(|t| t.is_file())
-                        {
-                            self.search_file(&mut searchers, collected, entry.path(), true);
-                        }
-                        WalkState::Continue
-                    })
-                });
-        }
+        // A file named explicitly is searched whatever `file_pattern` says,
+        // as ripgrep does.
+        let filter = !self.scope.is_file;
+        self.scope.for_each_file(
+            self.recursive,
+            self.include_ignored,
+            self.cancel,
+            || Searchers::new(self.context),
+            |searchers, path| self.search_file(searchers, &collected, path, filter),
+        );
         let collected = collected
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
@@ -184,6 +189,7 @@ impl Search<'_> {
             files_searched: collected.files_searched,
             files_matched: collected.files_matched,
             binary_skipped: collected.binary_skipped,
+            long_line_skipped: collected.long_line_skipped,
             sensitive_skipped: collected.sensitive_skipped,
             cancelled: self.cancel.load(Ordering::Relaxed),
         }
@@ -194,6 +200,16 @@ impl Search<'_> {
         self.workspace.sensitive_refusal(rel).is_some()
     }
 
+    /// Searches one file the walk found and adds what it holds to
+    /// `collected`.
+    ///
+    /// A line longer than [`LINE_LIMIT`] makes the searcher fail rather than
+    /// grow its buffer. With context lines, the buffer holds the context
+    /// before a line too, so a failure there may come from a few long lines
+    /// together: the file is then searched again without context, and only
+    /// if that fails too is it skipped, whole (as a binary file is), and
+    /// counted as holding a line too long to search. Nothing else can make
+    /// the search of a file fail but a read error, which the reader tells.
     fn search_file(
         &self,
         searchers: &mut Searchers,
@@ -205,12 +221,9 @@ impl Search<'_> {
             return;
         };
         let glob = self.glob.as_ref().filter(|_| filter);
-        let mut path = None;
-        if let Some(glob) = glob {
-            let text = path.insert(display(&shown));
-            if !glob.is_match(text) {
-                return;
-            }
+        let path = display(&shown);
+        if glob.is_some_and(|glob| !glob.is_match(&path)) {
+            return;
         }
         // Counted, so the output can say that files were left out.
         let skip_sensitive = || lock(collected).sensitive_skipped += 1;
@@ -226,25 +239,21 @@ impl Search<'_> {
             return;
         }
         let collect = !lock(collected).is_full_before(&shown, self.max_results);
-        let mut sink = FileSink {
-            collect,
-            cap: self.max_results,
-            hits: FileHits::default(),
-            seen: 0,
-            full: false,
-            binary: false,
-        };
-        let searcher = if collect {
-            &mut searchers.with_context
-        } else {
-            &mut searchers.count_only
-        };
-        // A read error part-way: keep what was read; the file was searched
-        // as far as it could be.
-        let _ = searcher.search_file(&self.matcher, &file, &mut sink);
+        let context = collect && self.context > 0;
+        let mut sink = FileSink::new(collect, self.max_results, path.len());
+        let mut searched = search(searchers.for_pass(context), &self.matcher, &file, &mut sink);
+        if searched == Searched::LineTooLong && context && (&file).seek(SeekFrom::Start(0)).is_ok()
+        {
+            sink = FileSink::new(collect, self.max_results, path.len());
+            searched = search(&mut searchers.count_only, &self.matcher, &file, &mut sink);
+        }
         drop(file);
         let mut collected = lock(collected);
         collected.files_searched += 1;
+        if searched == Searched::LineTooLong {
+            collected.long_line_skipped += 1;
+            return;
+        }
         if sink.binary {
             collected.binary_skipped += 1;
             return;
@@ -255,33 +264,88 @@ impl Search<'_> {
         }
         if collect && sink.hits.matches > 0 {
             let mut hits = sink.hits;
-            hits.path = path.unwrap_or_else(|| display(&shown));
+            hits.path = path;
             collected.add(shown.into_owned(), hits, self.max_results);
         }
+    }
+}
+
+/// How the search of one file ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Searched {
+    /// Read to the end, or to where the sink stopped (a binary file).
+    Done,
+    /// A read error part-way: what was read is kept, the file was searched
+    /// as far as it could be.
+    ReadError,
+    /// The searcher's buffer could not hold a line: [`LINE_LIMIT`].
+    LineTooLong,
+}
+
+/// Searches `file` with `searcher` into `sink`, and says how it ended.
+///
+/// The searcher reports every failure as an [`io::Error`]: a read error of
+/// the file, a [`FileSink`] error (there are none), or its line buffer
+/// reaching [`LINE_LIMIT`]. The reader notes its own errors, so the
+/// remaining case is told apart without reading an error message.
+fn search(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    file: &File,
+    sink: &mut FileSink,
+) -> Searched {
+    let mut reader = NotedReads {
+        file,
+        failed: false,
+    };
+    match searcher.search_reader(matcher, &mut reader, sink) {
+        Ok(()) => Searched::Done,
+        Err(_) if reader.failed => Searched::ReadError,
+        Err(_) => Searched::LineTooLong,
+    }
+}
+
+/// A file read by the searcher, noting whether a read failed.
+struct NotedReads<'a> {
+    file: &'a File,
+    failed: bool,
+}
+
+impl Read for NotedReads<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.file.read(buf).inspect_err(|error| {
+            self.failed |= error.kind() != io::ErrorKind::Interrupted;
+        })
     }
 }
 
 /// What [`find`] found.
 #[derive(Debug, Default)]
 pub(super) struct Finds {
-    /// Workspace-relative paths, sorted.
+    /// The first workspace-relative paths in path order, as many as can be
+    /// shown.
     pub(super) paths: Vec<String>,
+    /// How many paths matched in all.
+    pub(super) total: usize,
     /// Files whose path matched but that were left out as sensitive.
     pub(super) sensitive: u64,
 }
 
-/// Lists the files in `scope` whose workspace-relative path matches `glob`,
-/// sorted; each one checked as the search checks the files it reads, so
-/// that no name from outside the workspace and no sensitive file is listed.
+/// Lists the files in `scope` whose workspace-relative path matches `glob`:
+/// the first `max` in path order (and no more than [`MAX_OUTPUT_BYTES`] of
+/// them), and how many there are. Each one is checked as the search checks
+/// the files it reads, so that no name from outside the workspace and no
+/// sensitive file is listed.
 pub(super) fn find(
     workspace: &Workspace,
     scope: &Scope,
     glob: &NameGlob,
     recursive: bool,
     include_ignored: bool,
+    max: usize,
     cancel: &AtomicBool,
 ) -> Finds {
-    let found = Mutex::new(Vec::new());
+    let found = Mutex::new(Shortlist::new(max, MAX_OUTPUT_BYTES));
     let sensitive = AtomicU64::new(0);
     let check = |path: &Path| {
         let (shown, physical) = scope.relative(path)?;
@@ -303,31 +367,21 @@ pub(super) fn find(
         }
         Some((shown.into_owned(), text))
     };
-    if scope.is_file {
-        if let Some(hit) = check(scope.start()) {
-            lock(&found).push(hit);
-        }
-    } else {
-        scope.walker(recursive, include_ignored).run(|| {
-            let (found, check) = (&found, &check);
-            Box::new(move |entry| {
-                if cancel.load(Ordering::Relaxed) {
-                    return WalkState::Quit;
-                }
-                if let Ok(entry) = entry
-                    && entry.file_type().is_some_and(|t| t.is_file())
-                    && let Some(hit) = check(entry.path())
-                {
-                    lock(found).push(hit);
-                }
-                WalkState::Continue
-            })
-        });
-    }
-    let mut found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
-    found.sort_unstable();
+    scope.for_each_file(
+        recursive,
+        include_ignored,
+        cancel,
+        || (),
+        |(), path| {
+            if let Some((key, text)) = check(path) {
+                lock(&found).offer(key, text);
+            }
+        },
+    );
+    let found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
     Finds {
-        paths: found.into_iter().map(|(_, text)| text).collect(),
+        total: found.offered(),
+        paths: found.into_texts(),
         sensitive: sensitive.into_inner(),
     }
 }
@@ -339,9 +393,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// One searcher per worker thread for each kind of pass.
+/// One searcher per worker thread for each kind of pass. Each grows its
+/// line buffer as long lines need, up to [`LINE_LIMIT`], and keeps it for
+/// the next file.
 struct Searchers {
     with_context: Searcher,
+    /// Without context lines: for files whose lines are only counted, or
+    /// when no context was asked.
     count_only: Searcher,
 }
 
@@ -355,11 +413,21 @@ impl Searchers {
                 .line_number(true)
                 .before_context(context)
                 .after_context(context)
+                .heap_limit(Some(LINE_LIMIT))
                 .build()
         };
         Self {
             with_context: build(context),
             count_only: build(0),
+        }
+    }
+
+    /// The searcher for a pass with or without context lines.
+    fn for_pass(&mut self, context: bool) -> &mut Searcher {
+        if context {
+            &mut self.with_context
+        } else {
+            &mut self.count_only
         }
     }
 }
@@ -372,18 +440,22 @@ struct Collected {
     /// matches when there were that many, and no file it does not need.
     kept: BTreeMap<PathBuf, FileHits>,
     kept_matches: usize,
+    /// The output the kept files make, counted low.
+    kept_bytes: usize,
     total_matches: u64,
     files_searched: u64,
     files_matched: u64,
     binary_skipped: u64,
+    long_line_skipped: u64,
     sensitive_skipped: u64,
 }
 
 impl Collected {
-    /// Whether the files kept before `path` already hold `max` matches, so
-    /// that nothing from `path` would be shown.
+    /// Whether the files kept before `path` already hold `max` matches or
+    /// [`MAX_OUTPUT_BYTES`] of output, so that nothing from `path` would be
+    /// shown.
     fn is_full_before(&self, path: &Path, max: usize) -> bool {
-        self.kept_matches >= max
+        (self.kept_matches >= max || self.kept_bytes >= MAX_OUTPUT_BYTES)
             && self
                 .kept
                 .last_key_value()
@@ -391,44 +463,78 @@ impl Collected {
     }
 
     /// Keeps `hits`, then drops the last files while the rest still hold
-    /// `max` matches.
+    /// `max` matches or [`MAX_OUTPUT_BYTES`] of output.
     fn add(&mut self, path: PathBuf, hits: FileHits, max: usize) {
         self.kept_matches += hits.matches;
+        self.kept_bytes += hits.bytes;
         if let Some(old) = self.kept.insert(path, hits) {
             self.kept_matches -= old.matches;
+            self.kept_bytes -= old.bytes;
         }
         while let Some(entry) = self.kept.last_entry() {
-            let without = self.kept_matches - entry.get().matches;
-            if without < max {
+            let matches = self.kept_matches - entry.get().matches;
+            let bytes = self.kept_bytes - entry.get().bytes;
+            if matches < max && bytes < MAX_OUTPUT_BYTES {
                 break;
             }
-            self.kept_matches = without;
+            self.kept_matches = matches;
+            self.kept_bytes = bytes;
             entry.remove();
         }
     }
 }
 
 /// Receives one file's matches from the searcher.
+///
+/// It keeps lines until it holds `cap` matches or [`MAX_OUTPUT_BYTES`] of
+/// output: no more of the file could be shown. The output is counted low
+/// (`path:N: text` and a newline is at least the path, the text and four
+/// bytes), so that when the kept lines reach the limit, so does what they
+/// render to, and the rendering stops within them: the lines this sink did
+/// not keep are never needed.
 struct FileSink {
     /// Keep lines (otherwise only count).
     collect: bool,
     /// Most matching lines to keep.
     cap: usize,
+    /// The length of the path shown before each line.
+    path_len: usize,
     hits: FileHits,
     /// Matching lines seen.
     seen: u64,
-    /// `cap` matches are kept and their after-context is complete.
+    /// No more lines are kept: `cap` matches are kept and their
+    /// after-context is complete, or the output limit is reached.
     full: bool,
     binary: bool,
 }
 
 impl FileSink {
+    fn new(collect: bool, cap: usize, path_len: usize) -> Self {
+        Self {
+            collect,
+            cap,
+            path_len,
+            hits: FileHits::default(),
+            seen: 0,
+            full: false,
+            binary: false,
+        }
+    }
+
     fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) {
+        let text = line_text(bytes);
+        self.hits.bytes += self.path_len + text.len() + 4;
         self.hits.lines.push(Line {
             number: number.unwrap_or_default(),
-            text: line_text(bytes),
+            text,
             is_match,
         });
+        if is_match {
+            self.hits.matches += 1;
+        }
+        if self.hits.bytes >= MAX_OUTPUT_BYTES {
+            self.full = true;
+        }
     }
 }
 
@@ -440,7 +546,6 @@ impl Sink for FileSink {
         if self.collect && !self.full {
             if self.hits.matches < self.cap {
                 self.push(found.line_number(), found.bytes(), true);
-                self.hits.matches += 1;
             } else {
                 self.full = true;
             }

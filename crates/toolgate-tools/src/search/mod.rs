@@ -8,11 +8,25 @@
 //! dialects, three ways of treating ignore files and binary files, and a
 //! process per call, depending on what the machine happens to have. Here
 //! that chain is replaced by one engine, ripgrep's own crates linked in:
-//! [`ignore`] walks the tree in parallel and applies the ignore files,
-//! [`grep_regex`] compiles the pattern and [`grep_searcher`] searches line by
-//! line and spots binary files. Every machine gives the same answer, no
-//! process is spawned, and the search runs at ripgrep's speed (see
-//! `bench/search.sh`).
+//! [`ignore`] walks the tree and applies the ignore files, [`grep_regex`]
+//! compiles the pattern and [`grep_searcher`] searches line by line and
+//! spots binary files, on one worker thread per core. Every machine gives
+//! the same answer, no process is spawned, and the search runs at
+//! ripgrep's speed (see `bench/search.sh`).
+//!
+//! # Bounded memory
+//!
+//! The search runs inside toolgate's own process, so no file and no tree
+//! may make that process grow: what a call costs is bounded by the limits
+//! below, whatever the workspace holds. A line is read through a buffer of
+//! at most 1 MiB (rule 4); at most 500 characters of a line are kept; the
+//! text and what is kept to make it stop at 256 KiB (rule 8); `find_files`
+//! keeps only the paths it can show (rule 10); and the tree is walked on one
+//! thread that hands files to the workers through a short queue, so a
+//! directory of millions of files is never held whole (ripgrep's parallel
+//! walker holds every entry of the directory it is reading, about 200 bytes
+//! each). These limits are constants, not settings: they bound toolgate's
+//! memory, not what a model is shown, which `max_results` does.
 //!
 //! # Rules
 //!
@@ -31,7 +45,13 @@
 //!    root and the user's global git excludes are never read, so the result
 //!    does not depend on where the workspace sits or who runs the search.
 //! 3. Hidden files and directories are searched; `.git` directories never.
-//! 4. Binary files (a NUL byte in what is read) are skipped whole.
+//! 4. Binary files (a NUL byte in what is read) are skipped whole. So are
+//!    files holding a line longer than 1 MiB, which is as far as the
+//!    searcher's line buffer grows (with context lines asked for, such a
+//!    file is first searched again without them, since the buffer then
+//!    holds the lines before a match too). They are counted, and the output
+//!    says so: `N files skipped: a line longer than 1 MiB` (metadata
+//!    `long_line_skipped`); a search never fails because of one file.
 //! 5. Symlinks met during the walk are never followed, not even those that
 //!    stay inside: a target inside the workspace is found under its real
 //!    path anyway, and not following spares loop detection and duplicate
@@ -54,13 +74,20 @@
 //! 8. Output is sorted by path, whatever order the threads finish in, so
 //!    the same search gives the same text. Matches are `path:line: text`,
 //!    context lines `path-line- text`, with `--` between groups that are not
-//!    adjacent; lines over 500 characters are cut with a marker. When
-//!    `max_results` cuts the list, a last line says exactly how many
-//!    matching lines were not shown. The metadata carries the shown matches
-//!    as `matches: [{path, line, text}]`, and `total_matches`,
-//!    `files_searched`, `files_matched`, `binary_skipped`, `truncated`.
+//!    adjacent; lines over 500 characters are cut with a marker. Lines are
+//!    added while the text is under 256 KiB. When `max_results` or that
+//!    limit cuts the list, a last line says exactly how many matching lines
+//!    were not shown (and names the limit when it was the bytes). The
+//!    metadata carries the shown matches as `matches: [{path, line, text}]`,
+//!    and `total_matches`, `files_searched`, `files_matched`,
+//!    `binary_skipped`, `long_line_skipped`, `sensitive_skipped`,
+//!    `truncated`.
 //! 9. A search declares one effect ([`Effects`]): a read of everything
 //!    beneath `path`, or of that one file when `path` is a regular file.
+//! 10. `find_files` lists at most 1000 paths and about 256 KiB of them, the
+//!     first in path order, then a line saying how many more matched
+//!     (metadata `count` is all of them, `truncated` whether some were left
+//!     out).
 //!
 //! # Opening files the walker found
 //!
@@ -133,6 +160,7 @@ use toolgate_core::{
     Workspace,
 };
 
+use crate::bounded::output_limit;
 use crate::effects::read_of;
 use crate::fs::{NameGlob, hidden_note};
 use engine::{Found, Search};
@@ -262,20 +290,34 @@ fn search(
     } else if hidden > 0 {
         let _ = write!(
             text,
-            "… {hidden} more {} not shown ({} in {} {}); narrow the search with `path` or `file_pattern`",
+            "… {hidden} more {} not shown ({} in {} {}{}); narrow the search with `path` or `file_pattern`",
             plural(hidden, "match", "matches"),
             found.total_matches,
             found.files_matched,
             plural(found.files_matched, "file", "files"),
+            if rendered.clipped {
+                format!("; {}", output_limit())
+            } else {
+                String::new()
+            },
         );
-        if max < MAX_RESULTS {
+        if max < MAX_RESULTS && !rendered.clipped {
             let _ = write!(text, ", or raise max_results (up to {MAX_RESULTS})");
         }
     }
-    if found.total_matches > 0 && found.sensitive_skipped > 0 {
-        let text_end = text.trim_end().len();
-        text.truncate(text_end);
-        let _ = write!(text, "\n({})", not_searched(found.sensitive_skipped));
+    if found.total_matches > 0 {
+        let mut notes = Vec::new();
+        if found.long_line_skipped > 0 {
+            notes.push(long_lines(found.long_line_skipped));
+        }
+        if found.sensitive_skipped > 0 {
+            notes.push(not_searched(found.sensitive_skipped));
+        }
+        if !notes.is_empty() {
+            let text_end = text.trim_end().len();
+            text.truncate(text_end);
+            let _ = write!(text, "\n({})", notes.join("; "));
+        }
     }
     Ok(ToolResult::success(text.trim_end().to_owned())
         .with_metadata("path", scope.display.clone())
@@ -284,6 +326,7 @@ fn search(
         .with_metadata("files_searched", found.files_searched)
         .with_metadata("files_matched", found.files_matched)
         .with_metadata("binary_skipped", found.binary_skipped)
+        .with_metadata("long_line_skipped", found.long_line_skipped)
         .with_metadata("sensitive_skipped", found.sensitive_skipped)
         .with_metadata("truncated", hidden > 0))
 }
@@ -305,6 +348,9 @@ fn no_matches(query: &TextQuery, scope: &Scope, found: &Found) -> String {
         let _ = write!(text, ", {} binary skipped", found.binary_skipped);
     }
     text.push(')');
+    if found.long_line_skipped > 0 {
+        let _ = write!(text, "; {}", long_lines(found.long_line_skipped));
+    }
     if found.sensitive_skipped > 0 {
         let _ = write!(text, "; {}", not_searched(found.sensitive_skipped));
     }
@@ -314,6 +360,15 @@ fn no_matches(query: &TextQuery, scope: &Scope, found: &Found) -> String {
         text.push_str("; files ignored by .gitignore/.ignore were skipped (include_ignored=true searches them)");
     }
     text
+}
+
+/// The note for `n` files skipped because a line is too long to search.
+fn long_lines(n: u64) -> String {
+    format!(
+        "{n} {} skipped: a line longer than {} MiB",
+        plural(n, "file", "files"),
+        engine::LINE_LIMIT / (1024 * 1024),
+    )
 }
 
 /// The note for `n` sensitive files left out of a search.
@@ -559,21 +614,23 @@ fn find_files(
         &glob,
         args.recursive,
         args.include_ignored,
+        MAX_FOUND,
         cancel,
     );
-    let found = &finds.paths;
-    let total = found.len();
-    let mut text = found
-        .iter()
-        .take(MAX_FOUND)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join("\n");
-    if total > MAX_FOUND {
+    let total = finds.total;
+    let shown = finds.paths.len();
+    let mut text = finds.paths.join("\n");
+    if total > shown {
         let _ = write!(
             text,
-            "\n… {} more files not shown; narrow the pattern or the path",
-            total - MAX_FOUND
+            "\n… {} more {} not shown{}; narrow the pattern or the path",
+            total - shown,
+            plural((total - shown) as u64, "file", "files"),
+            if shown < MAX_FOUND {
+                format!(" ({})", output_limit())
+            } else {
+                String::new()
+            },
         );
     }
     let hidden = usize::try_from(finds.sensitive).unwrap_or(usize::MAX);
@@ -592,5 +649,5 @@ fn find_files(
         .with_metadata("path", scope.display.clone())
         .with_metadata("count", total)
         .with_metadata("sensitive_hidden", hidden)
-        .with_metadata("truncated", total > MAX_FOUND))
+        .with_metadata("truncated", total > shown))
 }

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::engine::{FileHits, Line};
+use crate::bounded::MAX_OUTPUT_BYTES;
 
 /// The output of a search: the text and the matches it shows.
 #[derive(Debug)]
@@ -12,6 +13,8 @@ pub(super) struct Rendered {
     pub(super) text: String,
     /// `{path, line, text}` for every match shown.
     pub(super) matches: Vec<Value>,
+    /// Whether [`MAX_OUTPUT_BYTES`] ended the text, rather than `max`.
+    pub(super) clipped: bool,
 }
 
 /// Renders the first `max` matches of `files` (sorted by path), with up to
@@ -28,17 +31,25 @@ pub(super) struct Rendered {
 /// Matches are `path:line: text`, context lines `path-line- text`; with
 /// context, `--` separates groups that are not adjacent (within a file and
 /// between files), as `grep -C` does.
+///
+/// Lines are added while the text is under [`MAX_OUTPUT_BYTES`], so it ends
+/// at most one line past it.
 pub(super) fn matches(files: &[FileHits], max: usize, context: usize) -> Rendered {
     let mut text = String::new();
     let mut matches = Vec::new();
     let mut budget = max;
-    for file in files {
+    let mut clipped = false;
+    'files: for file in files {
         if budget == 0 {
             break;
         }
         let lines = shown_lines(&file.lines, budget, context);
         let mut previous: Option<u64> = None;
         for line in lines {
+            if text.len() >= MAX_OUTPUT_BYTES {
+                clipped = true;
+                break 'files;
+            }
             let adjacent = previous.is_some_and(|p| p + 1 == line.number);
             if context > 0 && !text.is_empty() && !adjacent {
                 text.push_str("--\n");
@@ -57,7 +68,11 @@ pub(super) fn matches(files: &[FileHits], max: usize, context: usize) -> Rendere
             }
         }
     }
-    Rendered { text, matches }
+    Rendered {
+        text,
+        matches,
+        clipped,
+    }
 }
 
 /// The lines of one file that show its first `budget` matches: everything up
@@ -102,7 +117,29 @@ mod tests {
             path: path.to_owned(),
             matches: lines.iter().filter(|l| l.is_match).count(),
             lines,
+            bytes: 0,
         }
+    }
+
+    #[test]
+    fn output_stops_at_the_byte_limit() {
+        // 600 matches of about 1,000 bytes each: the limit, not `max`, ends
+        // the text, one line past it at most.
+        let mut big = file("a", &(1..=600).map(|n| (n, true)).collect::<Vec<_>>());
+        for line in &mut big.lines {
+            line.text = "x".repeat(1000);
+        }
+        let out = matches(&[big], 1000, 0);
+        assert!(out.clipped);
+        assert!(out.text.len() >= MAX_OUTPUT_BYTES, "{}", out.text.len());
+        assert!(
+            out.text.len() < MAX_OUTPUT_BYTES + 1010,
+            "{}",
+            out.text.len()
+        );
+        assert_eq!(out.matches.len(), out.text.lines().count());
+        let small = matches(&[file("a", &[(1, true)])], 1000, 0);
+        assert!(!small.clipped);
     }
 
     #[test]

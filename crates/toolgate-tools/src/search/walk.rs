@@ -4,13 +4,12 @@
 
 use std::borrow::Cow;
 use std::fs::File;
+#[cfg(target_os = "linux")]
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Component, Path, PathBuf};
-#[cfg(target_os = "linux")]
-use std::{
-    os::fd::OwnedFd,
-    sync::atomic::{AtomicBool, Ordering},
-};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError, mpsc};
 
 #[cfg(target_os = "linux")]
 use rustix::fs::ResolveFlags;
@@ -19,7 +18,7 @@ use rustix::fs::{self, Mode, OFlags};
 use rustix::io::Errno;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use ignore::{DirEntry, Match, WalkBuilder, WalkParallel};
+use ignore::{DirEntry, Match, Walk, WalkBuilder};
 use toolgate_core::Workspace;
 
 /// The start of a search, checked against the workspace.
@@ -87,11 +86,6 @@ impl Scope {
         })
     }
 
-    /// The absolute path the walk starts from.
-    pub(super) fn start(&self) -> &Path {
-        &self.start
-    }
-
     /// The workspace-relative path a found file is reported under, and the
     /// one it has physically (they differ when `path` went through a symlink
     /// inside the workspace).
@@ -119,9 +113,88 @@ impl Scope {
         self.opener.open(found, physical, access)
     }
 
-    /// A parallel walker over the scope (rules 2, 3 and 5 of the module
-    /// docs).
-    pub(super) fn walker(&self, recursive: bool, include_ignored: bool) -> WalkParallel {
+    /// Calls `work` on every regular file of the scope (rules 2, 3 and 5 of
+    /// the module docs; a scope that is one file is that file), from
+    /// [`workers`] threads, each with its own `state`. Stops early when
+    /// `cancel` is set.
+    ///
+    /// The walk itself runs on the calling thread and hands the paths over
+    /// in batches through a queue of two batches per worker, so that what
+    /// waits to be searched stays bounded: a directory of millions of files
+    /// is read as it is walked, never held whole. (ripgrep's parallel
+    /// walker, which this replaced, reads each directory whole and queues
+    /// all its entries at once: about 200 bytes each, 40 MB for a directory
+    /// of 200,000 files.) The first batches hold one path each, so that a
+    /// few large files are spread over every worker; they grow to
+    /// [`MAX_BATCH`], so that on a tree of many small files a worker is
+    /// woken once per batch, not once per file (which cost about as much as
+    /// searching a small file).
+    pub(super) fn for_each_file<S>(
+        &self,
+        recursive: bool,
+        include_ignored: bool,
+        cancel: &AtomicBool,
+        state: impl Fn() -> S + Sync,
+        work: impl Fn(&mut S, &Path) + Sync,
+    ) {
+        if self.is_file {
+            work(&mut state(), &self.start);
+            return;
+        }
+        let threads = workers();
+        let (sender, receiver) = mpsc::sync_channel::<Vec<PathBuf>>(2 * threads);
+        let receiver = Mutex::new(receiver);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    let mut state = state();
+                    loop {
+                        // One worker waits on the channel, the others on the
+                        // lock; a poisoned lock only means another worker
+                        // panicked, which the scope reports.
+                        let next = receiver
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .recv();
+                        let Ok(batch) = next else { break };
+                        for path in batch {
+                            if cancel.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            work(&mut state, &path);
+                        }
+                    }
+                });
+            }
+            let mut batch = Vec::new();
+            let mut sent = 0usize;
+            for entry in self.walker(recursive, include_ignored) {
+                if cancel.load(Ordering::Relaxed) {
+                    break;
+                }
+                // Symlinks are `is_symlink`, not `is_file`: skipped.
+                let Ok(entry) = entry else { continue };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    continue;
+                }
+                batch.push(entry.into_path());
+                if batch.len() > (sent / threads).min(MAX_BATCH - 1) {
+                    if sender.send(std::mem::take(&mut batch)).is_err() {
+                        break;
+                    }
+                    sent += 1;
+                }
+            }
+            if !batch.is_empty() {
+                let _ = sender.send(batch);
+            }
+            // Closing the queue lets the workers finish.
+            drop(sender);
+        });
+    }
+
+    /// A walker over the scope (rules 2, 3 and 5 of the module docs).
+    fn walker(&self, recursive: bool, include_ignored: bool) -> Walk {
         let mut builder = WalkBuilder::new(&self.start);
         builder
             .standard_filters(false)
@@ -140,8 +213,21 @@ impl Scope {
             AncestorIgnores::new(&self.root, &self.start)
         };
         builder.filter_entry(move |entry| entry.file_name() != ".git" && !above.ignores(entry));
-        builder.build_parallel()
+        builder.build()
     }
+}
+
+/// The most paths handed to a worker at once.
+const MAX_BATCH: usize = 32;
+
+/// Most worker threads of one search (ripgrep's default too).
+const MAX_WORKERS: usize = 12;
+
+/// How many threads search files: one per core, at most [`MAX_WORKERS`].
+fn workers() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(MAX_WORKERS)
 }
 
 /// The ignore files of the directories between the workspace root and the
