@@ -9,7 +9,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError, mpsc};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 
 #[cfg(target_os = "linux")]
 use rustix::fs::ResolveFlags;
@@ -143,10 +143,15 @@ impl Scope {
         }
         let threads = workers();
         let (sender, receiver) = mpsc::sync_channel::<Vec<PathBuf>>(2 * threads);
-        let receiver = Mutex::new(receiver);
+        // Each worker holds the receiving end: if every worker ended (a
+        // panic), it is dropped and the walk's next send fails instead of
+        // waiting forever for room in the queue.
+        let receiver = Arc::new(Mutex::new(receiver));
+        let (state, work) = (&state, &work);
         std::thread::scope(|scope| {
             for _ in 0..threads {
-                scope.spawn(|| {
+                let receiver = Arc::clone(&receiver);
+                scope.spawn(move || {
                     let mut state = state();
                     loop {
                         // One worker waits on the channel, the others on the
@@ -166,6 +171,7 @@ impl Scope {
                     }
                 });
             }
+            drop(receiver);
             let mut batch = Vec::new();
             let mut sent = 0usize;
             for entry in self.walker(recursive, include_ignored) {
@@ -482,6 +488,37 @@ mod tests {
                 )
                 .is_none()
         );
+    }
+
+    #[test]
+    fn every_file_is_handed_over_once_and_a_panic_does_not_hang_the_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..300 {
+            let sub = dir.path().join(format!("d{}", i % 7));
+            std::fs::create_dir_all(&sub).unwrap();
+            std::fs::write(sub.join(format!("f{i}")), "x").unwrap();
+        }
+        let workspace = Workspace::builder(dir.path()).build().unwrap();
+        let scope = Scope::new(&workspace, ".").unwrap();
+        let cancel = AtomicBool::new(false);
+        let seen = Mutex::new(Vec::new());
+        scope.for_each_file(
+            true,
+            false,
+            &cancel,
+            || (),
+            |(), path| seen.lock().unwrap().push(path.to_path_buf()),
+        );
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 300);
+        // Every worker dies on its first file: the walk, with far more
+        // files than the queue holds, must end (and the panic surface).
+        let panicked = std::panic::catch_unwind(|| {
+            scope.for_each_file(true, false, &cancel, || (), |(), _| panic!("worker"));
+        });
+        assert!(panicked.is_err());
     }
 
     #[test]
