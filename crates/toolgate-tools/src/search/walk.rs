@@ -129,6 +129,12 @@ impl Scope {
     /// [`MAX_BATCH`], so that on a tree of many small files a worker is
     /// woken once per batch, not once per file (which cost about as much as
     /// searching a small file).
+    ///
+    /// One case still holds names: the walker (`walkdir`, under `ignore`)
+    /// keeps at most ten directories open, so when it descends more than
+    /// ten levels below a directory it has not finished, it reads the rest
+    /// of that directory's entries into memory to close it. A directory of
+    /// millions of files with a deep subtree in it costs its names then.
     pub(super) fn for_each_file<S>(
         &self,
         recursive: bool,
