@@ -56,7 +56,11 @@ pub const MIN_SECRET_CHARS: usize = 6;
 ///    - `name=value` anywhere — URL query and fragment parameters, form
 ///      bodies, cookies, shell assignments: `?token=[redacted]&page=2`,
 ///      `OPENAI_API_KEY=[redacted]`. The value runs up to a space, `&`,
-///      `#`, `;`, `,`, a quote, `<`, `>` or a backslash.
+///      `#`, `;`, `,`, a quote, `<`, `>`, a backslash, or an `=` that is
+///      not trailing base64 padding: were `=` part of the value, every
+///      `a=` of `a=a=a=…` would start a value running to the end of the
+///      text, and reading them all would take time quadratic in its
+///      length (tokens carry `=` only as padding).
 /// 5. **Known key shapes**, anywhere, starting at a word boundary:
 ///    `sk-` and 20 or more of `[A-Za-z0-9_-]` (OpenAI, Anthropic),
 ///    `ghp_` `gho_` `ghs_` `ghu_` `ghr_` and 20 or more letters or digits,
@@ -271,7 +275,7 @@ static RULES: LazyLock<[Rule; 7]> = LazyLock::new(|| {
         ),
         // 4c. `name=value` anywhere.
         Rule::new(
-            r#"(?:^|[^A-Za-z0-9_.])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)=(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|(?P<bare>[^\s&#"'<>\\,;]+))"#,
+            r#"(?:^|[^A-Za-z0-9_.])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)=(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|(?P<bare>[^\s&#"'<>\\,;=]+=*))"#,
             redact_field,
         ),
         // 5. Known key shapes.
@@ -285,10 +289,12 @@ static RULES: LazyLock<[Rule; 7]> = LazyLock::new(|| {
 /// `text` with the matches of `regex` replaced by `apply`; borrowed when
 /// nothing changed.
 ///
-/// A match that stays is searched again from its second character, not
-/// from its end: the value of a field that names no credential can hold
-/// one that does (`"message": "… {\"token\": \"…\"}"`,
-/// `redirect=https://x/?token=…`).
+/// A match that stays is searched again from the character before its
+/// value (the `=`, `:` or quote that can start a field), not from its end:
+/// the value of a field that names no credential can hold one that does
+/// (`"message": "… {\"token\": \"…\"}"`, `next=https://x/?token=…`).
+/// Not from its second character: the name `a-a-…-a-token` would then be
+/// read again from each `-`, in time quadratic in its length.
 fn replace_all<'t>(
     regex: &Regex,
     text: &'t str,
@@ -310,11 +316,15 @@ fn replace_all<'t>(
                 at = whole.end();
             }
             _ => {
-                let first = text
-                    .get(whole.start()..)
-                    .and_then(|rest| rest.chars().next())
-                    .map_or(1, char::len_utf8);
-                at = whole.start() + first;
+                let second = whole.start()
+                    + text
+                        .get(whole.start()..)
+                        .and_then(|rest| rest.chars().next())
+                        .map_or(1, char::len_utf8);
+                at = value(&caps)
+                    .map(|value| value.start().saturating_sub(1))
+                    .filter(|&before| before >= second && text.is_char_boundary(before))
+                    .unwrap_or(second);
             }
         }
         if at > text.len() {
@@ -330,6 +340,14 @@ fn replace_all<'t>(
     }
 }
 
+/// The value a rule matched: the group `value`, or whichever of the
+/// quoted and bare forms of a field matched.
+fn value<'t>(caps: &Captures<'t>) -> Option<Match<'t>> {
+    ["value", "esc", "dq", "sq", "bare"]
+        .iter()
+        .find_map(|name| caps.name(name))
+}
+
 /// The whole match of `caps` with its part `group` replaced by `with`.
 fn replace_group(caps: &Captures<'_>, group: Match<'_>, with: &str) -> Option<String> {
     let whole = caps.get(0)?;
@@ -341,9 +359,7 @@ fn replace_group(caps: &Captures<'_>, group: Match<'_>, with: &str) -> Option<St
 
 /// Rules 2 and 4: the value of a credential, its scheme kept.
 fn redact_value_group(caps: &Captures<'_>) -> Option<String> {
-    let group = ["value", "esc", "dq", "sq", "bare"]
-        .iter()
-        .find_map(|name| caps.name(name))?;
+    let group = value(caps)?;
     let value = group.as_str().trim();
     if value.is_empty() || value == REDACTED {
         return None;
@@ -716,6 +732,22 @@ mod tests {
             );
             assert_eq!(redact_with(&out, &[], None), out, "{text:?} twice");
         }
+    }
+
+    /// Each `a=` started a field whose value ran to the end of the text;
+    /// each `-` of a long name started a name that was read again:
+    /// quadratic both.
+    #[test]
+    fn a_long_chain_of_assignments_is_read_once() {
+        let chain = "a=".repeat(50_000);
+        assert_eq!(redact_with(&chain, &[], None), chain);
+        let chain = format!("{}token=abc", "b=".repeat(50_000));
+        assert!(redact_with(&chain, &[], None).ends_with("b=token=[redacted]"));
+        let name = format!("{}token=abc", "a-".repeat(50_000));
+        assert_eq!(
+            redact_with(&name, &[], None),
+            format!("{}token=[redacted]", "a-".repeat(50_000))
+        );
     }
 
     #[test]
