@@ -26,8 +26,11 @@ pub const MIN_SECRET_CHARS: usize = 6;
 /// # Rules
 ///
 /// The rules apply in this order; each replaces a part of the text, never
-/// more than its rule says, and a value already `[redacted]` is left as it
-/// is (redacting twice changes nothing).
+/// more than its rule says, and a value that is already `[redacted]` is
+/// left as it is. (Redacting the result again can still take a little
+/// more, where one rule ended a value sooner than another would — at a
+/// quote, or at a `#` comment — and the other now reads `[redacted]` and
+/// what follows as one value.)
 ///
 /// 1. **URL user information**: in `scheme://userinfo@host`, for any
 ///    scheme (`[a-z][a-z0-9+.-]*`), the whole user information — the user
