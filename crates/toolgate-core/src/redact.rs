@@ -144,8 +144,9 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 }
 
 /// Registers a secret value: from now on [`redact`] replaces it wherever it
-/// appears, in every thread. toolgate registers the values of the
-/// environment variables it reads API keys from.
+/// appears, in every thread. It is meant for the values of the
+/// environment variables API keys are read from, registered where they
+/// are read.
 ///
 /// The value is trimmed. Values shorter than [`MIN_SECRET_CHARS`]
 /// characters are ignored: replacing `admin`, `1234` or `true` everywhere
