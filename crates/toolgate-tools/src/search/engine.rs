@@ -157,7 +157,7 @@ impl Search<'_> {
             self.search_file(&mut searchers, &collected, self.scope.start(), false);
         } else {
             self.scope
-                .walker(self.recursive, self.include_ignored)
+                .walker(self.workspace, self.recursive, self.include_ignored)
                 .run(|| {
                     let mut searchers = Searchers::new(self.context);
                     let collected = &collected;
@@ -212,6 +212,11 @@ impl Search<'_> {
                 return;
             }
         }
+        // toolgate's own state: left out silently, as if it were not there.
+        let private = |rel: &Path| self.workspace.is_private(rel);
+        if private(physical) || private(&shown) {
+            return;
+        }
         // Counted, so the output can say that files were left out.
         let skip_sensitive = || lock(collected).sensitive_skipped += 1;
         if self.refused(physical) || (*shown != *physical && self.refused(&shown)) {
@@ -221,6 +226,9 @@ impl Search<'_> {
         let Some((file, real)) = self.scope.open(found, physical, Access::Read) else {
             return;
         };
+        if private(&real) {
+            return;
+        }
         if *real != *physical && self.refused(&real) {
             skip_sensitive();
             return;
@@ -289,6 +297,10 @@ pub(super) fn find(
         if !glob.is_match(&text) {
             return None;
         }
+        let private = |rel: &Path| workspace.is_private(rel);
+        if private(physical) || private(&shown) {
+            return None;
+        }
         let refused = |rel: &Path| workspace.sensitive_refusal(rel).is_some();
         let skip = || {
             sensitive.fetch_add(1, Ordering::Relaxed);
@@ -298,6 +310,9 @@ pub(super) fn find(
             return skip();
         }
         let (_, real) = scope.open(path, physical, Access::Locate)?;
+        if private(&real) {
+            return None;
+        }
         if *real != *physical && refused(&real) {
             return skip();
         }
@@ -308,7 +323,7 @@ pub(super) fn find(
             lock(&found).push(hit);
         }
     } else {
-        scope.walker(recursive, include_ignored).run(|| {
+        scope.walker(workspace, recursive, include_ignored).run(|| {
             let (found, check) = (&found, &check);
             Box::new(move |entry| {
                 if cancel.load(Ordering::Relaxed) {

@@ -70,6 +70,12 @@ impl Scope {
                      use git commands to inspect it"
                 ));
             }
+            if workspace.is_private(rel) {
+                return Err(format!(
+                    "refusing `{display}`: it is toolgate's own configuration or data; \
+                     no tool may read or change it"
+                ));
+            }
             if let Some(pattern) = workspace.sensitive_refusal(rel) {
                 return Err(format!(
                     "`{display}` matches the sensitive-file pattern `{pattern}`; its content cannot be searched"
@@ -121,7 +127,12 @@ impl Scope {
 
     /// A parallel walker over the scope (rules 2, 3 and 5 of the module
     /// docs).
-    pub(super) fn walker(&self, recursive: bool, include_ignored: bool) -> WalkParallel {
+    pub(super) fn walker(
+        &self,
+        workspace: &Workspace,
+        recursive: bool,
+        include_ignored: bool,
+    ) -> WalkParallel {
         let mut builder = WalkBuilder::new(&self.start);
         builder
             .standard_filters(false)
@@ -139,7 +150,20 @@ impl Scope {
         } else {
             AncestorIgnores::new(&self.root, &self.start)
         };
-        builder.filter_entry(move |entry| entry.file_name() != ".git" && !above.ignores(entry));
+        // Private paths (toolgate's own state) are not entered at all: the
+        // files found are checked again on their way out, but a walk of
+        // the home directory need not read the store's directories.
+        let root = self.root.clone();
+        let workspace = workspace.clone();
+        let private = move |entry: &DirEntry| {
+            entry
+                .path()
+                .strip_prefix(&root)
+                .is_ok_and(|rel| workspace.is_private(rel))
+        };
+        builder.filter_entry(move |entry| {
+            entry.file_name() != ".git" && !above.ignores(entry) && !private(entry)
+        });
         builder.build_parallel()
     }
 }
