@@ -15,6 +15,9 @@
 //!   their enable flags, MCP servers' tools), guardrails, hooks, the
 //!   confirmation mode and approver, the audit with the session id. The
 //!   rules are on [`Host`].
+//! - [`Host::own_state`] is toolgate's own state (configuration, trust
+//!   store, store, audit): the file tools refuse it and the sandbox masks
+//!   it, in every mode and wherever the workspace is ([`OwnState`]).
 //!
 //! # Example
 //!
