@@ -58,11 +58,6 @@ impl World {
         }
     }
 
-    fn write(&self, path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
     /// `toolgate ARGS` in `workspace`, under `umask 022`, with the world's
     /// HOME and nothing of the caller's environment that toolgate reads.
     fn run(&self, workspace: &Path, args: &[&str]) -> Output {
@@ -112,6 +107,11 @@ impl World {
     }
 }
 
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap()
 }
@@ -128,9 +128,9 @@ fn with_the_home_directory_as_workspace_nothing_reaches_toolgates_state() {
     let config = home.join(".config/toolgate/config.yaml");
     let trust = home.join(".config/toolgate/trusted.json");
     let other = home.join(".local/share/toolgate/workspaces/other-0123/toolgate.db");
-    w.write(&config, &user_config());
-    w.write(&other, &format!("{SECRET}-session of another workspace\n"));
-    w.write(&home.join("notes.txt"), "my notes\n");
+    write(&config, &user_config());
+    write(&other, &format!("{SECRET}-session of another workspace\n"));
+    write(&home.join("notes.txt"), "my notes\n");
 
     // The file tools.
     let none = "commands: {sandbox: none}\n";
@@ -206,8 +206,8 @@ fn xdg_directories_elsewhere_are_out_of_reach_of_commands_and_tools() {
     let config_home = w.base.join("xdg-config");
     let data_home = w.base.join("xdg-data");
     let config = config_home.join("toolgate/config.yaml");
-    w.write(&config, &user_config());
-    w.write(
+    write(&config, &user_config());
+    write(
         &data_home.join("toolgate/workspaces/other-0123/toolgate.db"),
         &format!("{SECRET}-session of another workspace\n"),
     );
@@ -250,8 +250,8 @@ fn a_workspace_that_is_the_configuration_directory_holds_toolgate_out_of_reach()
     let w = World::new();
     let dot_config = w.home.join(".config");
     let config = dot_config.join("toolgate/config.yaml");
-    w.write(&config, &user_config());
-    w.write(&dot_config.join("other/settings.ini"), "fine\n");
+    write(&config, &user_config());
+    write(&dot_config.join("other/settings.ini"), "fine\n");
     w.refused(
         &dot_config,
         "read_file",
@@ -286,7 +286,7 @@ fn a_config_file_given_with_the_flag_is_unreadable_to_commands() {
     let ws = w.base.join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let explicit = w.base.join("ci/toolgate.yaml");
-    w.write(
+    write(
         &explicit,
         &format!("tools:\n  timeout: 60\n# deploy token: {SECRET}-explicit\n"),
     );
@@ -349,7 +349,7 @@ fn what_toolgate_creates_is_private_whatever_the_umask() {
     let ws = w.base.join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     // Trust-only keys, so that `toolgate trust` writes the trust store.
-    w.write(&ws.join("toolgate.yaml"), "confirmation:\n  mode: yolo\n");
+    write(&ws.join("toolgate.yaml"), "confirmation:\n  mode: yolo\n");
     let audit = w.base.join("logs/audit.jsonl");
     w.env = vec![("TOOLGATE_AUDIT__PATH".into(), audit.display().to_string())];
     let out = w.run(&ws, &["trust"]);

@@ -192,8 +192,8 @@ impl WorkspaceBuilder {
     /// 5. Listings and walks leave private entries out silently, as they
     ///    leave out symlinks that lead outside; they are not counted as
     ///    sensitive files.
-    /// 6. A private path that is the root or holds it is left out, with a
-    ///    `tracing` warning: the person chose to work there.
+    /// 6. A private path that is the root or holds it is left out (a
+    ///    `tracing` debug line says so): the person chose to work there.
     /// 7. Nothing lifts the refusal: not [`allow_sensitive`](Self::allow_sensitive),
     ///    not the patterns.
     pub fn private_paths<I, P>(&mut self, paths: I) -> &mut Self

@@ -132,8 +132,10 @@ impl Host {
     ///    with the `-wal`, `-shm` and `-journal` files beside it
     ///    ([`OwnKind::Companion`]); and the directories of its persona
     ///    ([`Host::persona_dir`]) and memory ([`Host::memory_dir`], unless
-    ///    `tools.memory.dir` puts it in the workspace on purpose). With the
-    ///    default store these lie in the data directory (rule 2).
+    ///    `tools.memory.dir` puts it in the workspace on purpose), unless
+    ///    that is the workspace itself or holds it (a `store.path` at the
+    ///    top of the workspace). With the default store these lie in the
+    ///    data directory (rule 2).
     /// 4. The JSONL audit file, when `audit.path` is set ([`OwnKind::File`]).
     /// 5. The file given with `--config`, unless it is the workspace's own
     ///    `toolgate.yaml`, which stays a policy file: readable, never
@@ -164,13 +166,22 @@ impl Host {
             }
             own.push(&store, OwnKind::File);
         }
-        if let Ok(dir) = self.persona_dir() {
-            own.push(&dir, OwnKind::Dir);
-        }
-        if self.config().tools.memory.dir.is_none()
-            && let Ok(dir) = self.memory_dir()
-        {
-            own.push(&dir, OwnKind::Dir);
+        // Derived from the store's place: a `store.path` at the top of the
+        // workspace would make the workspace itself the persona directory.
+        let derived = [
+            self.persona_dir().ok(),
+            self.config()
+                .tools
+                .memory
+                .dir
+                .is_none()
+                .then(|| self.memory_dir().ok())
+                .flatten(),
+        ];
+        for dir in derived.into_iter().flatten() {
+            if !self.workspace().starts_with(&dir) {
+                own.push(&dir, OwnKind::Dir);
+            }
         }
         if let Some(audit) = &self.config().audit.path {
             own.push(audit, OwnKind::File);

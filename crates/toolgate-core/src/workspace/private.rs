@@ -55,7 +55,7 @@ impl PrivatePaths {
                 .iter()
                 .any(|s| root.starts_with(s) || given_root.starts_with(s))
             {
-                tracing::warn!(
+                tracing::debug!(
                     private = %path.display(),
                     workspace = %root.display(),
                     "the workspace lies inside toolgate's own state; its files are not refused"
