@@ -87,26 +87,30 @@ async fn memory_and_persona_live_in_the_data_directory_and_the_persona_reaches_t
         "{data:?}"
     );
 
-    // The store beside them stays protected from the file tools, even
-    // though this data directory lies inside the workspace.
+    // The store and the files beside it are toolgate's own: the file tools
+    // neither read nor write them, even though this data directory lies
+    // inside the workspace.
     let db = data.iter().find(|p| p.ends_with("toolgate.db")).unwrap();
-    for file in [db.clone(), db.with_extension("db-wal")] {
+    let soul = data.iter().find(|p| p.ends_with("SOUL.md")).unwrap();
+    for file in [db.clone(), db.with_extension("db-wal"), soul.clone()] {
         let rel = file.strip_prefix(ws.path()).unwrap().display().to_string();
-        let out = ws
-            .run(&[
-                "--mode",
-                "yolo",
-                "call",
+        for (tool, args) in [
+            (
                 "write_file",
-                &serde_json::json!({"path": rel, "content": "x"}).to_string(),
-            ])
-            .await;
-        assert_eq!(out.status.code(), Some(1), "{rel}");
-        assert!(
-            text(&out.stderr).contains("protected"),
-            "{}",
-            text(&out.stderr)
-        );
+                serde_json::json!({"path": rel, "content": "x"}),
+            ),
+            ("read_file", serde_json::json!({"path": rel})),
+        ] {
+            let out = ws
+                .run(&["--mode", "yolo", "call", tool, &args.to_string()])
+                .await;
+            assert_eq!(out.status.code(), Some(1), "{tool} {rel}");
+            assert!(
+                text(&out.stderr).contains("toolgate's own configuration or data"),
+                "{}",
+                text(&out.stderr)
+            );
+        }
     }
 
     let out = ws.run(&["prompt", "show", "--json"]).await;

@@ -20,7 +20,11 @@
 //! - [`Workspace`] is the only way tools touch files: a path sandbox that
 //!   resolves beneath its root with the kernel's help (`openat2`
 //!   `RESOLVE_BENEATH` via `cap-std`), refuses sensitive files, refuses to
-//!   change protected ones, and writes atomically.
+//!   change protected ones, refuses private paths (toolgate's own state)
+//!   outright, and writes atomically.
+//! - [`private_files`] creates toolgate's own files and directories private
+//!   to the user (`0600`, `0700`) whatever the umask, and tightens looser
+//!   ones.
 //! - [`neutralize`] and [`neutralize_line`] are the one way untrusted text
 //!   (from a model, a tool, an MCP server, a skill, a workspace file)
 //!   reaches a terminal: controls, bidirectional overrides and invisible
@@ -96,6 +100,8 @@ pub use workspace::{
 
 #[doc(hidden)]
 pub use redact::fuzz_redact;
+
+pub mod private_files;
 
 mod call;
 mod diff;

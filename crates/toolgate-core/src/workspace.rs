@@ -4,10 +4,12 @@
 //! resolves every path beneath its root with the kernel's help, so that no
 //! `..`, absolute path or symlink (even one swapped in while we look) can
 //! lead a read or a write outside; it refuses sensitive files (keys,
-//! `.env`, credentials) unless configured otherwise; and it refuses to change
-//! protected files (toolgate's and git's own configuration). How the resolution stays
-//! race-free is explained in the `locate` module; how writes stay atomic, in
-//! the `write` module.
+//! `.env`, credentials) unless configured otherwise; it refuses to change
+//! protected files (toolgate's and git's own configuration); and it refuses
+//! private paths (toolgate's own state, when the workspace holds it)
+//! outright. How the resolution stays race-free is explained in the `locate`
+//! module; how writes stay atomic, in the `write` module; how private paths
+//! are matched, in the `private` module.
 
 use std::ffi::OsStr;
 use std::io::Read as _;
@@ -23,10 +25,12 @@ pub use list::{DirEntryInfo, EntryKind, WalkReport, WalkedFile};
 pub use sensitive::{DEFAULT_PROTECTED_PATTERNS, DEFAULT_SENSITIVE_PATTERNS, PathPatterns};
 
 use locate::{Lookup, open_error};
+use private::PrivatePaths;
 
 mod error;
 mod list;
 mod locate;
+mod private;
 mod sensitive;
 mod write;
 
@@ -44,6 +48,9 @@ const GIT_DIR_PATTERN: &str = "/.git";
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WsPath {
     rel: PathBuf,
+    /// Written with a trailing `/` (or `/.`, `/..`): it must name a
+    /// directory (rule 8 of [`Workspace`]).
+    dir: bool,
 }
 
 impl WsPath {
@@ -57,10 +64,19 @@ impl WsPath {
         self.rel.as_os_str().is_empty()
     }
 
+    /// Whether the path was written with a trailing `/` (or ending in `/.`
+    /// or `/..`), so that it can only name a directory. Never true for the
+    /// root.
+    pub fn names_directory(&self) -> bool {
+        self.dir
+    }
+
     fn join(&self, name: &OsStr) -> Self {
-        Self {
-            rel: self.rel.join(name),
-        }
+        Self::new(self.rel.join(name))
+    }
+
+    fn new(rel: PathBuf) -> Self {
+        Self { rel, dir: false }
     }
 }
 
@@ -72,6 +88,8 @@ pub struct WorkspaceBuilder {
     root: PathBuf,
     patterns: Vec<String>,
     protected: Vec<String>,
+    private: Vec<PathBuf>,
+    private_modes: bool,
     allow_sensitive: bool,
 }
 
@@ -146,6 +164,60 @@ impl WorkspaceBuilder {
         self
     }
 
+    /// Sets the private paths, replacing the current ones: absolute host
+    /// paths that no operation may read, list, write or create, inside the
+    /// workspace or out. toolgate's host passes its own state (its
+    /// configuration and data directories, the store, the audit file), so
+    /// that a workspace that holds them (the home directory) does not hand
+    /// them to a model.
+    ///
+    /// By default, there are none.
+    ///
+    /// # Rules
+    ///
+    /// 1. Each path must be absolute; [`build`](Self::build) refuses a
+    ///    relative one with [`WorkspaceError::PrivateNotAbsolute`].
+    /// 2. A private path covers itself and everything beneath it, by whole
+    ///    components, in two spellings: as given (`.` and `..` folded), and
+    ///    as it resolves on disk when [`build`](Self::build) runs (symlinks
+    ///    followed as far as the path exists).
+    /// 3. [`Workspace::resolve`] refuses a path that, as written, lies in a
+    ///    private path with [`WorkspaceError::Private`]: a relative path
+    ///    after `..` is folded, and an absolute one, also outside the root
+    ///    (where it would otherwise be [`WorkspaceError::OutsideWorkspace`]).
+    /// 4. Every operation refuses a path that *resolves* into a private path
+    ///    (a symlink inside the workspace that leads there), and a write
+    ///    whose missing parent directories would be created there, before
+    ///    anything is created.
+    /// 5. Listings and walks leave private entries out silently, as they
+    ///    leave out symlinks that lead outside; they are not counted as
+    ///    sensitive files.
+    /// 6. A private path that is the root or holds it is left out (a
+    ///    `tracing` debug line says so): the person chose to work there.
+    /// 7. Nothing lifts the refusal: not [`allow_sensitive`](Self::allow_sensitive),
+    ///    not the patterns.
+    pub fn private_paths<I, P>(&mut self, paths: I) -> &mut Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.private = paths.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Makes the files this workspace creates private to the user: mode
+    /// `0600` for files and `0700` for directories, whatever the umask, and
+    /// a file it rewrites or appends to loses the group and other bits.
+    /// For directories of toolgate's own (memory, persona), not for a
+    /// person's project.
+    ///
+    /// By default, this is `false`: new files get `0666` and directories
+    /// `0777`, less the umask, and a rewritten file keeps its permissions.
+    pub fn private_modes(&mut self, yes: bool) -> &mut Self {
+        self.private_modes = yes;
+        self
+    }
+
     /// Opens the workspace.
     ///
     /// The root must exist and be a directory; it is canonicalised (symlinks
@@ -178,6 +250,7 @@ impl WorkspaceBuilder {
                 .chain([GIT_DIR_PATTERN])
                 .map(str::to_owned),
         )?;
+        let private = PrivatePaths::new(&self.private, &root, &given_root)?;
         Ok(Workspace {
             inner: Arc::new(Inner {
                 root,
@@ -185,6 +258,8 @@ impl WorkspaceBuilder {
                 dir,
                 sensitive,
                 protected,
+                private,
+                private_modes: self.private_modes,
                 allow_sensitive: self.allow_sensitive,
             }),
         })
@@ -242,6 +317,17 @@ impl WorkspaceBuilder {
 ///    renames it into place, and [`append`](Self::append) to a file with
 ///    more than one link copies it to a new inode first. The other links
 ///    keep the old content.
+/// 7. A private path ([`WorkspaceBuilder::private_paths`]: toolgate's own
+///    state) is refused to every operation, as written and as it resolves,
+///    with [`WorkspaceError::Private`] — reads, metadata, writes and the
+///    creation of missing directories alike — and listings leave it out.
+///    This comes before every other rule and nothing lifts it.
+/// 8. A path written with a trailing `/` (or ending in `/.` or `/..`) names
+///    a directory: reading, listing or walking it fails with
+///    [`WorkspaceError::SlashOnFile`] when it is a file, and writing,
+///    appending to or removing it fails with
+///    [`WorkspaceError::SlashOnWrite`] before anything is created. The
+///    root is a directory however it is written.
 ///
 /// # Example
 ///
@@ -284,6 +370,9 @@ struct Inner {
     dir: Dir,
     sensitive: PathPatterns,
     protected: PathPatterns,
+    private: PrivatePaths,
+    /// New files `0600`, new directories `0700`.
+    private_modes: bool,
     allow_sensitive: bool,
 }
 
@@ -300,6 +389,8 @@ impl Workspace {
                 .iter()
                 .map(|p| (*p).to_owned())
                 .collect(),
+            private: Vec::new(),
+            private_modes: false,
             allow_sensitive: false,
         }
     }
@@ -321,8 +412,14 @@ impl Workspace {
             path: user_path.to_owned(),
             root: self.inner.root.clone(),
         };
+        let private = || WorkspaceError::Private {
+            path: user_path.to_owned(),
+        };
         let path = Path::new(user_path);
         let rel = if path.has_root() {
+            if self.inner.private.covers_abs(path) {
+                return Err(private());
+            }
             self.strip_root(path).ok_or_else(outside)?
         } else {
             path
@@ -340,7 +437,16 @@ impl Workspace {
                 Component::RootDir | Component::Prefix(_) => return Err(outside()),
             }
         }
-        Ok(WsPath { rel: normal })
+        if self.inner.private.covers(&normal) {
+            return Err(private());
+        }
+        // `Path::components` forgets a trailing `/` and a trailing `.`;
+        // the text still has them.
+        let dir = !normal.as_os_str().is_empty()
+            && (user_path.ends_with('/')
+                || user_path.ends_with("/.")
+                || matches!(rel.components().next_back(), Some(Component::ParentDir)));
+        Ok(WsPath { rel: normal, dir })
     }
 
     /// The path relative to the root, `/`-separated; `.` for the root. For
@@ -358,12 +464,10 @@ impl Workspace {
     /// out of the workspace or cannot be resolved (a loop).
     pub fn physical(&self, p: &WsPath) -> Option<WsPath> {
         match self.locate(p, Lookup::READ) {
-            Ok(located) => Some(WsPath { rel: located.phys }),
+            Ok(located) => Some(WsPath::new(located.phys)),
             Err(WorkspaceError::NotFound { .. }) => {
                 let name = p.rel.file_name()?;
-                let parent = WsPath {
-                    rel: p.rel.parent().map(Path::to_owned).unwrap_or_default(),
-                };
+                let parent = WsPath::new(p.rel.parent().map(Path::to_owned).unwrap_or_default());
                 Some(self.physical(&parent)?.join(name))
             }
             Err(_) => None,
@@ -427,6 +531,7 @@ impl Workspace {
     /// For tools that make several changes and must refuse before making
     /// any (a patch of several files); the write itself checks again.
     pub fn check_write(&self, p: &WsPath) -> Result<(), WorkspaceError> {
+        self.check_slash_write(p)?;
         self.check_sensitive(p, None)?;
         self.check_protected(p, None)?;
         match self.locate(p, Lookup::PROBE) {
@@ -443,17 +548,22 @@ impl Workspace {
     /// inside). A symlink that leads outside does not exist, as far as the
     /// workspace is concerned.
     pub fn exists(&self, p: &WsPath) -> bool {
-        self.locate(p, Lookup::READ)
-            .is_ok_and(|located| located.meta.is_some())
+        self.locate(p, Lookup::READ).is_ok_and(|located| {
+            located
+                .meta
+                .is_some_and(|meta| !p.names_directory() || meta.is_dir())
+        })
     }
 
     /// The metadata of what `p` resolves to (following symlinks that stay
     /// inside).
     pub fn metadata(&self, p: &WsPath) -> Result<Metadata, WorkspaceError> {
         let located = self.locate(p, Lookup::READ)?;
-        located.meta.ok_or_else(|| WorkspaceError::NotFound {
+        let meta = located.meta.ok_or_else(|| WorkspaceError::NotFound {
             path: self.display(p),
-        })
+        })?;
+        self.check_slash_read(p, &meta)?;
+        Ok(meta)
     }
 
     /// Reads a whole file.
@@ -487,6 +597,9 @@ impl Workspace {
         let located = self.locate(p, Lookup::READ)?;
         if located.phys != p.rel {
             self.check_sensitive(p, Some(&located.phys))?;
+        }
+        if let Some(meta) = &located.meta {
+            self.check_slash_read(p, meta)?;
         }
         let (Some(name), Some(meta)) = (&located.name, &located.meta) else {
             return Err(match located.meta {
@@ -575,6 +688,7 @@ impl Workspace {
     /// symlink that leads outside may be removed).
     pub fn remove_file(&self, p: &WsPath) -> Result<(), WorkspaceError> {
         let user = self.display(p);
+        self.check_slash_write(p)?;
         self.check_sensitive(p, None)?;
         self.check_protected(p, None)?;
         let located = self.locate(p, Lookup::ENTRY)?;
@@ -623,6 +737,28 @@ impl Workspace {
             }),
             None => Ok(()),
         }
+    }
+
+    /// Refuses to write, append to or remove `p` when it was written with a
+    /// trailing `/` (rule 8 in the [type docs](Self)).
+    fn check_slash_write(&self, p: &WsPath) -> Result<(), WorkspaceError> {
+        if p.names_directory() {
+            return Err(WorkspaceError::SlashOnWrite {
+                path: self.display(p),
+            });
+        }
+        Ok(())
+    }
+
+    /// Refuses `p`, found to be `meta`, when it was written with a trailing
+    /// `/` and is not a directory (rule 8 in the [type docs](Self)).
+    fn check_slash_read(&self, p: &WsPath, meta: &Metadata) -> Result<(), WorkspaceError> {
+        if p.names_directory() && !meta.is_dir() {
+            return Err(WorkspaceError::SlashOnFile {
+                path: self.display(p),
+            });
+        }
+        Ok(())
     }
 
     /// `abs` relative to the root, if it lies under the root as

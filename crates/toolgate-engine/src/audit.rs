@@ -1,13 +1,13 @@
 //! Step 9: the audit trail.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use toolgate_core::Effects;
+use toolgate_core::{Effects, private_files};
 
 /// One line of the audit file.
 ///
@@ -112,12 +112,21 @@ impl std::fmt::Debug for AuditLog {
 impl AuditLog {
     /// Opens (creating it and its parent directory if needed) the audit file
     /// at `path` for appending.
+    ///
+    /// The audit names every call, its arguments' digest and its errors: a
+    /// new file is created `0600` and missing directories `0700`, whatever
+    /// the umask, and an existing file readable by others is tightened
+    /// ([`toolgate_core::private_files`]).
     pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)?;
+            private_files::create_dir_all(parent)?;
         }
-        let file: File = OpenOptions::new().create(true).append(true).open(path)?;
+        let file: File = private_files::open_options()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        private_files::tighten(path)?;
         Ok(Self {
             sink: Mutex::new(Box::new(file)),
             path: Some(path.to_owned()),
@@ -144,5 +153,29 @@ impl AuditLog {
         let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
         sink.write_all(&line)?;
         sink.flush()
+    }
+}
+
+#[cfg(test)]
+#[cfg(unix)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn the_audit_file_is_private_and_a_loose_one_is_tightened() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("logs/audit.jsonl");
+        drop(AuditLog::open(&path).unwrap());
+        assert_eq!(mode(&tmp.path().join("logs")), 0o700);
+        assert_eq!(mode(&path), 0o600);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        drop(AuditLog::open(&path).unwrap());
+        assert_eq!(mode(&path), 0o600);
     }
 }

@@ -121,13 +121,16 @@ impl Host {
     /// The `improve` agent's gate and directory (rule 2).
     fn improve_setup(&self, limits: &RunLimits) -> Result<ImproveSetup, HostError> {
         let dir = self.persona_dir()?;
-        std::fs::create_dir_all(&dir).map_err(|source| HostError::Workspace {
-            path: dir.clone(),
-            source,
+        toolgate_core::private_files::create_dir_all(&dir).map_err(|source| {
+            HostError::Workspace {
+                path: dir.clone(),
+                source,
+            }
         })?;
         let workspace = Workspace::builder(&dir)
             .sensitive_patterns(Vec::<String>::new())
             .protected_patterns(["/backups/**".to_owned(), "/toolgate.db*".to_owned()])
+            .private_modes(true)
             .build()
             .map_err(|e| HostError::ToolGroup {
                 group: "persona",
@@ -286,7 +289,7 @@ fn back_up(dir: &Path) -> std::io::Result<PathBuf> {
         .strftime("%Y%m%dT%H%M%S%.3fZ")
         .to_string();
     let target = dir.join("backups").join(stamp);
-    std::fs::create_dir_all(&target)?;
+    toolgate_core::private_files::create_dir_all(&target)?;
     for name in ["SOUL.md", "IDENTITY.md", "GOALS.md"] {
         let from = dir.join(name);
         if from.is_file() {
@@ -295,7 +298,7 @@ fn back_up(dir: &Path) -> std::io::Result<PathBuf> {
     }
     let memory = dir.join("memory");
     if memory.is_dir() {
-        std::fs::create_dir_all(target.join("memory"))?;
+        toolgate_core::private_files::create_dir_all(&target.join("memory"))?;
         for entry in std::fs::read_dir(&memory)? {
             let entry = entry?;
             if entry.file_type()?.is_file() {

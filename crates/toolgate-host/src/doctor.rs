@@ -88,12 +88,20 @@ pub struct DoctorOptions {
 
 impl Host {
     /// Every check of `toolgate doctor`, in order: configuration layers,
-    /// workspace trust, the kernel sandbox, the store, the model server
-    /// (reachable, model present, context window, tool calling), each MCP
-    /// server. Never fails: a problem is a [`CheckState::Fail`] line with
-    /// its fix.
+    /// workspace trust, the modes of toolgate's own files, the kernel
+    /// sandbox, the store, the model server (reachable, model present,
+    /// context window, tool calling), each MCP server. Never fails: a
+    /// problem is a [`CheckState::Fail`] line with its fix.
+    ///
+    /// The modes are looked at before the sandbox and the store are
+    /// opened, since opening them tightens what it finds: the report says
+    /// what was found.
     pub async fn doctor(&self, options: &DoctorOptions) -> Vec<Check> {
-        let mut checks = vec![self.check_layers(), self.check_trust()];
+        let mut checks = vec![
+            self.check_layers(),
+            self.check_trust(),
+            self.check_own_modes(),
+        ];
         checks.push(self.check_sandbox());
         checks.push(self.check_store());
         checks.push(self.check_skills());
@@ -135,6 +143,59 @@ impl Host {
                 "review it, then run `toolgate trust`",
             ),
         }
+    }
+
+    /// toolgate's own files and directories readable by other accounts
+    /// (an older toolgate, a umask of `022`, a copy), with the command that
+    /// fixes them.
+    fn check_own_modes(&self) -> Check {
+        let loose = self.loose_own_state();
+        if loose.is_empty() {
+            return Check::ok(
+                "own files",
+                "toolgate's configuration and data are private to you",
+            );
+        }
+        let shown: Vec<String> = loose
+            .iter()
+            .take(5)
+            .map(|(path, mode)| format!("{} ({mode:o})", path.display()))
+            .collect();
+        let more = loose.len().saturating_sub(shown.len());
+        let mut detail = format!(
+            "{} of toolgate's own files and directories are readable by others: {}",
+            loose.len(),
+            shown.join(", ")
+        );
+        if more > 0 {
+            let _ = write!(detail, " and {more} more");
+        }
+        let dirs: Vec<String> = loose
+            .iter()
+            .filter(|(path, _)| path.is_dir())
+            .map(|(path, _)| crate::trust::quote(&path.display().to_string()))
+            .collect();
+        let files: Vec<String> = loose
+            .iter()
+            .filter(|(path, _)| !path.is_dir())
+            .map(|(path, _)| crate::trust::quote(&path.display().to_string()))
+            .collect();
+        let mut fix = Vec::new();
+        if !dirs.is_empty() {
+            fix.push(format!("chmod go-rwx {}", dirs.join(" ")));
+        }
+        if !files.is_empty() {
+            fix.push(format!("chmod 600 {}", files.join(" ")));
+        }
+        Check::bad(
+            CheckState::Warn,
+            "own files",
+            detail,
+            format!(
+                "run `{}` (toolgate also does this when it next opens them)",
+                fix.join(" && ")
+            ),
+        )
     }
 
     fn check_sandbox(&self) -> Check {

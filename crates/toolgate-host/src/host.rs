@@ -335,8 +335,11 @@ impl Host {
         if let Some(sandbox) = self.sandbox.get() {
             return Ok(sandbox.clone());
         }
+        let own = self.own_state();
+        self.prepare_own_state(&own);
         let sandbox = sandbox_builder(&self.workspace, &self.loaded, &self.policy_files())
             .readable(self.user_skill_dirs())
+            .private(own.private().map(Path::to_path_buf))
             .build()
             .map_err(HostError::Sandbox)?;
         Ok(self.sandbox.get_or_init(|| sandbox).clone())
@@ -348,8 +351,11 @@ impl Host {
         if let Some(dynamic) = self.dynamic.get() {
             return Ok(Arc::clone(dynamic));
         }
+        let own = self.own_state();
+        self.prepare_own_state(&own);
         let builder = sandbox_builder(&self.workspace, &self.loaded, &self.policy_files())
-            .readable(self.user_skill_dirs());
+            .readable(self.user_skill_dirs())
+            .private(own.private().map(Path::to_path_buf));
         let store: Arc<dyn toolgate_store::DynamicToolStore> = self.store()?;
         let dynamic = DynamicTools::new(self.config().tools.dynamic.clone(), store, builder)
             .map_err(|e| HostError::ToolGroup {
@@ -362,7 +368,9 @@ impl Host {
 
     /// The file tools' view of the workspace: the default and configured
     /// sensitive patterns (refused to every tool unless
-    /// `workspace.allow_sensitive`) and protected patterns (never written).
+    /// `workspace.allow_sensitive`), protected patterns (never written), and
+    /// toolgate's own state ([`own_state`](Self::own_state)), refused to
+    /// every tool, read or write, wherever it lies.
     pub fn workspace_view(&self) -> Result<Workspace, HostError> {
         let config = self.config();
         Workspace::builder(&self.workspace)
@@ -383,39 +391,29 @@ impl Host {
                     .chain(config.guardrails.protected_files.iter().cloned())
                     .chain(self.policy_files()),
             )
+            .private_paths(self.own_state().private().map(Path::to_path_buf))
             .allow_sensitive(config.workspace.allow_sensitive)
             .build()
             .map_err(HostError::Patterns)
     }
 
-    /// toolgate's own files that lie inside the workspace, as anchored
-    /// patterns: the configuration file given with `--config`, the JSONL
-    /// audit file, the store's database (with its `-wal`, `-shm` and
-    /// `-journal` files). They are protected like `toolgate.yaml` (the file
-    /// tools never write them; processes see them read-only), so a model
-    /// cannot rewrite its own audit or sessions. The memory and persona
-    /// files beside the database are not: the memory tools write them
-    /// (when the data directory lies inside the workspace, `~` say).
+    /// The read-only part of toolgate's own state that lies inside the
+    /// workspace ([`OwnKind::ReadOnly`](crate::OwnKind::ReadOnly): the
+    /// user's skills, when the workspace is the home directory), as
+    /// anchored patterns. They are protected like `toolgate.yaml`: the file
+    /// tools never write them and processes see them read-only, so a model
+    /// cannot plant a skill for later runs. (Everything else of toolgate's
+    /// own — configuration, store, audit, `--config` — is private, refused
+    /// to reads too: see [`own_state`](Self::own_state).)
     pub fn policy_files(&self) -> Vec<String> {
-        let project = std::fs::canonicalize(&self.loaded.project_file)
-            .unwrap_or_else(|_| self.loaded.project_file.clone());
-        let store = self.store_path().ok();
-        let candidates = [
-            (Some(project), ""),
-            (self.config().audit.path.clone(), ""),
-            (store, "*"),
-        ];
+        let own = self.own_state();
         let mut out = Vec::new();
-        for (path, suffix) in candidates {
-            let Some(path) = path else { continue };
-            let path = canonical_lenient(&path);
+        for path in own.read_only() {
+            let path = canonical_lenient(path);
             if let Ok(rel) = path.strip_prefix(&self.workspace)
                 && !rel.as_os_str().is_empty()
             {
-                let pattern = format!(
-                    "/{}{suffix}",
-                    toolgate_policy::escape_glob(&rel.to_string_lossy())
-                );
+                let pattern = format!("/{}", toolgate_policy::escape_glob(&rel.to_string_lossy()));
                 if !out.contains(&pattern) {
                     out.push(pattern);
                 }

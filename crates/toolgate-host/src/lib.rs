@@ -15,6 +15,9 @@
 //!   their enable flags, MCP servers' tools), guardrails, hooks, the
 //!   confirmation mode and approver, the audit with the session id. The
 //!   rules are on [`Host`].
+//! - [`Host::own_state`] is toolgate's own state (configuration, trust
+//!   store, store, audit): the file tools refuse it and the sandbox masks
+//!   it, in every mode and wherever the workspace is ([`OwnState`]).
 //!
 //! # Example
 //!
@@ -48,6 +51,7 @@ pub use error::{ErrorKind, HostError};
 pub use gate::{Gate, GateBuilder};
 pub use host::{Host, HostBuilder, TrustPolicy, resolve_workspace};
 pub use llm::{LlmOverrides, ModelChoice, ModelClient};
+pub use own_state::{OwnKind, OwnPath, OwnState};
 pub use prompt::PromptReport;
 pub use rules_file::{RulesFileError, UserRules};
 pub use run::{PreparedRun, RequestSize, RunControls, RunRequest, done_event};
@@ -69,6 +73,7 @@ mod groups;
 mod host;
 pub mod inspect;
 mod llm;
+mod own_state;
 mod prompt;
 mod rules_file;
 mod run;

@@ -128,7 +128,10 @@ impl UserRules {
         Self::open(crate::config::user_config_path(env).ok_or(RulesFileError::NoConfigDir)?)
     }
 
-    /// Opens `path`; a missing file has no rules.
+    /// Opens `path`; a missing file has no rules. The file is the user's own
+    /// configuration: one readable by others is made private first
+    /// (`0600`, said in a `tracing` info line), and [`save`](Self::save)
+    /// writes it `0600`.
     ///
     /// # Errors
     ///
@@ -136,6 +139,7 @@ impl UserRules {
     /// mapping (an empty file is an empty mapping).
     pub fn open(path: impl Into<PathBuf>) -> Result<Self, RulesFileError> {
         let path = path.into();
+        crate::own_state::tighten(&path);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -302,7 +306,8 @@ impl UserRules {
             None => serde_yaml_ng::to_string(&self.doc)
                 .map_err(|e| write_error(std::io::Error::other(e)))?,
         };
-        crate::atomic::write_atomic(&self.path, text.as_bytes()).map_err(write_error)
+        // toolgate's own file (tokens live here too): the user's only.
+        crate::atomic::write_private(&self.path, text.as_bytes()).map_err(write_error)
     }
 
     fn check_shape(&self) -> Result<(), RulesFileError> {

@@ -378,7 +378,7 @@ fn programs(key: &str, value: &Value) -> Vec<Program> {
 
 /// `word` as a POSIX shell word: as is when it has no special characters,
 /// single-quoted otherwise.
-fn quote(word: &str) -> String {
+pub(crate) fn quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .chars()
@@ -520,9 +520,13 @@ pub struct TrustStore {
 }
 
 impl TrustStore {
-    /// Reads the store at `path`; a missing file is an empty store.
+    /// Reads the store at `path`; a missing file is an empty store. A store
+    /// readable by others is made private first (`0600`, said in a
+    /// `tracing` info line); [`save`](Self::save) writes it `0600` in a
+    /// `0700` directory.
     pub fn open(path: impl Into<PathBuf>) -> Result<Self, TrustError> {
         let path = path.into();
+        crate::own_state::tighten(&path);
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -602,7 +606,7 @@ impl TrustStore {
             .map_err(|e| write_error(std::io::Error::other(e)))?;
         text.push('\n');
         // Private to the user, written whole or not at all.
-        crate::atomic::write_atomic(&self.path, text.as_bytes()).map_err(write_error)
+        crate::atomic::write_private(&self.path, text.as_bytes()).map_err(write_error)
     }
 }
 

@@ -120,6 +120,7 @@ pub struct SandboxBuilder {
     deny_read: Vec<PathBuf>,
     readable: Vec<PathBuf>,
     writable: Vec<PathBuf>,
+    private: Vec<PathBuf>,
     env: EnvPolicy,
     host_env: Option<Vec<(String, String)>>,
 }
@@ -145,6 +146,7 @@ impl SandboxBuilder {
             deny_read: Vec::new(),
             readable: Vec::new(),
             writable: Vec::new(),
+            private: Vec::new(),
             env: EnvPolicy::new(),
             host_env: None,
         }
@@ -239,6 +241,54 @@ impl SandboxBuilder {
         self
     }
 
+    /// Absolute paths that no process may read, list or write, wherever
+    /// they are: toolgate's own state (its configuration and data
+    /// directories, the store, the audit file), which a workspace may hold
+    /// (the home directory as a workspace holds `~/.config/toolgate`). By
+    /// default, none; this adds to them.
+    ///
+    /// # Rules
+    ///
+    /// 1. Each path must be absolute: [`build`](Self::build) refuses a
+    ///    relative one ([`SandboxError::PrivateNotAbsolute`]). It is taken
+    ///    as it resolves on disk when the sandbox is built (symlinks
+    ///    followed as far as the path exists). One that lies beneath
+    ///    another is covered by it; one that holds the workspace is left out
+    ///    (the person chose to work inside it).
+    /// 2. With [`Level::Full`](crate::Level::Full), each one that exists when
+    ///    a process starts is covered by the empty, unreadable mask (a file
+    ///    or a directory), in every profile: under the home directory or
+    ///    not, under a path shown again ([`readable`](Self::readable)) or a
+    ///    writable one. The mask is a read-only mount, so it also refuses
+    ///    writes, creation beneath it, renaming and removal, whatever
+    ///    Landlock grants (Landlock grants by hierarchy and cannot carve a
+    ///    path out of the workspace's grant; the mount can).
+    /// 3. Inside the workspace, where processes write and may have left
+    ///    symlinks, the mask is mounted through a descriptor opened beneath
+    ///    the workspace without following any symlink, and every directory
+    ///    between the workspace root and it is pinned (bound onto itself),
+    ///    so that no process can redirect the mask, nor rename an ancestor
+    ///    away and create a fresh `.config/toolgate` in its place.
+    /// 4. A private path that does not exist when a process starts is not
+    ///    masked, and a process that may write where it would be could
+    ///    create it: the caller creates beforehand what must not be
+    ///    creatable (toolgate's host creates its own directories `0700` and
+    ///    files `0600` before building the sandbox). Outside the workspace,
+    ///    `/tmp` and the writable paths, no process can create anything.
+    /// 5. With [`Level::LandlockOnly`](crate::Level::LandlockOnly) and
+    ///    [`Level::Off`](crate::Level::Off) nothing can be masked: the
+    ///    [status](crate::Sandbox::status) says so in
+    ///    [`missing`](crate::SandboxStatus::missing).
+    #[must_use]
+    pub fn private<I, P>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.private.extend(paths.into_iter().map(Into::into));
+        self
+    }
+
     /// How the environment is built. By default, [`EnvPolicy::new`]: the
     /// core variables only.
     #[must_use]
@@ -272,6 +322,9 @@ impl SandboxBuilder {
                 workspace: self.workspace.clone(),
                 source,
             })?;
+        if let Some(path) = self.private.iter().find(|p| !p.is_absolute()) {
+            return Err(SandboxError::PrivateNotAbsolute { path: path.clone() });
+        }
         let sensitive = PathPatterns::new(self.sensitive).map_err(SandboxError::Pattern)?;
         let protected = PathPatterns::new(self.protected).map_err(SandboxError::Pattern)?;
         let host: Vec<(String, String)> = self.host_env.unwrap_or_else(|| {
@@ -296,7 +349,7 @@ impl SandboxBuilder {
             .map_err(SandboxError::Session)?;
         let tmp = session.path().join("tmp");
         std::fs::create_dir(&tmp).map_err(SandboxError::Session)?;
-        let view = make_view(
+        let mut view = make_view(
             &workspace,
             &tmp,
             session.path(),
@@ -306,6 +359,7 @@ impl SandboxBuilder {
             &self.readable,
             &self.writable,
         )?;
+        (view.private_inside, view.private) = split_private(&workspace, &self.private);
         Ok(Sandbox::from_parts(Parts {
             view,
             mode: self.mode,
@@ -494,10 +548,52 @@ fn make_view(
         run_keep,
         gitconfig,
         deny,
+        private: Vec::new(),
+        private_inside: Vec::new(),
         uid: rustix::process::getuid().as_raw(),
         gid: rustix::process::getgid().as_raw(),
         landlock_abi: landlock::abi_version().max(0),
     })
+}
+
+/// The private paths (rule 1 of [`SandboxBuilder::private`]), canonical:
+/// those inside the workspace relative to it, and the others absolute.
+fn split_private(workspace: &Path, paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut all: Vec<PathBuf> = paths.iter().map(|p| canonical_lenient(p)).collect();
+    all.sort_by_key(|p| p.components().count());
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for path in all {
+        if workspace.starts_with(&path) {
+            tracing::warn!(
+                private = %path.display(),
+                workspace = %workspace.display(),
+                "the workspace lies inside toolgate's own state; it is not masked"
+            );
+            continue;
+        }
+        if !kept.iter().any(|k| path.starts_with(k)) {
+            kept.push(path);
+        }
+    }
+    let (inside, outside): (Vec<PathBuf>, Vec<PathBuf>) =
+        kept.into_iter().partition(|p| p.starts_with(workspace));
+    let inside = inside
+        .into_iter()
+        .filter_map(|p| p.strip_prefix(workspace).ok().map(Path::to_path_buf))
+        .collect();
+    (inside, outside)
+}
+
+/// `path` with symlinks resolved as far as it exists, the missing rest
+/// appended.
+fn canonical_lenient(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if parent != path => canonical_lenient(parent).join(name),
+        _ => path.to_owned(),
+    }
 }
 
 impl View {

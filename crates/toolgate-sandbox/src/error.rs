@@ -16,6 +16,23 @@ pub enum SandboxError {
     /// The private session directory could not be made.
     #[error("could not create the sandbox's private directory")]
     Session(#[source] io::Error),
+    /// A private path is not absolute.
+    #[error("the private path {} is not absolute", path.display())]
+    PrivateNotAbsolute {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A private path inside the workspace is a symlink now, so no mask
+    /// can be mounted on it; nothing was started.
+    #[error(
+        "toolgate's own state at {} has been replaced by a symbolic link; \
+         no process is started until it is a file or directory again",
+        path.display()
+    )]
+    PrivateReplaced {
+        /// The path.
+        path: PathBuf,
+    },
     /// A configured pattern is invalid.
     #[error("invalid sensitive or protected path pattern")]
     Pattern(#[source] toolgate_core::WorkspaceError),

@@ -13,8 +13,10 @@
 //!   workspace and a private `/tmp`; toolgate's policy files and the
 //!   protected paths read-only.
 //!
-//! In both, the workspace's sensitive files, the home directory and the
-//! user's secrets are unreadable, other processes invisible, the
+//! In both, the workspace's sensitive files, the home directory, the
+//! user's secrets and toolgate's own state ([`SandboxBuilder::private`]:
+//! its configuration and data, wherever they lie) are unreadable, other
+//! processes invisible, the
 //! environment built rather than inherited ([`EnvPolicy`]). The rules are
 //! on [`Sandbox`]; how it is built, with namespaces, mounts and Landlock,
 //! in the `linux::child` module. [`SandboxStatus`] says what the running

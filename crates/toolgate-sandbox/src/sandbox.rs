@@ -65,16 +65,21 @@ struct Inner {
 ///    (`toolgate.yaml`, `.toolgate/`, `.git/config`, `.git/hooks/`, the
 ///    configured ones): each is mounted read-only, over an empty placeholder
 ///    where it did not exist;
-/// 5. sees only its own processes (PID namespace, fresh `/proc`), has no
+/// 5. can neither read nor change toolgate's own state
+///    ([`SandboxBuilder::private`]), wherever it lies, the workspace
+///    included: each private path that exists is covered by the mask, and
+///    its ancestors inside the workspace are pinned in place;
+/// 6. sees only its own processes (PID namespace, fresh `/proc`), has no
 ///    controlling terminal, holds no capability, cannot gain privileges
 ///    (`no_new_privs`), cannot signal or connect to abstract sockets
 ///    outside its Landlock domain (ABI 6), cannot mount anything;
-/// 6. has no network when read-only or configured so (its own network
+/// 7. has no network when read-only or configured so (its own network
 ///    namespace, plus Landlock's TCP rules);
-/// 7. dies with toolgate, and everything it started dies with it.
+/// 8. dies with toolgate, and everything it started dies with it.
 ///
 /// With [`Level::LandlockOnly`], only writes are confined (rule 2) and
-/// rules 1 and 7 hold; [`SandboxStatus::missing`] lists the rest.
+/// rules 1 and 8 hold; [`SandboxStatus::missing`] lists the rest, toolgate's
+/// own state among it.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     inner: Arc<Inner>,
@@ -227,6 +232,44 @@ impl Sandbox {
     }
 
     fn probe(&self) -> SandboxStatus {
+        let mut status = self.probe_level();
+        if status.level != Level::Full
+            && let Some(line) = self.own_state_exposed(status.level)
+        {
+            status.missing.push(line);
+        }
+        status
+    }
+
+    /// What a sandbox below [`Level::Full`] leaves of toolgate's own state
+    /// (rule 5 of [`SandboxBuilder::private`]): never silently.
+    fn own_state_exposed(&self, level: Level) -> Option<String> {
+        let view = &self.inner.view;
+        if view.private.is_empty() && view.private_inside.is_empty() {
+            return None;
+        }
+        let writable = !view.private_inside.is_empty()
+            || view
+                .private
+                .iter()
+                .any(|p| view.writable.iter().any(|w| p.starts_with(w)));
+        Some(if level == Level::Off {
+            "toolgate's own configuration and data (user configuration, trust store, store, \
+             audit) are not hidden: commands can read and change them"
+                .to_owned()
+        } else if writable {
+            "toolgate's own configuration and data (user configuration, trust store, store, \
+             audit) are not hidden: commands can read them, and change them where they lie in \
+             the workspace or a writable path"
+                .to_owned()
+        } else {
+            "toolgate's own configuration and data (user configuration, trust store, store, \
+             audit) are not hidden: commands can read them"
+                .to_owned()
+        })
+    }
+
+    fn probe_level(&self) -> SandboxStatus {
         let abi = self.inner.view.landlock_abi;
         let mut missing = Vec::new();
         if abi <= 0 && self.inner.mode == SandboxMode::Full {
@@ -406,7 +449,17 @@ impl Sandbox {
         protected.extend(extra_protected);
         protected.sort();
         protected.dedup();
-        let pins = scan::pins(&protected);
+        let private = if level == Level::Full {
+            self.private_inside()?
+        } else {
+            Vec::new()
+        };
+        let pinned: Vec<PathBuf> = protected
+            .iter()
+            .cloned()
+            .chain(private.iter().map(|(path, _)| path.clone()))
+            .collect();
+        let pins = scan::pins(&pinned);
         let (read, write) = rustix::pipe::pipe_with(
             rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
         )
@@ -417,6 +470,7 @@ impl Sandbox {
             executables: &executables,
             sensitive: &found.sensitive,
             sensitive_outside: &found.sensitive_outside,
+            private: &private,
             pins: &pins,
             protected: &protected,
             cwd: &cwd,
@@ -453,6 +507,25 @@ impl Sandbox {
             report: Some((read, plan)),
             program,
         })
+    }
+
+    /// The private paths inside the workspace that exist now, and whether
+    /// each is a directory (rule 3 of [`SandboxBuilder::private`]). One that
+    /// has become a symlink cannot carry a mask: no process is started.
+    fn private_inside(&self) -> Result<Vec<(PathBuf, bool)>, SandboxError> {
+        let view = &self.inner.view;
+        let mut out = Vec::new();
+        for rel in &view.private_inside {
+            let path = view.workspace.join(rel);
+            match std::fs::symlink_metadata(&path) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return Err(SandboxError::PrivateReplaced { path });
+                }
+                Ok(meta) => out.push((rel.clone(), meta.is_dir())),
+                Err(_) => {}
+            }
+        }
+        Ok(out)
     }
 
     /// The policy paths that must exist (as placeholders if need be) so a

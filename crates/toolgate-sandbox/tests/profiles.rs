@@ -525,3 +525,127 @@ async fn landlock_only_and_off_say_what_is_missing() {
     assert_eq!(off.status().level(), Level::Off);
     assert!(!off.status().missing().is_empty());
 }
+
+/// Text in toolgate's own files in the test below.
+const OWN: &str = "OWN-STATE";
+
+/// toolgate's own state in a home directory that is the workspace, and in a
+/// data directory outside both: no command reads it, changes it, or moves
+/// its parents away to plant a new one.
+#[tokio::test]
+async fn own_state_is_out_of_reach_wherever_it_lies() {
+    let w = world(|b| b);
+    let home = w.home.canonicalize().unwrap();
+    let config = home.join(".local/share/toolgate");
+    write(
+        &config.join("workspaces/w-1/toolgate.db"),
+        &format!("{OWN}-session\n"),
+    );
+    write(
+        &home.join("state/toolgate/config.yaml"),
+        &format!("token: {OWN}-config\n"),
+    );
+    let data = w.outside.join("xdg-data/toolgate");
+    write(&data.join("audit.jsonl"), &format!("{OWN}-audit\n"));
+    write(&home.join(".local/share/other.txt"), "other\n");
+    let sandbox = Sandbox::builder(&home)
+        .host_env([
+            ("PATH", std::env::var("PATH").unwrap()),
+            ("HOME", home.display().to_string()),
+        ])
+        .env_policy(EnvPolicy::new())
+        .readable([w.outside.clone()])
+        .private([config.clone(), home.join("state/toolgate"), data.clone()])
+        .build()
+        .unwrap();
+    assert_eq!(
+        sandbox.status().level(),
+        Level::Full,
+        "{}",
+        sandbox.status()
+    );
+    let run = |line: String, profile: Profile| {
+        let sandbox = sandbox.clone();
+        async move {
+            let spawn = Spawn::shell(&line).profile(profile);
+            sandbox
+                .run(&spawn, &RunOptions::new(Duration::from_secs(20)))
+                .await
+                .unwrap()
+        }
+    };
+    let data = data.display();
+    let reads = [
+        "cat .local/share/toolgate/workspaces/w-1/toolgate.db".to_owned(),
+        "grep -r OWN-STATE . 2>&1".to_owned(),
+        "ls -R .local/share/toolgate state 2>&1".to_owned(),
+        "cp -r .local/share/toolgate /tmp/x && cat /tmp/x/workspaces/*/*".to_owned(),
+        "ln -s state/toolgate/config.yaml innocent && cat innocent".to_owned(),
+        format!("cat {data}/audit.jsonl"),
+        format!("grep -r OWN-STATE {data}/.. 2>&1"),
+        format!("ls -la {data} 2>&1"),
+    ];
+    for line in reads {
+        for profile in [
+            Profile::Standard,
+            Profile::ReadOnly {
+                programs: ["cat", "grep", "ls", "cp", "ln"]
+                    .map(str::to_owned)
+                    .to_vec(),
+            },
+        ] {
+            let done = run(line.clone(), profile).await;
+            assert!(!all(&done).contains(OWN), "{line}: {}", all(&done));
+        }
+    }
+    assert!(
+        run("cat .local/share/other.txt".to_owned(), Profile::Standard)
+            .await
+            .stdout
+            .contains("other")
+    );
+    let writes = [
+        "echo 'commands: {sandbox: none}' >> state/toolgate/config.yaml",
+        "echo x > state/toolgate/trusted.json",
+        "rm -rf state/toolgate .local/share/toolgate",
+        "mv state/toolgate state/old",
+        // The parents cannot be moved away to plant a fresh one.
+        "mv state state-old && mkdir -p state/toolgate && echo pwned > state/toolgate/config.yaml",
+        "mv .local .local-old; mkdir -p .local/share/toolgate/workspaces/w-1 \
+         && echo pwned > .local/share/toolgate/workspaces/w-1/toolgate.db",
+        "rm -rf .local/share; mkdir -p .local/share/toolgate",
+    ];
+    for line in writes {
+        run(line.to_owned(), Profile::Standard).await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(home.join("state/toolgate/config.yaml")).unwrap(),
+        format!("token: {OWN}-config\n")
+    );
+    assert!(!home.join("state/toolgate/trusted.json").exists());
+    assert!(!home.join("state-old").exists() && !home.join(".local-old").exists());
+    assert_eq!(
+        std::fs::read_to_string(config.join("workspaces/w-1/toolgate.db")).unwrap(),
+        format!("{OWN}-session\n")
+    );
+    // Below the full level, the status says what is exposed.
+    let weaker = Sandbox::builder(&home)
+        .mode(SandboxMode::LandlockOnly)
+        .private([config.clone()])
+        .build()
+        .unwrap();
+    assert!(
+        weaker
+            .status()
+            .missing()
+            .iter()
+            .any(|m| m.contains("toolgate's own configuration and data") && m.contains("change")),
+        "{}",
+        weaker.status()
+    );
+    let relative = Sandbox::builder(&home).private(["rel/toolgate"]).build();
+    assert!(matches!(
+        relative,
+        Err(toolgate_sandbox::SandboxError::PrivateNotAbsolute { .. })
+    ));
+}

@@ -145,6 +145,7 @@ mod error;
 mod memory;
 mod notes;
 mod paths;
+mod private;
 mod schedules;
 mod session;
 mod sqlite;

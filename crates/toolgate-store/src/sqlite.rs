@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::paths::{self, WORKSPACE_FILE};
+use crate::private;
 use crate::{AuditWriter, StoreError};
 
 mod audit;
@@ -43,7 +44,12 @@ pub const SCHEMA_VERSION: i64 = schema::VERSION;
 ///
 /// # Rules
 ///
-/// 1. The file and its parent directories are created if missing.
+/// 1. The file and its parent directories are created if missing, private
+///    to the user whatever the umask: the file `0600`, the directories
+///    `0700`. The database and its `-wal`, `-shm` and `-journal` files are
+///    tightened to `0600` when found looser (said in a `tracing` info
+///    line); `SQLite` gives the files it creates beside the database the
+///    database's own mode.
 /// 2. The journal is a write-ahead log (WAL): readers never wait for a
 ///    writer, and a process killed at any point (`kill -9`) leaves the last
 ///    committed transaction intact and the one in flight rolled back.
@@ -119,10 +125,27 @@ impl SqliteStore {
 
     fn open_at(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+            private::create_dir_all(dir).map_err(|source| StoreError::Io {
                 path: dir.to_owned(),
                 source,
             })?;
+        }
+        // Made (or tightened) before SQLite opens it: SQLite would create it
+        // `0644` under the usual umask, and copies its mode to the `-wal`
+        // and `-shm` files.
+        let io_error = |path: &Path| {
+            let path = path.to_owned();
+            move |source| StoreError::Io { path, source }
+        };
+        private::create_file(path).map_err(io_error(path))?;
+        let companion = |suffix: &str| {
+            let mut name = path.as_os_str().to_owned();
+            name.push(suffix);
+            PathBuf::from(name)
+        };
+        for suffix in private::COMPANIONS {
+            let file = companion(suffix);
+            private::tighten(&file).map_err(io_error(&file))?;
         }
         let mut conn = Connection::open(path).db()?;
         conn.busy_timeout(BUSY_TIMEOUT).db()?;
@@ -155,15 +178,32 @@ impl SqliteStore {
     pub fn open_for_workspace(data_dir: &Path, workspace: &Path) -> Result<Self, StoreError> {
         let path = paths::default_path(data_dir, workspace);
         let store = Self::open(&path)?;
+        // The data directory and its `workspaces/` hold every workspace's
+        // store: the user's only, also when an older toolgate made them.
+        let workspaces = data_dir.join("workspaces");
+        for dir in [data_dir, workspaces.as_path()]
+            .into_iter()
+            .chain(path.parent())
+        {
+            private::tighten(dir).map_err(|source| StoreError::Io {
+                path: dir.to_owned(),
+                source,
+            })?;
+        }
         if let Some(dir) = path.parent() {
             let file = dir.join(WORKSPACE_FILE);
             let text = format!("{}\n", paths::canonical(workspace).display());
             // Written only when it changes: two processes opening the store
             // at once then write the same bytes at most.
+            let io_error = |source| StoreError::Io {
+                path: file.clone(),
+                source,
+            };
             if std::fs::read_to_string(&file).ok().as_deref() != Some(text.as_str()) {
-                std::fs::write(&file, text)
-                    .map_err(|source| StoreError::Io { path: file, source })?;
+                private::create_file(&file).map_err(io_error)?;
+                std::fs::write(&file, text).map_err(io_error)?;
             }
+            private::tighten(&file).map_err(io_error)?;
         }
         Ok(store)
     }

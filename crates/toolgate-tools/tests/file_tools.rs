@@ -137,6 +137,20 @@ async fn read_file_cases() {
         (json!({"path": "../secret.txt"}), "leaves the workspace"),
         (json!({"path": "link-out"}), "link-out"),
         (json!({"path": "/etc/passwd"}), "leaves the workspace"),
+        // A trailing slash names a directory (regression: `a.txt/` read
+        // the file).
+        (
+            json!({"path": "a.txt/"}),
+            "`a.txt` is a file, not a directory",
+        ),
+        (
+            json!({"path": "a.txt/."}),
+            "`a.txt` is a file, not a directory",
+        ),
+        (
+            json!({"path": "dir/"}),
+            "`dir` is a directory; use list_files",
+        ),
     ];
     for (args, fragment) in cases {
         let error = f.err("read_file", args.clone()).await;
@@ -203,6 +217,29 @@ async fn write_file_cases() {
         .contains("leaves the workspace")
     );
     assert!(!f.outside().join("escape.txt").exists());
+    // A trailing slash names a directory (regression: `newdir/` created a
+    // file `newdir`).
+    let cases: &[(Value, &str)] = &[
+        (
+            json!({"path": "newdir/", "content": "x"}),
+            "path `newdir/` ends with `/`: a file path cannot end with a slash",
+        ),
+        (
+            json!({"path": "kept.sh/", "content": "x"}),
+            "path `kept.sh/` ends with `/`: a file path cannot end with a slash",
+        ),
+        (
+            json!({"path": "fresh/", "content": "x", "mode": "append"}),
+            "a file path cannot end with a slash",
+        ),
+    ];
+    for (args, fragment) in cases {
+        let error = f.err("write_file", args.clone()).await;
+        assert!(error.contains(fragment), "{args}: {error}");
+    }
+    assert!(!f.root().join("newdir").exists());
+    assert!(!f.root().join("fresh").exists());
+    assert_eq!(f.get("kept.sh"), b"new+more");
     let leftovers: Vec<_> = std::fs::read_dir(f.root())
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -307,6 +344,15 @@ async fn list_files_cases() {
         f.err("list_files", json!({"path": "b.py"}))
             .await
             .contains("is a file")
+    );
+    assert!(
+        f.err("list_files", json!({"path": "b.py/"}))
+            .await
+            .contains("is a file, not a directory")
+    );
+    assert_eq!(
+        f.ok("list_files", json!({"path": "src/"})).await,
+        "src/bin/\nsrc/main.rs"
     );
     assert!(
         f.err("list_files", json!({"path": "out-dir"}))

@@ -25,10 +25,17 @@ impl Fixture {
     }
 
     fn with(configure: impl FnOnce(&mut toolgate_core::WorkspaceBuilder)) -> Self {
+        Self::with_root(|builder, _| configure(builder))
+    }
+
+    /// [`with`](Self::with), for a configuration that names the root.
+    fn with_root(
+        configure: impl FnOnce(&mut toolgate_core::WorkspaceBuilder, &std::path::Path),
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("ws")).unwrap();
         let mut builder = Workspace::builder(dir.path().join("ws"));
-        configure(&mut builder);
+        configure(&mut builder, &dir.path().join("ws"));
         let workspace = builder.build().unwrap();
         let registry = Registry::new();
         for tool in builtin_tools(&workspace, &BuiltinOptions::default()) {
@@ -485,6 +492,57 @@ async fn sensitive_files_are_never_returned() {
         open.ok("grep", json!({"pattern": "needle"})).await,
         ".env:1: needle"
     );
+}
+
+/// The home directory as a workspace holds toolgate's own state: no search
+/// enters it, lists it or counts it, by any path.
+#[tokio::test]
+async fn private_paths_are_never_searched_listed_or_counted() {
+    let f = Fixture::with_root(|b, root| {
+        b.private_paths([
+            root.join(".config/toolgate"),
+            root.join(".local/share/toolgate"),
+        ]);
+    });
+    f.put(".config/toolgate/config.yaml", "token: needle-config\n");
+    f.put(
+        ".local/share/toolgate/workspaces/w-1/toolgate.db",
+        "needle-session\n",
+    );
+    f.put(".config/other.yaml", "needle\n");
+    symlink(f.root().join(".config/toolgate"), f.root().join("cfg")).unwrap();
+    symlink(
+        f.root().join(".config/toolgate/config.yaml"),
+        f.root().join("innocent.txt"),
+    )
+    .unwrap();
+    for tool in ["grep", "search_code"] {
+        let result = f
+            .call(tool, json!({"pattern": "needle", "include_ignored": true}))
+            .await;
+        assert!(result.success, "{:?}", result.error);
+        assert_eq!(result.output, ".config/other.yaml:1: needle", "{tool}");
+        assert_eq!(result.metadata["sensitive_skipped"], 0);
+    }
+    assert_eq!(
+        f.ok("find_files", json!({"pattern": "*"})).await,
+        ".config/other.yaml"
+    );
+    for path in [
+        ".config/toolgate",
+        ".config/toolgate/config.yaml",
+        "cfg",
+        "innocent.txt",
+        ".local/share/toolgate",
+    ] {
+        let error = f
+            .err("grep", json!({"pattern": "needle", "path": path}))
+            .await;
+        assert!(
+            error.contains("toolgate's own configuration or data"),
+            "{path}: {error}"
+        );
+    }
 }
 
 #[tokio::test]

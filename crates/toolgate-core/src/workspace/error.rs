@@ -96,6 +96,42 @@ pub enum WorkspaceError {
         /// The pattern it matches, as configured.
         pattern: String,
     },
+    /// The path is, leads into (through a symlink or `..`), or would create
+    /// something inside toolgate's own configuration or data: a [private
+    /// path](super::WorkspaceBuilder::private_paths). Nothing lifts this.
+    #[error(
+        "refusing `{path}`: it is toolgate's own configuration or data; \
+         no tool may read or change it"
+    )]
+    Private {
+        /// The path as given.
+        path: String,
+    },
+    /// A private path given to the builder is not absolute.
+    #[error("the private path {} is not absolute", .path.display())]
+    PrivateNotAbsolute {
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// The path ends with `/` (or `/.`, `/..`), so it names a directory, but
+    /// it is a file.
+    #[error(
+        "path `{path}/` ends with `/`, which names a directory, but `{path}` is a file, \
+         not a directory; drop the slash to use the file"
+    )]
+    SlashOnFile {
+        /// The path as given, workspace-relative, without the slash.
+        path: String,
+    },
+    /// A write, append or removal was asked for a path that ends with `/`.
+    #[error(
+        "path `{path}/` ends with `/`: a file path cannot end with a slash; \
+         name a file (`{path}/NAME`) or drop the slash"
+    )]
+    SlashOnWrite {
+        /// The path as given, workspace-relative, without the slash.
+        path: String,
+    },
     /// The path does not exist.
     #[error("path `{path}` does not exist")]
     NotFound {

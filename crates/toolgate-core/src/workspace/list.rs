@@ -77,7 +77,8 @@ pub struct WalkReport {
 impl Workspace {
     /// Lists a directory, sorted by name. Symlinks are not followed but
     /// classified: [`EntryKind::SymlinkInside`] or
-    /// [`EntryKind::SymlinkOutside`].
+    /// [`EntryKind::SymlinkOutside`]. Private entries, and symlinks that
+    /// lead into one, are left out (rule 7 of [`Workspace`]).
     ///
     /// The whole listing is held in memory; for a directory that may hold
     /// millions of entries, [`read_dir_each`](Self::read_dir_each) hands
@@ -101,6 +102,9 @@ impl Workspace {
         self.check_sensitive(p, None)?;
         let located = self.locate(p, Lookup::READ)?;
         self.check_sensitive(p, Some(&located.phys))?;
+        if let Some(meta) = &located.meta {
+            self.check_slash_read(p, meta)?;
+        }
         let phys = located.phys.clone();
         let dir = open_located_dir(located, &user)?;
         let list_error = |source| WorkspaceError::Io {
@@ -114,11 +118,16 @@ impl Workspace {
             let file_type = entry.file_type().map_err(list_error)?;
             let child = p.join(&name);
             let child_phys = phys.join(&name);
+            if self.is_private(&child.rel) || self.is_private(&child_phys) {
+                continue;
+            }
             let mut sensitive =
                 self.refuses_sensitive(&child.rel) || self.refuses_sensitive(&child_phys);
             let kind = if file_type.is_symlink() {
-                let target = WsPath { rel: child_phys };
+                let target = WsPath::new(child_phys);
                 match self.locate(&target, Lookup::READ) {
+                    // Into toolgate's own state: as if it were not there.
+                    Err(WorkspaceError::Private { .. }) => continue,
                     Err(
                         WorkspaceError::SymlinkEscapes { .. }
                         | WorkspaceError::OutsideWorkspace { .. },
@@ -157,7 +166,8 @@ impl Workspace {
     /// 2. Entries named `.git` are skipped, at any depth.
     /// 3. Symlinks that lead outside the workspace, dangling symlinks and
     ///    symlink loops are skipped silently; nothing outside is ever
-    ///    listed or entered.
+    ///    listed or entered. So are private paths (rule 7 of [`Workspace`])
+    ///    and symlinks that lead into one: never entered, never counted.
     /// 4. Sensitive files are skipped unless the workspace allows them, so
     ///    that everything returned can be read; [`walk_report`](Self::walk_report)
     ///    says which. A sensitive `p` itself is refused.
@@ -212,6 +222,7 @@ impl Workspace {
         match &located.meta {
             None => return Err(WorkspaceError::NotFound { path: user }),
             Some(meta) if meta.is_file() => {
+                self.check_slash_read(p, meta)?;
                 each(WalkedFile {
                     path: p.clone(),
                     sensitive: false,
@@ -247,6 +258,17 @@ impl Workspace {
     /// Whether sensitive files are refused and `rel` is one.
     fn refuses_sensitive(&self, rel: &Path) -> bool {
         !self.inner.allow_sensitive && self.inner.sensitive.matches(rel).is_some()
+    }
+
+    /// Whether `rel`, a path relative to the root, is a private path or lies
+    /// beneath one (rule 7 of [`Workspace`]), judged on the path alone:
+    /// nothing on disk is looked at and no symlink is followed.
+    ///
+    /// For tools that walk the tree themselves (the search tools): they skip
+    /// what this refuses, silently, with the path as found and again with
+    /// the path the opened file really has.
+    pub fn is_private(&self, rel: &Path) -> bool {
+        self.inner.private.covers(rel)
     }
 }
 
@@ -306,6 +328,10 @@ impl Walker<'_> {
                 continue;
             }
             let file_type = entry.file_type()?;
+            if self.ws.is_private(&lexical.join(&name).rel) || self.ws.is_private(&phys.join(&name))
+            {
+                continue;
+            }
             if file_type.is_file() {
                 self.push_file(lexical.join(&name), &phys.join(&name));
             } else if file_type.is_symlink() || (file_type.is_dir() && self.recursive) {
@@ -339,7 +365,7 @@ impl Walker<'_> {
 
     /// A symlink met in a directory: a file is listed now, a directory queued.
     fn visit_symlink(&mut self, lexical: WsPath, link_phys: PathBuf, depth: usize) {
-        let link = WsPath { rel: link_phys };
+        let link = WsPath::new(link_phys);
         let located = match self.ws.locate(&link, Lookup::READ) {
             Ok(located) => located,
             Err(err) => {
@@ -363,9 +389,7 @@ impl Walker<'_> {
             tracing::warn!(path = %self.ws.display(lexical), "not walking deeper than {MAX_DEPTH} levels");
             return;
         }
-        let link = WsPath {
-            rel: link_phys.to_owned(),
-        };
+        let link = WsPath::new(link_phys.to_owned());
         let user = self.ws.display(lexical);
         let result = self.ws.locate(&link, Lookup::READ).and_then(|located| {
             let phys = located.phys.clone();

@@ -211,6 +211,12 @@ impl Workspace {
             };
             let is_last = pending.is_empty();
             let here = phys_path(&stack, Some(&name));
+            // A private path is refused wherever the walk meets it: as
+            // written, through a symlink, or as a directory on the way.
+            // Checked on the name, before anything is opened in it.
+            if self.inner.private.covers(&here) {
+                return Err(WorkspaceError::Private { path: user });
+            }
             let cur = stack.last().map_or(&self.inner.dir, |(dir, _)| dir);
 
             let meta = match cur.symlink_metadata(&name) {
@@ -236,6 +242,9 @@ impl Workspace {
                     // directories there either (`.git/hooks/` where there
                     // was no `.git`, reached through a dangling symlink).
                     let planned = prospective(&here, &pending);
+                    if self.inner.private.covers(&planned) {
+                        return Err(WorkspaceError::Private { path: user });
+                    }
                     if !self.inner.allow_sensitive
                         && let Some(pattern) = self.inner.sensitive.matches(&planned)
                     {
@@ -253,7 +262,7 @@ impl Workspace {
                     if !lookup.create_parents {
                         return Err(WorkspaceError::NotFound { path: user });
                     }
-                    match cur.create_dir(&name) {
+                    match self.create_dir(cur, &name) {
                         Ok(()) => {}
                         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
                         Err(source) => {
@@ -340,6 +349,21 @@ impl Workspace {
                 .map_err(|err| open_error(err, "open the directory", &user, &here))?;
             stack.push((dir, name));
         }
+    }
+
+    /// Creates the directory `name` in `dir`, private (`0700`) when the
+    /// workspace makes private files.
+    fn create_dir(&self, dir: &Dir, name: &OsString) -> io::Result<()> {
+        if !self.inner.private_modes {
+            return dir.create_dir(name);
+        }
+        let mut builder = cap_std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        {
+            use cap_std::fs::DirBuilderExt as _;
+            builder.mode(0o700);
+        }
+        dir.create_dir_with(name, &builder)
     }
 
     fn escape_error(&self, user: &str, link: Option<(PathBuf, PathBuf)>) -> WorkspaceError {

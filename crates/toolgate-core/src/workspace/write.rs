@@ -68,6 +68,7 @@ impl Workspace {
     /// and the symlink kept. An existing file keeps its permission bits.
     pub fn write_atomic(&self, p: &WsPath, bytes: &[u8]) -> Result<(), WorkspaceError> {
         let user = self.display(p);
+        self.check_slash_write(p)?;
         self.check_sensitive(p, None)?;
         self.check_protected(p, None)?;
         let located = self.locate(p, Lookup::WRITE)?;
@@ -80,6 +81,11 @@ impl Workspace {
             None => None,
             Some(meta) if meta.is_file() => Some(meta.permissions()),
             Some(_) => return Err(WorkspaceError::NotAFile { path: user }),
+        };
+        let permissions = if self.inner.private_modes {
+            private(permissions)
+        } else {
+            permissions
         };
         replace_in(&located.parent, name, bytes, permissions).map_err(|source| WorkspaceError::Io {
             action: "write",
@@ -98,6 +104,7 @@ impl Workspace {
     /// module docs).
     pub fn append(&self, p: &WsPath, bytes: &[u8]) -> Result<(), WorkspaceError> {
         let user = self.display(p);
+        self.check_slash_write(p)?;
         self.check_sensitive(p, None)?;
         self.check_protected(p, None)?;
         let located = self.locate(p, Lookup::WRITE)?;
@@ -122,7 +129,14 @@ impl Workspace {
                 .create(true)
                 .follow(cap_fs_ext::FollowSymlinks::No)
                 .nonblock(true);
-            set_mode(&mut options, 0o666);
+            set_mode(
+                &mut options,
+                if self.inner.private_modes {
+                    0o600
+                } else {
+                    0o666
+                },
+            );
             located.parent.open_with(name, &options)
         };
         let (mut file, readable) = match open(true) {
@@ -142,7 +156,15 @@ impl Workspace {
         if !meta.is_file() {
             return Err(WorkspaceError::NotAFile { path: user });
         }
+        let permissions = if self.inner.private_modes {
+            private(Some(meta.permissions())).unwrap_or_else(|| meta.permissions())
+        } else {
+            meta.permissions()
+        };
         if meta.nlink() <= 1 {
+            if permissions != meta.permissions() {
+                file.set_permissions(permissions).map_err(io_error)?;
+            }
             return file.write_all(bytes).map_err(io_error);
         }
         if !readable {
@@ -156,7 +178,7 @@ impl Workspace {
             });
         }
         // Reads start at offset 0 whatever `O_APPEND` says.
-        replace_with(&located.parent, name, Some(meta.permissions()), |temp| {
+        replace_with(&located.parent, name, Some(permissions), |temp| {
             io::copy(&mut file, temp)?;
             temp.write_all(bytes)
         })
@@ -252,6 +274,24 @@ fn create_temp(dir: &Dir, private: bool) -> io::Result<(OsString, File)> {
             Err(err) => return Err(err),
         }
     }
+}
+
+/// The permissions of a private file: `existing` without the group and
+/// other bits, or `0600` for a new file.
+#[cfg(unix)]
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "`None` where modes do not exist (not unix)"
+)]
+fn private(existing: Option<Permissions>) -> Option<Permissions> {
+    use cap_std::fs::PermissionsExt as _;
+    let mode = existing.map_or(0o600, |p| p.mode() & 0o700);
+    Some(Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn private(existing: Option<Permissions>) -> Option<Permissions> {
+    existing
 }
 
 #[cfg(unix)]

@@ -36,6 +36,11 @@ pub(crate) struct View {
     pub(crate) gitconfig: Option<(PathBuf, PathBuf)>,
     /// Absolute paths covered by the mask wherever they are visible.
     pub(crate) deny: Vec<PathBuf>,
+    /// Private paths outside the workspace (absolute, canonical): masked
+    /// wherever visible, checked again for each process.
+    pub(crate) private: Vec<PathBuf>,
+    /// Private paths inside the workspace (relative to it, canonical).
+    pub(crate) private_inside: Vec<PathBuf>,
     pub(crate) uid: u32,
     pub(crate) gid: u32,
     /// The kernel's Landlock ABI (0: none).
@@ -65,6 +70,9 @@ pub(crate) struct Dynamic<'a> {
     /// Absolute paths outside the workspace to cover (sensitive files'
     /// symlink targets): (path, is a directory).
     pub(crate) sensitive_outside: &'a [(PathBuf, bool)],
+    /// Workspace-relative private paths that exist now, to cover with the
+    /// mask: (path, is a directory). Their ancestors are among `pins`.
+    pub(crate) private: &'a [(PathBuf, bool)],
     /// Workspace-relative directories to pin in place (ancestors of
     /// protected paths), shallowest first.
     pub(crate) pins: &'a [PathBuf],
@@ -302,6 +310,13 @@ pub(crate) fn build(
             dir: *dir,
         });
     }
+    for (path, dir) in dynamic.private {
+        steps.push(Step::Mask {
+            path: cstring(path)?,
+            beneath: true,
+            dir: *dir,
+        });
+    }
     for (path, dir) in dynamic.sensitive_outside {
         steps.push(Step::Mask {
             path: cstring(path)?,
@@ -309,7 +324,10 @@ pub(crate) fn build(
             dir: *dir,
         });
     }
-    for path in &view.deny {
+    // Private paths last: beneath every capture shown again, over every
+    // other mask. A path that does not exist now has nothing to hide (rule
+    // 4 of `SandboxBuilder::private`).
+    for path in view.deny.iter().chain(&view.private) {
         // Whether it is a directory is only known on the host; a secret that
         // is not there now needs no mask.
         let Ok(meta) = std::fs::symlink_metadata(path) else {

@@ -60,7 +60,7 @@ impl FileDir {
             if !create {
                 return Ok(None);
             }
-            std::fs::create_dir_all(&self.root).map_err(|error| {
+            toolgate_core::private_files::create_dir_all(&self.root).map_err(|error| {
                 format!(
                     "cannot create the directory {}: {error}",
                     self.root.display()
@@ -68,10 +68,12 @@ impl FileDir {
             })?;
         }
         // The directory is toolgate's own: no file in it is sensitive or
-        // protected by name (a fact may well mention `.env`).
+        // protected by name (a fact may well mention `.env`), and what is
+        // written there is the user's only (0600, 0700).
         let workspace = Workspace::builder(&self.root)
             .sensitive_patterns(Vec::<String>::new())
             .protected_patterns(Vec::<String>::new())
+            .private_modes(true)
             .build()
             .map_err(|error| {
                 format!("cannot open the directory {}: {error}", self.root.display())

@@ -176,7 +176,7 @@ pub(crate) fn write_book(path: &Path, book: &ContactBook) -> Result<(), String> 
         Some(dir) => dir,
         None => Path::new("."),
     };
-    std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
+    toolgate_core::private_files::create_dir_all(dir).map_err(|e| fail(&e))?;
     let mut temp = tempfile::Builder::new()
         .prefix(".contacts-")
         .suffix(".tmp")

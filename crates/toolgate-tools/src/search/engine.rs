@@ -225,6 +225,11 @@ impl Search<'_> {
         if glob.is_some_and(|glob| !glob.is_match(&path)) {
             return;
         }
+        // toolgate's own state: left out silently, as if it were not there.
+        let private = |rel: &Path| self.workspace.is_private(rel);
+        if private(physical) || private(&shown) {
+            return;
+        }
         // Counted, so the output can say that files were left out.
         let skip_sensitive = || lock(collected).sensitive_skipped += 1;
         if self.refused(physical) || (*shown != *physical && self.refused(&shown)) {
@@ -234,6 +239,9 @@ impl Search<'_> {
         let Some((file, real)) = self.scope.open(found, physical, Access::Read) else {
             return;
         };
+        if private(&real) {
+            return;
+        }
         if *real != *physical && self.refused(&real) {
             skip_sensitive();
             return;
@@ -353,6 +361,10 @@ pub(super) fn find(
         if !glob.is_match(&text) {
             return None;
         }
+        let private = |rel: &Path| workspace.is_private(rel);
+        if private(physical) || private(&shown) {
+            return None;
+        }
         let refused = |rel: &Path| workspace.sensitive_refusal(rel).is_some();
         let skip = || {
             sensitive.fetch_add(1, Ordering::Relaxed);
@@ -362,6 +374,9 @@ pub(super) fn find(
             return skip();
         }
         let (_, real) = scope.open(path, physical, Access::Locate)?;
+        if private(&real) {
+            return None;
+        }
         if *real != *physical && refused(&real) {
             return skip();
         }

@@ -58,7 +58,10 @@
 //!    results (DESIGN.md §8 asks only that no symlink lead a search out).
 //!    A file is searched only when it is, at the moment it is opened, a
 //!    regular file inside the workspace (see below).
-//! 6. Sensitive files (DESIGN.md §7; [`Workspace::sensitive_refusal`]) are
+//! 6. toolgate's own state ([`Workspace::is_private`]: its configuration
+//!    and data, when the workspace holds them) is never entered, searched
+//!    or listed, and not counted either; a `path` inside it is refused.
+//!    Sensitive files (DESIGN.md §7; [`Workspace::sensitive_refusal`]) are
 //!    skipped, as the path was found and as the opened file really lies,
 //!    unless the workspace allows them: their content is never returned,
 //!    even when it matches, and `find_files` does not list them (as

@@ -38,6 +38,9 @@ pub(super) struct Scope {
     /// Whether the start is a single file rather than a directory.
     pub(super) is_file: bool,
     opener: Opener,
+    /// The workspace, for its private paths (toolgate's own state), which
+    /// the walk never enters.
+    workspace: Workspace,
 }
 
 impl Scope {
@@ -69,6 +72,12 @@ impl Scope {
                      use git commands to inspect it"
                 ));
             }
+            if workspace.is_private(rel) {
+                return Err(format!(
+                    "refusing `{display}`: it is toolgate's own configuration or data; \
+                     no tool may read or change it"
+                ));
+            }
             if let Some(pattern) = workspace.sensitive_refusal(rel) {
                 return Err(format!(
                     "`{display}` matches the sensitive-file pattern `{pattern}`; its content cannot be searched"
@@ -83,6 +92,7 @@ impl Scope {
             start,
             display,
             is_file: meta.is_file(),
+            workspace: workspace.clone(),
         })
     }
 
@@ -224,7 +234,20 @@ impl Scope {
         } else {
             AncestorIgnores::new(&self.root, &self.start)
         };
-        builder.filter_entry(move |entry| entry.file_name() != ".git" && !above.ignores(entry));
+        // Private paths (toolgate's own state) are not entered at all: the
+        // files found are checked again on their way out, but a walk of
+        // the home directory need not read the store's directories.
+        let root = self.root.clone();
+        let workspace = self.workspace.clone();
+        let private = move |entry: &ignore::DirEntry| {
+            entry
+                .path()
+                .strip_prefix(&root)
+                .is_ok_and(|rel| workspace.is_private(rel))
+        };
+        builder.filter_entry(move |entry| {
+            entry.file_name() != ".git" && !above.ignores(entry) && !private(entry)
+        });
         builder.build()
     }
 }
