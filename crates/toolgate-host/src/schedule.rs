@@ -12,7 +12,9 @@
 //!    any run without a terminal. It succeeds when the run does; its
 //!    summary is the run's final answer (or its error) and session id.
 //! 3. A job whose agent cannot start (no model server, a bad agent name)
-//!    fails with the reason and the hint, and the scheduler goes on.
+//!    fails with the reason and the hint, and the scheduler goes on; a
+//!    one-shot job that failed is kept, disabled, with that run recorded,
+//!    so its task is not lost (rule 3 of `toolgate_tools::cron::run_due`).
 
 use async_trait::async_trait;
 use toolgate_agent::{Outcome, PromptMode};

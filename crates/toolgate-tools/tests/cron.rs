@@ -474,6 +474,39 @@ fn every_5m() -> Value {
     json!({"kind": "every", "every_ms": 300_000, "anchor_ms": ts("2026-01-05T00:00:00Z").as_millisecond()})
 }
 
+/// A one-shot job whose run failed (its agent could not start) is kept,
+/// disabled, with the failure recorded: its task is not lost. One that
+/// succeeds is removed.
+#[tokio::test]
+async fn a_failed_one_shot_job_is_kept_and_marked_failed() {
+    let (_dir, store) = store();
+    let at = json!({"kind": "at", "at_ms": ts("2026-01-05T08:00:00Z").as_millisecond()});
+    let job = add(&store, &at, "2026-01-05T08:00:00Z", true).await;
+    let runner = Recorder {
+        fail: true,
+        ..Recorder::default()
+    };
+    let options = SchedulerOptions::default().owner("A");
+    let now = ts("2026-01-05T08:00:10Z");
+    let runs = cron::run_due(store.as_ref(), &runner, now, &options)
+        .await
+        .unwrap();
+    assert_eq!(runs[0].outcome, OUTCOME_FAILED);
+    let kept = store.job(job.id).await.unwrap().expect("the job is kept");
+    assert_eq!(kept.task, json!({"kind": "message", "text": "hello"}));
+    assert!(!kept.enabled, "{kept:?}");
+    let history = store.runs(Some(job.id), 10).await.unwrap();
+    assert_eq!(history[0].outcome, OUTCOME_FAILED);
+    assert!(history[0].summary.contains("could not finish"), "{history:?}");
+
+    // The same job run by hand, successfully: now it is removed.
+    let ok = add(&store, &at, "2026-01-05T08:00:00Z", true).await;
+    cron::run_due(store.as_ref(), &Recorder::default(), now, &options)
+        .await
+        .unwrap();
+    assert!(store.job(ok.id).await.unwrap().is_none());
+}
+
 #[tokio::test]
 async fn a_due_job_runs_once_and_its_schedule_goes_on() {
     let (_dir, store) = store();

@@ -246,9 +246,12 @@ pub struct RunReport {
 ///    occurrence is recorded as `missed`. Either way its schedule then
 ///    resumes at its first time after the run: there is never a burst of
 ///    catch-up runs.
-/// 3. After a run, a job with `deleteAfterRun` is removed; one with a next
-///    time is due then (the first time after the run ended); one without
-///    (an `at` job) is kept disabled.
+/// 3. After a run, a job with `deleteAfterRun` is removed only when the
+///    run succeeded: a one-shot job that failed (its agent could not start,
+///    say) or was missed is kept, disabled, with its last run saying why,
+///    so its task is never lost. Otherwise a job with a next time is due
+///    then (the first time after the run ended); one without (an `at`
+///    job) is kept disabled.
 /// 4. A job whose stored schedule or task cannot be read is recorded as
 ///    `failed` and disabled, rather than claimed again and again.
 /// 5. At most `max_runs_per_pass` jobs run in one pass; the rest wait for
@@ -332,7 +335,7 @@ async fn run_claimed(
     // Rule 3.
     let ended = ended_at(now, started);
     let then = match &schedule {
-        _ if job.delete_after_run => AfterRun::Delete,
+        _ if job.delete_after_run && outcome == OUTCOME_OK => AfterRun::Delete,
         None => AfterRun::Finish,
         Some(schedule) => match next_run(schedule, ended) {
             Ok(Some(next)) => AfterRun::Reschedule(next.as_millisecond()),
