@@ -852,6 +852,30 @@ const CASES: &[(&str, E)] = &[
     ("sysctl kernel.sysrq=1", B),
     ("sysctl -w kernel.sysrq=1", B),
     ("sysctl kernel.sysrq", B),
+
+    // ---- awk programs read with an awk lexer: what runs or writes is
+    // found behind strings, regular expressions holding quotes, and
+    // comments. ----
+    ("awk '/\"/ { system(\"id\") }' f", X),
+    ("awk '/\"/ { print | \"sh\" }' f", X),
+    ("awk '/\"/ { \"id\" | getline x }' f", X),
+    ("awk '/\"/ { print > \"out\" }' f", X),
+    ("awk '/[\"]/ { system(\"id\") }' f", X),
+    ("awk '/\\// { system(\"id\") }' f", X),
+    ("awk '$0 ~ /\"/ { system(\"id\") }' f", X),
+    ("awk '{ gsub(/\"/, \"\") } { system(\"id\") }' f", X),
+    ("awk '# \"\n{ system(\"id\") }' f", X),
+    ("awk -e '/\"/' -e '{ system(\"id\") }' f", X),
+    ("mawk '/\"/ { system(\"id\") }' f", X),
+    ("gawk 'BEGIN { \"date\" |& getline }'", X),
+    ("gawk '{ f = \"system\"; @f(\"id\") }' f", X),
+    ("awk 'BEGIN { printf \"x\" > \"/tmp/x\" }'", X),
+    ("awk '{ print $1, $2 >> \"log\" }' f", X),
+    ("gawk 'BEGIN { getline < \"/inet/tcp/0/example.com/80\" }'", X),
+    // Unreadable with certainty: awks disagree on where it ends.
+    ("awk '/[/]/ { print }' f", X),
+    ("awk '{ print length /2/ 1 }' f", X),
+    ("awk '{ print \"abc }' f", X),
 ];
 
 /// Every case: [`SAFE_ROWS`] as `safe`, then [`CASES`].

@@ -9,7 +9,8 @@ use super::builtins::{self, Scope, assign_target};
 use super::git::git;
 use super::model::{Kind, Script, SimpleCommand};
 use super::options::{Scanned, Spec, scan};
-use super::scripts::{awk_program_danger, sed_script_danger};
+use super::scripts::awk;
+use super::scripts::sed_script_danger;
 use super::specs;
 use super::tables::{Check, Rule, known_danger, lookup};
 use super::toolchains::{
@@ -539,8 +540,9 @@ fn sed(args: &[Word]) -> Judgement {
 /// program (`system()`, pipes, `print >`).
 fn awk(name: &str, args: &[Word]) -> Judgement {
     with_spec(name, &specs::AWK, args, |s| {
-        // `gawk -e A -e B` runs every `-e`; without one, the first operand
-        // is the program.
+        // `gawk -e A -e B` runs every `-e`, read as one program (a token
+        // may not span two, but a statement may); without one, the first
+        // operand is the program.
         let mut programs: Vec<(&str, bool)> =
             s.values(&["-e"]).map(|v| (v.text, v.literal)).collect();
         if programs.is_empty() {
@@ -549,15 +551,21 @@ fn awk(name: &str, args: &[Word]) -> Judgement {
                 None => return safe(format!("`{name}` alone prints its usage")),
             }
         }
-        for (program, literal) in programs {
-            if !literal {
-                return dangerous(format!("the `{name}` program is only known at run time"));
-            }
-            if let Some(what) = awk_program_danger(program) {
-                return dangerous(format!("the `{name}` program {what}"));
-            }
+        if programs.iter().any(|(_, literal)| !literal) {
+            return dangerous(format!("the `{name}` program is only known at run time"));
         }
-        safe(format!("the `{name}` program only reads and prints"))
+        let program = programs
+            .iter()
+            .map(|(text, _)| *text)
+            .collect::<Vec<_>>()
+            .join("\n");
+        match awk::program_danger(&program) {
+            Some(found) => Judgement {
+                class: found.class,
+                reason: format!("the `{name}` program {}", found.what),
+            },
+            None => safe(format!("the `{name}` program only reads and prints")),
+        }
     })
 }
 

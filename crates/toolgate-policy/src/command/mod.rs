@@ -21,7 +21,8 @@
 //! - `wrappers.rs`: `env`, `xargs`, `timeout`, `setsid`, `flock`, … seen
 //!   through;
 //! - `programs.rs`: what a `safe` line may `execve`;
-//! - `scripts.rs`: `sed` scripts and `awk` programs.
+//! - `scripts/`: `sed` scripts and `awk` programs, each read with a lexer
+//!   of its language.
 //!
 //! # The parser
 //!
@@ -395,7 +396,10 @@ pub fn classify(cmd: &str) -> Verdict {
 ///        program has no dangerous option at all (`cat`, `grep`, `wc`,
 ///        `ls`). The program's own operands are checked too: a `sed`
 ///        script that writes or runs (`w`, `e`, `s///w`, `s///e`), an
-///        `awk` program with `system()`, pipes or `print >`, `tar` without
+///        `awk` program with `system()`, pipes, `print >` or `@load`
+///        (read with an awk lexer, so that a regular expression holding a
+///        quote hides nothing; a program it cannot read with certainty,
+///        such as `/[/]/`, is `dangerous` too), `tar` without
 ///        `-t` or with a remote `-f HOST:FILE`, `tee FILE`,
 ///        `uniq IN OUT`, `date MMDDhhmm`, `hostname NAME` are `dangerous`;
 ///    14. the other tables: development tools (`pytest`, `cargo build`,

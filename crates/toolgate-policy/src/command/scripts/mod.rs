@@ -3,9 +3,34 @@
 //! `sed -n '1,20p' f` and `awk '{print $1}' f` are among the commands agents
 //! run most, and both only read. But both languages can also write files
 //! (`sed 's/a/b/w out'`, `awk '{print > "out"}'`) and run commands
-//! (`sed 's/x/id/e'`, `awk '{system("id")}'`). These scanners look for those
-//! features and report the first one found; anything they do not understand
-//! counts as found, so a miss makes a command `dangerous`, never `safe`.
+//! (`sed 's/x/id/e'`, `awk '{system("id")}'`). Each language is read with a
+//! lexer of its own that knows where its strings, regular expressions and
+//! comments start and end, so that a feature cannot hide behind text the
+//! lexer took for data; anything it cannot read with certainty counts as
+//! found, so a miss makes a command `dangerous`, never `safe`.
+
+use toolgate_core::CommandClass;
+
+pub(crate) mod awk;
+
+/// What a script does beyond reading and printing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Finding {
+    /// The least class of a command running the script.
+    pub(crate) class: CommandClass,
+    /// What the script does, said after "the `awk` program" or "the `sed`
+    /// script": "runs commands with `system()`".
+    pub(crate) what: &'static str,
+}
+
+impl Finding {
+    fn dangerous(what: &'static str) -> Self {
+        Self {
+            class: CommandClass::Dangerous,
+            what,
+        }
+    }
+}
 
 /// What a `sed` script does beyond printing, if anything.
 pub(crate) fn sed_script_danger(script: &str) -> Option<&'static str> {
@@ -144,57 +169,6 @@ impl Scanner<'_> {
     }
 }
 
-/// What an `awk` program does beyond reading and printing, if anything.
-pub(crate) fn awk_program_danger(program: &str) -> Option<&'static str> {
-    let code = strip_awk_strings(program);
-    if code.contains("system") {
-        return Some("runs commands with `system()`");
-    }
-    if code.contains('@') {
-        return Some("loads code with `@load` or `@include`");
-    }
-    if code.replace("||", "").contains('|') {
-        return Some("pipes output to or from a command");
-    }
-    // `print … > "file"` and `printf … >> f` write files. A `>` in a
-    // statement that prints is a redirection, not a comparison.
-    for statement in code.split([';', '{', '}', '\n']) {
-        if let Some(at) = statement.find("print")
-            && statement.get(at..).is_some_and(|rest| rest.contains('>'))
-        {
-            return Some("writes to a file with `print >`");
-        }
-    }
-    None
-}
-
-/// The program with the contents of its string literals removed.
-fn strip_awk_strings(program: &str) -> String {
-    let mut out = String::with_capacity(program.len());
-    let mut chars = program.chars();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            match c {
-                '\\' => {
-                    chars.next();
-                }
-                '"' => {
-                    in_string = false;
-                    out.push('"');
-                }
-                _ => {}
-            }
-        } else {
-            if c == '"' {
-                in_string = true;
-            }
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,30 +198,6 @@ mod tests {
         ];
         for (script, dangerous) in cases {
             assert_eq!(sed_script_danger(script).is_some(), *dangerous, "{script}");
-        }
-    }
-
-    #[test]
-    fn awk_programs() {
-        let cases: &[(&str, bool)] = &[
-            ("{print $1}", false),
-            ("$3 > 5 {print $1}", false),
-            ("NR==1 || NR==2", false),
-            ("{print \"a > b | c\"}", false),
-            ("BEGIN{FS=\":\"} {print $1}", false),
-            ("{system(\"rm x\")}", true),
-            ("{print > \"out\"}", true),
-            ("{printf \"%s\", $0 >> \"f\"}", true),
-            ("{print | \"sh\"}", true),
-            ("{\"date\" | getline d}", true),
-            ("@load \"filefuncs\"", true),
-        ];
-        for (program, dangerous) in cases {
-            assert_eq!(
-                awk_program_danger(program).is_some(),
-                *dangerous,
-                "{program}"
-            );
         }
     }
 }
