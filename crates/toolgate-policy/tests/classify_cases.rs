@@ -876,6 +876,31 @@ const CASES: &[(&str, E)] = &[
     ("awk '/[/]/ { print }' f", X),
     ("awk '{ print length /2/ 1 }' f", X),
     ("awk '{ print \"abc }' f", X),
+
+    // ---- sed scripts read with a sed lexer: delimiters, bracket
+    // expressions holding the delimiter, labels, text and file names. ----
+    ("sed 's/[/]/x/e' f", X),
+    ("sed 's/[/]/x/w out' f", X),
+    ("sed 's|[|]|x|e' f", X),
+    ("sed 's/[]/]/x/e' f", X),
+    ("sed 's/[^]/]/x/e' f", X),
+    ("sed 's/[[:alpha:]/]/x/e' f", X),
+    ("sed 's/[\\]/x/e' f", X),
+    ("sed 's,a,b, w out' f", X),
+    ("sed 's/a/b/gw out' f", X),
+    ("sed '/[/]/e id' f", X),
+    ("sed '\\,[,],w out' f", X),
+    ("sed 'y/[/]/;e id' f", X),
+    ("sed 'b x w out' f", X),
+    ("sed ':a w out' f", X),
+    ("sed -n '/x/{e id\n}' f", X),
+    ("sed -e 'p' -e 'e id' f", X),
+    ("sed -e 's/a/b/' -e 'W out' f", X),
+    ("sed '1a\\\nx\nw out' f", X),
+    ("sed 's/[/]/x' f", X),
+    ("sed 'r /etc/hostname' f", D),
+    ("sed '1R other.txt' f", D),
+    ("sed -e '$r other.txt' f", D),
 ];
 
 /// Every case: [`SAFE_ROWS`] as `safe`, then [`CASES`].

@@ -9,8 +9,7 @@ use super::builtins::{self, Scope, assign_target};
 use super::git::git;
 use super::model::{Kind, Script, SimpleCommand};
 use super::options::{Scanned, Spec, scan};
-use super::scripts::awk;
-use super::scripts::sed_script_danger;
+use super::scripts::{awk, sed};
 use super::specs;
 use super::tables::{Check, Rule, known_danger, lookup};
 use super::toolchains::{
@@ -513,9 +512,12 @@ fn check(check: Check, name: &str, args: &[Word], extra: &Extra) -> Judgement {
 }
 
 /// `sed`: its options (`-i` edits in place, `-f` runs a script file), then
-/// its script (`w` writes, `e` runs a command).
+/// its script (`w` writes, `e` runs a command, `r` reads a file).
 fn sed(args: &[Word]) -> Judgement {
     with_spec("sed", &specs::SED, args, |s| {
+        // `sed -e A -e B` reads the pieces as one script, a newline between
+        // them (`-e 'a\' -e text` continues the text); without one, the
+        // first operand is the script.
         let mut scripts: Vec<(&str, bool)> =
             s.values(&["-e"]).map(|v| (v.text, v.literal)).collect();
         if scripts.is_empty() {
@@ -524,16 +526,23 @@ fn sed(args: &[Word]) -> Judgement {
                 None => return safe("`sed` with no script prints its usage"),
             }
         }
-        for (script, literal) in scripts {
-            if !literal {
-                return dangerous("the `sed` script is only known at run time");
-            }
-            if let Some(what) = sed_script_danger(script) {
-                return dangerous(format!("the `sed` script {what}"));
-            }
+        if scripts.iter().any(|(_, literal)| !literal) {
+            return dangerous("the `sed` script is only known at run time");
         }
-        safe("`sed` without `-i` only prints")
+        match sed::script_danger(&joined(&scripts)) {
+            Some(found) => found.judgement("the `sed` script"),
+            None => safe("`sed` without `-i` only prints"),
+        }
     })
+}
+
+/// The pieces of a script given with several `-e`, as one text.
+fn joined(pieces: &[(&str, bool)]) -> String {
+    pieces
+        .iter()
+        .map(|(text, _)| *text)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `awk`: its options (`-f`, `-i`, `-l`, `-d`, `-o`, `-p`), then its
@@ -554,16 +563,8 @@ fn awk(name: &str, args: &[Word]) -> Judgement {
         if programs.iter().any(|(_, literal)| !literal) {
             return dangerous(format!("the `{name}` program is only known at run time"));
         }
-        let program = programs
-            .iter()
-            .map(|(text, _)| *text)
-            .collect::<Vec<_>>()
-            .join("\n");
-        match awk::program_danger(&program) {
-            Some(found) => Judgement {
-                class: found.class,
-                reason: format!("the `{name}` program {}", found.what),
-            },
+        match awk::program_danger(&joined(&programs)) {
+            Some(found) => found.judgement(&format!("the `{name}` program")),
             None => safe(format!("the `{name}` program only reads and prints")),
         }
     })

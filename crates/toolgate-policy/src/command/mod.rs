@@ -395,13 +395,16 @@ pub fn classify(cmd: &str) -> Verdict {
 ///        (`"$f"`, `*.rs`, the input `xargs` appends) is `dev`, unless the
 ///        program has no dangerous option at all (`cat`, `grep`, `wc`,
 ///        `ls`). The program's own operands are checked too: a `sed`
-///        script that writes or runs (`w`, `e`, `s///w`, `s///e`), an
-///        `awk` program with `system()`, pipes, `print >` or `@load`
-///        (read with an awk lexer, so that a regular expression holding a
-///        quote hides nothing; a program it cannot read with certainty,
-///        such as `/[/]/`, is `dangerous` too), `tar` without
-///        `-t` or with a remote `-f HOST:FILE`, `tee FILE`,
+///        script that writes or runs (`w`, `W`, `e`, `s///w`, `s///e`),
+///        an `awk` program with `system()`, pipes, `print >` or `@load`,
+///        `tar` without `-t` or with a remote `-f HOST:FILE`, `tee FILE`,
 ///        `uniq IN OUT`, `date MMDDhhmm`, `hostname NAME` are `dangerous`;
+///        a `sed` script reading a file it names (`r`, `R`) is `dev`.
+///        Scripts are read with a lexer of their language, so nothing
+///        hides behind a regular expression holding a quote or a bracket
+///        expression holding the delimiter (`awk '/"/ {system("id")}'`,
+///        `sed 's/[/]/x/e'`); one it cannot read with certainty (`awk
+///        '/[/]/'`, where awks disagree) is `dangerous`;
 ///    14. the other tables: development tools (`pytest`, `cargo build`,
 ///        `npm run`, `docker ps`, `kubectl get`, …) are `dev`; toolchains
 ///        and package managers are `dev` at best, even for queries
