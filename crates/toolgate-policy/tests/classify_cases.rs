@@ -901,6 +901,38 @@ const CASES: &[(&str, E)] = &[
     ("sed 'r /etc/hostname' f", D),
     ("sed '1R other.txt' f", D),
     ("sed -e '$r other.txt' f", D),
+
+    // ---- Processes without bound: a background job where it runs again
+    // and again, wide `xargs -P`, recursive functions. ----
+    ("while :; do sleep 1000 & done", D),
+    ("while true; do (sleep 1000 &); done", D),
+    ("until false; do sleep 1 & done", D),
+    ("for i in 1 2 3; do sleep 1 & done", D),
+    ("for i in {1..5000}; do sleep 100 & done", D),
+    ("while sleep 1 & true; do :; done", D),
+    ("while :; do { sleep 1; } & done", D),
+    ("while :; do coproc sleep 1; done", D),
+    ("while :; do setsid -f sleep 1000; done", D),
+    ("while :; do nohup sleep 1000 & done", D),
+    ("bash -c 'while :; do sleep 1 & done'", D),
+    ("seq 20 | xargs -n1 sh -c 'sleep 100 &'", D),
+    ("ls(){ sleep 100 & ls; }; ls", D),
+    ("seq 2000 | xargs -P 2000 -I{} sleep 1", D),
+    ("seq 20 | xargs -P0 -n1 sleep", D),
+    ("seq 20 | xargs -P 0 -n1 sleep", D),
+    ("seq 20 | xargs --max-procs=100 -n1 sleep", D),
+    ("seq 20 | xargs --max-procs 9 -n1 sleep", D),
+    ("seq 100 | xargs -P 64 -n1 true", D),
+    ("xargs -P \"$n\" grep x", D),
+    ("a(){ b|b& }; b(){ a|a& }; a", B),
+    ("f(){ $FUNCNAME|$FUNCNAME& };f", B),
+    ("f(){ ${FUNCNAME}|${FUNCNAME}& };f", B),
+    ("x(){ y; }; y(){ x | cat & }; x", B),
+    ("f(){ f & f; }; f", B),
+    ("f(){ setsid -f f; f; }; f", B),
+    // Near misses: as they were.
+    ("cargo build & cargo test; wait", D),
+    ("f(){ f; }; f", X),
 ];
 
 /// Every case: [`SAFE_ROWS`] as `safe`, then [`CASES`].
@@ -934,6 +966,32 @@ fn case_table() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// A line of thousands of pipeline stages or background jobs starts them
+/// all at once, each only reading: at least `dev` past 64.
+#[test]
+fn processes_started_at_once_are_counted() {
+    let pipeline = |n: usize| vec!["ls"; n].join(" | ");
+    let background = |n: usize| "sleep 1 & ".repeat(n);
+    let cases = [
+        (pipeline(64), S),
+        (pipeline(65), D),
+        (pipeline(5000), D),
+        (background(64), S),
+        (background(65), D),
+        (format!("{}{}", background(40), pipeline(30)), D),
+    ];
+    for (cmd, want) in cases {
+        let verdict = classify(&cmd);
+        assert_eq!(
+            outcome(verdict.kind()),
+            want,
+            "{}: {}",
+            cmd.len(),
+            verdict.reason()
+        );
+    }
 }
 
 #[test]

@@ -16,6 +16,7 @@
 //! until run time, and is `dangerous`, not blocked). The OS sandbox (layer 5)
 //! is the boundary for that.
 
+use super::forks;
 use super::model::{Origin, ParsedCommand, RedirectionKind, SimpleCommand};
 use super::tables::{DOWNLOADERS, STDIN_INTERPRETERS};
 use super::words::Word;
@@ -31,7 +32,7 @@ pub(crate) fn check(parsed: &ParsedCommand) -> Option<String> {
         }
         cwd = cwd.after(cmd);
         let reason = check_one(cmd, &cwd)
-            .or_else(|| fork_bomb(cmd))
+            .or_else(|| fork_bomb(cmd, parsed.recursive_functions()))
             .or_else(|| download_into_interpreter(commands, idx, cmd))
             .or_else(|| stdin_program(commands, cmd))
             .or_else(|| behind_unknown_wrapper(cmd));
@@ -624,14 +625,29 @@ fn is_harmless_device(path: &str) -> bool {
     ) || path.starts_with("/dev/fd/")
 }
 
-/// `f(){ f|f& };f` and the like: a function that calls itself in a pipeline
-/// or in the background multiplies until the machine stalls.
-fn fork_bomb(cmd: &SimpleCommand) -> Option<String> {
+/// `f(){ f|f& };f` and the like: a function that calls itself (directly,
+/// through `$FUNCNAME`, or through other functions of the line) in a
+/// pipeline or in the background multiplies until the machine stalls.
+fn fork_bomb(cmd: &SimpleCommand, recursive: &[String]) -> Option<String> {
     let ctx = cmd.context();
     let function = ctx.function.as_deref()?;
-    (cmd.program() == function && (ctx.pipeline.is_some() || ctx.background)).then(|| {
+    if !(ctx.pipeline.is_some() || ctx.background || cmd.forks.is_some()) {
+        return None;
+    }
+    let callee = cmd.program();
+    let recurses = callee == function
+        || forks::is_funcname(callee)
+        || (recursive.iter().any(|f| f == callee) && recursive.iter().any(|f| f == function));
+    if !recurses {
+        return None;
+    }
+    Some(if callee == function || forks::is_funcname(callee) {
         format!(
             "the function `{function}` calls itself in a pipeline or in the background: a fork bomb"
+        )
+    } else {
+        format!(
+            "the function `{function}` calls `{callee}`, which calls `{function}` again, in a pipeline or in the background: a fork bomb"
         )
     })
 }

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use toolgate_core::CommandClass;
 
 use super::builtins::{self, Scope, assign_target};
+use super::forks;
 use super::git::git;
 use super::model::{Kind, Script, SimpleCommand};
 use super::options::{Scanned, Spec, scan};
@@ -96,11 +97,16 @@ pub(crate) fn classify_simple(cmd: &SimpleCommand, extra: &Extra) -> Judgement {
             ));
         }
     }
-    let j = judge(cmd, extra);
-    match &cmd.wrapper_floor {
-        Some(floor) if floor.class > j.class => floor.clone(),
-        _ => j,
+    let mut j = judge(cmd, extra);
+    for floor in [cmd.wrapper_floor.clone(), forks::background_in_loop(cmd)]
+        .into_iter()
+        .flatten()
+    {
+        if floor.class > j.class {
+            j = floor;
+        }
     }
+    j
 }
 
 fn judge(cmd: &SimpleCommand, extra: &Extra) -> Judgement {

@@ -20,6 +20,8 @@
 //!   programs load, and the bash builtins that set them or change the shell;
 //! - `wrappers.rs`: `env`, `xargs`, `timeout`, `setsid`, `flock`, … seen
 //!   through;
+//! - `forks.rs`: what multiplies processes (a background job in a loop,
+//!   `xargs -P`, recursive functions);
 //! - `programs.rs`: what a `safe` line may `execve`;
 //! - `scripts/`: `sed` scripts and `awk` programs, each read with a lexer
 //!   of its language.
@@ -93,6 +95,7 @@ pub(crate) use model::Script;
 mod blocklist;
 mod builtins;
 mod classify;
+mod forks;
 mod git;
 mod limits;
 mod model;
@@ -318,8 +321,9 @@ pub fn classify(cmd: &str) -> Verdict {
 ///    substituted into one (`sh <(curl …)`, `bash -c "$(curl …)"`);
 ///    `dd of=/dev/…` (except `/dev/null` and the like); writing to a disk
 ///    device (`> /dev/sda`, `tee /dev/nvme0n1`); `mkfs*`, `mke2fs`,
-///    `mkswap`, `wipefs`; a function calling itself in a pipeline or in the
-///    background (the fork bomb `:(){ :|:& };:` under any name);
+///    `mkswap`, `wipefs`; a function calling itself (directly, through
+///    `$FUNCNAME` or through other functions of the line) in a pipeline or
+///    in the background (the fork bomb `:(){ :|:& };:` under any name);
 ///    `pkill` with SIGKILL and `-f`; `killall` with SIGKILL; `kill … -1`;
 ///    `shutdown`, `reboot`, `halt`, `poweroff`, `systemctl poweroff`,
 ///    `halt`, `reboot`, `kexec`, `suspend`, `hibernate`, `soft-reboot`,
@@ -360,6 +364,8 @@ pub fn classify(cmd: &str) -> Verdict {
 ///       creates its lock file), `busybox`, `watch`, `unbuffer`, `strace`
 ///       are at least `dev`; `systemd-run`, `chroot`, `unshare`, `nsenter`,
 ///       and `time -o`/`strace -o` (which write) are `dangerous`;
+///       `xargs -P N` with `N` above 8, `-P 0` or a count only known at
+///       run time is at least `dev` (it runs that many processes at once);
 ///    7. assignments or input redirections alone are `safe`;
 ///    8. a program name only known at run time (`$CMD`) is `dangerous`;
 ///    9. a program run by path is `dangerous`, unless the path is a system
@@ -412,8 +418,16 @@ pub fn classify(cmd: &str) -> Verdict {
 ///        that start other programs); installing, publishing and running
 ///        arbitrary code (`pip install`, `git push`, `python x.py`,
 ///        `ldd`) is `dangerous`; pagers (`less`) are `dev`;
-///    15. anything else is `dangerous`.
-/// 6. **The line is its most dangerous part**, with that part's reason.
+///    15. anything else is `dangerous`;
+///
+///    whatever its rule says, a command started in the background (`&`,
+///    `coproc`, `setsid -f`) where it may run again and again (in a loop's
+///    condition or body, in a function that calls itself, in a script run
+///    by `xargs` or `find -exec`) is at least `dev`: `while :; do sleep 1
+///    & done` piles up processes without bound.
+/// 6. **The line is its most dangerous part**, with that part's reason; a
+///    line starting more than 64 processes at once (pipeline stages and
+///    background jobs) is at least `dev`.
 /// 7. **The `env` argument** of `run_command`, given to
 ///    [`classify_with_env`](Self::classify_with_env), is judged like
 ///    assignments in front of the whole line (rule 5.4): never lowering
@@ -487,6 +501,11 @@ impl CommandPolicy {
                     break;
                 }
             }
+        }
+        if let Some(j) = forks::fan_out(parsed)
+            && worst.as_ref().is_none_or(|w| j.class > w.class)
+        {
+            worst = Some(j);
         }
         let mut verdict = match worst {
             Some(j) if j.class == CommandClass::Safe && names.len() > 1 => Verdict::class(

@@ -23,6 +23,7 @@ use toolgate_core::CommandClass;
 
 use super::builtins::{Scope, judge_name};
 use super::classify::{Judgement, dangerous, dev};
+use super::forks;
 use super::options::{Scanned, Spec, scan_prefix};
 use super::words::Word;
 
@@ -497,6 +498,9 @@ pub(crate) struct Unwrapped {
     pub(crate) floor: Option<Judgement>,
     /// The string `xargs -I` replaces with input in the wrapped command.
     pub(crate) replace: Option<String>,
+    /// The wrapper that starts the command in the background and returns
+    /// at once (`setsid -f`), as `&` does.
+    pub(crate) forks: Option<String>,
     /// A shell script the last wrapper runs (`watch ls -l`, `script -c CMD`,
     /// `flock FILE -c CMD`), which is then the program.
     pub(crate) script: Option<Word>,
@@ -596,6 +600,9 @@ fn step(words: &[Word], at: usize, w: &Wrapper, out: &mut Unwrapped) -> Step {
             judge_unset(&scanned, &["-u"], "`env -u`", out);
         }
         "xargs" => {
+            if let Some(j) = forks::xargs_parallel(&scanned) {
+                out.raise(j);
+            }
             out.replace = out
                 .replace
                 .take()
@@ -606,6 +613,9 @@ fn step(words: &[Word], at: usize, w: &Wrapper, out: &mut Unwrapped) -> Step {
                 "`xargs --process-slot-var`",
                 out,
             );
+        }
+        "setsid" if scanned.has(&["-f"]) => {
+            out.forks = Some("setsid -f".to_owned());
         }
         "command" if scanned.has(&["-p"]) => {
             out.raise(dev("`command -p` looks the program up in a default `PATH`"));
@@ -807,6 +817,9 @@ mod tests {
             ("xargs -I{} cp {} /tmp", "cp", &["xargs"], false, None),
             ("xargs -i echo", "echo", &["xargs"], false, None),
             ("xargs --process-slot-var=LD_PRELOAD ls", "ls", &["xargs"], false, Some(X)),
+            ("xargs -P 4 rm", "rm", &["xargs"], false, None),
+            ("xargs -P 100 rm", "rm", &["xargs"], false, Some(D)),
+            ("xargs --max-procs=0 rm", "rm", &["xargs"], false, Some(D)),
             ("nice -n 10 make", "make", &["nice"], false, None),
             ("nice -10 make", "make", &["nice"], false, None),
             ("timeout 5 ls", "ls", &["timeout"], false, None),
