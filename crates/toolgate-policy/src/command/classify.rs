@@ -8,6 +8,7 @@ use toolgate_core::CommandClass;
 use super::builtins::{self, Scope, assign_target};
 use super::forks;
 use super::git::git;
+use super::hooks;
 use super::model::{Kind, Script, SimpleCommand};
 use super::options::{Scanned, Spec, scan};
 use super::scripts::{awk, sed};
@@ -511,6 +512,9 @@ fn check(check: Check, name: &str, args: &[Word], extra: &Extra) -> Judgement {
         Check::Maven => maven(args),
         Check::Gradle => gradle(args),
         Check::Dotnet => dotnet(args),
+        Check::Cc => {
+            hooks::cc(name, args).unwrap_or_else(|| dev(format!("`{name}` is a development tool")))
+        }
         Check::Runner => runner(name, args, extra),
         Check::Npx => npx(name, args, extra),
         Check::WrapperAlone => safe(format!("`{name}` given no program runs nothing harmful")),

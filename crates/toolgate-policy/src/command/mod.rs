@@ -16,6 +16,9 @@
 //!   abbreviations included) every table is read with;
 //! - `specs.rs` and `git.rs`: the option tables of the programs that may be
 //!   `safe`; `tables.rs`: which program gets which rule;
+//! - `toolchains.rs`: build tools and package managers; `hooks.rs`: their
+//!   options that name a program to run (`cargo --config
+//!   build.rustc-wrapper=…`, `go build -toolexec`, `make SHELL=…`);
 //! - `variables.rs` and `builtins.rs`: variable names that change how
 //!   programs load, and the bash builtins that set them or change the shell;
 //! - `wrappers.rs`: `env`, `xargs`, `timeout`, `setsid`, `flock`, … seen
@@ -97,6 +100,7 @@ mod builtins;
 mod classify;
 mod forks;
 mod git;
+mod hooks;
 mod limits;
 mod model;
 mod operands;
@@ -417,7 +421,12 @@ pub fn classify(cmd: &str) -> Verdict {
 ///        (`cargo tree`, `npm ls`, `python3 --version`: proxies and scripts
 ///        that start other programs); installing, publishing and running
 ///        arbitrary code (`pip install`, `git push`, `python x.py`,
-///        `ldd`) is `dangerous`; pagers (`less`) are `dev`;
+///        `ldd`) is `dangerous`, and so is an option of a development tool
+///        that names a program for it to run, said in the reason
+///        (`cargo --config build.rustc-wrapper=…`, `rustc -C linker=…`,
+///        `go build -toolexec`, `go test -exec`, `npm --script-shell`,
+///        `git -c core.sshCommand=…`, `make SHELL=…`, `pip --python`,
+///        `gcc -B`); pagers (`less`) are `dev`;
 ///    15. anything else is `dangerous`;
 ///
 ///    whatever its rule says, a command started in the background (`&`,

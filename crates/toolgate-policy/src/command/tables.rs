@@ -63,6 +63,8 @@ pub(crate) enum Check {
     Maven,
     Gradle,
     Dotnet,
+    /// A C compiler: `dev`, unless an option names a program to run.
+    Cc,
     /// `uv run X`, `poetry run X`, `bundle exec X`, …: classify `X`.
     Runner,
     /// `npx X`, `bunx X`: `X` may be downloaded first.
@@ -156,12 +158,12 @@ pub(crate) fn lookup(name: &str) -> Option<Rule> {
         // Development tools: build, test, lint, format.
         "shellcheck" | "pytest" | "py.test" | "mypy" | "ruff" | "black" | "isort" | "flake8"
         | "pylint" | "pyright" | "tox" | "nox" | "coverage" | "eslint" | "prettier" | "tsc"
-        | "jest" | "vitest" | "mocha" | "cmake" | "ctest" | "ninja" | "javac" | "gcc" | "g++"
-        | "cc" | "c++" | "clang" | "clang++" | "rustfmt" | "gofmt" | "golangci-lint"
-        | "pre-commit" | "bazel" | "bazelisk" | "meson" | "hadolint" | "stylelint" | "biome"
-        | "swiftc" | "kotlinc" | "scalac" | "sbt" | "phpunit" | "rspec" | "rubocop"
-        | "clippy-driver" | "cargo-nextest" | "nextest" | "gotestsum" | "staticcheck" | "buf"
-        | "protoc" => Rule::Dev,
+        | "jest" | "vitest" | "mocha" | "cmake" | "ctest" | "ninja" | "javac" | "rustfmt"
+        | "gofmt" | "golangci-lint" | "pre-commit" | "bazel" | "bazelisk" | "meson"
+        | "hadolint" | "stylelint" | "biome" | "swiftc" | "kotlinc" | "scalac" | "sbt"
+        | "phpunit" | "rspec" | "rubocop" | "clippy-driver" | "cargo-nextest" | "nextest"
+        | "gotestsum" | "staticcheck" | "buf" | "protoc" => Rule::Dev,
+        "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++" => Rule::Check(C::Cc),
         "find" => Rule::Check(C::Find),
         "uniq" => Rule::Check(C::Uniq),
         "xxd" => Rule::Check(C::Xxd),

@@ -15,6 +15,7 @@ use toolgate_core::CommandClass;
 use super::classify::{
     Extra, Judgement, classify_simple, dangerous, dev, has_option, positionals, subcommand,
 };
+use super::hooks;
 use super::model::SimpleCommand;
 use super::tables::lookup;
 use super::words::Word;
@@ -25,15 +26,17 @@ pub(super) fn cargo(args: &[Word]) -> Judgement {
         i = 1;
     }
     let rest = args.get(i..).unwrap_or_default();
+    let global_with_value = ["--color", "-Z", "--config", "-C", "--manifest-path"];
+    let sub = subcommand(rest, &global_with_value).map(|(sub, _)| sub);
+    if let Some(j) = hooks::cargo(rest, sub) {
+        return j;
+    }
     if has_option(rest.get(..1).unwrap_or_default(), &[], &["list", "version"])
         || matches!(rest, [v] if v.text() == "-V")
     {
         return dev("`cargo --version` only prints (through `rustup`'s proxy)");
     }
-    let Some((sub, _)) = subcommand(
-        rest,
-        &["--color", "-Z", "--config", "-C", "--manifest-path"],
-    ) else {
+    let Some(sub) = sub else {
         return dev("`cargo` alone prints its usage");
     };
     match sub {
@@ -65,6 +68,9 @@ pub(super) fn go(args: &[Word]) -> Judgement {
     let Some((sub, rest)) = subcommand(args, &[]) else {
         return dev("`go` alone prints its usage");
     };
+    if let Some(j) = hooks::go(sub, rest) {
+        return j;
+    }
     match sub {
         // `go` may download and switch toolchains (`GOTOOLCHAIN`) first.
         "version" | "list" | "doc" | "help" => dev(format!("`go {sub}` only inspects")),
@@ -84,6 +90,9 @@ pub(super) fn go(args: &[Word]) -> Judgement {
 }
 
 pub(super) fn npm(args: &[Word]) -> Judgement {
+    if let Some(j) = hooks::node_config("npm", args) {
+        return j;
+    }
     let Some((sub, rest)) = subcommand(args, &["--prefix", "-w", "--workspace", "-C"]) else {
         return dev("`npm` alone prints its usage");
     };
@@ -114,6 +123,9 @@ pub(super) fn npm(args: &[Word]) -> Judgement {
 }
 
 pub(super) fn pnpm(args: &[Word]) -> Judgement {
+    if let Some(j) = hooks::node_config("pnpm", args) {
+        return j;
+    }
     let Some((sub, rest)) = subcommand(args, &["-C", "--dir", "--filter", "-F"]) else {
         return dev("`pnpm` alone prints its usage");
     };
@@ -128,6 +140,9 @@ pub(super) fn pnpm(args: &[Word]) -> Judgement {
 }
 
 pub(super) fn yarn(args: &[Word]) -> Judgement {
+    if let Some(j) = hooks::node_config("yarn", args) {
+        return j;
+    }
     let Some((sub, _)) = subcommand(args, &["--cwd"]) else {
         return dangerous("`yarn` alone installs packages");
     };
@@ -143,6 +158,9 @@ pub(super) fn yarn(args: &[Word]) -> Judgement {
 }
 
 pub(super) fn pip(args: &[Word]) -> Judgement {
+    if let Some(j) = hooks::pip(args) {
+        return j;
+    }
     let Some((sub, rest)) = subcommand(args, &[]) else {
         return dev("`pip` alone prints its usage");
     };
@@ -310,6 +328,19 @@ pub(super) fn runner(name: &str, args: &[Word], extra: &Extra) -> Judgement {
     else {
         return dev(format!("`{name}` alone prints its usage"));
     };
+    if name == "uv" {
+        // Only `uv`'s own options: those of the program it runs are not.
+        let own = match sub {
+            "run" | "exec" => {
+                let inner = skip_runner_options(rest);
+                args.len() - inner.len()
+            }
+            _ => args.len(),
+        };
+        if let Some(j) = hooks::uv(args.get(..own).unwrap_or_default()) {
+            return j;
+        }
+    }
     match sub {
         "run" | "exec" => {
             let inner = skip_runner_options(rest);
@@ -394,6 +425,9 @@ pub(super) fn npx(name: &str, args: &[Word], extra: &Extra) -> Judgement {
 }
 
 pub(super) fn rustc(args: &[Word]) -> Judgement {
+    if let Some(j) = hooks::rustc(args) {
+        return j;
+    }
     if has_option(args, &[], &["print"])
         || matches!(args, [a] if matches!(a.text(), "-vV" | "--version" | "-V"))
     {
@@ -488,6 +522,9 @@ pub(super) fn terraform(name: &str, args: &[Word]) -> Judgement {
 }
 
 pub(super) fn make(args: &[Word]) -> Judgement {
+    if let Some(j) = hooks::make(args) {
+        return j;
+    }
     let risky = positionals(args).find(|w| {
         matches!(
             w.text(),
