@@ -10,7 +10,7 @@
 //!
 //! # Where the rules live
 //!
-//! - `blocklist.rs`: layer 1, refused in every mode;
+//! - `blocklist/`: layer 1, refused in every mode;
 //! - `classify.rs`: the order of the rules for one simple command;
 //! - `options.rs`: the one option matcher (GNU `getopt_long` semantics,
 //!   abbreviations included) every table is read with;
