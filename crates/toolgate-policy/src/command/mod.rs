@@ -313,7 +313,8 @@ pub fn classify(cmd: &str) -> Verdict {
 ///    …), paths normalised first (`//dev/sda`, `/./dev/../dev/sda`):
 ///    `rm` with `-r`/`-R`/`--recursive` (any spelling or prefix) on `/`,
 ///    a glob that reaches it (`/*`, `/{a,b}`, `/[a-z]*`), `~`, `$HOME`
-///    (`"${HOME:?}"`, `${HOME}/`, …) or a top-level system directory,
+///    (`"${HOME:?}"`, `${HOME}/`, …), another user's home (`~root`,
+///    `~bob/*`) or a top-level system directory,
 ///    directly or relative to a `cd /` or `cd ~` earlier in the line
 ///    (`cd / && rm -rf *`), `find / -delete`, and `rm --no-preserve-root`;
 ///    `sudo`, `su`, `doas`, `pkexec`, `run0`, `runuser`, `sg`; `chmod` to a
@@ -321,14 +322,23 @@ pub fn classify(cmd: &str) -> Verdict {
 ///    `a+w`, `+w`); a shell or interpreter that reads its program from
 ///    standard input fed by a pipe, a file, a here-document or a
 ///    here-string (`curl … | sh`, `cat x.sh | sh`, `sh < x.sh`,
-///    `bash <<EOF`, `python3 - <<EOF`, `bash <<< "…"`), or a downloader
-///    substituted into one (`sh <(curl …)`, `bash -c "$(curl …)"`);
-///    `dd of=/dev/…` (except `/dev/null` and the like); writing to a disk
-///    device (`> /dev/sda`, `tee /dev/nvme0n1`); `mkfs*`, `mke2fs`,
-///    `mkswap`, `wipefs`; a function calling itself (directly, through
-///    `$FUNCNAME` or through other functions of the line) in a pipeline or
-///    in the background (the fork bomb `:(){ :|:& };:` under any name);
-///    `pkill` with SIGKILL and `-f`; `killall` with SIGKILL; `kill … -1`;
+///    `bash <<EOF`, `python3 - <<EOF`, `bash <<< "…"`), a download piped
+///    into one through `xargs` or `parallel` (`curl … | xargs -0 bash -c`,
+///    `wget -O- … | parallel`), or a downloader substituted into one
+///    (`sh <(curl …)`, `bash -c "$(curl …)"`); `dd of=/dev/…` (except
+///    `/dev/null` and the like); writing to a disk device (`> /dev/sda`,
+///    `tee /dev/nvme0n1`, `shred /dev/sda`); programs that format or wipe
+///    disks (`mkfs*`, `newfs*`, `mke2fs`, `mkntfs`, `mkdosfs`, `mkswap`,
+///    `wipefs`, `blkdiscard`, `lvremove`, …) and disk tools given the
+///    options that do (`sgdisk --zap-all`, `sfdisk --delete`,
+///    `hdparm --security-erase`, `nvme format`, `cryptsetup luksFormat`,
+///    `badblocks -w`, `zpool destroy`, `flashrom -w`, …); a function
+///    calling itself (directly, through `$FUNCNAME` or through other
+///    functions of the line) in a pipeline or in the background (the fork
+///    bomb `:(){ :|:& };:` under any name); signalling every process
+///    (`kill … -1`, `killall5`, `pkill .`, `pkill -v x`), every process of
+///    a user (`pkill -u bob`, `killall -u bob`) or init (`kill -INT 1`);
+///    `pkill` with SIGKILL and `-f`; `killall` with SIGKILL;
 ///    `shutdown`, `reboot`, `halt`, `poweroff`, `systemctl poweroff`,
 ///    `halt`, `reboot`, `kexec`, `suspend`, `hibernate`, `soft-reboot`,
 ///    `isolate …`, `start poweroff.target` and the like, `loginctl

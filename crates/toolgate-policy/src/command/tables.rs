@@ -241,7 +241,8 @@ fn is_python(name: &str) -> bool {
 
 /// Programs that download: the left side of `curl … | sh`.
 pub(crate) const DOWNLOADERS: &[&str] = &[
-    "curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lynx", "links", "ftp", "tftp",
+    "curl", "wget", "wget2", "curlie", "fetch", "http", "https", "xh", "aria2c", "lynx", "links",
+    "elinks", "w3m", "ftp", "tftp", "nc", "ncat", "netcat", "socat",
 ];
 
 /// Programs that run code read from standard input when given no script:
@@ -287,7 +288,7 @@ pub(crate) fn known_danger(name: &str) -> Option<&'static str> {
         "useradd" | "userdel" | "usermod" | "passwd" | "groupadd" | "chpasswd" => "changes users",
         "open" | "xdg-open" => "opens files or URLs in other programs",
         "watch" | "parallel" | "screen" | "tmux" | "script" | "flock" | "unbuffer" | "strace"
-        | "ltrace" | "systemd-run" | "chroot" | "unshare" | "nsenter" | "busybox" => {
+        | "ltrace" | "systemd-run" | "chroot" | "unshare" | "nsenter" | "busybox" | "toybox" => {
             "runs other commands"
         }
         _ => return None,

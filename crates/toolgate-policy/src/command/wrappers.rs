@@ -278,6 +278,17 @@ const WRAPPERS: &[Wrapper] = &[
         execs: true,
     },
     Wrapper {
+        name: "toybox",
+        spec: Spec::read(&[&["--help", "--list", "--list-full", "--install"]], false),
+        fixed: 0,
+        stop: &["--help", "--list", "--list-full", "--install"],
+        floor: Some((
+            CommandClass::Dev,
+            "`toybox` commands are not the programs toolgate knows",
+        )),
+        execs: true,
+    },
+    Wrapper {
         name: "watch",
         spec: Spec::read(
             &[
@@ -843,6 +854,7 @@ mod tests {
             ("unbuffer sudo ls", "sudo", &["unbuffer"], false, Some(D)),
             ("busybox rm -rf /", "rm", &["busybox"], false, Some(D)),
             ("busybox --list", "busybox", &[], false, None),
+            ("toybox sh -c id", "sh", &["toybox"], false, Some(D)),
             ("systemd-run --user -p X=1 sudo ls", "sudo", &["systemd-run"], false, Some(X)),
             ("strace -f -o log ls", "ls", &["strace"], false, Some(X)),
             ("time -o f ls", "ls", &["time"], false, Some(X)),

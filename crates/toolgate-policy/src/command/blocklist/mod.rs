@@ -56,7 +56,7 @@ pub(crate) fn check(parsed: &ParsedCommand) -> Option<String> {
 }
 
 /// Programs refused whatever their arguments: they run commands as another
-/// user, or stop the machine.
+/// user, stop the machine, kill every process, or format or wipe a disk.
 fn always_blocked(name: &str) -> Option<String> {
     match name {
         "sudo" | "sudoedit" | "su" | "doas" | "pkexec" | "run0" | "runuser" => Some(format!(
@@ -64,9 +64,8 @@ fn always_blocked(name: &str) -> Option<String> {
         )),
         "sg" => Some("`sg` runs commands with another group's privileges".to_owned()),
         "shutdown" | "reboot" | "halt" | "poweroff" => Some(format!("`{name}` stops the machine")),
-        _ if name.starts_with("mkfs") => Some(format!("`{name}` formats a disk")),
-        "mke2fs" | "mkswap" | "wipefs" => Some(format!("`{name}` formats or wipes a disk")),
-        _ => None,
+        "killall5" => Some("`killall5` signals every process".to_owned()),
+        _ => disks::wiper(name),
     }
 }
 

@@ -198,7 +198,10 @@ fn critical_target(word: &Word, cwd: &Cwd) -> Option<String> {
     let text = word.text();
     let glob = word.has_glob();
     if let Some(rest) = home_rest(word) {
-        return home_target(text, rest, glob);
+        return home_target("the home directory", text, rest, glob);
+    }
+    if let Some((user, rest)) = user_home(word) {
+        return home_target(&format!("the home directory of `{user}`"), text, rest, glob);
     }
     if text.starts_with('/') {
         return root_target(text, text, glob);
@@ -215,22 +218,40 @@ fn critical_target(word: &Word, cwd: &Cwd) -> Option<String> {
         Cwd::Home(base) => {
             let dir = format!("/{}", base.join("/"));
             let shown = format!("{text}` after `cd ~{}", dir.trim_end_matches('/'));
-            home_target(&shown, &format!("{dir}/{text}"), glob)
+            home_target("the home directory", &shown, &format!("{dir}/{text}"), glob)
         }
         Cwd::Unknown => None,
     }
 }
 
-fn home_target(shown: &str, rest: &str, glob: bool) -> Option<String> {
+/// Describes `rest` below `home` (the home directory, or a user's) if it is
+/// that directory, everything in it, or above it.
+fn home_target(home: &str, shown: &str, rest: &str, glob: bool) -> Option<String> {
     match normalise(rest, glob, false) {
-        Some(parts) if parts.is_empty() => Some(format!("the home directory (`{shown}`)")),
+        Some(parts) if parts.is_empty() => Some(format!("{home} (`{shown}`)")),
         Some(parts) if glob && parts.len() == 1 && parts.iter().all(|p| is_pattern(p)) => {
-            Some(format!("everything in the home directory (`{shown}`)"))
+            Some(format!("everything in {home} (`{shown}`)"))
         }
         // `~/..`: above home.
-        None => Some(format!("the directory above home (`{shown}`)")),
+        None => Some(format!("the directory above {home} (`{shown}`)")),
         Some(_) => None,
     }
+}
+
+/// The user and the rest of a word naming a user's home directory: `~root`,
+/// `~bob/`, `~bob/*` (not `~+` and `~-`, the working directories).
+fn user_home(word: &Word) -> Option<(&str, &str)> {
+    if !word.has_tilde() {
+        return None;
+    }
+    let after = word.text().strip_prefix('~')?;
+    let (user, rest) = after.split_at(after.find('/').unwrap_or(after.len()));
+    let login = !user.is_empty()
+        && !user.starts_with('-')
+        && user
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '$'));
+    login.then_some((user, rest))
 }
 
 fn root_target(shown: &str, path: &str, glob: bool) -> Option<String> {
@@ -318,6 +339,19 @@ mod tests {
         ];
         for (raw, want) in cases {
             assert_eq!(home_rest(&word(raw)), *want, "{raw}");
+        }
+        let users: &[(&str, Option<(&str, &str)>)] = &[
+            ("~root", Some(("root", ""))),
+            ("~bob/", Some(("bob", "/"))),
+            ("~bob/*", Some(("bob", "/*"))),
+            ("~www-data/x", Some(("www-data", "/x"))),
+            ("~+", None),
+            ("~-", None),
+            ("~", None),
+            ("'~bob'", None),
+        ];
+        for (raw, want) in users {
+            assert_eq!(user_home(&word(raw)), *want, "{raw}");
         }
     }
 }

@@ -1,31 +1,29 @@
 //! Code a shell or interpreter reads from its standard input, which the
-//! line does not show: `curl … | sh`, `cat x.sh | bash`, `python3 - <<EOF`.
+//! line does not show: `curl … | sh`, `cat x.sh | bash`, `python3 - <<EOF`;
+//! and downloaded text run as code through `xargs` or `parallel`
+//! (`curl … | xargs -0 bash -c`).
 
 use super::super::model::{Origin, RedirectionKind, SimpleCommand};
 use super::super::tables::{DOWNLOADERS, STDIN_INTERPRETERS};
 use super::super::words::Word;
+use super::super::wrappers::basename;
 
 fn is_stdin_interpreter(name: &str) -> bool {
     STDIN_INTERPRETERS.contains(&name) || name.starts_with("python") || name.starts_with("pypy")
 }
 
-/// `curl … | sh`, `wget -O- … | python3`, `sh <(curl …)`, `bash -c "$(curl …)"`.
+/// `curl … | sh`, `wget -O- … | python3`, `curl … | xargs sh -c`,
+/// `curl … | parallel`, `sh <(curl …)`, `bash -c "$(curl …)"`.
 pub(super) fn download_into_interpreter(
     commands: &[SimpleCommand],
     idx: usize,
     cmd: &SimpleCommand,
 ) -> Option<String> {
-    let name = cmd.program_name();
-    let interpreter = is_stdin_interpreter(name);
-    let runs_code = interpreter || matches!(name, "source" | "." | "eval");
-    if !runs_code {
-        return None;
-    }
-    // Piped: a downloader earlier in the same pipeline.
+    // Piped: a downloader earlier in the same pipeline, into a stage that
+    // runs what it reads.
     if let Some(slot) = cmd.context().pipeline
-        && interpreter
         && slot.index > 0
-        && reads_program_from_stdin(name, cmd.args())
+        && let Some(how) = runs_input(cmd)
     {
         let downloader = commands.iter().find(|c| {
             c.context()
@@ -35,10 +33,14 @@ pub(super) fn download_into_interpreter(
         });
         if let Some(d) = downloader {
             return Some(format!(
-                "piping `{}` into `{name}` runs downloaded code unseen",
+                "piping `{}` into {how} runs downloaded code unseen",
                 d.program_name()
             ));
         }
+    }
+    let name = cmd.program_name();
+    if !(is_stdin_interpreter(name) || matches!(name, "source" | "." | "eval")) {
+        return None;
     }
     // Substituted: a downloader inside one of its words or redirections.
     let downloader = commands.iter().find(|c| {
@@ -55,6 +57,107 @@ pub(super) fn download_into_interpreter(
             d.program_name()
         )
     })
+}
+
+/// How a pipeline stage runs what it reads as code, if it does: a shell or
+/// interpreter reading its program from standard input (through any
+/// wrapper: `env bash`, `nice sh`, `busybox sh`), one given the input as
+/// arguments by `xargs` (`xargs sh -c`, `xargs -I{} bash -c '{}'`), or
+/// `parallel` running the input lines as commands.
+fn runs_input(cmd: &SimpleCommand) -> Option<String> {
+    let name = cmd.program_name();
+    let interpreter = is_stdin_interpreter(name);
+    if cmd.wrappers().iter().any(|w| w == "xargs") {
+        return (interpreter || matches!(name, "source" | "." | "eval"))
+            .then(|| format!("`xargs {name}`"));
+    }
+    if interpreter && reads_program_from_stdin(name, cmd.args()) {
+        return Some(format!("`{name}`"));
+    }
+    (name == "parallel" && parallel_runs_input(cmd.args())).then(|| "`parallel`".to_owned())
+}
+
+/// Whether GNU `parallel` runs its input as code: it has no command (each
+/// input line is one), or its command is a shell, an interpreter or a
+/// wrapper that may run one.
+fn parallel_runs_input(args: &[Word]) -> bool {
+    const WITH_VALUE: &[&str] = &[
+        "-j",
+        "--jobs",
+        "-P",
+        "--max-procs",
+        "-N",
+        "-n",
+        "--max-args",
+        "-L",
+        "--max-lines",
+        "-S",
+        "--sshlogin",
+        "--slf",
+        "--sshloginfile",
+        "-a",
+        "--arg-file",
+        "-d",
+        "--delimiter",
+        "-I",
+        "-C",
+        "--colsep",
+        "--timeout",
+        "--joblog",
+        "--results",
+        "--tmpdir",
+        "--workdir",
+        "--wd",
+        "-E",
+        "--eof",
+        "--env",
+        "--basefile",
+        "--bf",
+        "--delay",
+        "--memfree",
+        "--load",
+        "--nice",
+        "--retries",
+        "--block",
+        "--recstart",
+        "--recend",
+        "--tagstring",
+        "--tag-string",
+        "--header",
+        "--limit",
+    ];
+    let mut iter = args.iter().map(Word::text);
+    while let Some(t) = iter.next() {
+        if t.starts_with(":::") {
+            return true;
+        }
+        if t.starts_with('-') {
+            if WITH_VALUE.contains(&t) {
+                iter.next();
+            }
+            continue;
+        }
+        let program = basename(t);
+        return is_stdin_interpreter(program)
+            || matches!(
+                program,
+                "eval"
+                    | "source"
+                    | "."
+                    | "env"
+                    | "xargs"
+                    | "nice"
+                    | "nohup"
+                    | "timeout"
+                    | "stdbuf"
+                    | "setsid"
+                    | "busybox"
+                    | "toybox"
+                    | "command"
+                    | "exec"
+            );
+    }
+    true
 }
 
 /// A shell or interpreter reading its program from standard input that is
