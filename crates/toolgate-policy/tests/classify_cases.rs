@@ -1030,6 +1030,19 @@ const CASES: &[(&str, E)] = &[
     ("cc -Wl,-plugin,/tmp/x.so x.c", X),
     ("clang -fuse-ld=lld x.c", D),
     ("gcc -O2 -o x x.c", D),
+    ("cmake -DCMAKE_C_COMPILER=/tmp/x ..", X),
+    ("cmake -D CMAKE_CXX_COMPILER_LAUNCHER=/tmp/x ..", X),
+    ("cmake -DCMAKE_TOOLCHAIN_FILE=/tmp/t.cmake ..", X),
+    ("cmake -DCMAKE_PROJECT_INCLUDE=/tmp/x.cmake ..", X),
+    ("cmake -E env FOO=1 id", X),
+    ("cmake -P /tmp/x.cmake", X),
+    ("ctest -S /tmp/x.cmake", X),
+    ("mypy --python-executable=/tmp/x src", X),
+    ("javac -J-javaagent:/tmp/x.jar A.java", X),
+    ("npx --node-options='--require /tmp/x.js' tsc", X),
+    ("cmake -DCMAKE_BUILD_TYPE=Release -S . -B build", D),
+    ("cmake --build build -j4", D),
+    ("mypy src", D),
 
     // ---- Blocklist by class: another user's home, programs that wipe
     // disks, every process, downloads run through xargs and parallel. ----

@@ -512,9 +512,8 @@ fn check(check: Check, name: &str, args: &[Word], extra: &Extra) -> Judgement {
         Check::Maven => maven(args),
         Check::Gradle => gradle(args),
         Check::Dotnet => dotnet(args),
-        Check::Cc => {
-            hooks::cc(name, args).unwrap_or_else(|| dev(format!("`{name}` is a development tool")))
-        }
+        Check::DevHooks => hooks::dev_tool(name, args)
+            .unwrap_or_else(|| dev(format!("`{name}` is a development tool"))),
         Check::Runner => runner(name, args, extra),
         Check::Npx => npx(name, args, extra),
         Check::WrapperAlone => safe(format!("`{name}` given no program runs nothing harmful")),

@@ -28,7 +28,10 @@
 //!   (`SHELL`, `CC`, `MAKE`, `.SHELLFLAGS`, `CFLAGS`, …), `make --eval`;
 //! - `pip --python`, `uv --python PATH`;
 //! - C compilers: `-B`, `-wrapper`, `-fplugin`, `-fpass-plugin`,
-//!   `-specs`, `-fuse-ld=PATH`, `--ld-path`, `-Xclang`, linker plugins.
+//!   `-specs`, `-fuse-ld=PATH`, `--ld-path`, `-Xclang`, linker plugins;
+//!   `cmake -DCMAKE_C_COMPILER=…` (and launchers, linkers, toolchain
+//!   files), `cmake -E`, `-P`, `-C`; `ctest -S`; `mypy
+//!   --python-executable`; `javac -J`.
 //!
 //! `git -c` is `dangerous` whatever the key (`git.rs`); the keys that name a
 //! program are named in the reason here ([`git_config`]).
@@ -508,10 +511,94 @@ pub(super) fn uv(args: &[Word]) -> Option<Judgement> {
     None
 }
 
-// ---- C compilers ------------------------------------------------------------
+// ---- C compilers, cmake, ctest, mypy, javac -----------------------------------
+
+/// A development tool given an option that names a program for it to run.
+pub(super) fn dev_tool(name: &str, args: &[Word]) -> Option<Judgement> {
+    match name {
+        "cmake" => cmake(args),
+        "ctest" => args
+            .iter()
+            .map(Word::text)
+            .find(|t| {
+                matches!(*t, "-S" | "-SP" | "-SR" | "--script" | "--build-and-test")
+                    || t.starts_with("--script=")
+            })
+            .map(|o| {
+                dangerous(format!(
+                    "`ctest {o}` runs a script or a build of the caller's choosing"
+                ))
+            }),
+        "mypy" => long_values(args, "python-executable").next().map(|_| {
+            dangerous("`mypy --python-executable` runs an interpreter of the caller's choosing")
+        }),
+        "javac" => args
+            .iter()
+            .map(Word::text)
+            .find(|t| t.starts_with("-J"))
+            .map(|_| {
+                dangerous("`javac -J` gives the JVM options, which can load agents (`-javaagent`)")
+            }),
+        _ => cc(name, args),
+    }
+}
+
+/// `cmake -E`, `-P`, `-C`, `--toolchain`, `--install`, and cache variables
+/// naming a program (`-DCMAKE_C_COMPILER=…`, `…_LAUNCHER`, `…_LINKER`).
+fn cmake(args: &[Word]) -> Option<Judgement> {
+    const PROGRAM_VARIABLES: &[&str] = &[
+        "COMPILER",
+        "LAUNCHER",
+        "LINKER",
+        "MAKE_PROGRAM",
+        "TOOLCHAIN_FILE",
+        "_AR",
+        "RANLIB",
+        "EXECUTABLE",
+        "_COMMAND",
+        "_PROGRAM",
+        "EMULATOR",
+    ];
+    let mut iter = args.iter().map(Word::text);
+    while let Some(t) = iter.next() {
+        let what = match t {
+            "-E" => "runs a command of its own (`cmake -E env CMD`, `cmake -E rm`)".to_owned(),
+            "-P" => "runs a CMake script, which can run programs".to_owned(),
+            "--install" => "installs the project".to_owned(),
+            _ if t.starts_with("-C") => {
+                "loads a CMake script to fill the cache, which can run programs".to_owned()
+            }
+            _ if t.starts_with("--toolchain") => {
+                "loads a toolchain file, which names the compilers to run".to_owned()
+            }
+            _ if t.starts_with("-D") => {
+                let setting = if t == "-D" {
+                    iter.next().unwrap_or_default()
+                } else {
+                    t.get(2..).unwrap_or_default()
+                };
+                let var = setting.split(['=', ':']).next().unwrap_or_default();
+                let upper = var.to_ascii_uppercase();
+                // `CMAKE_PROJECT_INCLUDE` and the like load scripts.
+                let script = upper.contains("PROJECT") && upper.contains("INCLUDE");
+                if !script && !PROGRAM_VARIABLES.iter().any(|p| upper.contains(p)) {
+                    continue;
+                }
+                format!(
+                    "sets `{}`, which names a program or a script to run",
+                    short(var)
+                )
+            }
+            _ => continue,
+        };
+        let option = if t.starts_with("-D") { "-D" } else { t };
+        return Some(dangerous(format!("`cmake {}` {what}", short(option))));
+    }
+    None
+}
 
 /// `gcc -B DIR`, `clang -fplugin=x.so` and the like.
-pub(super) fn cc(name: &str, args: &[Word]) -> Option<Judgement> {
+fn cc(name: &str, args: &[Word]) -> Option<Judgement> {
     let mut iter = args.iter().map(Word::text).peekable();
     while let Some(t) = iter.next() {
         let what = if t.starts_with("-B") || t == "--prefix" || t.starts_with("--prefix=") {

@@ -63,8 +63,9 @@ pub(crate) enum Check {
     Maven,
     Gradle,
     Dotnet,
-    /// A C compiler: `dev`, unless an option names a program to run.
-    Cc,
+    /// A development tool (a C compiler, `cmake`, `mypy`, `javac`): `dev`,
+    /// unless an option names a program for it to run (`hooks.rs`).
+    DevHooks,
     /// `uv run X`, `poetry run X`, `bundle exec X`, …: classify `X`.
     Runner,
     /// `npx X`, `bunx X`: `X` may be downloaded first.
@@ -156,14 +157,14 @@ pub(crate) fn lookup(name: &str) -> Option<Rule> {
             Rule::NotSafe("starts other programs or writes as a side effect")
         }
         // Development tools: build, test, lint, format.
-        "shellcheck" | "pytest" | "py.test" | "mypy" | "ruff" | "black" | "isort" | "flake8"
-        | "pylint" | "pyright" | "tox" | "nox" | "coverage" | "eslint" | "prettier" | "tsc"
-        | "jest" | "vitest" | "mocha" | "cmake" | "ctest" | "ninja" | "javac" | "rustfmt"
-        | "gofmt" | "golangci-lint" | "pre-commit" | "bazel" | "bazelisk" | "meson"
-        | "hadolint" | "stylelint" | "biome" | "swiftc" | "kotlinc" | "scalac" | "sbt"
-        | "phpunit" | "rspec" | "rubocop" | "clippy-driver" | "cargo-nextest" | "nextest"
-        | "gotestsum" | "staticcheck" | "buf" | "protoc" => Rule::Dev,
-        "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++" => Rule::Check(C::Cc),
+        "shellcheck" | "pytest" | "py.test" | "ruff" | "black" | "isort" | "flake8" | "pylint"
+        | "pyright" | "tox" | "nox" | "coverage" | "eslint" | "prettier" | "tsc" | "jest"
+        | "vitest" | "mocha" | "ninja" | "rustfmt" | "gofmt" | "golangci-lint" | "pre-commit"
+        | "bazel" | "bazelisk" | "meson" | "hadolint" | "stylelint" | "biome" | "swiftc"
+        | "kotlinc" | "scalac" | "sbt" | "phpunit" | "rspec" | "rubocop" | "clippy-driver"
+        | "cargo-nextest" | "nextest" | "gotestsum" | "staticcheck" | "buf" | "protoc" => Rule::Dev,
+        "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++" | "cmake" | "ctest" | "mypy"
+        | "javac" => Rule::Check(C::DevHooks),
         "find" => Rule::Check(C::Find),
         "uniq" => Rule::Check(C::Uniq),
         "xxd" => Rule::Check(C::Xxd),

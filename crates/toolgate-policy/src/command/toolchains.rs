@@ -409,6 +409,12 @@ fn inner_command(name: &str, sub: &str, inner: &[Word], extra: &Extra) -> Judgem
 /// the project), otherwise `dangerous`, since `npx` downloads what is missing.
 pub(super) fn npx(name: &str, args: &[Word], extra: &Extra) -> Judgement {
     let inner = skip_runner_options(args);
+    if let Some(j) = hooks::node_config(
+        name,
+        args.get(..args.len() - inner.len()).unwrap_or_default(),
+    ) {
+        return j;
+    }
     let Some(program) = inner.first() else {
         return dev(format!("`{name}` alone prints its usage"));
     };
