@@ -313,16 +313,17 @@ pub fn classify(cmd: &str) -> Verdict {
 ///    …), paths normalised first (`//dev/sda`, `/./dev/../dev/sda`):
 ///    `rm` with `-r`/`-R`/`--recursive` (any spelling or prefix) on `/`,
 ///    a glob that reaches it (`/*`, `/{a,b}`, `/[a-z]*`), `~`, `$HOME`
-///    (`"${HOME:?}"`, `${HOME}/`, …), another user's home (`~root`,
-///    `~bob/*`) or a top-level system directory,
+///    (`"${HOME:?}"`, `${HOME}/`, …), a user's home (`~root`, `~bob/*`,
+///    `/home/bob`) or a top-level system directory,
 ///    directly or relative to a `cd /` or `cd ~` earlier in the line
 ///    (`cd / && rm -rf *`), `find / -delete`, and `rm --no-preserve-root`;
 ///    `sudo`, `su`, `doas`, `pkexec`, `run0`, `runuser`, `sg`; `chmod` to a
 ///    mode with the world-write bit (`777`, `0777`, `77`, `1777`, `o=rwx`,
 ///    `a+w`, `+w`); a shell or interpreter that reads its program from
 ///    standard input fed by a pipe, a file, a here-document or a
-///    here-string (`curl … | sh`, `cat x.sh | sh`, `sh < x.sh`,
-///    `bash <<EOF`, `python3 - <<EOF`, `bash <<< "…"`), a download piped
+///    here-string or an output process substitution (`curl … | sh`,
+///    `cat x.sh | sh`, `sh < x.sh`, `bash <<EOF`, `python3 - <<EOF`,
+///    `bash <<< "…"`, `curl … | tee >(sh)`), a download piped
 ///    into one through `xargs` or `parallel` (`curl … | xargs -0 bash -c`,
 ///    `wget -O- … | parallel`), or a downloader substituted into one
 ///    (`sh <(curl …)`, `bash -c "$(curl …)"`); `dd of=/dev/…` (except

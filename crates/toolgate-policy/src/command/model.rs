@@ -69,7 +69,8 @@ pub struct CommandContext {
     pub piped_into: Option<String>,
     /// Whether an enclosing compound command feeds its standard input from
     /// a file, here-document or here-string (`{ sh; } < x.sh`,
-    /// `while …; done <<EOF`).
+    /// `while …; done <<EOF`), or an output process substitution from what
+    /// its command writes (`tee >(sh)`).
     pub stdin_redirected: bool,
 }
 

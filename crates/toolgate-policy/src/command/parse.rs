@@ -622,7 +622,10 @@ impl Builder {
         } else {
             format!("{operator}({body})")
         };
-        let child = child_context(ctx, Origin::ProcessSubstitution, parent);
+        let mut child = child_context(ctx, Origin::ProcessSubstitution, parent);
+        // `>(sh)` reads what its parent writes: its input is fed to it, as
+        // a pipe would feed it.
+        child.stdin_redirected = matches!(kind, ast::ProcessSubstitutionKind::Write);
         self.compound_list(&sub.list, src, &child)?;
         Ok(Word::process_substitution(raw))
     }

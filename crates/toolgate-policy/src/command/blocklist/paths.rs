@@ -259,6 +259,7 @@ fn root_target(shown: &str, path: &str, glob: bool) -> Option<String> {
         [] => Some(format!("the root directory (`{shown}`)")),
         [dir] if SYSTEM_DIRS.contains(dir) => Some(format!("a system directory (`{shown}`)")),
         [dir] if glob && is_pattern(dir) => Some(format!("top-level directories (`{shown}`)")),
+        ["home" | "Users", _] => Some(format!("a user's home directory (`{shown}`)")),
         _ => None,
     }
 }

@@ -210,6 +210,11 @@ pub(super) fn stdin_program(commands: &[SimpleCommand], cmd: &SimpleCommand) -> 
         Some(RedirectionKind::HereDocument) => "a here-document",
         Some(RedirectionKind::HereString) => "a here-string",
         Some(_) => "a file",
+        None if cmd.context().stdin_redirected
+            && cmd.context().origin == Origin::ProcessSubstitution =>
+        {
+            "the command that writes to its `>(…)`"
+        }
         None if cmd.context().stdin_redirected => "a redirected input",
         None => return None,
     };
