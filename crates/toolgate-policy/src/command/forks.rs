@@ -8,9 +8,11 @@
 //! processes is at least `dev`, with the reason:
 //!
 //! - a command started in the background (`&`, `coproc`, `setsid -f`)
-//!   where it may run again and again ([`CommandContext::in_loop`]): in a
-//!   loop, in a function that calls itself, in a script `xargs` or
-//!   `find -exec` runs for every input;
+//!   where it may run again and again ([`CommandContext::in_loop`],
+//!   [`CommandContext::background_repeats`]): in a loop, in a function
+//!   that calls itself, in a script `xargs` or `find -exec` runs for every
+//!   input (a loop run once in the background, `while :; do ls; done &`,
+//!   is not one);
 //! - `xargs -P N` with `N` above [`MAX_PARALLEL`], `-P 0` (as many as it
 //!   can) or a count only known at run time;
 //! - a line that starts more than [`MAX_AT_ONCE`] processes at once in
@@ -22,6 +24,7 @@
 //! ([`ParsedCommand::recursive_functions`]).
 //!
 //! [`CommandContext::in_loop`]: super::CommandContext::in_loop
+//! [`CommandContext::background_repeats`]: super::CommandContext::background_repeats
 
 use std::collections::{HashMap, HashSet};
 
@@ -62,13 +65,17 @@ pub(crate) fn xargs_parallel(scanned: &Scanned<'_>) -> Option<Judgement> {
 /// A command started in the background where it may run again and again.
 pub(crate) fn background_in_loop(cmd: &SimpleCommand) -> Option<Judgement> {
     let ctx = cmd.context();
-    if !ctx.in_loop || cmd.kind != Kind::Simple {
+    if cmd.kind != Kind::Simple {
         return None;
     }
-    let how = if ctx.background {
+    let how = if ctx.background_repeats {
         format!("{} &", short(&cmd.text()))
+    } else if ctx.in_loop
+        && let Some(wrapper) = &cmd.forks
+    {
+        format!("{wrapper} {}", short(&cmd.text()))
     } else {
-        format!("{} {}", cmd.forks.as_deref()?, short(&cmd.text()))
+        return None;
     };
     Some(dev(format!(
         "`{how}` starts processes in the background in a loop, where they can pile up without bound"
@@ -138,7 +145,11 @@ pub(crate) fn mark_recursion(commands: &mut [SimpleCommand]) -> Vec<String> {
             .as_ref()
             .is_some_and(|f| recursive.contains(f))
         {
+            // A function's body runs again at every call, its `&` with it
+            // (a definition resets `background`, so a `&` seen inside was
+            // written inside).
             cmd.context.in_loop = true;
+            cmd.context.background_repeats |= cmd.context.background;
         }
     }
     recursive
@@ -167,6 +178,7 @@ fn reaches(calls: &HashMap<&str, HashSet<&str>>, from: &str, to: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::parse::parse_command;
+    use super::background_in_loop;
 
     #[test]
     fn recursive_functions_are_found() {
@@ -182,6 +194,32 @@ mod tests {
         for (line, want) in cases {
             let parsed = parse_command(line).unwrap_or_default();
             assert_eq!(parsed.recursive_functions(), *want, "{line}");
+        }
+    }
+
+    #[test]
+    fn background_jobs_started_again_and_again() {
+        let cases: &[(&str, bool)] = &[
+            ("while :; do sleep 1 & done", true),
+            ("while :; do (sleep 1 &); done", true),
+            ("for f in a b; do sleep 1 & done; wait", true),
+            ("while :; do coproc sleep 1; done", true),
+            ("while :; do setsid -f sleep 1; done", true),
+            ("f(){ sleep 1 & f; }; f", true),
+            ("xargs sh -c 'sleep 1 &'", true),
+            ("while :; do sleep 1; done &", false),
+            ("(while :; do sleep 1; done) &", false),
+            ("sleep 1 & wait", false),
+            ("setsid -f sleep 1", false),
+            ("f(){ sleep 1 & }; f; f", false),
+        ];
+        for (line, want) in cases {
+            let parsed = parse_command(line).unwrap_or_default();
+            let got = parsed
+                .simple_commands()
+                .iter()
+                .any(|c| background_in_loop(c).is_some());
+            assert_eq!(got, *want, "{line}");
         }
     }
 

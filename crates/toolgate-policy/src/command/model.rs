@@ -57,6 +57,11 @@ pub struct CommandContext {
     pub function: Option<String>,
     /// Whether it runs in the background (`&`, `coproc`).
     pub background: bool,
+    /// Whether it is started in the background again and again: its `&`
+    /// (or `coproc`) is itself where things run again and again (see
+    /// [`in_loop`](Self::in_loop)), as in `while :; do sleep 1 & done`,
+    /// unlike `while :; do sleep 1; done &`.
+    pub background_repeats: bool,
     /// Whether it may run again and again: in the condition or body of a
     /// `while`, `until` or `for` loop, in the body of a function that calls
     /// itself (directly or through other functions of the line), or in a

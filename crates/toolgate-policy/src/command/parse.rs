@@ -174,6 +174,7 @@ impl Builder {
                 self.features.background = true;
                 let mut bg = ctx.clone();
                 bg.background = true;
+                bg.background_repeats |= ctx.in_loop;
                 self.and_or(and_or, src, &bg)?;
             } else {
                 self.and_or(and_or, src, ctx)?;
@@ -272,6 +273,7 @@ impl Builder {
                 // a pipeline; its body runs when called.
                 body_ctx.pipeline = None;
                 body_ctx.background = false;
+                body_ctx.background_repeats = false;
                 body_ctx.stdin_redirected |= feeds_stdin(function.body.1.as_ref());
                 self.compound(&function.body.0, src, &body_ctx)?;
                 self.redirect_list(function.body.1.as_ref(), src, &body_ctx)
@@ -442,6 +444,7 @@ impl Builder {
                 self.features.background = true;
                 let mut bg = ctx.clone();
                 bg.background = true;
+                bg.background_repeats |= ctx.in_loop;
                 self.command(&coproc.body, src, &bg)
             }
         }
@@ -854,6 +857,7 @@ fn child_context(ctx: &CommandContext, origin: Origin, parent: usize) -> Command
         in_subshell: true,
         function: ctx.function.clone(),
         background: false,
+        background_repeats: false,
         in_loop: ctx.in_loop,
         pipeline: None,
         piped_into: None,
