@@ -3,7 +3,7 @@
 //! and downloaded text run as code through `xargs` or `parallel`
 //! (`curl … | xargs -0 bash -c`).
 
-use super::super::model::{Origin, RedirectionKind, SimpleCommand};
+use super::super::model::{Origin, RedirectionKind, Script, SimpleCommand};
 use super::super::tables::{DOWNLOADERS, STDIN_INTERPRETERS};
 use super::super::words::Word;
 use super::super::wrappers::basename;
@@ -62,17 +62,23 @@ pub(super) fn download_into_interpreter(
 /// How a pipeline stage runs what it reads as code, if it does: a shell or
 /// interpreter reading its program from standard input (through any
 /// wrapper: `env bash`, `nice sh`, `busybox sh`), one given the input as
-/// arguments by `xargs` (`xargs sh -c`, `xargs -I{} bash -c '{}'`), or
+/// arguments by `xargs` (`xargs sh -c`, `xargs -I{} bash -c '{}'`), `eval`
+/// or `sh -c` given a script built at run time (`bash -c "$(cat)"`), or
 /// `parallel` running the input lines as commands.
 fn runs_input(cmd: &SimpleCommand) -> Option<String> {
     let name = cmd.program_name();
     let interpreter = is_stdin_interpreter(name);
+    let runs_code = interpreter || matches!(name, "source" | "." | "eval");
     if cmd.wrappers().iter().any(|w| w == "xargs") {
-        return (interpreter || matches!(name, "source" | "." | "eval"))
-            .then(|| format!("`xargs {name}`"));
+        return runs_code.then(|| format!("`xargs {name}`"));
     }
     if interpreter && reads_program_from_stdin(name, cmd.args()) {
         return Some(format!("`{name}`"));
+    }
+    // `bash -c "$(cat)"`, `while read l; do eval "$l"; done`: a script
+    // only known at run time, which may well be what was read.
+    if runs_code && matches!(cmd.script, Script::Opaque(_)) {
+        return Some(format!("`{name}` with a script only known at run time"));
     }
     (name == "parallel" && parallel_runs_input(cmd.args())).then(|| "`parallel`".to_owned())
 }
