@@ -310,7 +310,8 @@ pub fn classify(cmd: &str) -> Verdict {
 ///    bodies), through every wrapper and its options (`env`, `nice -n 5`,
 ///    `timeout -s KILL 5`, `setsid -f`, `flock -x FILE`, `ionice -c3`,
 ///    `chrt -f 1`, `taskset -c 0`, `unbuffer`, `systemd-run`, `busybox`,
-///    …), paths normalised first (`//dev/sda`, `/./dev/../dev/sda`):
+///    …) and runner (`uv run`, `poetry run`, `bundle exec`, `pnpm exec`,
+///    `yarn exec`, `npx`), paths normalised first (`//dev/sda`, `/./dev/../dev/sda`):
 ///    `rm` with `-r`/`-R`/`--recursive` (any spelling or prefix) on `/`,
 ///    a glob that reaches it (`/*`, `/{a,b}`, `/[a-z]*`), `~`, `$HOME`
 ///    (`"${HOME:?}"`, `${HOME}/`, …), a user's home (`~root`, `~bob/*`,

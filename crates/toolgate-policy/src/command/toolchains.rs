@@ -122,7 +122,7 @@ pub(super) fn npm(args: &[Word]) -> Judgement {
     }
 }
 
-pub(super) fn pnpm(args: &[Word]) -> Judgement {
+pub(super) fn pnpm(args: &[Word], extra: &Extra) -> Judgement {
     if let Some(j) = hooks::node_config("pnpm", args) {
         return j;
     }
@@ -133,24 +133,29 @@ pub(super) fn pnpm(args: &[Word]) -> Judgement {
         "ls" | "list" | "ll" | "why" | "outdated" | "root" | "bin" | "licenses" | "help"
         | "view" | "info" => dev(format!("`pnpm {sub}` only inspects")),
         "audit" if !has_option(rest, &[], &["fix"]) => dev("`pnpm audit` only inspects"),
-        "run" | "test" | "t" | "start" | "exec" | "lint" | "build" | "typecheck" | "format"
-        | "check" => dev(format!("`pnpm {sub}` runs a project script")),
+        // `pnpm exec X` runs any program `X`, as `npx` does.
+        "exec" => inner_command("pnpm", sub, skip_runner_options(rest), extra),
+        "run" | "test" | "t" | "start" | "lint" | "build" | "typecheck" | "format" | "check" => {
+            dev(format!("`pnpm {sub}` runs a project script"))
+        }
         _ => dangerous(format!("`pnpm {sub}` installs or changes packages")),
     }
 }
 
-pub(super) fn yarn(args: &[Word]) -> Judgement {
+pub(super) fn yarn(args: &[Word], extra: &Extra) -> Judgement {
     if let Some(j) = hooks::node_config("yarn", args) {
         return j;
     }
-    let Some((sub, _)) = subcommand(args, &["--cwd"]) else {
+    let Some((sub, rest)) = subcommand(args, &["--cwd"]) else {
         return dangerous("`yarn` alone installs packages");
     };
     match sub {
         "list" | "info" | "why" | "outdated" | "licenses" | "help" | "bin" => {
             dev(format!("`yarn {sub}` only inspects"))
         }
-        "run" | "test" | "start" | "lint" | "build" | "exec" | "tsc" | "jest" | "typecheck" => {
+        // `yarn exec X` runs any program `X`.
+        "exec" => inner_command("yarn", sub, skip_runner_options(rest), extra),
+        "run" | "test" | "start" | "lint" | "build" | "tsc" | "jest" | "typecheck" => {
             dev(format!("`yarn {sub}` runs a project script"))
         }
         _ => dangerous(format!("`yarn {sub}` installs or changes packages")),
@@ -355,6 +360,23 @@ pub(super) fn runner(name: &str, args: &[Word], extra: &Extra) -> Judgement {
         }
         _ => dangerous(format!("`{name} {sub}` installs or changes packages")),
     }
+}
+
+/// The command a runner runs (`uv run X`, `poetry run X`, `bundle exec X`,
+/// `pnpm exec X`, `yarn exec X`, `npx X`), for the blocklist to look at.
+pub(crate) fn runner_command<'a>(name: &str, args: &'a [Word]) -> Option<&'a [Word]> {
+    let (runs, with_value): (&[&str], &[&str]) = match name {
+        "npx" | "bunx" | "pnpx" => return Some(skip_runner_options(args)),
+        "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" | "bundle" => (
+            &["run", "exec"],
+            &["--directory", "--project", "-p", "--python"],
+        ),
+        "pnpm" => (&["exec"], &["-C", "--dir", "--filter", "-F"]),
+        "yarn" => (&["exec"], &["--cwd"]),
+        _ => return None,
+    };
+    let (sub, rest) = subcommand(args, with_value)?;
+    runs.contains(&sub).then(|| skip_runner_options(rest))
 }
 
 fn skip_runner_options(args: &[Word]) -> &[Word] {

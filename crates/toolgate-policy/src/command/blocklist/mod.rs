@@ -25,6 +25,7 @@
 
 use super::forks;
 use super::model::{ParsedCommand, SimpleCommand};
+use super::toolchains;
 use super::words::Word;
 use super::wrappers::basename;
 
@@ -47,7 +48,8 @@ pub(crate) fn check(parsed: &ParsedCommand) -> Option<String> {
             .or_else(|| fork_bomb(cmd, parsed.recursive_functions()))
             .or_else(|| stdin::download_into_interpreter(commands, idx, cmd))
             .or_else(|| stdin::stdin_program(commands, cmd))
-            .or_else(|| behind_unknown_wrapper(cmd));
+            .or_else(|| behind_unknown_wrapper(cmd))
+            .or_else(|| behind_runner(cmd, &cwd));
         if reason.is_some() {
             return reason;
         }
@@ -156,6 +158,17 @@ fn fork_bomb(cmd: &SimpleCommand, recursive: &[String]) -> Option<String> {
             "the function `{function}` calls `{callee}`, which calls `{function}` again, in a pipeline or in the background: a fork bomb"
         )
     })
+}
+
+/// The command a runner runs (`uv run sudo ls`, `pnpm exec rm -rf /`,
+/// `npx sudo x`), seen as the runner's own.
+fn behind_runner(cmd: &SimpleCommand, cwd: &paths::Cwd) -> Option<String> {
+    let inner = toolchains::runner_command(cmd.program_name(), cmd.args())?;
+    if inner.is_empty() {
+        return None;
+    }
+    let inner = SimpleCommand::from_words(inner.to_vec());
+    check_one(&inner, cwd).or_else(|| behind_runner(&inner, cwd))
 }
 
 /// A wrapper with an option toolgate does not know may hide where its
