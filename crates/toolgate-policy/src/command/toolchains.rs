@@ -13,7 +13,7 @@
 use toolgate_core::CommandClass;
 
 use super::classify::{
-    Extra, Judgement, classify_simple, dangerous, dev, has_option, positionals, subcommand,
+    Extra, Judgement, classify_simple, dangerous, dev, has_option, options, positionals, subcommand,
 };
 use super::hooks;
 use super::model::SimpleCommand;
@@ -479,6 +479,20 @@ pub(super) fn rustup(args: &[Word]) -> Judgement {
 
 pub(super) fn bun(args: &[Word]) -> Judgement {
     match subcommand(args, &[]) {
+        // `bun run x.ts` runs a file, as `node x.js` does; `bun run build`
+        // runs the project's script.
+        Some(("run", rest))
+            if positionals(rest).next().is_some_and(|w| {
+                let t = w.text();
+                !w.is_literal()
+                    || t.contains('/')
+                    || [".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx"]
+                        .iter()
+                        .any(|e| t.ends_with(e))
+            }) =>
+        {
+            dangerous("`bun run FILE` runs a JavaScript or TypeScript file")
+        }
         Some((sub @ ("test" | "run" | "build"), _)) => {
             dev(format!("`bun {sub}` is a development step"))
         }
@@ -566,7 +580,14 @@ pub(super) fn make(args: &[Word]) -> Judgement {
 }
 
 pub(super) fn maven(args: &[Word]) -> Judgement {
-    if positionals(args).any(|w| w.text() == "deploy" || w.text().starts_with("release:")) {
+    if let Some(goal) =
+        positionals(args).find(|w| w.text().starts_with("exec:") || w.text().starts_with("antrun:"))
+    {
+        dangerous(format!(
+            "`mvn {}` runs a program of the caller's choosing",
+            goal.text()
+        ))
+    } else if positionals(args).any(|w| w.text() == "deploy" || w.text().starts_with("release:")) {
         dangerous("`mvn deploy` publishes artifacts")
     } else {
         dev("`mvn` builds the project")
@@ -574,7 +595,11 @@ pub(super) fn maven(args: &[Word]) -> Judgement {
 }
 
 pub(super) fn gradle(args: &[Word]) -> Judgement {
-    if positionals(args).any(|w| w.text().starts_with("publish")) {
+    let init_script = options(args)
+        .any(|t| t.starts_with("-I") || t == "--init-script" || t.starts_with("--init-script="));
+    if init_script {
+        dangerous("`gradle --init-script` runs a script of the caller's choosing")
+    } else if positionals(args).any(|w| w.text().starts_with("publish")) {
         dangerous("`gradle publish` publishes artifacts")
     } else {
         dev("`gradle` builds the project")
