@@ -1665,3 +1665,27 @@ fn limits_make_input_dangerous_not_a_crash() {
         classify(&deep).reason()
     );
 }
+
+/// Regression: a long chain of runners (`npx npx … ls`, `uv run uv run …`)
+/// or of `find -exec find -exec …` recursed once per level and overflowed
+/// the stack. Each is bounded now, and too deep is `dangerous`.
+#[test]
+fn nested_runners_and_find_execs_do_not_overflow_the_stack() {
+    let cases = [
+        format!("{} ls", "npx ".repeat(5000)),
+        format!("{} ls", "uv run ".repeat(3000)),
+        format!("{} ls", "bundle exec env ".repeat(2000)),
+        format!("{} ls \\;", "find . -exec ".repeat(3000)),
+    ];
+    for cmd in &cases {
+        let verdict = classify(cmd);
+        assert_eq!(
+            verdict.command_class(),
+            CommandClass::Dangerous,
+            "{}: {}",
+            cmd.get(..30).unwrap_or(cmd),
+            verdict.reason()
+        );
+    }
+    assert_eq!(classify("npx npx tsc").command_class(), CommandClass::Dev);
+}

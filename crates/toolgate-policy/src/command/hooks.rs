@@ -43,8 +43,8 @@ use super::classify::{Judgement, dangerous, options, short};
 use super::variables::{VarClass, classify_variable};
 use super::words::Word;
 
-/// A value given to an option, attached (`--x=v`, `-xv`) or in the next
-/// word, with whether it is exactly known.
+/// A value given to a long option, attached (`--x=v`) or in the next word,
+/// with whether it is exactly known.
 #[derive(Debug, Clone, Copy)]
 struct Given<'a> {
     text: &'a str,

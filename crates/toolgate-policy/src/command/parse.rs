@@ -723,8 +723,15 @@ impl Builder {
                 // `find -exec` runs its command for every file.
                 let mut child = child_context(ctx, Origin::FindExec, idx);
                 child.in_loop = true;
-                let mut nested = SimpleCommand::new(words, Vec::new(), Vec::new(), child);
-                self.inline(&mut nested, ctx, self.out.len())?;
+                // `find -exec find -exec …` nests: the depth bounds the
+                // recursion (each level is one deeper).
+                if child.depth > MAX_SCRIPT_DEPTH {
+                    return Err(ParseError::TooDeep {
+                        max: MAX_SCRIPT_DEPTH,
+                    });
+                }
+                let mut nested = SimpleCommand::new(words, Vec::new(), Vec::new(), child.clone());
+                self.inline(&mut nested, &child, self.out.len())?;
                 self.out.push(nested);
             }
             return Ok(());

@@ -19,6 +19,7 @@ use super::hooks;
 use super::model::SimpleCommand;
 use super::tables::lookup;
 use super::words::Word;
+use super::wrappers::basename;
 
 pub(super) fn cargo(args: &[Word]) -> Judgement {
     let mut i = 0;
@@ -411,15 +412,50 @@ fn skip_runner_options(args: &[Word]) -> &[Word] {
     args.get(i..).unwrap_or_default()
 }
 
+/// How many runners may run each other (`uv run npx tsc` is two); more is
+/// `dangerous`, which also bounds the recursion of judging them.
+const MAX_RUNNERS: usize = 4;
+
+/// Whether a word names a runner (see [`runner_command`]).
+pub(crate) fn is_runner(word: &Word) -> bool {
+    matches!(
+        basename(word.text()),
+        "npx"
+            | "bunx"
+            | "pnpx"
+            | "uv"
+            | "poetry"
+            | "pipenv"
+            | "pdm"
+            | "hatch"
+            | "rye"
+            | "bundle"
+            | "pnpm"
+            | "yarn"
+    )
+}
+
 fn inner_command(name: &str, sub: &str, inner: &[Word], extra: &Extra) -> Judgement {
+    let runner = if sub.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{name} {sub}")
+    };
     if inner.is_empty() {
-        return dev(format!("`{name} {sub}` given no program prints its usage"));
+        return dev(format!("`{runner}` given no program prints its usage"));
+    }
+    // Every level of nesting needs a runner word of its own, and each level
+    // sees fewer words: counting them bounds the depth.
+    if inner.iter().filter(|w| is_runner(w)).count() > MAX_RUNNERS {
+        return dangerous(format!(
+            "`{runner}` runs runners inside runners, more than {MAX_RUNNERS} deep"
+        ));
     }
     let cmd = SimpleCommand::from_words(inner.to_vec());
     let j = classify_simple(&cmd, extra);
     if j.class == CommandClass::Safe {
         dev(format!(
-            "`{name} {sub}` prepares an environment, then: {}",
+            "`{runner}` prepares an environment, then: {}",
             j.reason
         ))
     } else {

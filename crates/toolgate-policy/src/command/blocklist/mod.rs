@@ -49,7 +49,7 @@ pub(crate) fn check(parsed: &ParsedCommand) -> Option<String> {
             .or_else(|| stdin::download_into_interpreter(commands, idx, cmd))
             .or_else(|| stdin::stdin_program(commands, cmd))
             .or_else(|| behind_unknown_wrapper(cmd))
-            .or_else(|| behind_runner(cmd, &cwd));
+            .or_else(|| behind_runner(cmd, &cwd, 0));
         if reason.is_some() {
             return reason;
         }
@@ -162,13 +162,17 @@ fn fork_bomb(cmd: &SimpleCommand, recursive: &[String]) -> Option<String> {
 
 /// The command a runner runs (`uv run sudo ls`, `pnpm exec rm -rf /`,
 /// `npx sudo x`), seen as the runner's own.
-fn behind_runner(cmd: &SimpleCommand, cwd: &paths::Cwd) -> Option<String> {
+///
+/// Runners nested deeper than a few levels are `dangerous` (`toolchains.rs`);
+/// the blocklist looks as deep, no deeper.
+fn behind_runner(cmd: &SimpleCommand, cwd: &paths::Cwd, depth: usize) -> Option<String> {
+    const MAX_DEPTH: usize = 8;
     let inner = toolchains::runner_command(cmd.program_name(), cmd.args())?;
-    if inner.is_empty() {
+    if inner.is_empty() || depth > MAX_DEPTH {
         return None;
     }
     let inner = SimpleCommand::from_words(inner.to_vec());
-    check_one(&inner, cwd).or_else(|| behind_runner(&inner, cwd))
+    check_one(&inner, cwd).or_else(|| behind_runner(&inner, cwd, depth + 1))
 }
 
 /// A wrapper with an option toolgate does not know may hide where its
