@@ -5,7 +5,7 @@
 //! verdict lists programs, each a non-empty word; an `env` argument never
 //! lowers the class or unblocks a line.
 //!
-//!     cargo +nightly fuzz run command_classify -- -max_total_time=600
+//!     cargo +nightly fuzz run command_classify -- -dict=command_classify.dict -max_total_time=600
 
 #![no_main]
 

@@ -6,10 +6,12 @@ use std::collections::HashSet;
 use toolgate_core::CommandClass;
 
 use super::builtins::{self, Scope, assign_target};
+use super::forks;
 use super::git::git;
+use super::hooks;
 use super::model::{Kind, Script, SimpleCommand};
 use super::options::{Scanned, Spec, scan};
-use super::scripts::{awk_program_danger, sed_script_danger};
+use super::scripts::{awk, sed};
 use super::specs;
 use super::tables::{Check, Rule, known_danger, lookup};
 use super::toolchains::{
@@ -96,11 +98,16 @@ pub(crate) fn classify_simple(cmd: &SimpleCommand, extra: &Extra) -> Judgement {
             ));
         }
     }
-    let j = judge(cmd, extra);
-    match &cmd.wrapper_floor {
-        Some(floor) if floor.class > j.class => floor.clone(),
-        _ => j,
+    let mut j = judge(cmd, extra);
+    for floor in [cmd.wrapper_floor.clone(), forks::background_in_loop(cmd)]
+        .into_iter()
+        .flatten()
+    {
+        if floor.class > j.class {
+            j = floor;
+        }
     }
+    j
 }
 
 fn judge(cmd: &SimpleCommand, extra: &Extra) -> Judgement {
@@ -487,8 +494,8 @@ fn check(check: Check, name: &str, args: &[Word], extra: &Extra) -> Judgement {
         Check::Rustup => rustup(args),
         Check::Go => go(args),
         Check::Npm => npm(args),
-        Check::Pnpm => pnpm(args),
-        Check::Yarn => yarn(args),
+        Check::Pnpm => pnpm(args, extra),
+        Check::Yarn => yarn(args, extra),
         Check::Bun => bun(args),
         Check::Pip => pip(args),
         Check::Python => python(name, args, extra),
@@ -505,6 +512,8 @@ fn check(check: Check, name: &str, args: &[Word], extra: &Extra) -> Judgement {
         Check::Maven => maven(args),
         Check::Gradle => gradle(args),
         Check::Dotnet => dotnet(args),
+        Check::DevHooks => hooks::dev_tool(name, args)
+            .unwrap_or_else(|| dev(format!("`{name}` is a development tool"))),
         Check::Runner => runner(name, args, extra),
         Check::Npx => npx(name, args, extra),
         Check::WrapperAlone => safe(format!("`{name}` given no program runs nothing harmful")),
@@ -512,9 +521,12 @@ fn check(check: Check, name: &str, args: &[Word], extra: &Extra) -> Judgement {
 }
 
 /// `sed`: its options (`-i` edits in place, `-f` runs a script file), then
-/// its script (`w` writes, `e` runs a command).
+/// its script (`w` writes, `e` runs a command, `r` reads a file).
 fn sed(args: &[Word]) -> Judgement {
     with_spec("sed", &specs::SED, args, |s| {
+        // `sed -e A -e B` reads the pieces as one script, a newline between
+        // them (`-e 'a\' -e text` continues the text); without one, the
+        // first operand is the script.
         let mut scripts: Vec<(&str, bool)> =
             s.values(&["-e"]).map(|v| (v.text, v.literal)).collect();
         if scripts.is_empty() {
@@ -523,24 +535,32 @@ fn sed(args: &[Word]) -> Judgement {
                 None => return safe("`sed` with no script prints its usage"),
             }
         }
-        for (script, literal) in scripts {
-            if !literal {
-                return dangerous("the `sed` script is only known at run time");
-            }
-            if let Some(what) = sed_script_danger(script) {
-                return dangerous(format!("the `sed` script {what}"));
-            }
+        if scripts.iter().any(|(_, literal)| !literal) {
+            return dangerous("the `sed` script is only known at run time");
         }
-        safe("`sed` without `-i` only prints")
+        match sed::script_danger(&joined(&scripts)) {
+            Some(found) => found.judgement("the `sed` script"),
+            None => safe("`sed` without `-i` only prints"),
+        }
     })
+}
+
+/// The pieces of a script given with several `-e`, as one text.
+fn joined(pieces: &[(&str, bool)]) -> String {
+    pieces
+        .iter()
+        .map(|(text, _)| *text)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `awk`: its options (`-f`, `-i`, `-l`, `-d`, `-o`, `-p`), then its
 /// program (`system()`, pipes, `print >`).
 fn awk(name: &str, args: &[Word]) -> Judgement {
     with_spec(name, &specs::AWK, args, |s| {
-        // `gawk -e A -e B` runs every `-e`; without one, the first operand
-        // is the program.
+        // `gawk -e A -e B` runs every `-e`, read as one program (a token
+        // may not span two, but a statement may); without one, the first
+        // operand is the program.
         let mut programs: Vec<(&str, bool)> =
             s.values(&["-e"]).map(|v| (v.text, v.literal)).collect();
         if programs.is_empty() {
@@ -549,15 +569,13 @@ fn awk(name: &str, args: &[Word]) -> Judgement {
                 None => return safe(format!("`{name}` alone prints its usage")),
             }
         }
-        for (program, literal) in programs {
-            if !literal {
-                return dangerous(format!("the `{name}` program is only known at run time"));
-            }
-            if let Some(what) = awk_program_danger(program) {
-                return dangerous(format!("the `{name}` program {what}"));
-            }
+        if programs.iter().any(|(_, literal)| !literal) {
+            return dangerous(format!("the `{name}` program is only known at run time"));
         }
-        safe(format!("the `{name}` program only reads and prints"))
+        match awk::program_danger(&joined(&programs)) {
+            Some(found) => found.judgement(&format!("the `{name}` program")),
+            None => safe(format!("the `{name}` program only reads and prints")),
+        }
     })
 }
 

@@ -26,6 +26,7 @@
 //! it.
 
 use super::classify::{Judgement, dangerous, dev, safe, short};
+use super::hooks;
 use super::options::{Scanned, Spec, scan, scan_prefix};
 use super::words::Word;
 
@@ -476,6 +477,11 @@ fn read_with(name: &str, spec: &Spec, args: &[Word]) -> Result<(), Judgement> {
 
 pub(super) fn git(args: &[Word]) -> Judgement {
     let (global, stop, problem) = scan_prefix("git", &GLOBAL, args);
+    if let Some(what) =
+        config_settings(args.get(..stop).unwrap_or_default()).find_map(hooks::git_config)
+    {
+        return dangerous(what);
+    }
     if let Some(j) = problem {
         return j;
     }
@@ -635,6 +641,28 @@ pub(super) fn git(args: &[Word]) -> Judgement {
         "difftool" | "mergetool" => dangerous(format!("`git {sub}` runs an external tool")),
         _ => dangerous(format!("`git {sub}` is not known to be read-only")),
     }
+}
+
+/// The `KEY=VALUE` settings of `git -c` and `--config-env` among git's
+/// own options.
+fn config_settings(global: &[Word]) -> impl Iterator<Item = &str> {
+    let mut iter = global.iter().map(Word::text);
+    std::iter::from_fn(move || {
+        while let Some(t) = iter.next() {
+            match t {
+                "-c" | "--config-env" => return iter.next(),
+                _ => {
+                    if let Some(v) = t
+                        .strip_prefix("--config-env=")
+                        .or_else(|| t.strip_prefix("-c").filter(|v| !v.is_empty()))
+                    {
+                        return Some(v);
+                    }
+                }
+            }
+        }
+        None
+    })
 }
 
 fn reads_rest(name: &str, spec: &Spec, args: &[Word]) -> Judgement {

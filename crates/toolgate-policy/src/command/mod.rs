@@ -10,18 +10,24 @@
 //!
 //! # Where the rules live
 //!
-//! - `blocklist.rs`: layer 1, refused in every mode;
+//! - `blocklist/`: layer 1, refused in every mode;
 //! - `classify.rs`: the order of the rules for one simple command;
 //! - `options.rs`: the one option matcher (GNU `getopt_long` semantics,
 //!   abbreviations included) every table is read with;
 //! - `specs.rs` and `git.rs`: the option tables of the programs that may be
 //!   `safe`; `tables.rs`: which program gets which rule;
+//! - `toolchains.rs`: build tools and package managers; `hooks.rs`: their
+//!   options that name a program to run (`cargo --config
+//!   build.rustc-wrapper=…`, `go build -toolexec`, `make SHELL=…`);
 //! - `variables.rs` and `builtins.rs`: variable names that change how
 //!   programs load, and the bash builtins that set them or change the shell;
 //! - `wrappers.rs`: `env`, `xargs`, `timeout`, `setsid`, `flock`, … seen
 //!   through;
+//! - `forks.rs`: what multiplies processes (a background job in a loop,
+//!   `xargs -P`, recursive functions);
 //! - `programs.rs`: what a `safe` line may `execve`;
-//! - `scripts.rs`: `sed` scripts and `awk` programs.
+//! - `scripts/`: `sed` scripts and `awk` programs, each read with a lexer
+//!   of its language.
 //!
 //! # The parser
 //!
@@ -92,7 +98,9 @@ pub(crate) use model::Script;
 mod blocklist;
 mod builtins;
 mod classify;
+mod forks;
 mod git;
+mod hooks;
 mod limits;
 mod model;
 mod operands;
@@ -302,24 +310,37 @@ pub fn classify(cmd: &str) -> Verdict {
 ///    bodies), through every wrapper and its options (`env`, `nice -n 5`,
 ///    `timeout -s KILL 5`, `setsid -f`, `flock -x FILE`, `ionice -c3`,
 ///    `chrt -f 1`, `taskset -c 0`, `unbuffer`, `systemd-run`, `busybox`,
-///    …), paths normalised first (`//dev/sda`, `/./dev/../dev/sda`):
+///    …) and runner (`uv run`, `poetry run`, `bundle exec`, `pnpm exec`,
+///    `yarn exec`, `npx`), paths normalised first (`//dev/sda`, `/./dev/../dev/sda`):
 ///    `rm` with `-r`/`-R`/`--recursive` (any spelling or prefix) on `/`,
 ///    a glob that reaches it (`/*`, `/{a,b}`, `/[a-z]*`), `~`, `$HOME`
-///    (`"${HOME:?}"`, `${HOME}/`, …) or a top-level system directory,
+///    (`"${HOME:?}"`, `${HOME}/`, …), a user's home (`~root`, `~bob/*`,
+///    `/home/bob`) or a top-level system directory,
 ///    directly or relative to a `cd /` or `cd ~` earlier in the line
 ///    (`cd / && rm -rf *`), `find / -delete`, and `rm --no-preserve-root`;
 ///    `sudo`, `su`, `doas`, `pkexec`, `run0`, `runuser`, `sg`; `chmod` to a
 ///    mode with the world-write bit (`777`, `0777`, `77`, `1777`, `o=rwx`,
 ///    `a+w`, `+w`); a shell or interpreter that reads its program from
 ///    standard input fed by a pipe, a file, a here-document or a
-///    here-string (`curl … | sh`, `cat x.sh | sh`, `sh < x.sh`,
-///    `bash <<EOF`, `python3 - <<EOF`, `bash <<< "…"`), or a downloader
-///    substituted into one (`sh <(curl …)`, `bash -c "$(curl …)"`);
-///    `dd of=/dev/…` (except `/dev/null` and the like); writing to a disk
-///    device (`> /dev/sda`, `tee /dev/nvme0n1`); `mkfs*`, `mke2fs`,
-///    `mkswap`, `wipefs`; a function calling itself in a pipeline or in the
-///    background (the fork bomb `:(){ :|:& };:` under any name);
-///    `pkill` with SIGKILL and `-f`; `killall` with SIGKILL; `kill … -1`;
+///    here-string or an output process substitution (`curl … | sh`,
+///    `cat x.sh | sh`, `sh < x.sh`, `bash <<EOF`, `python3 - <<EOF`,
+///    `bash <<< "…"`, `curl … | tee >(sh)`), a download piped
+///    into one through `xargs` or `parallel` (`curl … | xargs -0 bash -c`,
+///    `wget -O- … | parallel`), or a downloader substituted into one
+///    (`sh <(curl …)`, `bash -c "$(curl …)"`); `dd of=/dev/…` (except
+///    `/dev/null` and the like); writing to a disk device (`> /dev/sda`,
+///    `tee /dev/nvme0n1`, `shred /dev/sda`); programs that format or wipe
+///    disks (`mkfs*`, `newfs*`, `mke2fs`, `mkntfs`, `mkdosfs`, `mkswap`,
+///    `wipefs`, `blkdiscard`, `lvremove`, …) and disk tools given the
+///    options that do (`sgdisk --zap-all`, `sfdisk --delete`,
+///    `hdparm --security-erase`, `nvme format`, `cryptsetup luksFormat`,
+///    `badblocks -w`, `zpool destroy`, `flashrom -w`, …); a function
+///    calling itself (directly, through `$FUNCNAME` or through other
+///    functions of the line) in a pipeline or in the background (the fork
+///    bomb `:(){ :|:& };:` under any name); signalling every process
+///    (`kill … -1`, `killall5`, `pkill .`, `pkill -v x`), every process of
+///    a user (`pkill -u bob`, `killall -u bob`) or init (`kill -INT 1`);
+///    `pkill` with SIGKILL and `-f`; `killall` with SIGKILL;
 ///    `shutdown`, `reboot`, `halt`, `poweroff`, `systemctl poweroff`,
 ///    `halt`, `reboot`, `kexec`, `suspend`, `hibernate`, `soft-reboot`,
 ///    `isolate …`, `start poweroff.target` and the like, `loginctl
@@ -359,6 +380,8 @@ pub fn classify(cmd: &str) -> Verdict {
 ///       creates its lock file), `busybox`, `watch`, `unbuffer`, `strace`
 ///       are at least `dev`; `systemd-run`, `chroot`, `unshare`, `nsenter`,
 ///       and `time -o`/`strace -o` (which write) are `dangerous`;
+///       `xargs -P N` with `N` above 8, `-P 0` or a count only known at
+///       run time is at least `dev` (it runs that many processes at once);
 ///    7. assignments or input redirections alone are `safe`;
 ///    8. a program name only known at run time (`$CMD`) is `dangerous`;
 ///    9. a program run by path is `dangerous`, unless the path is a system
@@ -394,19 +417,38 @@ pub fn classify(cmd: &str) -> Verdict {
 ///        (`"$f"`, `*.rs`, the input `xargs` appends) is `dev`, unless the
 ///        program has no dangerous option at all (`cat`, `grep`, `wc`,
 ///        `ls`). The program's own operands are checked too: a `sed`
-///        script that writes or runs (`w`, `e`, `s///w`, `s///e`), an
-///        `awk` program with `system()`, pipes or `print >`, `tar` without
-///        `-t` or with a remote `-f HOST:FILE`, `tee FILE`,
+///        script that writes or runs (`w`, `W`, `e`, `s///w`, `s///e`),
+///        an `awk` program with `system()`, pipes, `print >` or `@load`,
+///        `tar` without `-t` or with a remote `-f HOST:FILE`, `tee FILE`,
 ///        `uniq IN OUT`, `date MMDDhhmm`, `hostname NAME` are `dangerous`;
+///        a `sed` script reading a file it names (`r`, `R`) is `dev`.
+///        Scripts are read with a lexer of their language, so nothing
+///        hides behind a regular expression holding a quote or a bracket
+///        expression holding the delimiter (`awk '/"/ {system("id")}'`,
+///        `sed 's/[/]/x/e'`); one it cannot read with certainty (`awk
+///        '/[/]/'`, where awks disagree) is `dangerous`;
 ///    14. the other tables: development tools (`pytest`, `cargo build`,
 ///        `npm run`, `docker ps`, `kubectl get`, …) are `dev`; toolchains
 ///        and package managers are `dev` at best, even for queries
 ///        (`cargo tree`, `npm ls`, `python3 --version`: proxies and scripts
 ///        that start other programs); installing, publishing and running
 ///        arbitrary code (`pip install`, `git push`, `python x.py`,
-///        `ldd`) is `dangerous`; pagers (`less`) are `dev`;
-///    15. anything else is `dangerous`.
-/// 6. **The line is its most dangerous part**, with that part's reason.
+///        `ldd`) is `dangerous`, and so is an option of a development tool
+///        that names a program for it to run, said in the reason
+///        (`cargo --config build.rustc-wrapper=…`, `rustc -C linker=…`,
+///        `go build -toolexec`, `go test -exec`, `npm --script-shell`,
+///        `git -c core.sshCommand=…`, `make SHELL=…`, `pip --python`,
+///        `gcc -B`); pagers (`less`) are `dev`;
+///    15. anything else is `dangerous`;
+///
+///    whatever its rule says, a command started in the background (`&`,
+///    `coproc`, `setsid -f`) where it may run again and again (in a loop's
+///    condition or body, in a function that calls itself, in a script run
+///    by `xargs` or `find -exec`) is at least `dev`: `while :; do sleep 1
+///    & done` piles up processes without bound.
+/// 6. **The line is its most dangerous part**, with that part's reason; a
+///    line starting more than 64 processes at once (pipeline stages and
+///    background jobs) is at least `dev`.
 /// 7. **The `env` argument** of `run_command`, given to
 ///    [`classify_with_env`](Self::classify_with_env), is judged like
 ///    assignments in front of the whole line (rule 5.4): never lowering
@@ -480,6 +522,11 @@ impl CommandPolicy {
                     break;
                 }
             }
+        }
+        if let Some(j) = forks::fan_out(parsed)
+            && worst.as_ref().is_none_or(|w| j.class > w.class)
+        {
+            worst = Some(j);
         }
         let mut verdict = match worst {
             Some(j) if j.class == CommandClass::Safe && names.len() > 1 => Verdict::class(

@@ -38,6 +38,10 @@ pub struct PipelineSlot {
 
 /// Where and how a simple command runs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent yes/no facts about where a command runs"
+)]
 #[non_exhaustive]
 pub struct CommandContext {
     /// Where the command comes from.
@@ -53,13 +57,25 @@ pub struct CommandContext {
     pub function: Option<String>,
     /// Whether it runs in the background (`&`, `coproc`).
     pub background: bool,
+    /// Whether it is started in the background again and again: its `&`
+    /// (or `coproc`) is itself where things run again and again (see
+    /// [`in_loop`](Self::in_loop)), as in `while :; do sleep 1 & done`,
+    /// unlike `while :; do sleep 1; done &`.
+    pub background_repeats: bool,
+    /// Whether it may run again and again: in the condition or body of a
+    /// `while`, `until` or `for` loop, in the body of a function that calls
+    /// itself (directly or through other functions of the line), or in a
+    /// script run for every input by `xargs` or every file by
+    /// `find -exec`.
+    pub in_loop: bool,
     /// Its pipeline stage, when it is part of a pipeline.
     pub pipeline: Option<PipelineSlot>,
     /// The program of the next pipeline stage, which reads its output.
     pub piped_into: Option<String>,
     /// Whether an enclosing compound command feeds its standard input from
     /// a file, here-document or here-string (`{ sh; } < x.sh`,
-    /// `while …; done <<EOF`).
+    /// `while …; done <<EOF`), or an output process substitution from what
+    /// its command writes (`tee >(sh)`).
     pub stdin_redirected: bool,
 }
 
@@ -259,6 +275,7 @@ pub struct SimpleCommand {
     pub(crate) wrapper_floor: Option<Judgement>,
     pub(crate) wrapper_script: Option<Word>,
     pub(crate) xargs_replace: Option<String>,
+    pub(crate) forks: Option<String>,
     pub(crate) script: Script,
     pub(crate) kind: Kind,
 }
@@ -284,6 +301,7 @@ impl SimpleCommand {
             wrapper_floor: unwrapped.floor,
             wrapper_script: unwrapped.script,
             xargs_replace: unwrapped.replace,
+            forks: unwrapped.forks,
             script: Script::None,
             kind: Kind::Simple,
         }
@@ -417,6 +435,9 @@ impl SimpleCommand {
 pub struct ParsedCommand {
     pub(super) commands: Vec<SimpleCommand>,
     pub(super) features: ShellFeatures,
+    /// The functions defined in the line that call themselves, directly or
+    /// through each other.
+    pub(super) recursive: Vec<String>,
 }
 
 impl ParsedCommand {
@@ -437,6 +458,12 @@ impl ParsedCommand {
         self.commands
             .iter()
             .filter(move |c| c.context.pipeline.is_some_and(|slot| slot.id == id))
+    }
+
+    /// The functions defined in the line that call themselves, directly or
+    /// through each other (`f(){ g; }; g(){ f; }`).
+    pub(crate) fn recursive_functions(&self) -> &[String] {
+        &self.recursive
     }
 
     /// Whether the line runs nothing (empty, blank or only comments).

@@ -15,6 +15,7 @@ use std::panic::{self, AssertUnwindSafe};
 use brush_parser::ParserOptions;
 use brush_parser::ast;
 
+use super::forks;
 use super::limits::check_limits;
 use super::model::{
     CommandContext, Kind, Origin, ParsedCommand, PipelineSlot, Redirection, RedirectionKind,
@@ -95,9 +96,11 @@ pub fn parse_command(cmd: &str) -> Result<ParsedCommand, ParseError> {
     if cmd.contains('\0') {
         return Err(ParseError::Unsupported("a NUL byte"));
     }
+    let recursive = forks::mark_recursion(&mut builder.out);
     Ok(ParsedCommand {
         commands: builder.out,
         features: builder.features,
+        recursive,
     })
 }
 
@@ -171,6 +174,7 @@ impl Builder {
                 self.features.background = true;
                 let mut bg = ctx.clone();
                 bg.background = true;
+                bg.background_repeats |= ctx.in_loop;
                 self.and_or(and_or, src, &bg)?;
             } else {
                 self.and_or(and_or, src, ctx)?;
@@ -269,6 +273,7 @@ impl Builder {
                 // a pipeline; its body runs when called.
                 body_ctx.pipeline = None;
                 body_ctx.background = false;
+                body_ctx.background_repeats = false;
                 body_ctx.stdin_redirected |= feeds_stdin(function.body.1.as_ref());
                 self.compound(&function.body.0, src, &body_ctx)?;
                 self.redirect_list(function.body.1.as_ref(), src, &body_ctx)
@@ -370,7 +375,7 @@ impl Builder {
                 let mut all = vec![Word::literal("for")];
                 all.extend(words);
                 self.keyword_words(all, ctx);
-                self.compound_list(&clause.body.list, src, ctx)
+                self.compound_list(&clause.body.list, src, &looping(ctx))
             }
             ast::CompoundCommand::BraceGroup(group) => {
                 self.features.brace_group = true;
@@ -393,7 +398,7 @@ impl Builder {
                     }
                 }
                 self.fill(idx, SimpleCommand::keyword(words, Vec::new(), ctx.clone()));
-                self.compound_list(&clause.body.list, src, ctx)
+                self.compound_list(&clause.body.list, src, &looping(ctx))
             }
             ast::CompoundCommand::CaseClause(clause) => {
                 self.features.compound = true;
@@ -430,13 +435,16 @@ impl Builder {
             ast::CompoundCommand::WhileClause(clause)
             | ast::CompoundCommand::UntilClause(clause) => {
                 self.features.compound = true;
-                self.compound_list(&clause.0, src, ctx)?;
-                self.compound_list(&clause.1.list, src, ctx)
+                // The condition runs before every pass, as the body does.
+                let inner = looping(ctx);
+                self.compound_list(&clause.0, src, &inner)?;
+                self.compound_list(&clause.1.list, src, &inner)
             }
             ast::CompoundCommand::Coprocess(coproc) => {
                 self.features.background = true;
                 let mut bg = ctx.clone();
                 bg.background = true;
+                bg.background_repeats |= ctx.in_loop;
                 self.command(&coproc.body, src, &bg)
             }
         }
@@ -617,7 +625,10 @@ impl Builder {
         } else {
             format!("{operator}({body})")
         };
-        let child = child_context(ctx, Origin::ProcessSubstitution, parent);
+        let mut child = child_context(ctx, Origin::ProcessSubstitution, parent);
+        // `>(sh)` reads what its parent writes: its input is fed to it, as
+        // a pipe would feed it.
+        child.stdin_redirected = matches!(kind, ast::ProcessSubstitutionKind::Write);
         self.compound_list(&sub.list, src, &child)?;
         Ok(Word::process_substitution(raw))
     }
@@ -709,9 +720,18 @@ impl Builder {
         if name == "find" {
             let execs = find_exec_commands(command.args());
             for words in execs {
-                let child = child_context(ctx, Origin::FindExec, idx);
-                let mut nested = SimpleCommand::new(words, Vec::new(), Vec::new(), child);
-                self.inline(&mut nested, ctx, self.out.len())?;
+                // `find -exec` runs its command for every file.
+                let mut child = child_context(ctx, Origin::FindExec, idx);
+                child.in_loop = true;
+                // `find -exec find -exec …` nests: the depth bounds the
+                // recursion (each level is one deeper).
+                if child.depth > MAX_SCRIPT_DEPTH {
+                    return Err(ParseError::TooDeep {
+                        max: MAX_SCRIPT_DEPTH,
+                    });
+                }
+                let mut nested = SimpleCommand::new(words, Vec::new(), Vec::new(), child.clone());
+                self.inline(&mut nested, &child, self.out.len())?;
                 self.out.push(nested);
             }
             return Ok(());
@@ -762,7 +782,12 @@ impl Builder {
             return Ok(());
         }
         self.features.inline_script = true;
-        let child = child_context(ctx, Origin::InlineScript, idx);
+        let mut child = child_context(ctx, Origin::InlineScript, idx);
+        // `xargs sh -c …` and `find -exec sh -c …` run the script for every
+        // input; `watch` runs it every few seconds.
+        child.in_loop |= command.context().in_loop
+            || command.wrappers().iter().any(|w| w == "xargs")
+            || name == "watch";
         let before = self.out.len();
         match self.source(script.text(), &child) {
             Ok(()) => command.script = Script::Parsed,
@@ -839,10 +864,19 @@ fn child_context(ctx: &CommandContext, origin: Origin, parent: usize) -> Command
         in_subshell: true,
         function: ctx.function.clone(),
         background: false,
+        background_repeats: false,
+        in_loop: ctx.in_loop,
         pipeline: None,
         piped_into: None,
         stdin_redirected: false,
     }
+}
+
+/// The context of a loop's condition and body.
+fn looping(ctx: &CommandContext) -> CommandContext {
+    let mut inner = ctx.clone();
+    inner.in_loop = true;
+    inner
 }
 
 /// Whether a compound command's redirections give it a standard input of

@@ -63,6 +63,9 @@ pub(crate) enum Check {
     Maven,
     Gradle,
     Dotnet,
+    /// A development tool (a C compiler, `cmake`, `mypy`, `javac`): `dev`,
+    /// unless an option names a program for it to run (`hooks.rs`).
+    DevHooks,
     /// `uv run X`, `poetry run X`, `bundle exec X`, …: classify `X`.
     Runner,
     /// `npx X`, `bunx X`: `X` may be downloaded first.
@@ -154,14 +157,14 @@ pub(crate) fn lookup(name: &str) -> Option<Rule> {
             Rule::NotSafe("starts other programs or writes as a side effect")
         }
         // Development tools: build, test, lint, format.
-        "shellcheck" | "pytest" | "py.test" | "mypy" | "ruff" | "black" | "isort" | "flake8"
-        | "pylint" | "pyright" | "tox" | "nox" | "coverage" | "eslint" | "prettier" | "tsc"
-        | "jest" | "vitest" | "mocha" | "cmake" | "ctest" | "ninja" | "javac" | "gcc" | "g++"
-        | "cc" | "c++" | "clang" | "clang++" | "rustfmt" | "gofmt" | "golangci-lint"
-        | "pre-commit" | "bazel" | "bazelisk" | "meson" | "hadolint" | "stylelint" | "biome"
-        | "swiftc" | "kotlinc" | "scalac" | "sbt" | "phpunit" | "rspec" | "rubocop"
-        | "clippy-driver" | "cargo-nextest" | "nextest" | "gotestsum" | "staticcheck" | "buf"
-        | "protoc" => Rule::Dev,
+        "shellcheck" | "pytest" | "py.test" | "ruff" | "black" | "isort" | "flake8" | "pylint"
+        | "pyright" | "tox" | "nox" | "coverage" | "eslint" | "prettier" | "tsc" | "jest"
+        | "vitest" | "mocha" | "ninja" | "rustfmt" | "gofmt" | "golangci-lint" | "pre-commit"
+        | "bazel" | "bazelisk" | "meson" | "hadolint" | "stylelint" | "biome" | "swiftc"
+        | "kotlinc" | "scalac" | "sbt" | "phpunit" | "rspec" | "rubocop" | "clippy-driver"
+        | "cargo-nextest" | "nextest" | "gotestsum" | "staticcheck" | "buf" | "protoc" => Rule::Dev,
+        "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++" | "cmake" | "ctest" | "mypy"
+        | "javac" => Rule::Check(C::DevHooks),
         "find" => Rule::Check(C::Find),
         "uniq" => Rule::Check(C::Uniq),
         "xxd" => Rule::Check(C::Xxd),
@@ -239,7 +242,8 @@ fn is_python(name: &str) -> bool {
 
 /// Programs that download: the left side of `curl … | sh`.
 pub(crate) const DOWNLOADERS: &[&str] = &[
-    "curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lynx", "links", "ftp", "tftp",
+    "curl", "wget", "wget2", "curlie", "fetch", "http", "https", "xh", "aria2c", "lynx", "links",
+    "elinks", "w3m", "ftp", "tftp", "nc", "ncat", "netcat", "socat",
 ];
 
 /// Programs that run code read from standard input when given no script:
@@ -285,7 +289,7 @@ pub(crate) fn known_danger(name: &str) -> Option<&'static str> {
         "useradd" | "userdel" | "usermod" | "passwd" | "groupadd" | "chpasswd" => "changes users",
         "open" | "xdg-open" => "opens files or URLs in other programs",
         "watch" | "parallel" | "screen" | "tmux" | "script" | "flock" | "unbuffer" | "strace"
-        | "ltrace" | "systemd-run" | "chroot" | "unshare" | "nsenter" | "busybox" => {
+        | "ltrace" | "systemd-run" | "chroot" | "unshare" | "nsenter" | "busybox" | "toybox" => {
             "runs other commands"
         }
         _ => return None,

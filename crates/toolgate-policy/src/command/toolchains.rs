@@ -13,11 +13,13 @@
 use toolgate_core::CommandClass;
 
 use super::classify::{
-    Extra, Judgement, classify_simple, dangerous, dev, has_option, positionals, subcommand,
+    Extra, Judgement, classify_simple, dangerous, dev, has_option, options, positionals, subcommand,
 };
+use super::hooks;
 use super::model::SimpleCommand;
 use super::tables::lookup;
 use super::words::Word;
+use super::wrappers::basename;
 
 pub(super) fn cargo(args: &[Word]) -> Judgement {
     let mut i = 0;
@@ -25,15 +27,17 @@ pub(super) fn cargo(args: &[Word]) -> Judgement {
         i = 1;
     }
     let rest = args.get(i..).unwrap_or_default();
+    let global_with_value = ["--color", "-Z", "--config", "-C", "--manifest-path"];
+    let sub = subcommand(rest, &global_with_value).map(|(sub, _)| sub);
+    if let Some(j) = hooks::cargo(rest, sub) {
+        return j;
+    }
     if has_option(rest.get(..1).unwrap_or_default(), &[], &["list", "version"])
         || matches!(rest, [v] if v.text() == "-V")
     {
         return dev("`cargo --version` only prints (through `rustup`'s proxy)");
     }
-    let Some((sub, _)) = subcommand(
-        rest,
-        &["--color", "-Z", "--config", "-C", "--manifest-path"],
-    ) else {
+    let Some(sub) = sub else {
         return dev("`cargo` alone prints its usage");
     };
     match sub {
@@ -65,6 +69,9 @@ pub(super) fn go(args: &[Word]) -> Judgement {
     let Some((sub, rest)) = subcommand(args, &[]) else {
         return dev("`go` alone prints its usage");
     };
+    if let Some(j) = hooks::go(sub, rest) {
+        return j;
+    }
     match sub {
         // `go` may download and switch toolchains (`GOTOOLCHAIN`) first.
         "version" | "list" | "doc" | "help" => dev(format!("`go {sub}` only inspects")),
@@ -84,6 +91,9 @@ pub(super) fn go(args: &[Word]) -> Judgement {
 }
 
 pub(super) fn npm(args: &[Word]) -> Judgement {
+    if let Some(j) = hooks::node_config("npm", args) {
+        return j;
+    }
     let Some((sub, rest)) = subcommand(args, &["--prefix", "-w", "--workspace", "-C"]) else {
         return dev("`npm` alone prints its usage");
     };
@@ -113,7 +123,10 @@ pub(super) fn npm(args: &[Word]) -> Judgement {
     }
 }
 
-pub(super) fn pnpm(args: &[Word]) -> Judgement {
+pub(super) fn pnpm(args: &[Word], extra: &Extra) -> Judgement {
+    if let Some(j) = hooks::node_config("pnpm", args) {
+        return j;
+    }
     let Some((sub, rest)) = subcommand(args, &["-C", "--dir", "--filter", "-F"]) else {
         return dev("`pnpm` alone prints its usage");
     };
@@ -121,21 +134,29 @@ pub(super) fn pnpm(args: &[Word]) -> Judgement {
         "ls" | "list" | "ll" | "why" | "outdated" | "root" | "bin" | "licenses" | "help"
         | "view" | "info" => dev(format!("`pnpm {sub}` only inspects")),
         "audit" if !has_option(rest, &[], &["fix"]) => dev("`pnpm audit` only inspects"),
-        "run" | "test" | "t" | "start" | "exec" | "lint" | "build" | "typecheck" | "format"
-        | "check" => dev(format!("`pnpm {sub}` runs a project script")),
+        // `pnpm exec X` runs any program `X`, as `npx` does.
+        "exec" => inner_command("pnpm", sub, skip_runner_options(rest), extra),
+        "run" | "test" | "t" | "start" | "lint" | "build" | "typecheck" | "format" | "check" => {
+            dev(format!("`pnpm {sub}` runs a project script"))
+        }
         _ => dangerous(format!("`pnpm {sub}` installs or changes packages")),
     }
 }
 
-pub(super) fn yarn(args: &[Word]) -> Judgement {
-    let Some((sub, _)) = subcommand(args, &["--cwd"]) else {
+pub(super) fn yarn(args: &[Word], extra: &Extra) -> Judgement {
+    if let Some(j) = hooks::node_config("yarn", args) {
+        return j;
+    }
+    let Some((sub, rest)) = subcommand(args, &["--cwd"]) else {
         return dangerous("`yarn` alone installs packages");
     };
     match sub {
         "list" | "info" | "why" | "outdated" | "licenses" | "help" | "bin" => {
             dev(format!("`yarn {sub}` only inspects"))
         }
-        "run" | "test" | "start" | "lint" | "build" | "exec" | "tsc" | "jest" | "typecheck" => {
+        // `yarn exec X` runs any program `X`.
+        "exec" => inner_command("yarn", sub, skip_runner_options(rest), extra),
+        "run" | "test" | "start" | "lint" | "build" | "tsc" | "jest" | "typecheck" => {
             dev(format!("`yarn {sub}` runs a project script"))
         }
         _ => dangerous(format!("`yarn {sub}` installs or changes packages")),
@@ -143,6 +164,9 @@ pub(super) fn yarn(args: &[Word]) -> Judgement {
 }
 
 pub(super) fn pip(args: &[Word]) -> Judgement {
+    if let Some(j) = hooks::pip(args) {
+        return j;
+    }
     let Some((sub, rest)) = subcommand(args, &[]) else {
         return dev("`pip` alone prints its usage");
     };
@@ -310,6 +334,19 @@ pub(super) fn runner(name: &str, args: &[Word], extra: &Extra) -> Judgement {
     else {
         return dev(format!("`{name}` alone prints its usage"));
     };
+    if name == "uv" {
+        // Only `uv`'s own options: those of the program it runs are not.
+        let own = match sub {
+            "run" | "exec" => {
+                let inner = skip_runner_options(rest);
+                args.len() - inner.len()
+            }
+            _ => args.len(),
+        };
+        if let Some(j) = hooks::uv(args.get(..own).unwrap_or_default()) {
+            return j;
+        }
+    }
     match sub {
         "run" | "exec" => {
             let inner = skip_runner_options(rest);
@@ -324,6 +361,23 @@ pub(super) fn runner(name: &str, args: &[Word], extra: &Extra) -> Judgement {
         }
         _ => dangerous(format!("`{name} {sub}` installs or changes packages")),
     }
+}
+
+/// The command a runner runs (`uv run X`, `poetry run X`, `bundle exec X`,
+/// `pnpm exec X`, `yarn exec X`, `npx X`), for the blocklist to look at.
+pub(crate) fn runner_command<'a>(name: &str, args: &'a [Word]) -> Option<&'a [Word]> {
+    let (runs, with_value): (&[&str], &[&str]) = match name {
+        "npx" | "bunx" | "pnpx" => return Some(skip_runner_options(args)),
+        "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" | "bundle" => (
+            &["run", "exec"],
+            &["--directory", "--project", "-p", "--python"],
+        ),
+        "pnpm" => (&["exec"], &["-C", "--dir", "--filter", "-F"]),
+        "yarn" => (&["exec"], &["--cwd"]),
+        _ => return None,
+    };
+    let (sub, rest) = subcommand(args, with_value)?;
+    runs.contains(&sub).then(|| skip_runner_options(rest))
 }
 
 fn skip_runner_options(args: &[Word]) -> &[Word] {
@@ -358,15 +412,50 @@ fn skip_runner_options(args: &[Word]) -> &[Word] {
     args.get(i..).unwrap_or_default()
 }
 
+/// How many runners may run each other (`uv run npx tsc` is two); more is
+/// `dangerous`, which also bounds the recursion of judging them.
+const MAX_RUNNERS: usize = 4;
+
+/// Whether a word names a runner (see [`runner_command`]).
+pub(crate) fn is_runner(word: &Word) -> bool {
+    matches!(
+        basename(word.text()),
+        "npx"
+            | "bunx"
+            | "pnpx"
+            | "uv"
+            | "poetry"
+            | "pipenv"
+            | "pdm"
+            | "hatch"
+            | "rye"
+            | "bundle"
+            | "pnpm"
+            | "yarn"
+    )
+}
+
 fn inner_command(name: &str, sub: &str, inner: &[Word], extra: &Extra) -> Judgement {
+    let runner = if sub.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{name} {sub}")
+    };
     if inner.is_empty() {
-        return dev(format!("`{name} {sub}` given no program prints its usage"));
+        return dev(format!("`{runner}` given no program prints its usage"));
+    }
+    // Every level of nesting needs a runner word of its own, and each level
+    // sees fewer words: counting them bounds the depth.
+    if inner.iter().filter(|w| is_runner(w)).count() > MAX_RUNNERS {
+        return dangerous(format!(
+            "`{runner}` runs runners inside runners, more than {MAX_RUNNERS} deep"
+        ));
     }
     let cmd = SimpleCommand::from_words(inner.to_vec());
     let j = classify_simple(&cmd, extra);
     if j.class == CommandClass::Safe {
         dev(format!(
-            "`{name} {sub}` prepares an environment, then: {}",
+            "`{runner}` prepares an environment, then: {}",
             j.reason
         ))
     } else {
@@ -378,6 +467,12 @@ fn inner_command(name: &str, sub: &str, inner: &[Word], extra: &Extra) -> Judgem
 /// the project), otherwise `dangerous`, since `npx` downloads what is missing.
 pub(super) fn npx(name: &str, args: &[Word], extra: &Extra) -> Judgement {
     let inner = skip_runner_options(args);
+    if let Some(j) = hooks::node_config(
+        name,
+        args.get(..args.len() - inner.len()).unwrap_or_default(),
+    ) {
+        return j;
+    }
     let Some(program) = inner.first() else {
         return dev(format!("`{name}` alone prints its usage"));
     };
@@ -394,6 +489,9 @@ pub(super) fn npx(name: &str, args: &[Word], extra: &Extra) -> Judgement {
 }
 
 pub(super) fn rustc(args: &[Word]) -> Judgement {
+    if let Some(j) = hooks::rustc(args) {
+        return j;
+    }
     if has_option(args, &[], &["print"])
         || matches!(args, [a] if matches!(a.text(), "-vV" | "--version" | "-V"))
     {
@@ -417,6 +515,20 @@ pub(super) fn rustup(args: &[Word]) -> Judgement {
 
 pub(super) fn bun(args: &[Word]) -> Judgement {
     match subcommand(args, &[]) {
+        // `bun run x.ts` runs a file, as `node x.js` does; `bun run build`
+        // runs the project's script.
+        Some(("run", rest))
+            if positionals(rest).next().is_some_and(|w| {
+                let t = w.text();
+                !w.is_literal()
+                    || t.contains('/')
+                    || [".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx"]
+                        .iter()
+                        .any(|e| t.ends_with(e))
+            }) =>
+        {
+            dangerous("`bun run FILE` runs a JavaScript or TypeScript file")
+        }
         Some((sub @ ("test" | "run" | "build"), _)) => {
             dev(format!("`bun {sub}` is a development step"))
         }
@@ -488,6 +600,9 @@ pub(super) fn terraform(name: &str, args: &[Word]) -> Judgement {
 }
 
 pub(super) fn make(args: &[Word]) -> Judgement {
+    if let Some(j) = hooks::make(args) {
+        return j;
+    }
     let risky = positionals(args).find(|w| {
         matches!(
             w.text(),
@@ -501,7 +616,14 @@ pub(super) fn make(args: &[Word]) -> Judgement {
 }
 
 pub(super) fn maven(args: &[Word]) -> Judgement {
-    if positionals(args).any(|w| w.text() == "deploy" || w.text().starts_with("release:")) {
+    if let Some(goal) =
+        positionals(args).find(|w| w.text().starts_with("exec:") || w.text().starts_with("antrun:"))
+    {
+        dangerous(format!(
+            "`mvn {}` runs a program of the caller's choosing",
+            goal.text()
+        ))
+    } else if positionals(args).any(|w| w.text() == "deploy" || w.text().starts_with("release:")) {
         dangerous("`mvn deploy` publishes artifacts")
     } else {
         dev("`mvn` builds the project")
@@ -509,7 +631,11 @@ pub(super) fn maven(args: &[Word]) -> Judgement {
 }
 
 pub(super) fn gradle(args: &[Word]) -> Judgement {
-    if positionals(args).any(|w| w.text().starts_with("publish")) {
+    let init_script = options(args)
+        .any(|t| t.starts_with("-I") || t == "--init-script" || t.starts_with("--init-script="));
+    if init_script {
+        dangerous("`gradle --init-script` runs a script of the caller's choosing")
+    } else if positionals(args).any(|w| w.text().starts_with("publish")) {
         dangerous("`gradle publish` publishes artifacts")
     } else {
         dev("`gradle` builds the project")

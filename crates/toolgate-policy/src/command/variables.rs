@@ -128,6 +128,8 @@ const CODE_LOADING: &[&str] = &[
     "MAKEFLAGS",
     "MFLAGS",
     "MAKE",
+    "MAKEFILES",
+    "MAKESHELL",
     // Programs run on a program's behalf.
     "PAGER",
     "MANPAGER",
@@ -153,7 +155,9 @@ const CODE_LOADING: &[&str] = &[
     "CPPFLAGS",
     "LDFLAGS",
     "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
     "RUSTC",
+    "CARGO",
     "RUSTDOC",
     "RUSTFLAGS",
     "RUSTDOCFLAGS",
@@ -168,6 +172,12 @@ const CODE_LOADING: &[&str] = &[
     "_JAVA_OPTIONS",
     "JDK_JAVA_OPTIONS",
     "JAVA_HOME",
+    "JAVA_OPTS",
+    "MAVEN_OPTS",
+    "MAVEN_ARGS",
+    "GRADLE_OPTS",
+    "SBT_OPTS",
+    "ANT_OPTS",
     "LUA_INIT",
     "LUA_PATH",
     "LUA_CPATH",
@@ -186,6 +196,8 @@ const CODE_LOADING: &[&str] = &[
     "GOENV",
     "GOPROXY",
     "GOEXPERIMENT",
+    "GOAUTH",
+    "GCCGO",
 ];
 
 /// Prefixes of names that decide which code runs.
@@ -221,6 +233,13 @@ pub(crate) fn classify_variable(name: &str) -> VarClass {
         return VarClass::Harmless;
     }
     if CODE_LOADING.contains(&name) || CODE_LOADING_PREFIXES.iter().any(|p| name.starts_with(p)) {
+        return VarClass::CodeLoading;
+    }
+    // npm reads `npm_config_*` whatever the case of the prefix.
+    if name
+        .get(..11)
+        .is_some_and(|p| p.eq_ignore_ascii_case("npm_config_"))
+    {
         return VarClass::CodeLoading;
     }
     VarClass::Unknown
@@ -276,6 +295,12 @@ mod tests {
             ("IFS", C),
             ("GLIBC_TUNABLES", C),
             ("npm_config_script_shell", C),
+            ("Npm_Config_Script_Shell", C),
+            ("RUSTC_WORKSPACE_WRAPPER", C),
+            ("CARGO", C),
+            ("GOAUTH", C),
+            ("MAKEFILES", C),
+            ("JAVA_OPTS", C),
             ("FOO", U),
             ("TMPDIR", U),
             ("AWS_PROFILE", U),

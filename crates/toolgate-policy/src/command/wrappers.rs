@@ -23,6 +23,7 @@ use toolgate_core::CommandClass;
 
 use super::builtins::{Scope, judge_name};
 use super::classify::{Judgement, dangerous, dev};
+use super::forks;
 use super::options::{Scanned, Spec, scan_prefix};
 use super::words::Word;
 
@@ -277,6 +278,17 @@ const WRAPPERS: &[Wrapper] = &[
         execs: true,
     },
     Wrapper {
+        name: "toybox",
+        spec: Spec::read(&[&["--help", "--list", "--list-full", "--install"]], false),
+        fixed: 0,
+        stop: &["--help", "--list", "--list-full", "--install"],
+        floor: Some((
+            CommandClass::Dev,
+            "`toybox` commands are not the programs toolgate knows",
+        )),
+        execs: true,
+    },
+    Wrapper {
         name: "watch",
         spec: Spec::read(
             &[
@@ -497,6 +509,9 @@ pub(crate) struct Unwrapped {
     pub(crate) floor: Option<Judgement>,
     /// The string `xargs -I` replaces with input in the wrapped command.
     pub(crate) replace: Option<String>,
+    /// The wrapper that starts the command in the background and returns
+    /// at once (`setsid -f`), as `&` does.
+    pub(crate) forks: Option<String>,
     /// A shell script the last wrapper runs (`watch ls -l`, `script -c CMD`,
     /// `flock FILE -c CMD`), which is then the program.
     pub(crate) script: Option<Word>,
@@ -596,6 +611,9 @@ fn step(words: &[Word], at: usize, w: &Wrapper, out: &mut Unwrapped) -> Step {
             judge_unset(&scanned, &["-u"], "`env -u`", out);
         }
         "xargs" => {
+            if let Some(j) = forks::xargs_parallel(&scanned) {
+                out.raise(j);
+            }
             out.replace = out
                 .replace
                 .take()
@@ -606,6 +624,9 @@ fn step(words: &[Word], at: usize, w: &Wrapper, out: &mut Unwrapped) -> Step {
                 "`xargs --process-slot-var`",
                 out,
             );
+        }
+        "setsid" if scanned.has(&["-f"]) => {
+            out.forks = Some("setsid -f".to_owned());
         }
         "command" if scanned.has(&["-p"]) => {
             out.raise(dev("`command -p` looks the program up in a default `PATH`"));
@@ -807,6 +828,9 @@ mod tests {
             ("xargs -I{} cp {} /tmp", "cp", &["xargs"], false, None),
             ("xargs -i echo", "echo", &["xargs"], false, None),
             ("xargs --process-slot-var=LD_PRELOAD ls", "ls", &["xargs"], false, Some(X)),
+            ("xargs -P 4 rm", "rm", &["xargs"], false, None),
+            ("xargs -P 100 rm", "rm", &["xargs"], false, Some(D)),
+            ("xargs --max-procs=0 rm", "rm", &["xargs"], false, Some(D)),
             ("nice -n 10 make", "make", &["nice"], false, None),
             ("nice -10 make", "make", &["nice"], false, None),
             ("timeout 5 ls", "ls", &["timeout"], false, None),
@@ -830,6 +854,7 @@ mod tests {
             ("unbuffer sudo ls", "sudo", &["unbuffer"], false, Some(D)),
             ("busybox rm -rf /", "rm", &["busybox"], false, Some(D)),
             ("busybox --list", "busybox", &[], false, None),
+            ("toybox sh -c id", "sh", &["toybox"], false, Some(D)),
             ("systemd-run --user -p X=1 sudo ls", "sudo", &["systemd-run"], false, Some(X)),
             ("strace -f -o log ls", "ls", &["strace"], false, Some(X)),
             ("time -o f ls", "ls", &["time"], false, Some(X)),
