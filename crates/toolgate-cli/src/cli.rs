@@ -121,6 +121,9 @@ pub(crate) enum Command {
     /// Skills (SKILL.md): list the ones found, show one, create or install one.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// The store of sessions, audit, notes, tasks and schedules of this workspace.
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// The local web app: chat with agents, approve their calls, see sessions, rules, MCP, sandbox and audit.
     Ui(UiArgs),
 }
@@ -219,6 +222,12 @@ pub(crate) enum ScheduleCommand {
     RunDue,
     /// Run jobs as they come due until Ctrl-C.
     Daemon,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum StoreCommand {
+    /// Move a damaged store aside (renamed, never deleted) so the next command starts a new one.
+    Recover,
 }
 
 #[derive(Debug, Subcommand)]

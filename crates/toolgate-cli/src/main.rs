@@ -23,7 +23,7 @@ use toolgate_mcp::ServerState;
 use crate::approver::PromptApprover;
 use crate::cli::{
     CallArgs, Cli, Command, ConfigCommand, GlobalArgs, HooksCommand, McpCommand, PromptCommand,
-    ToolsCommand,
+    StoreCommand, ToolsCommand,
 };
 use crate::render::{CliError, Exit};
 use crate::trust_cmd::Ask;
@@ -181,6 +181,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Prompt(PromptCommand::Show { agent }) => prompt_show(&setup, &agent).await,
         Command::Schedule(cmd) => schedule_cmd::schedule(&setup, cmd).await,
         Command::Skills(cmd) => skills_cmd::skills(&setup, cmd).await,
+        Command::Store(StoreCommand::Recover) => store_recover(&setup),
         Command::Ui(args) => ui_cmd::ui(&setup, &cli.global, args).await,
     }
 }
@@ -197,7 +198,8 @@ fn ask_for(command: &Command) -> Ask {
         | Command::Trust(_)
         | Command::Rules(_)
         | Command::Doctor(_)
-        | Command::Skills(_) => Ask::Never,
+        | Command::Skills(_)
+        | Command::Store(_) => Ask::Never,
         _ => Ask::Terminal,
     }
 }
@@ -456,6 +458,43 @@ fn print_result(setup: &Setup, result: &ToolResult, decision: Decision) -> Resul
         render::tool_error(error);
     }
     Ok(exit)
+}
+
+/// `toolgate store recover`: a damaged store moved aside, at the person's
+/// request, so that the next command starts a new one. A store that opens,
+/// or fails for another reason, is left alone.
+fn store_recover(setup: &Setup) -> Result<Exit, CliError> {
+    let path = setup.host.store_path()?;
+    let error = match toolgate_store::SqliteStore::open(&path) {
+        Ok(_) => {
+            render::note(&format!(
+                "the store {} opens and is not damaged: nothing to recover",
+                path.display()
+            ));
+            return Ok(Exit::Success);
+        }
+        Err(error) => error,
+    };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if error.fault(dir) != toolgate_store::Fault::Damaged {
+        return Err(toolgate_host::HostError::Store {
+            path,
+            source: error,
+        }
+        .into());
+    }
+    let aside = toolgate_store::move_aside(&path).map_err(|source| {
+        CliError::from(toolgate_host::HostError::Store {
+            path: path.clone(),
+            source,
+        })
+    })?;
+    render::note(&format!(
+        "moved the damaged store {} to {}; the next command starts a new, empty store",
+        path.display(),
+        aside.display()
+    ));
+    Ok(Exit::Success)
 }
 
 /// `toolgate classify`: the verdict on a command line, as `run_command`

@@ -93,7 +93,7 @@ pub enum HostError {
     #[error("there is no user data directory to keep sessions and the audit in")]
     NoDataDir,
     /// The store cannot be opened or used.
-    #[error("the store {} cannot be used", path.display())]
+    #[error("{}", store_message(path, source))]
     Store {
         /// The database file.
         path: PathBuf,
@@ -199,7 +199,7 @@ impl HostError {
             Self::Registry(_) | Self::ContextTooSmall(_) => return None,
             Self::ToolGroup { group, .. } => format!("fix `tools.{group}` in the configuration"),
             Self::NoDataDir => "set HOME or XDG_DATA_HOME, or `store.path` in the configuration".to_owned(),
-            Self::Store { .. } => "set `store.path` to a writable file, or fix the permissions of its directory".to_owned(),
+            Self::Store { path, source } => store_hint(path, source),
             Self::UnknownAgent { known, .. } => format!("the agents are {}", known.join(", ")),
             Self::AgentMode { .. } => "use yolo, confirm-sensitive or confirm-all".to_owned(),
             Self::Delegation { .. } => "list other configured agents (or `improve` with \
@@ -228,5 +228,50 @@ impl HostError {
             Self::KeyMissing { .. } | Self::AuthRefused { .. } => ErrorKind::Auth,
             _ => ErrorKind::Config,
         }
+    }
+}
+
+/// The directory of the store at `path`.
+fn store_dir(path: &std::path::Path) -> Option<&std::path::Path> {
+    path.parent().filter(|d| !d.as_os_str().is_empty())
+}
+
+/// What went wrong with the store, in the words of its [`Fault`]
+/// (`toolgate_store::Fault`).
+fn store_message(path: &std::path::Path, source: &toolgate_store::StoreError) -> String {
+    use toolgate_store::Fault;
+    let dir = store_dir(path);
+    match source.fault(dir) {
+        Fault::Damaged => format!("the store {} is damaged", path.display()),
+        Fault::NoSpace => format!(
+            "no space left on device at {} (the store {})",
+            dir.unwrap_or(path).display(),
+            path.display()
+        ),
+        Fault::Busy => format!("the store {} is locked by another toolgate", path.display()),
+        _ => format!("the store {} cannot be used", path.display()),
+    }
+}
+
+/// What to do about it: each [`Fault`](toolgate_store::Fault) has its own
+/// way out; a damaged store is moved aside only when the person asks.
+fn store_hint(path: &std::path::Path, source: &toolgate_store::StoreError) -> String {
+    use toolgate_store::Fault;
+    let dir = store_dir(path);
+    match source.fault(dir) {
+        Fault::Damaged => format!(
+            "`toolgate store recover` moves it to {} (nothing is deleted) so that the next \
+             command starts a new, empty store; sessions, audit and notes in the old one are \
+             then no longer shown",
+            toolgate_store::aside_path(path).display()
+        ),
+        Fault::NoSpace => format!(
+            "free some space on the disk of {}, or set `store.path` to a file on another disk",
+            dir.unwrap_or(path).display()
+        ),
+        Fault::Busy => "wait for the other toolgate to finish, then try again".to_owned(),
+        Fault::Newer => "use the newer toolgate, or set `store.path` to another file".to_owned(),
+        _ => "set `store.path` to a writable file, or fix the permissions of its directory"
+            .to_owned(),
     }
 }

@@ -100,4 +100,88 @@ impl StoreError {
     pub(crate) fn db(error: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self::Database(Box::new(error))
     }
+
+    /// What kind of failure this is, for a message that says what to do
+    /// (see [`Fault`]). `dir` is the directory of the database, whose free
+    /// space tells a full disk from another I/O error.
+    pub fn fault(&self, dir: Option<&std::path::Path>) -> Fault {
+        match self {
+            Self::Open { source, .. } => source.fault(dir),
+            Self::NewerSchema { .. } => Fault::Newer,
+            Self::Io { source, .. } => io_fault(source, dir),
+            Self::Database(source) | Self::Worker(source) => {
+                if let Some(rusqlite::Error::SqliteFailure(e, _)) =
+                    source.downcast_ref::<rusqlite::Error>()
+                {
+                    use rusqlite::ErrorCode as C;
+                    return match e.code {
+                        C::DatabaseCorrupt | C::NotADatabase => Fault::Damaged,
+                        C::DiskFull => Fault::NoSpace,
+                        C::ReadOnly | C::PermissionDenied | C::CannotOpen => {
+                            if disk_full(dir) {
+                                Fault::NoSpace
+                            } else {
+                                Fault::Permission
+                            }
+                        }
+                        C::DatabaseBusy | C::DatabaseLocked => Fault::Busy,
+                        // `disk I/O error`: a full disk shows up here too
+                        // (SQLite cannot grow the `-shm` file: xShmMap).
+                        C::SystemIoFailure if disk_full(dir) => Fault::NoSpace,
+                        _ => Fault::Other,
+                    };
+                }
+                source
+                    .downcast_ref::<std::io::Error>()
+                    .map_or(Fault::Other, |e| io_fault(e, dir))
+            }
+            _ => Fault::Other,
+        }
+    }
+}
+
+/// The kinds of store failure a person can do something about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Fault {
+    /// The file is not a database, or its pages are damaged.
+    Damaged,
+    /// The disk holding it is full.
+    NoSpace,
+    /// It (or its directory) may not be read or written by this user.
+    Permission,
+    /// Another process holds it locked.
+    Busy,
+    /// A newer toolgate wrote it.
+    Newer,
+    /// Anything else.
+    Other,
+}
+
+fn io_fault(error: &std::io::Error, dir: Option<&std::path::Path>) -> Fault {
+    match error.raw_os_error() {
+        Some(code) if code == rustix::io::Errno::NOSPC.raw_os_error() => Fault::NoSpace,
+        Some(code)
+            if [
+                rustix::io::Errno::ACCESS,
+                rustix::io::Errno::PERM,
+                rustix::io::Errno::ROFS,
+            ]
+            .iter()
+            .any(|e| e.raw_os_error() == code) =>
+        {
+            Fault::Permission
+        }
+        _ if disk_full(dir) => Fault::NoSpace,
+        _ => Fault::Other,
+    }
+}
+
+/// Whether the file system of `dir` has no room left for an ordinary user
+/// (less than 64 KiB, or no free inodes).
+fn disk_full(dir: Option<&std::path::Path>) -> bool {
+    let Some(dir) = dir else { return false };
+    rustix::fs::statvfs(dir).is_ok_and(|s| {
+        s.f_bavail.saturating_mul(s.f_frsize) < 64 * 1024 || (s.f_files > 0 && s.f_favail == 0)
+    })
 }

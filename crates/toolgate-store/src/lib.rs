@@ -79,7 +79,7 @@ pub use dynamic_tools::{
     Created, DynamicToolKind, DynamicToolRecord, DynamicToolScope, DynamicToolStatus,
     DynamicToolStore, NewDynamicTool, StatusChange,
 };
-pub use error::{BackendError, StoreError};
+pub use error::{BackendError, Fault, StoreError};
 pub use memory::{
     MemoryApplied, MemoryChunk, MemoryHit, MemoryIndex, MemoryQuery, MemoryUpdate, SessionChange,
     SessionHistory, SessionMessage, SourceId,
@@ -94,7 +94,7 @@ pub use session::{
     NewSession, RUNNING, RunStart, SessionEvent, SessionEventRow, SessionStore, SessionSummary,
     StepRecord, ToolCallRow, UsageRow, new_session_id,
 };
-pub use sqlite::{SCHEMA_VERSION, SqliteStore};
+pub use sqlite::{SCHEMA_VERSION, SqliteStore, aside_path, move_aside};
 pub use tasks::{
     Activity, NewProject, NewTask, Plan, PlanStep, PlanStore, Priority, Project, ProjectKey,
     ProjectStatus, ProjectSummary, ProjectUpdate, StepStatus, Task, TaskFilter, TaskStatus,

@@ -252,6 +252,51 @@ fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>, StoreError> {
 
 /// Converts the driver's errors into [`StoreError::Database`].
 /// Whether `error` is `SQLite`'s "busy" or "locked".
+/// Where a damaged store at `path` is moved by [`move_aside`]: the first
+/// of `FILE.damaged`, `FILE.damaged.2`, `FILE.damaged.3`, … that does not
+/// exist (nothing is ever overwritten). An error can name it before the
+/// person agrees to the move.
+pub fn aside_path(path: &Path) -> PathBuf {
+    let named = |n: u32| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(if n == 1 {
+            ".damaged".to_owned()
+        } else {
+            format!(".damaged.{n}")
+        });
+        PathBuf::from(name)
+    };
+    (1..u32::MAX)
+        .map(named)
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .unwrap_or_else(|| named(u32::MAX))
+}
+
+/// Moves the store at `path` (with its `-wal`, `-shm` and `-journal`) to
+/// [`aside_path`], so that the next open starts an empty store, and returns
+/// where the database went. Nothing is deleted: the damaged file stays for
+/// the person to inspect or recover with other tools. Only ever called at
+/// a person's request (`toolgate store recover`).
+pub fn move_aside(path: &Path) -> Result<PathBuf, StoreError> {
+    let aside = aside_path(path);
+    let io_error = |p: &Path| {
+        let p = p.to_owned();
+        move |source| StoreError::Io { path: p, source }
+    };
+    std::fs::rename(path, &aside).map_err(io_error(path))?;
+    for suffix in private::COMPANIONS {
+        let mut from = path.as_os_str().to_owned();
+        from.push(suffix);
+        let from = PathBuf::from(from);
+        if std::fs::symlink_metadata(&from).is_ok() {
+            let mut to = aside.as_os_str().to_owned();
+            to.push(suffix);
+            std::fs::rename(&from, PathBuf::from(to)).map_err(io_error(&from))?;
+        }
+    }
+    Ok(aside)
+}
+
 fn is_busy(error: &StoreError) -> bool {
     let StoreError::Database(source) = error else {
         return false;

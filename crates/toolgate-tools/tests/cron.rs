@@ -497,7 +497,10 @@ async fn a_failed_one_shot_job_is_kept_and_marked_failed() {
     assert!(!kept.enabled, "{kept:?}");
     let history = store.runs(Some(job.id), 10).await.unwrap();
     assert_eq!(history[0].outcome, OUTCOME_FAILED);
-    assert!(history[0].summary.contains("could not finish"), "{history:?}");
+    assert!(
+        history[0].summary.contains("could not finish"),
+        "{history:?}"
+    );
 
     // The same job run by hand, successfully: now it is removed.
     let ok = add(&store, &at, "2026-01-05T08:00:00Z", true).await;
