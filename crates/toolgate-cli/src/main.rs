@@ -465,15 +465,12 @@ fn print_result(setup: &Setup, result: &ToolResult, decision: Decision) -> Resul
 /// or fails for another reason, is left alone.
 fn store_recover(setup: &Setup) -> Result<Exit, CliError> {
     let path = setup.host.store_path()?;
-    let error = match toolgate_store::SqliteStore::open(&path) {
-        Ok(_) => {
-            render::note(&format!(
-                "the store {} opens and is not damaged: nothing to recover",
-                path.display()
-            ));
-            return Ok(Exit::Success);
-        }
-        Err(error) => error,
+    let Err(error) = toolgate_store::SqliteStore::open(&path) else {
+        render::note(&format!(
+            "the store {} opens and is not damaged: nothing to recover",
+            path.display()
+        ));
+        return Ok(Exit::Success);
     };
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     if error.fault(dir) != toolgate_store::Fault::Damaged {
