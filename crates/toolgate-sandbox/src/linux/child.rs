@@ -806,10 +806,17 @@ unsafe fn drop_capabilities() -> Result<(), Failed> {
         let mut cap: libc::c_int = 0;
         loop {
             if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 {
-                if errno() == libc::EINVAL {
-                    break; // past the last capability the kernel knows
+                match errno() {
+                    // Past the last capability the kernel knows.
+                    libc::EINVAL => break,
+                    // Without CAP_SETPCAP (a user's process outside a user
+                    // namespace: the Landlock-only sandbox) the bounding
+                    // set cannot be changed; it only matters to `execve`
+                    // of a program with file capabilities, which
+                    // `no_new_privs` (set before any `exec`) denies anyway.
+                    libc::EPERM => break,
+                    code => return Err(Failed(phase::CAPS, code)),
                 }
-                return Err(Failed(phase::CAPS, errno()));
             }
             cap += 1;
         }
