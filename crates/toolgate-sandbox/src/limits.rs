@@ -416,8 +416,9 @@ pub(crate) struct Ending<'a> {
 }
 
 /// The limits a run hit: certain from a signal or a cgroup's counter; a
-/// guess from the error output of a run that failed ("No space left on
-/// device" from a capped `/tmp`, a failed `fork`, a failed allocation).
+/// guess from the error output of a run that failed (a failed `fork`, a
+/// failed allocation), or of any run for "No space left on device" where
+/// `/tmp` and `/dev/shm` are capped.
 pub(crate) fn hits(limits: &Limits, ending: &Ending<'_>) -> Vec<LimitHit> {
     let text = ending.stderr;
     let says = |needles: &[&str]| needles.iter().any(|n| text.contains(n));
@@ -477,7 +478,9 @@ pub(crate) fn hits(limits: &Limits, ending: &Ending<'_>) -> Vec<LimitHit> {
     {
         found.push((Limit::OpenFiles, false));
     }
-    if ending.failed && ending.tmpfs && says(&["No space left on device"]) {
+    // A full /tmp is worth a note even when the command went on and ended
+    // well: what it wrote there is cut short.
+    if ending.tmpfs && says(&["No space left on device"]) {
         found.push((Limit::TmpSize, false));
         found.push((Limit::ShmSize, false));
     }
@@ -668,7 +671,8 @@ mod tests {
                 },
                 vec![(Limit::TmpSize, false), (Limit::ShmSize, false)],
             ),
-            // A run that succeeded is not second-guessed from its output.
+            // A run that succeeded is not second-guessed from its output,
+            // but for a write cut short in /tmp.
             (
                 Ending {
                     failed: false,
@@ -676,6 +680,15 @@ mod tests {
                     ..failed("MemoryError")
                 },
                 vec![],
+            ),
+            (
+                Ending {
+                    failed: false,
+                    exit_code: Some(0),
+                    tmpfs: true,
+                    ..failed("No space left on device")
+                },
+                vec![(Limit::TmpSize, false), (Limit::ShmSize, false)],
             ),
         ];
         for (ending, expected) in cases {
