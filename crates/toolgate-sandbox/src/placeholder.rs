@@ -84,6 +84,11 @@ impl Lease {
         self.tree.as_ref()
     }
 
+    /// The same, to remove it.
+    pub(crate) fn tree_mut(&mut self) -> Option<&mut crate::linux::cgroup::Tree> {
+        self.tree.as_mut()
+    }
+
     /// Whether a limit refused or killed something in the process's tree,
     /// by the counters of its cgroup (certain), with the limit in force:
     /// for processes whose result is read from the lease holder, such as

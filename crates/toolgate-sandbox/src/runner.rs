@@ -229,7 +229,10 @@ impl Sandbox {
                 tmpfs: self.tmpfs_capped(),
             },
         );
-        // The cgroup goes with the lease.
+        // The cgroup goes with the lease, once what is left in it is gone.
+        if let Some(tree) = running.lease.tree_mut() {
+            tree.remove().await;
+        }
         drop(running);
         Ok(Finished {
             exit_code,

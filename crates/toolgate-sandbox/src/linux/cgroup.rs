@@ -573,6 +573,30 @@ impl Tree {
         &self.procs
     }
 
+    /// Kills what is left in the tree's cgroups and removes them, waiting
+    /// (without blocking the thread) up to a few seconds for processes
+    /// still dying: the runner's way, so a run has left nothing behind
+    /// when its result is there. What is still left is removed on drop.
+    pub(crate) async fn remove(&mut self) {
+        for attempt in 0..ATTEMPTS {
+            let dirs = self
+                .dirs
+                .iter()
+                .map(|(dir, version, ..)| (dir.clone(), *version))
+                .collect();
+            let left = remove_empty(dirs);
+            self.dirs
+                .retain(|(dir, ..)| left.iter().any(|(d, _)| d == dir));
+            if self.dirs.is_empty() {
+                return;
+            }
+            for (dir, version) in &left {
+                kill_members(dir, *version);
+            }
+            tokio::time::sleep(backoff(attempt)).await;
+        }
+    }
+
     /// Whether a process or memory limit refused or killed something.
     pub(crate) fn counters(&self) -> Counters {
         let mut counters = Counters::default();
@@ -602,6 +626,16 @@ fn remove_empty(dirs: Vec<(PathBuf, Version)>) -> Vec<(PathBuf, Version)> {
         })
         .collect()
 }
+
+/// How long to wait before the `attempt`th retry of a removal: 1 ms,
+/// then 10 ms more each time up to a tenth of a second (about five seconds
+/// over the 60 attempts).
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(u64::from(attempt.min(10)) * 10 + 1)
+}
+
+/// How many times a removal is retried.
+const ATTEMPTS: u32 = 60;
 
 /// Kills every process in the cgroup at `dir`.
 fn kill_members(dir: &Path, version: Version) {
@@ -637,11 +671,11 @@ impl Drop for Tree {
             .name("toolgate-cgroup".to_owned())
             .spawn(move || {
                 let mut left = left;
-                for attempt in 0..60u32 {
+                for attempt in 0..ATTEMPTS {
                     for (dir, version) in &left {
                         kill_members(dir, *version);
                     }
-                    std::thread::sleep(Duration::from_millis(u64::from(attempt.min(10)) * 10 + 1));
+                    std::thread::sleep(backoff(attempt));
                     left = remove_empty(left);
                     if left.is_empty() {
                         return;
