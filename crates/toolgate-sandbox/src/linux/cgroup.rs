@@ -46,8 +46,17 @@
 //! left the group (without a PID namespace, a `setsid` daemon) are killed
 //! through the cgroup: `cgroup.kill` on v2, each process in `cgroup.procs`
 //! on v1 (a process ID read there can in theory be reused before the
-//! signal, if the PID space wraps around in between). Where processes are
-//! still dying, a helper thread retries for a few seconds.
+//! signal, if the PID space wraps around in between). The runner waits (a
+//! few seconds at most) for processes still dying, so a run has left
+//! nothing behind when its result is there; a tree dropped otherwise (a
+//! background session, an MCP server) leaves that to a helper thread.
+//!
+//! Making and removing a memory cgroup costs a few tenths of a
+//! millisecond, a tenth of the budget of a command such as `true`. So a
+//! few empty sets of a finished tree's cgroups are kept for the next trees
+//! (counters are compared with what they were when a tree took the set,
+//! limits rewritten when they differ); the rest are removed, and the spares
+//! with `toolgate-PID` when the last sandbox goes.
 
 use std::ffi::CString;
 use std::fs;
@@ -100,14 +109,40 @@ pub(crate) struct Root {
     hierarchies: Vec<Hierarchy>,
     found: Found,
     next: AtomicU64,
+    /// Empty cgroups of finished trees, kept for the next ones.
+    spares: Mutex<Vec<Set>>,
 }
 
-/// The cgroups of one command tree; removed on drop.
+/// How many empty sets of cgroups are kept for reuse.
+const SPARES: usize = 4;
+
+/// One cgroup of a command tree, in one hierarchy.
+#[derive(Debug)]
+struct Group {
+    dir: PathBuf,
+    version: Version,
+    pids: bool,
+    memory: bool,
+    /// The counters when the tree took it: a reused cgroup has a past.
+    refused: u64,
+    killed: u64,
+}
+
+/// A command tree's cgroups, one per hierarchy, and the limits written in
+/// them (processes, memory).
+#[derive(Debug)]
+struct Set {
+    groups: Vec<Group>,
+    procs: Vec<CString>,
+    limits: (u64, u64),
+}
+
+/// The cgroups of one command tree; removed (or kept for the next tree,
+/// once empty) on drop.
 #[derive(Debug)]
 pub(crate) struct Tree {
-    dirs: Vec<(PathBuf, Version, bool, bool)>,
-    procs: Vec<CString>,
-    _root: Arc<Root>,
+    set: Set,
+    root: Arc<Root>,
 }
 
 /// What a tree's counters say.
@@ -146,6 +181,7 @@ pub(crate) fn root() -> (Option<Arc<Root>>, Found) {
         hierarchies,
         found: found.clone(),
         next: AtomicU64::new(1),
+        spares: Mutex::new(Vec::new()),
     });
     *shared = Some((Arc::downgrade(&root), None));
     (Some(root), found)
@@ -501,54 +537,132 @@ fn remove_stale(parent: &Path) {
 }
 
 impl Root {
-    /// Makes the cgroups of one command tree: at most `pids` tasks, at
-    /// most `memory` bytes (swap included).
+    /// The cgroups of one command tree, at most `pids` tasks and `memory`
+    /// bytes (swap included): a spare set when there is one (made and
+    /// removed, a memory cgroup costs a few tenths of a millisecond), else
+    /// new ones.
     pub(crate) fn tree(self: &Arc<Self>, pids: u64, memory: u64) -> io::Result<Tree> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let spare = self
+            .spares
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
         let mut tree = Tree {
-            dirs: Vec::new(),
-            procs: Vec::new(),
-            _root: Arc::clone(self),
+            set: Set {
+                groups: Vec::new(),
+                procs: Vec::new(),
+                limits: (0, 0),
+            },
+            root: Arc::clone(self),
         };
-        for h in &self.hierarchies {
-            let dir = h.base.join(n.to_string());
-            fs::create_dir(&dir)?;
-            tree.dirs.push((dir.clone(), h.version, h.pids, h.memory));
-            let file = |name: &str| dir.join(name);
-            if h.pids {
-                write(&file("pids.max"), &pids.to_string())?;
+        if let Some(spare) = spare {
+            tree.set = spare;
+            for group in &mut tree.set.groups {
+                (group.refused, group.killed) = group.counts();
             }
-            if h.memory {
-                let bytes = memory.to_string();
-                match h.version {
-                    Version::V1 => {
-                        write(&file("memory.limit_in_bytes"), &bytes)?;
-                        let swap = file("memory.memsw.limit_in_bytes");
-                        if swap.exists() {
-                            write(&swap, &bytes)?;
-                        }
-                    }
-                    Version::V2 => {
-                        write(&file("memory.max"), &bytes)?;
-                        let swap = file("memory.swap.max");
-                        if swap.exists() {
-                            write(&swap, "0")?;
-                        }
-                    }
-                }
+        } else {
+            let n = self.next.fetch_add(1, Ordering::Relaxed);
+            for h in &self.hierarchies {
+                let dir = h.base.join(n.to_string());
+                fs::create_dir(&dir)?;
+                let procs = dir.join("cgroup.procs");
+                tree.set.groups.push(Group {
+                    dir,
+                    version: h.version,
+                    pids: h.pids,
+                    memory: h.memory,
+                    refused: 0,
+                    killed: 0,
+                });
+                tree.set.procs.push(
+                    CString::new(procs.as_os_str().as_bytes())
+                        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?,
+                );
             }
-            let procs = file("cgroup.procs");
-            tree.procs.push(
-                CString::new(procs.as_os_str().as_bytes())
-                    .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?,
-            );
+        }
+        if tree.set.limits != (pids, memory) {
+            for group in &tree.set.groups {
+                group.limit(pids, memory)?;
+            }
+            tree.set.limits = (pids, memory);
         }
         Ok(tree)
     }
 }
 
+impl Group {
+    /// Writes the limits.
+    fn limit(&self, pids: u64, memory: u64) -> io::Result<()> {
+        let file = |name: &str| self.dir.join(name);
+        if self.pids {
+            write(&file("pids.max"), &pids.to_string())?;
+        }
+        if self.memory {
+            let bytes = memory.to_string();
+            match self.version {
+                Version::V1 => {
+                    // Memory plus swap may not be below memory alone: lower
+                    // it second, raise it first.
+                    let swap = file("memory.memsw.limit_in_bytes");
+                    let swap = swap.exists().then_some(swap);
+                    if let Some(swap) = &swap {
+                        let _ = write(swap, &bytes);
+                    }
+                    write(&file("memory.limit_in_bytes"), &bytes)?;
+                    if let Some(swap) = &swap {
+                        write(swap, &bytes)?;
+                    }
+                }
+                Version::V2 => {
+                    write(&file("memory.max"), &bytes)?;
+                    let swap = file("memory.swap.max");
+                    if swap.exists() {
+                        write(&swap, "0")?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Forks refused at `pids.max`, and processes killed for want of
+    /// memory, so far.
+    fn counts(&self) -> (u64, u64) {
+        let refused = if self.pids {
+            counter(&self.dir.join("pids.events"), "max").unwrap_or(0)
+        } else {
+            0
+        };
+        let killed = if self.memory {
+            let file = match self.version {
+                Version::V1 => "memory.oom_control",
+                Version::V2 => "memory.events",
+            };
+            counter(&self.dir.join(file), "oom_kill").unwrap_or(0)
+        } else {
+            0
+        };
+        (refused, killed)
+    }
+
+    /// Whether no process is in it.
+    fn is_empty(&self) -> bool {
+        fs::read_to_string(self.dir.join("cgroup.procs")).is_ok_and(|t| t.trim().is_empty())
+    }
+}
+
 impl Drop for Root {
     fn drop(&mut self) {
+        let spares = std::mem::take(
+            self.spares
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        for set in spares {
+            for group in set.groups {
+                let _ = fs::remove_dir(&group.dir);
+            }
+        }
         for h in &self.hierarchies {
             // Fails while toolgate lives in it (it moved itself there):
             // the next toolgate removes it as stale.
@@ -570,46 +684,87 @@ fn counter(path: &Path, key: &str) -> Option<u64> {
 impl Tree {
     /// The `cgroup.procs` files the child writes itself into.
     pub(crate) fn procs(&self) -> &[CString] {
-        &self.procs
+        &self.set.procs
     }
 
-    /// Kills what is left in the tree's cgroups and removes them, waiting
-    /// (without blocking the thread) up to a few seconds for processes
-    /// still dying: the runner's way, so a run has left nothing behind
-    /// when its result is there. What is still left is removed on drop.
+    /// Keeps the cgroups for the next tree when they are empty and fewer
+    /// than [`SPARES`] are kept; whether it did.
+    fn keep(&mut self) -> bool {
+        if self.set.groups.is_empty() || !self.set.groups.iter().all(Group::is_empty) {
+            return false;
+        }
+        let mut spares = self
+            .root
+            .spares
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if spares.len() >= SPARES {
+            return false;
+        }
+        spares.push(std::mem::replace(
+            &mut self.set,
+            Set {
+                groups: Vec::new(),
+                procs: Vec::new(),
+                limits: (0, 0),
+            },
+        ));
+        true
+    }
+
+    /// The groups, as `(directory, version)`, taken out of the tree.
+    fn take_dirs(&mut self) -> Vec<(PathBuf, Version)> {
+        self.set.procs.clear();
+        self.set
+            .groups
+            .drain(..)
+            .map(|g| (g.dir, g.version))
+            .collect()
+    }
+
+    /// Kills what is left in the tree's cgroups and removes them (or keeps
+    /// them for the next tree), waiting (without blocking the thread) up to
+    /// a few seconds for processes still dying: the runner's way, so a run
+    /// has left nothing behind when its result is there. What is still
+    /// left is removed on drop.
     pub(crate) async fn remove(&mut self) {
+        if self.keep() {
+            return;
+        }
+        let mut left = remove_empty(self.take_dirs());
         for attempt in 0..ATTEMPTS {
-            let dirs = self
-                .dirs
-                .iter()
-                .map(|(dir, version, ..)| (dir.clone(), *version))
-                .collect();
-            let left = remove_empty(dirs);
-            self.dirs
-                .retain(|(dir, ..)| left.iter().any(|(d, _)| d == dir));
-            if self.dirs.is_empty() {
+            if left.is_empty() {
                 return;
             }
             for (dir, version) in &left {
                 kill_members(dir, *version);
             }
             tokio::time::sleep(backoff(attempt)).await;
+            left = remove_empty(left);
+        }
+        // Left for the helper of `drop`.
+        for (dir, version) in left {
+            self.set.groups.push(Group {
+                dir,
+                version,
+                pids: false,
+                memory: false,
+                refused: 0,
+                killed: 0,
+            });
         }
     }
 
     /// Whether a process or memory limit refused or killed something.
     pub(crate) fn counters(&self) -> Counters {
         let mut counters = Counters::default();
-        for (dir, version, pids, memory) in &self.dirs {
-            if *pids {
-                counters.pids = Some(counter(&dir.join("pids.events"), "max").unwrap_or(0) > 0);
+        for group in &self.set.groups {
+            let (refused, killed) = group.counts();
+            if group.pids {
+                counters.pids = Some(refused > group.refused);
             }
-            if *memory {
-                let file = match version {
-                    Version::V1 => "memory.oom_control",
-                    Version::V2 => "memory.events",
-                };
-                counters.memory = Some(counter(&dir.join(file), "oom_kill").unwrap_or(0) > 0);
+            if group.memory {
+                counters.memory = Some(killed > group.killed);
             }
         }
         counters
@@ -655,12 +810,10 @@ fn kill_members(dir: &Path, version: Version) {
 
 impl Drop for Tree {
     fn drop(&mut self) {
-        let dirs: Vec<(PathBuf, Version)> = self
-            .dirs
-            .drain(..)
-            .map(|(dir, version, ..)| (dir, version))
-            .collect();
-        let left = remove_empty(dirs);
+        if self.keep() {
+            return;
+        }
+        let left = remove_empty(self.take_dirs());
         if left.is_empty() {
             return;
         }
