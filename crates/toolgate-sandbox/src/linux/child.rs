@@ -807,14 +807,13 @@ unsafe fn drop_capabilities() -> Result<(), Failed> {
         loop {
             if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 {
                 match errno() {
-                    // Past the last capability the kernel knows.
-                    libc::EINVAL => break,
-                    // Without CAP_SETPCAP (a user's process outside a user
-                    // namespace: the Landlock-only sandbox) the bounding
-                    // set cannot be changed; it only matters to `execve`
-                    // of a program with file capabilities, which
+                    // EINVAL: past the last capability the kernel knows.
+                    // EPERM: without CAP_SETPCAP (a user's process outside
+                    // a user namespace: the Landlock-only sandbox) the
+                    // bounding set cannot be changed; it only matters to
+                    // `execve` of a program with file capabilities, which
                     // `no_new_privs` (set before any `exec`) denies anyway.
-                    libc::EPERM => break,
+                    libc::EINVAL | libc::EPERM => break,
                     code => return Err(Failed(phase::CAPS, code)),
                 }
             }
