@@ -357,9 +357,9 @@ pub struct LimitsSection {
 
 impl Default for LimitsSection {
     fn default() -> Self {
+        use toolgate_sandbox::Limit;
         let limits = toolgate_sandbox::Limits::default();
         let get = |limit| limits.get(limit);
-        use toolgate_sandbox::Limit;
         Self {
             processes: get(Limit::Processes),
             memory: get(Limit::Memory),
@@ -396,6 +396,10 @@ mod size {
     use serde::{Deserializer, Serializer};
     use toolgate_sandbox::ByteSize;
 
+    #[expect(
+        clippy::trivially_copy_pass_by_ref,
+        reason = "serde's `with` passes the field by reference"
+    )]
     pub(super) fn serialize<S: Serializer>(bytes: &u64, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&ByteSize(*bytes).to_string())
     }
