@@ -552,7 +552,9 @@ fn config_check(setup: &Setup) -> Result<Exit, CliError> {
         sources.join(", ")
     ));
     // What the kernel enforces here, for every process toolgate starts.
-    render::note(&format!("sandbox: {}", host.sandbox()?.status()));
+    let sandbox = host.sandbox()?;
+    render::note(&format!("sandbox: {}", sandbox.status()));
+    render::note(&format!("limits: {}", sandbox.status().limits_line()));
     show(&text)
 }
 

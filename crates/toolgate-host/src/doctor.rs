@@ -103,6 +103,7 @@ impl Host {
             self.check_own_modes(),
         ];
         checks.push(self.check_sandbox());
+        checks.push(self.check_limits());
         checks.push(self.check_store());
         checks.push(self.check_skills());
         checks.extend(self.check_model(options).await);
@@ -228,6 +229,35 @@ impl Host {
                  true` to refuse commands instead",
             ),
         }
+    }
+
+    /// How each of `commands.limits` is enforced here.
+    fn check_limits(&self) -> Check {
+        let sandbox = match self.sandbox() {
+            Ok(sandbox) => sandbox,
+            Err(error) => {
+                return Check::bad(
+                    CheckState::Fail,
+                    "limits",
+                    toolgate_core::error_chain(&error),
+                    error.hint().unwrap_or_default(),
+                );
+            }
+        };
+        let status = sandbox.status();
+        if status
+            .limits()
+            .iter()
+            .all(toolgate_sandbox::LimitStatus::enforced)
+        {
+            return Check::ok("limits", status.limits_line());
+        }
+        Check::bad(
+            CheckState::Warn,
+            "limits",
+            status.limits_line(),
+            "processes and memory are limited per command by a cgroup: run toolgate as root, or              in a cgroup delegated to you (`systemd-run --user --scope -p Delegate=yes toolgate …`);              the /tmp and /dev/shm caps need the full sandbox",
+        )
     }
 
     /// Skills found, and the first that could not be read (file and line).

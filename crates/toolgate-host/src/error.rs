@@ -52,6 +52,9 @@ pub enum HostError {
     /// The sandbox cannot be built.
     #[error("the sandbox cannot be set up")]
     Sandbox(#[source] toolgate_sandbox::SandboxError),
+    /// `commands.limits` holds a limit too small to run anything.
+    #[error("invalid configuration: `commands.limits`")]
+    Limits(#[source] toolgate_sandbox::LimitsError),
     /// `confirmation.rules` holds a malformed or too broad rule.
     #[error("invalid configuration")]
     Rules(#[source] toolgate_policy::RuleError),
@@ -192,6 +195,7 @@ impl HostError {
             Self::BlockedPatterns(_) => "fix `commands.blocked_patterns` and `guardrails.blocked_commands`: each entry is a regular expression".to_owned(),
             Self::Patterns(_) => "fix `guardrails.sensitive_files` and `guardrails.protected_files`: each entry is a glob".to_owned(),
             Self::Sandbox(_) => "check `commands.readable`, `commands.writable` and the sensitive and protected patterns".to_owned(),
+            Self::Limits(_) => "raise it in `commands.limits`, or remove the key to get the default".to_owned(),
             Self::Rules(_) => "fix `confirmation.rules` (`toolgate rules list` shows them, `toolgate rules remove N` drops one)".to_owned(),
             Self::Guardrails(_) => "fix the `guardrails` section; `toolgate config check` shows it".to_owned(),
             Self::Hooks(_) => "fix the `hooks` section; `toolgate config check` shows it".to_owned(),

@@ -337,7 +337,7 @@ impl Host {
         }
         let own = self.own_state();
         self.prepare_own_state(&own);
-        let sandbox = sandbox_builder(&self.workspace, &self.loaded, &self.policy_files())
+        let sandbox = sandbox_builder(&self.workspace, &self.loaded, &self.policy_files())?
             .readable(self.user_skill_dirs())
             .private(own.private().map(Path::to_path_buf))
             .build()
@@ -353,7 +353,7 @@ impl Host {
         }
         let own = self.own_state();
         self.prepare_own_state(&own);
-        let builder = sandbox_builder(&self.workspace, &self.loaded, &self.policy_files())
+        let builder = sandbox_builder(&self.workspace, &self.loaded, &self.policy_files())?
             .readable(self.user_skill_dirs())
             .private(own.private().map(Path::to_path_buf));
         let store: Arc<dyn toolgate_store::DynamicToolStore> = self.store()?;
@@ -661,7 +661,7 @@ fn sandbox_builder(
     workspace: &Path,
     loaded: &Loaded,
     policy_files: &[String],
-) -> toolgate_sandbox::SandboxBuilder {
+) -> Result<toolgate_sandbox::SandboxBuilder, HostError> {
     let config = &loaded.config;
     let commands = &config.commands;
     // The variables toolgate reads keys from never reach a process unless
@@ -707,11 +707,12 @@ fn sandbox_builder(
         .readable(commands.readable.iter().map(PathBuf::from))
         .writable(commands.writable.iter().map(PathBuf::from))
         .deny_read(commands.deny_read.iter().map(PathBuf::from))
-        .env_policy(env);
+        .env_policy(env)
+        .limits(commands.limits.to_limits().map_err(HostError::Limits)?);
     if let Some(home) = &commands.home_readable {
         builder = builder.home_readable(home.iter().cloned());
     }
-    builder
+    Ok(builder)
 }
 
 /// `path` with symlinks resolved as far as it exists (the store's

@@ -67,7 +67,8 @@ use toolgate_mcp::McpServerConfig;
 /// `agents.*.mode`, `workspace.allow_sensitive`, `workspace.allow_delete`,
 /// `commands.sandbox`, `commands.network`, `commands.env`, `commands.readable`,
 /// `commands.writable`, `commands.home_readable`
-/// (policy), `audit.*` (appends to any file), `llm.base_url`,
+/// (policy), `commands.limits` (a raised limit lets a command take more of
+/// the machine), `audit.*` (appends to any file), `llm.base_url`,
 /// `llm.api_key_env`, `llm.fallback` (where the model's requests, the code
 /// and the keys go),
 /// `store.path` (writes any file), `tools.memory.dir` (writes files there),
@@ -640,6 +641,8 @@ mod tests {
             ("commands.home_readable", false),
             ("commands.network", false),
             ("commands.env", false),
+            ("commands.limits", false),
+            ("commands.limits.processes", false),
             ("audit.path", false),
             ("llm.base_url", false),
             ("llm.api_key_env", false),

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use toolgate_core::{DEFAULT_PROTECTED_PATTERNS, DEFAULT_SENSITIVE_PATTERNS, PathPatterns};
 
 use crate::env::EnvPolicy;
+use crate::limits::Limits;
 use crate::linux::landlock;
 use crate::linux::plan::View;
 use crate::sandbox::{Parts, Sandbox};
@@ -123,6 +124,7 @@ pub struct SandboxBuilder {
     private: Vec<PathBuf>,
     env: EnvPolicy,
     host_env: Option<Vec<(String, String)>>,
+    limits: Limits,
 }
 
 impl SandboxBuilder {
@@ -149,6 +151,7 @@ impl SandboxBuilder {
             private: Vec::new(),
             env: EnvPolicy::new(),
             host_env: None,
+            limits: Limits::default(),
         }
     }
 
@@ -297,6 +300,17 @@ impl SandboxBuilder {
         self
     }
 
+    /// What every command tree may consume (see [`Limits`] for how each
+    /// limit is enforced). By default, [`Limits::default`]: 512 processes
+    /// and threads, half of RAM (at most 8 GiB) of memory, an hour of CPU
+    /// time per process, 16 GiB per file, 8192 open files, and a quarter of
+    /// RAM (at most 4 GiB) each for `/tmp` and `/dev/shm`.
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// The environment the policy takes variables from. By default,
     /// toolgate's own.
     #[must_use]
@@ -367,6 +381,7 @@ impl SandboxBuilder {
             sensitive,
             protected,
             env,
+            limits: self.limits,
             session,
         }))
     }

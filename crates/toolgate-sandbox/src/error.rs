@@ -72,6 +72,9 @@ pub enum SandboxError {
         #[source]
         source: io::Error,
     },
+    /// The cgroup that limits a command tree could not be made.
+    #[error("could not create the command's cgroup")]
+    Cgroup(#[source] io::Error),
     /// Waiting for or talking to the process failed.
     #[error("lost track of the process")]
     Wait(#[source] io::Error),

@@ -19,7 +19,11 @@
 //! processes invisible, the
 //! environment built rather than inherited ([`EnvPolicy`]). The rules are
 //! on [`Sandbox`]; how it is built, with namespaces, mounts and Landlock,
-//! in the `linux::child` module. [`SandboxStatus`] says what the running
+//! in the `linux::child` module. Every command tree is bounded by
+//! [`Limits`] — processes, memory, CPU time, file size, open files, the
+//! size of `/tmp` and `/dev/shm` — enforced with cgroups, resource limits
+//! and tmpfs sizes (see the [`limits`] module); a run that hit one says so
+//! ([`Finished::limits_hit`]). [`SandboxStatus`] says what the running
 //! kernel allows; where it lacks a piece, callers ask before every command.
 //!
 //! # Example
@@ -53,18 +57,20 @@ pub use builder::{
 pub use env::{CORE_VARIABLES, EnvPolicy, looks_like_credential};
 pub use error::SandboxError;
 pub use gitconfig::KEPT_SECTIONS;
+pub use limits::{ByteSize, ByteSizeError, Limit, LimitHit, Limits, LimitsBuilder, LimitsError};
 pub use placeholder::Lease;
 pub use runner::{Capture, Finished, RunOptions, kill_group};
 pub use sandbox::{Prepared, Running, Sandbox};
 pub use scan::MAX_ENTRIES;
 pub use spawn::{Profile, Spawn};
-pub use status::{Level, SandboxStatus};
+pub use status::{Level, LimitStatus, SandboxStatus};
 
 mod builder;
 mod capture;
 mod env;
 mod error;
 pub mod gitconfig;
+pub mod limits;
 mod linux;
 mod placeholder;
 mod resolve;

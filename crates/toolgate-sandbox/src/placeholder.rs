@@ -52,11 +52,14 @@ pub(crate) struct Placeholders {
     markers: PathBuf,
 }
 
-/// Placeholders held for one running process; released on drop.
+/// What one running process holds: its placeholders and the cgroup that
+/// limits its tree; released on drop (the cgroup is removed, once the
+/// processes left in it are killed).
 #[derive(Debug)]
 pub struct Lease {
     owner: Option<Arc<Placeholders>>,
     paths: Vec<PathBuf>,
+    tree: Option<crate::linux::cgroup::Tree>,
 }
 
 impl Lease {
@@ -66,7 +69,43 @@ impl Lease {
         Self {
             owner: None,
             paths: Vec::new(),
+            tree: None,
         }
+    }
+
+    /// This lease, holding the cgroup of the process's tree too.
+    pub(crate) fn with_tree(mut self, tree: Option<crate::linux::cgroup::Tree>) -> Self {
+        self.tree = tree;
+        self
+    }
+
+    /// The cgroup of the process's tree, where one limits it.
+    pub(crate) fn tree(&self) -> Option<&crate::linux::cgroup::Tree> {
+        self.tree.as_ref()
+    }
+
+    /// The same, to remove it.
+    pub(crate) fn tree_mut(&mut self) -> Option<&mut crate::linux::cgroup::Tree> {
+        self.tree.as_mut()
+    }
+
+    /// Whether a limit refused or killed something in the process's tree,
+    /// by the counters of its cgroup (certain), with the limit in force:
+    /// for processes whose result is read from the lease holder, such as
+    /// a background session.
+    pub fn limits_hit(&self, limits: &crate::Limits) -> Vec<crate::LimitHit> {
+        let Some(tree) = &self.tree else {
+            return Vec::new();
+        };
+        let counters = tree.counters();
+        crate::limits::hits(
+            limits,
+            &crate::limits::Ending {
+                cgroup_pids: counters.pids,
+                cgroup_memory: counters.memory,
+                ..crate::limits::Ending::default()
+            },
+        )
     }
 }
 
@@ -132,6 +171,7 @@ impl Placeholders {
         let mut lease = Lease {
             owner: Some(Arc::clone(self)),
             paths: Vec::new(),
+            tree: None,
         };
         for (path, kind) in wanted {
             self.acquire_one(path, *kind)?;

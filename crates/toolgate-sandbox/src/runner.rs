@@ -13,6 +13,13 @@
 //! command neither outlives it nor holds our output pipes open. See
 //! `setpgid(2)`, `kill(2)`, `pid_namespaces(7)` and uv's
 //! `crates/uv/src/child.rs`.
+//!
+//! # Limits
+//!
+//! Once the group is gone, the run's cgroup counters (where a cgroup
+//! limited it), its exit signal and its error output say which
+//! [limits](crate::limits) it hit ([`Finished::limits_hit`]); then the
+//! cgroup is removed.
 
 use std::os::unix::process::ExitStatusExt as _;
 use std::process::Stdio;
@@ -21,7 +28,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use crate::capture::{Capped, HeadTail};
-use crate::{Sandbox, SandboxError, Spawn};
+use crate::limits::{self, Ending};
+use crate::{LimitHit, Sandbox, SandboxError, Spawn};
 
 /// How long output readers may go on after the process group was killed.
 const READER_GRACE: Duration = Duration::from_millis(500);
@@ -88,6 +96,8 @@ pub struct Finished {
     pub cut: usize,
     /// From start to end.
     pub duration: Duration,
+    /// The limits it hit, or may have hit (see [`LimitHit::certain`]).
+    pub limits_hit: Vec<LimitHit>,
 }
 
 /// Kills every process of the group led by `pid`. A group that is already
@@ -200,14 +210,39 @@ impl Sandbox {
         };
         let (stdout, out_cut) = collect(stdout).await;
         let (stderr, err_cut) = collect(stderr).await;
+        let exit_code = status.and_then(|s| s.code());
+        let signal = status.and_then(|s| s.signal());
+        let counters = running
+            .lease
+            .tree()
+            .map(crate::linux::cgroup::Tree::counters)
+            .unwrap_or_default();
+        let limits_hit = limits::hits(
+            self.limits(),
+            &Ending {
+                signal,
+                exit_code,
+                failed: exit_code != Some(0) || timed_out,
+                stderr: &stderr,
+                cgroup_pids: counters.pids,
+                cgroup_memory: counters.memory,
+                tmpfs: self.tmpfs_capped(),
+            },
+        );
+        // The cgroup goes with the lease, once what is left in it is gone.
+        if let Some(tree) = running.lease.tree_mut() {
+            tree.remove().await;
+        }
+        drop(running);
         Ok(Finished {
-            exit_code: status.and_then(|s| s.code()),
-            signal: status.and_then(|s| s.signal()),
+            exit_code,
+            signal,
             timed_out,
             stdout,
             stderr,
             cut: out_cut + err_cut,
             duration: started.elapsed(),
+            limits_hit,
         })
     }
 }

@@ -9,7 +9,9 @@ use std::sync::{Arc, OnceLock};
 use toolgate_core::PathPatterns;
 
 use crate::builder::{SandboxBuilder, SandboxMode};
-use crate::linux::child::{self, Plan};
+use crate::limits::Limits;
+use crate::linux::bounds::Enforcement;
+use crate::linux::child::{self, Bounds, Plan};
 use crate::linux::plan::{self, Dynamic, Strictness, View};
 use crate::placeholder::{Kind, Lease, Placeholders};
 use crate::spawn::{Profile, Spawn, shell_path};
@@ -24,6 +26,7 @@ pub(crate) struct Parts {
     pub(crate) sensitive: PathPatterns,
     pub(crate) protected: PathPatterns,
     pub(crate) env: BTreeMap<String, String>,
+    pub(crate) limits: Limits,
     pub(crate) session: tempfile::TempDir,
 }
 
@@ -35,7 +38,10 @@ struct Inner {
     sensitive: PathPatterns,
     protected: PathPatterns,
     env: BTreeMap<String, String>,
+    limits: Limits,
     status: OnceLock<SandboxStatus>,
+    /// How the limits are enforced: decided with the status.
+    enforcement: OnceLock<Enforcement>,
     placeholders: Arc<Placeholders>,
     scanner: scan::Scanner,
     _session: tempfile::TempDir,
@@ -44,8 +50,8 @@ struct Inner {
 /// The one way toolgate starts a process: every command, background
 /// process, hook, quality gate and MCP server goes through a `Sandbox`.
 ///
-/// Cheap to clone (an [`Arc`] inside). Its private session directory (the
-/// processes' `/tmp`) is removed when the last clone is dropped.
+/// Cheap to clone (an [`Arc`] inside). Its private session directory is
+/// removed when the last clone is dropped.
 ///
 /// # Rules
 ///
@@ -53,9 +59,12 @@ struct Inner {
 ///
 /// 1. has its environment built by the [`EnvPolicy`], not inherited;
 /// 2. sees the file system read-only, except the workspace, a private
-///    `/tmp` (shared by the processes of this sandbox only) and the
-///    configured writable paths ([`Profile::Standard`]); or nothing
-///    writable but `/dev/null` ([`Profile::ReadOnly`]);
+///    `/tmp` and the configured writable paths ([`Profile::Standard`]); or
+///    nothing writable but `/dev/null` ([`Profile::ReadOnly`]). `/tmp` and
+///    `/dev/shm` are tmpfses of the command tree's own, of the sizes the
+///    [`Limits`] set: not shared with other commands (files one command
+///    leaves for the next belong in the workspace), gone when the tree
+///    ends, and full at the cap (`ENOSPC`) rather than filling memory;
 /// 3. cannot read the workspace's sensitive files, the home directory
 ///    (except [`DEFAULT_HOME_READABLE`] and a sanitised `~/.gitconfig`), the
 ///    [home secrets](DEFAULT_HOME_SECRETS) and [system
@@ -75,11 +84,17 @@ struct Inner {
 ///    outside its Landlock domain (ABI 6), cannot mount anything;
 /// 7. has no network when read-only or configured so (its own network
 ///    namespace, plus Landlock's TCP rules);
-/// 8. dies with toolgate, and everything it started dies with it.
+/// 8. dies with toolgate, and everything it started dies with it;
+/// 9. is bounded, with everything it starts, by the [`Limits`]: processes
+///    and memory per command tree (a cgroup where toolgate can make one,
+///    else resource limits), CPU time, file size and open files per
+///    process (resource limits), `/tmp` and `/dev/shm` by their size.
 ///
-/// With [`Level::LandlockOnly`], only writes are confined (rule 2) and
-/// rules 1 and 8 hold; [`SandboxStatus::missing`] lists the rest, toolgate's
-/// own state among it.
+/// With [`Level::LandlockOnly`], only writes are confined (rule 2, without
+/// the private tmpfses) and rules 1, 8 and 9 hold; with [`Level::Off`],
+/// rules 1 and 9. [`SandboxStatus::missing`] lists the rest, toolgate's own
+/// state among it, and [`SandboxStatus::limits`] how each limit is enforced
+/// here.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     inner: Arc<Inner>,
@@ -167,7 +182,7 @@ pub struct Running {
     /// namespace: its exit status is the command's, and killing it kills
     /// everything inside).
     pub child: tokio::process::Child,
-    lease: Lease,
+    pub(crate) lease: Lease,
 }
 
 impl Running {
@@ -187,7 +202,9 @@ impl Sandbox {
                 sensitive: parts.sensitive,
                 protected: parts.protected,
                 env: parts.env,
+                limits: parts.limits,
                 status: OnceLock::new(),
+                enforcement: OnceLock::new(),
                 placeholders: Arc::new(Placeholders::new()),
                 scanner: scan::Scanner::default(),
                 _session: parts.session,
@@ -211,6 +228,16 @@ impl Sandbox {
         self.inner.network
     }
 
+    /// What every command tree may consume.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// Whether `/tmp` and `/dev/shm` are capped tmpfses here.
+    pub(crate) fn tmpfs_capped(&self) -> bool {
+        self.inner.enforcement.get().is_some_and(Enforcement::tmpfs)
+    }
+
     /// The environment every process starts from (before per-process
     /// additions).
     pub fn base_env(&self) -> &BTreeMap<String, String> {
@@ -222,7 +249,12 @@ impl Sandbox {
     /// milliseconds); the answer is kept.
     pub fn status(&self) -> &SandboxStatus {
         self.inner.status.get_or_init(|| {
-            let status = self.probe();
+            let mut status = self.probe();
+            let enforcement = Enforcement::new(status.level);
+            let (limits, missing) = enforcement.status(&self.inner.limits);
+            status.limits = limits;
+            status.missing.extend(missing);
+            let _ = self.inner.enforcement.set(enforcement);
             if status.level != Level::Full || !status.missing.is_empty() {
                 // Said once per sandbox: what the kernel does not enforce here.
                 tracing::warn!("sandbox: {status}");
@@ -297,6 +329,7 @@ impl Sandbox {
                     level: Level::LandlockOnly,
                     landlock_abi: abi,
                     missing,
+                    limits: Vec::new(),
                 }
             } else {
                 missing.push("this kernel has no Landlock: nothing is confined".to_owned());
@@ -304,6 +337,7 @@ impl Sandbox {
                     level: Level::Off,
                     landlock_abi: 0,
                     missing,
+                    limits: Vec::new(),
                 }
             }
         };
@@ -312,6 +346,7 @@ impl Sandbox {
                 level: Level::Off,
                 landlock_abi: abi,
                 missing: vec!["the sandbox is switched off by configuration".to_owned()],
+                limits: Vec::new(),
             },
             SandboxMode::LandlockOnly => landlock_only(
                 missing,
@@ -326,6 +361,7 @@ impl Sandbox {
                     level: Level::Full,
                     landlock_abi: abi,
                     missing,
+                    limits: Vec::new(),
                 },
                 Err(error) => {
                     let why = toolgate_core::error_chain(&error);
@@ -371,7 +407,8 @@ impl Sandbox {
     }
 
     /// `scan: false` only for the probe, which reads nothing of the
-    /// workspace.
+    /// workspace and is not bounded by the limits (they are decided with
+    /// its result).
     fn prepare_at(
         &self,
         spawn: &Spawn,
@@ -396,11 +433,18 @@ impl Sandbox {
             .process_group(0)
             .kill_on_drop(true);
         let program = spawn.program_name();
+        let (bounds, tree) = match inner.enforcement.get().filter(|_| scan) {
+            Some(enforcement) => enforcement.bounds(&inner.limits)?,
+            None => (Bounds::default(), None),
+        };
         if level == Level::Off {
+            let (read, write) = report_pipe()?;
+            let plan = Arc::new(plan::bounds_only(bounds, write.as_raw_fd()));
+            install_plan(&mut command, &plan, write);
             return Ok(Prepared {
                 command,
-                lease: Lease::empty(),
-                report: None,
+                lease: Lease::empty().with_tree(tree),
+                report: Some((read, plan)),
                 program,
             });
         }
@@ -460,10 +504,7 @@ impl Sandbox {
             .chain(private.iter().map(|(path, _)| path.clone()))
             .collect();
         let pins = scan::pins(&pinned);
-        let (read, write) = rustix::pipe::pipe_with(
-            rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
-        )
-        .map_err(|e| SandboxError::Session(e.into()))?;
+        let (read, write) = report_pipe()?;
         let dynamic = Dynamic {
             strictness,
             network: inner.network,
@@ -474,6 +515,8 @@ impl Sandbox {
             pins: &pins,
             protected: &protected,
             cwd: &cwd,
+            tmp_size: inner.limits.get(crate::Limit::TmpSize),
+            shm_size: inner.limits.get(crate::Limit::ShmSize),
         };
         let extended;
         let view = if spawn.readable.is_empty() && spawn.writable.is_empty() {
@@ -486,24 +529,17 @@ impl Sandbox {
             );
             &extended
         };
-        let plan = if level == Level::Full {
+        let mut plan = if level == Level::Full {
             plan::build(view, &dynamic, write.as_raw_fd())?
         } else {
             plan::landlock_only(view, &dynamic, write.as_raw_fd())?
         };
+        plan.bounds = bounds;
         let plan = Arc::new(plan);
-        let child_plan = Arc::clone(&plan);
-        let mut fds: Vec<libc::c_int> = vec![-1; plan.captures.len()];
-        // The write end must stay open until the child has run: it moves
-        // into the closure, which lives as long as the command.
-        let report_write = write;
-        install(&mut command, move || {
-            let _keep = &report_write;
-            child::run(&child_plan, &mut fds)
-        });
+        install_plan(&mut command, &plan, write);
         Ok(Prepared {
             command,
-            lease,
+            lease: lease.with_tree(tree),
             report: Some((read, plan)),
             program,
         })
@@ -557,6 +593,25 @@ impl Sandbox {
         };
         (wanted, whole_git)
     }
+}
+
+/// The pipe the child reports a failed step on: (read end, write end).
+fn report_pipe() -> Result<(OwnedFd, OwnedFd), SandboxError> {
+    rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
+        .map_err(|e| SandboxError::Session(e.into()))
+}
+
+/// Has the child replay `plan` between `fork` and `exec`, reporting a
+/// failure on `report_write`.
+fn install_plan(command: &mut tokio::process::Command, plan: &Arc<Plan>, report_write: OwnedFd) {
+    let child_plan = Arc::clone(plan);
+    let mut fds: Vec<libc::c_int> = vec![-1; plan.captures.len()];
+    // The write end must stay open until the child has run: it moves into
+    // the closure, which lives as long as the command.
+    install(command, move || {
+        let _keep = &report_write;
+        child::run(&child_plan, &mut fds)
+    });
 }
 
 /// Registers the child-side closure.

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::Limit;
+
 /// How much of the sandbox is in force.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
@@ -21,6 +23,57 @@ pub struct SandboxStatus {
     pub(crate) level: Level,
     pub(crate) landlock_abi: i32,
     pub(crate) missing: Vec<String>,
+    pub(crate) limits: Vec<LimitStatus>,
+}
+
+/// How one [`Limit`] is enforced here, or why it is not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitStatus {
+    pub(crate) limit: Limit,
+    pub(crate) value: String,
+    pub(crate) enforced: bool,
+    pub(crate) how: String,
+}
+
+impl LimitStatus {
+    /// Which limit.
+    pub fn limit(&self) -> Limit {
+        self.limit
+    }
+
+    /// Its value and what it applies to: "512 per command", "1 GiB per
+    /// process".
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
+    /// Whether the kernel enforces it here as [`value`](Self::value) says
+    /// (memory limited per process only, without a cgroup, is not).
+    pub fn enforced(&self) -> bool {
+        self.enforced
+    }
+
+    /// How it is enforced ("cgroup v1 `pids.max`", "`RLIMIT_CPU`"), or why
+    /// it is not.
+    pub fn how(&self) -> &str {
+        &self.how
+    }
+}
+
+impl fmt::Display for LimitStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.enforced {
+            write!(f, "{} {} ({})", self.limit.key(), self.value, self.how)
+        } else {
+            write!(
+                f,
+                "{} {}: not enforced ({})",
+                self.limit.key(),
+                self.value,
+                self.how
+            )
+        }
+    }
 }
 
 impl SandboxStatus {
@@ -51,9 +104,25 @@ impl SandboxStatus {
         }
     }
 
-    /// What is not enforced, one item per line, for people.
+    /// What is not enforced, one item per line, for people (limits that
+    /// are not enforced included).
     pub fn missing(&self) -> &[String] {
         &self.missing
+    }
+
+    /// How each [`Limit`] is enforced here, in [`Limit::ALL`]'s order.
+    pub fn limits(&self) -> &[LimitStatus] {
+        &self.limits
+    }
+
+    /// The limits in one line, for people: `processes 512 per command
+    /// (cgroup v1 pids.max); memory …`.
+    pub fn limits_line(&self) -> String {
+        self.limits
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 }
 

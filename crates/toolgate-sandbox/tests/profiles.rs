@@ -325,9 +325,12 @@ async fn writes_stay_in_the_workspace_and_tmp() {
     .await;
     assert_eq!(done.exit_code, Some(0), "{}", all(&done));
     assert_eq!(std::fs::read_to_string(w.ws.join("d/e/f")).unwrap(), "b\n");
-    // The private /tmp is shared by the sandbox's processes, not the host's.
-    let done = run(&w, "cat /tmp/t", Profile::Standard).await;
     assert_eq!(done.stdout, "c");
+    // Each command has a private /tmp of its own (a size-capped tmpfs):
+    // neither the host's nor the next command's.
+    let done = run(&w, "cat /tmp/t", Profile::Standard).await;
+    assert_ne!(done.exit_code, Some(0), "{}", all(&done));
+    assert_eq!(done.stdout, "");
     assert!(!Path::new("/tmp/t").exists());
     let outside = w.outside.join("data.txt");
     for line in [

@@ -632,3 +632,74 @@ async fn process_write_declares_its_input_in_the_sessions_directory() {
         assert!(killed.success, "{killed:?}");
     }
 }
+
+#[tokio::test]
+async fn a_command_that_hits_a_limit_says_which_and_what_raises_it() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let workspace = Workspace::builder(dir.path()).build().unwrap();
+    let limits = toolgate_sandbox::Limits::builder()
+        .cpu_seconds(1)
+        .processes(16)
+        .build()
+        .unwrap();
+    let sandbox = toolgate_sandbox::Sandbox::builder(dir.path())
+        .limits(limits)
+        .build()
+        .unwrap();
+    let processes = sandbox.status().limits()[0].clone();
+    let options = BuiltinOptions::default()
+        .commands(Some(CommandOptions::default()))
+        .sandbox(sandbox);
+    let registry = Registry::new();
+    for tool in builtin_tools(&workspace, &options) {
+        registry.register_arc(tool).unwrap();
+    }
+    let call = |tool: &'static str, args: Value| {
+        let tool = std::sync::Arc::clone(registry.get(tool).unwrap().tool());
+        async move { tool.execute(args, &ToolContext::new("t")).await }
+    };
+    let result = call("run_command", json!({"command": "while :; do :; done"})).await;
+    assert!(!result.success);
+    let error = result.error.as_deref().unwrap();
+    assert!(
+        error.ends_with(
+            "the command hit the CPU time limit (1 s per process; raise commands.limits.cpu_seconds)"
+        ),
+        "{error}"
+    );
+    assert_eq!(result.metadata["limits_hit"], json!(["cpu_seconds"]));
+
+    // A background session: its state names the limit once it ended.
+    if !processes.how().contains("cgroup") {
+        assert!(
+            !rustix::process::getuid().is_root(),
+            "root, and no cgroup limits processes: {processes}"
+        );
+        return;
+    }
+    let started = call(
+        "run_command",
+        json!({
+            "command": "python3 -c 'import threading, time\nfor _ in range(100): threading.Thread(target=time.sleep, args=(30,), daemon=True).start()'",
+            "background": true
+        }),
+    )
+    .await;
+    assert!(started.success, "{started:?}");
+    let id = started.metadata["session_id"].as_str().unwrap().to_owned();
+    let mut state = String::new();
+    for _ in 0..300 {
+        let polled = call("process", json!({"action": "poll", "session_id": id})).await;
+        state = polled.output;
+        if !state.contains("running") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        state.contains(
+            "exited with code 1; it hit the process limit (16 per command; raise commands.limits.processes)"
+        ),
+        "{state}"
+    );
+}

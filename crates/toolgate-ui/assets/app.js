@@ -1196,12 +1196,19 @@ async function sandboxPage() {
     h('td', { className: 'shrink' }, h('span', { className: `mark ${c.ok ? 'ok' : 'failed'}` }, c.ok ? '✓' : '✗')),
     h('td', {}, c.name),
     h('td', { className: 'muted' }, c.detail || '')));
+  const limits = (sb.limits || []).map((l) => h('tr', { testid: 'sandbox-limit' },
+    h('td', { className: 'shrink' }, h('span', { className: `mark ${l.enforced ? 'ok' : 'failed'}` }, l.enforced ? '✓' : '✗')),
+    h('td', {}, h('code', {}, l.name)),
+    h('td', {}, l.value),
+    h('td', { className: 'muted' }, l.enforced ? l.how : `not enforced: ${l.how}`)));
   return [
     pageTitle('Sandbox'),
     h('div', { className: 'card' },
       h('p', {}, 'Level: ', h('span', { className: `pill level-${String(sb.level).replace(/[^a-z]/g, '')}`, testid: 'sandbox-level' }, sb.level || 'unknown')),
       sb.summary ? h('p', {}, sb.summary) : null),
     rows.length ? table(['', 'Check', 'Detail'], rows, 'sandbox-checks') : null,
+    limits.length ? h('h2', {}, 'Limits per command (commands.limits)') : null,
+    limits.length ? table(['', 'Limit', 'Value', 'Enforced by'], limits, 'sandbox-limits') : null,
   ];
 }
 

@@ -778,11 +778,24 @@ async fn sandbox(State(app): State<Arc<App>>) -> ApiResult {
             missing.join(", ")
         )
     };
+    let limits: Vec<Value> = status
+        .limits()
+        .iter()
+        .map(|l| {
+            json!({
+                "name": l.limit().key(),
+                "value": l.value(),
+                "enforced": l.enforced(),
+                "how": l.how(),
+            })
+        })
+        .collect();
     Ok(Json(json!({
         "level": status.level_name(),
         "summary": summary,
         "missing": missing,
         "checks": checks,
+        "limits": limits,
     })))
 }
 

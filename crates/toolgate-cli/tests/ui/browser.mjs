@@ -718,6 +718,10 @@ scenario('pages', {
     await page.locator(`.nav a[data-page="${name}"]`).click();
     await page.locator(`#page-other[data-page="${name}"] ${ready}`).waitFor();
   }
+  // One row per key of `commands.limits`, each saying how it is enforced.
+  const limits = page.getByTestId('sandbox-limit');
+  await waitCount(limits, 7, 'the limits');
+  check((await limits.first().innerText()).includes('processes'), 'the first limit is processes');
   await shot(page, 'sandbox.png');
 });
 

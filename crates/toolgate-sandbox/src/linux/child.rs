@@ -18,6 +18,9 @@
 //!
 //! # The sequence
 //!
+//! 0. Join the command tree's cgroups (write `0` to each `cgroup.procs`),
+//!    before anything else, so every process the tree starts is born in
+//!    them (see the `linux::cgroup` module).
 //! 1. `unshare` new user, mount, PID and IPC namespaces (and a network
 //!    namespace when the profile has no network). Mapping our own user and
 //!    group ID into the new user namespace gives this process every
@@ -51,7 +54,11 @@
 //!    (set-uid programs such as `sudo` gain nothing), applies the Landlock
 //!    ruleset (which also forbids any later mount or unmount), marks every
 //!    inherited descriptor close-on-exec, and changes to the working
-//!    directory. Then `std` calls `execve`.
+//!    directory.
+//! 8. The resource limits (`setrlimit`), last: `RLIMIT_NPROC` must come
+//!    after the new user namespace, where the kernel counts this tree's
+//!    tasks from zero, and a small `RLIMIT_NOFILE` must not stop the steps
+//!    above from opening what they need. Then `std` calls `execve`.
 //!
 //! Any failure is written as `(step, errno)` to the report pipe, so the
 //! parent can say which step failed, and `spawn` fails: a command never runs
@@ -142,6 +149,26 @@ pub(crate) struct Finish {
     pub(crate) cwd: CString,
 }
 
+/// What bounds the process's consumption: the cgroups it joins first and
+/// the resource limits it sets last (phases 0 and 8 in the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct Bounds {
+    /// `cgroup.procs` files to write `0` to.
+    pub(crate) cgroups: Vec<CString>,
+    /// `(resource, soft, hard)` for `setrlimit`.
+    pub(crate) rlimits: Vec<(rustix::process::Resource, u64, u64)>,
+}
+
+impl Bounds {
+    /// The hard CPU time limit in seconds; 0 for none.
+    fn cpu_hard(&self) -> u64 {
+        self.rlimits
+            .iter()
+            .find(|(resource, ..)| *resource == rustix::process::Resource::Cpu)
+            .map_or(0, |&(_, _, hard)| hard)
+    }
+}
+
 /// Everything the child needs, prepared by the parent.
 #[derive(Debug)]
 pub(crate) struct Plan {
@@ -152,7 +179,10 @@ pub(crate) struct Plan {
     pub(crate) gid_map: CString,
     pub(crate) captures: Vec<Capture>,
     pub(crate) steps: Vec<Step>,
-    pub(crate) finish: Finish,
+    /// What the second process does; `None` without a sandbox (only the
+    /// bounds apply).
+    pub(crate) finish: Option<Finish>,
+    pub(crate) bounds: Bounds,
     /// Write end of the report pipe (close-on-exec).
     pub(crate) report: libc::c_int,
 }
@@ -171,6 +201,8 @@ pub(crate) mod phase {
     pub(crate) const LANDLOCK: u32 = 10_009;
     pub(crate) const CWD: u32 = 10_010;
     pub(crate) const DEATHSIG: u32 = 10_011;
+    pub(crate) const CGROUP: u32 = 10_012;
+    pub(crate) const RLIMIT: u32 = 10_013;
 }
 
 /// A failure: which step, and the `errno`.
@@ -223,14 +255,32 @@ pub(crate) fn run(plan: &Plan, fds: &mut [libc::c_int]) -> io::Result<()> {
 }
 
 fn build(plan: &Plan, fds: &mut [libc::c_int]) -> Result<(), Failed> {
+    for procs in &plan.bounds.cgroups {
+        // SAFETY: `open`/`write`/`close` on a C string owned by the plan.
+        unsafe { write_file(procs, c"0", phase::CGROUP)? };
+    }
     if plan.unshare != 0 {
         namespaces(plan, fds)?;
         // `fork` for the PID namespace: only children enter it.
         if plan.unshare & libc::CLONE_NEWPID != 0 {
-            keeper_fork()?;
+            keeper_fork(plan.bounds.cpu_hard())?;
         }
     }
-    finish(&plan.finish)
+    if let Some(last) = &plan.finish {
+        finish(last)?;
+    }
+    for &(resource, soft, hard) in &plan.bounds.rlimits {
+        // A raw `prlimit64` system call: no allocation.
+        rustix::process::setrlimit(
+            resource,
+            rustix::process::Rlimit {
+                current: Some(soft),
+                maximum: Some(hard),
+            },
+        )
+        .map_err(|e| Failed(phase::RLIMIT, e.raw_os_error()))?;
+    }
+    Ok(())
 }
 
 fn namespaces(plan: &Plan, fds: &mut [libc::c_int]) -> Result<(), Failed> {
@@ -609,7 +659,7 @@ unsafe fn close_range(first: libc::c_uint, last: libc::c_uint, flags: libc::c_ui
 }
 
 /// Forks; the parent becomes the keeper and never returns.
-fn keeper_fork() -> Result<(), Failed> {
+fn keeper_fork(cpu_hard: u64) -> Result<(), Failed> {
     let mut pipe = [0 as libc::c_int; 2];
     // SAFETY: `pipe2` fills the two-element array.
     unsafe {
@@ -623,7 +673,7 @@ fn keeper_fork() -> Result<(), Failed> {
         return Err(Failed(phase::FORK, errno()));
     }
     if pid > 0 {
-        keep(pid, alive_write);
+        keep(pid, alive_write, cpu_hard);
     }
     // SAFETY: plain system calls on our own descriptors.
     unsafe {
@@ -649,7 +699,15 @@ fn keeper_fork() -> Result<(), Failed> {
 }
 
 /// The keeper: waits for the sandboxed process and exits as it did.
-fn keep(pid: libc::pid_t, alive_write: libc::c_int) -> ! {
+///
+/// The sandboxed process is PID 1 of its namespace, and the kernel does
+/// not let a signal it does not handle kill a namespace's first process:
+/// at the soft CPU limit its `SIGXCPU` is ignored, and it dies of `SIGKILL`
+/// at the hard limit (`cpu_hard` seconds, one above the soft one; 0 for
+/// none). Killed by `SIGKILL` after more CPU time than the soft limit, it
+/// ran out of it: the keeper dies of `SIGXCPU`, so the parent can name the
+/// limit.
+fn keep(pid: libc::pid_t, alive_write: libc::c_int, cpu_hard: u64) -> ! {
     // SAFETY: system calls only; `_exit` never returns.
     unsafe {
         // Hold nothing the parent waits on (std's exec-error pipe, our
@@ -659,8 +717,9 @@ fn keep(pid: libc::pid_t, alive_write: libc::c_int) -> ! {
         }
         close_range((alive_write + 1).cast_unsigned(), libc::c_uint::MAX, 0);
         let mut status: libc::c_int = 0;
+        let mut usage: libc::rusage = std::mem::zeroed();
         loop {
-            let r = libc::waitpid(pid, &raw mut status, 0);
+            let r = libc::wait4(pid, &raw mut status, 0, &raw mut usage);
             if r == pid {
                 break;
             }
@@ -672,8 +731,23 @@ fn keep(pid: libc::pid_t, alive_write: libc::c_int) -> ! {
             libc::_exit(libc::WEXITSTATUS(status));
         }
         if libc::WIFSIGNALED(status) {
-            let signal = libc::WTERMSIG(status);
-            // Die of the same signal, so the parent sees what happened.
+            let mut signal = libc::WTERMSIG(status);
+            let micros =
+                |t: libc::timeval| t.tv_sec.saturating_mul(1_000_000).saturating_add(t.tv_usec);
+            let used = micros(usage.ru_utime).saturating_add(micros(usage.ru_stime));
+            // Past the soft limit (one second below the hard one): CPU
+            // accounting is coarser than a second's edge.
+            let soft = cpu_hard.saturating_sub(1).saturating_mul(1_000_000);
+            if signal == libc::SIGKILL
+                && cpu_hard > 0
+                && u64::try_from(used).is_ok_and(|used| used >= soft)
+            {
+                signal = libc::SIGXCPU;
+            }
+            // Die of the same signal, so the parent sees what happened;
+            // without a core dump, which would hold a copy of toolgate's
+            // memory (the keeper is a fork of it).
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
             libc::signal(signal, libc::SIG_DFL);
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&raw mut set);
@@ -732,10 +806,16 @@ unsafe fn drop_capabilities() -> Result<(), Failed> {
         let mut cap: libc::c_int = 0;
         loop {
             if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 {
-                if errno() == libc::EINVAL {
-                    break; // past the last capability the kernel knows
+                match errno() {
+                    // EINVAL: past the last capability the kernel knows.
+                    // EPERM: without CAP_SETPCAP (a user's process outside
+                    // a user namespace: the Landlock-only sandbox) the
+                    // bounding set cannot be changed; it only matters to
+                    // `execve` of a program with file capabilities, which
+                    // `no_new_privs` (set before any `exec`) denies anyway.
+                    libc::EINVAL | libc::EPERM => break,
+                    code => return Err(Failed(phase::CAPS, code)),
                 }
-                return Err(Failed(phase::CAPS, errno()));
             }
             cap += 1;
         }

@@ -8,7 +8,7 @@ use std::ffi::{CString, OsStr};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
-use super::child::{Capture, Finish, MASK_DIR, MASK_FILE, Plan, Step};
+use super::child::{Bounds, Capture, Finish, MASK_DIR, MASK_FILE, Plan, Step};
 use super::landlock::{
     self as ll, EXECUTE, IOCTL_DEV, LandlockPlan, READ_DIR, READ_FILE, TRUNCATE, WRITE_FILE,
 };
@@ -22,7 +22,8 @@ const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
 pub(crate) struct View {
     /// The workspace, canonical.
     pub(crate) workspace: PathBuf,
-    /// The host directory mounted as the sandbox's `/tmp`.
+    /// The host directory a Landlock-only sandbox writes as its temp
+    /// directory (the full sandbox mounts a private tmpfs on `/tmp`).
     pub(crate) tmp: PathBuf,
     /// Directories hidden behind an empty tmpfs (`/home`, `/root`, `$HOME`).
     pub(crate) covered: Vec<PathBuf>,
@@ -80,6 +81,9 @@ pub(crate) struct Dynamic<'a> {
     pub(crate) protected: &'a [PathBuf],
     /// The working directory (absolute).
     pub(crate) cwd: &'a Path,
+    /// The sizes of the private `/tmp` and `/dev/shm` tmpfses, in bytes.
+    pub(crate) tmp_size: u64,
+    pub(crate) shm_size: u64,
 }
 
 pub(crate) fn cstring(path: &Path) -> Result<CString, SandboxError> {
@@ -185,13 +189,6 @@ pub(crate) fn build(
     if let Some((host, target)) = &view.gitconfig {
         attaches.push((capture(host, false, ro)?, target.clone(), true));
     }
-    // Read-only processes get /tmp read-only too, once the mount points
-    // beneath it (a workspace under /tmp) exist: see the end of the steps.
-    attaches.push((
-        capture(&view.tmp, false, locked)?,
-        PathBuf::from("/tmp"),
-        false,
-    ));
     if !read_only {
         for path in &view.writable {
             attaches.push((capture(path, true, locked)?, path.clone(), false));
@@ -247,6 +244,19 @@ pub(crate) fn build(
         target: c"/run".into(),
         options: c"mode=0755,size=64k".into(),
     });
+    // Each command tree has a /tmp of its own, of a fixed size, so it can
+    // fill neither the disk nor memory through it (the kernel refuses the
+    // write with ENOSPC at the cap). It is not shared with other commands:
+    // files one command leaves for the next belong in the workspace.
+    // Read-only processes get it read-only, once the mount points beneath
+    // it (a workspace under /tmp) exist: see the end of the steps.
+    steps.push(Step::Tmpfs {
+        target: c"/tmp".into(),
+        options: cstr_bytes(
+            format!("mode=1777,size={}", dynamic.tmp_size).as_bytes(),
+            Path::new("/tmp"),
+        )?,
+    });
     for dir in &view.covered {
         steps.push(Step::Tmpfs {
             target: cstring(dir)?,
@@ -267,7 +277,10 @@ pub(crate) fn build(
     });
     steps.push(Step::Tmpfs {
         target: c"/dev/shm".into(),
-        options: c"mode=1777".into(),
+        options: cstr_bytes(
+            format!("mode=1777,size={}", dynamic.shm_size).as_bytes(),
+            Path::new("/dev/shm"),
+        )?,
     });
     // What was built on the tmpfses is fixed now.
     let tmp = read_only.then_some(Path::new("/tmp"));
@@ -357,13 +370,14 @@ pub(crate) fn build(
         )?,
         captures,
         steps,
-        finish: Finish {
+        finish: Some(Finish {
             mount_proc: true,
             new_session: true,
             drop_caps: true,
             landlock,
             cwd: cstring(dynamic.cwd)?,
-        },
+        }),
+        bounds: Bounds::default(),
         report,
     })
 }
@@ -436,15 +450,30 @@ pub(crate) fn landlock_only(
         gid_map: CString::default(),
         captures: Vec::new(),
         steps: Vec::new(),
-        finish: Finish {
+        finish: Some(Finish {
             mount_proc: false,
             new_session: false,
             drop_caps: true,
             landlock,
             cwd: cstring(dynamic.cwd)?,
-        },
+        }),
+        bounds: Bounds::default(),
         report,
     })
+}
+
+/// A plan without a sandbox (`SandboxMode::Off`): only the bounds apply.
+pub(crate) fn bounds_only(bounds: Bounds, report: libc::c_int) -> Plan {
+    Plan {
+        unshare: 0,
+        uid_map: CString::default(),
+        gid_map: CString::default(),
+        captures: Vec::new(),
+        steps: Vec::new(),
+        finish: None,
+        bounds,
+        report,
+    }
 }
 
 /// A human name for a failed step, for error messages.
@@ -463,6 +492,8 @@ pub(crate) fn describe_step(plan_steps: &[Step], step: u32) -> String {
         phase::LANDLOCK => "applying the Landlock ruleset".to_owned(),
         phase::CWD => "changing to the working directory".to_owned(),
         phase::DEATHSIG => "tying the process to its parent".to_owned(),
+        phase::CGROUP => "joining the command's cgroup".to_owned(),
+        phase::RLIMIT => "setting the resource limits (setrlimit)".to_owned(),
         n => match plan_steps.get(n as usize) {
             Some(step) => format!("{step:?}"),
             None => format!("step {n}"),

@@ -4,7 +4,10 @@
 //! (`toolgate-sandbox`), with a pipe on stdin (so `process write` can feed
 //! it) and its output collected into a capped buffer that `process poll`
 //! drains. The table owns every process: dropping it kills every group it
-//! still holds, so nothing outlives toolgate.
+//! still holds, so nothing outlives toolgate. A session is bounded by the
+//! sandbox's limits like every command; when it ends, what its tree held
+//! (placeholders, its cgroup) is released, and a limit it hit is named in
+//! its state.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -21,7 +24,7 @@ use tokio::process::ChildStdin;
 use toolgate_core::{
     Effect, Effects, EffectsError, Sensitivity, ToolContext, ToolResult, TypedTool,
 };
-use toolgate_sandbox::{Lease, Sandbox, Spawn, kill_group};
+use toolgate_sandbox::{LimitHit, Sandbox, Spawn, kill_group};
 
 use toolgate_core::error_chain;
 
@@ -66,8 +69,8 @@ struct Session {
     stdin: Option<Arc<tokio::sync::Mutex<ChildStdin>>>,
     /// `None` while running; the exit code (or `-signal`) once finished.
     status: Arc<Mutex<Option<(i32, Instant)>>>,
-    /// What the sandboxed process holds (its placeholders) while it runs.
-    _lease: Lease,
+    /// The limits its tree hit, by its cgroup's counters, once finished.
+    limits_hit: Arc<Mutex<Vec<LimitHit>>>,
 }
 
 impl Session {
@@ -76,11 +79,20 @@ impl Session {
     }
 
     fn state(&self) -> String {
-        match self.finished() {
+        let mut state = match self.finished() {
             None => "running".to_owned(),
             Some((code, _)) if code < 0 => format!("killed by signal {}", -code),
             Some((code, _)) => format!("exited with code {code}"),
+        };
+        let hits = self
+            .limits_hit
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !hits.is_empty() {
+            state.push_str("; ");
+            state.push_str(&super::limit_notes(&hits, "it"));
         }
+        state
     }
 }
 
@@ -156,6 +168,9 @@ impl ProcessTable {
         }
         let status = Arc::new(Mutex::new(None));
         let watcher_status = Arc::clone(&status);
+        let limits_hit = Arc::new(Mutex::new(Vec::new()));
+        let watcher_hits = Arc::clone(&limits_hit);
+        let limits = sandbox.limits().clone();
         tokio::spawn(async move {
             use std::os::unix::process::ExitStatusExt as _;
             let code = match child.wait().await {
@@ -163,8 +178,12 @@ impl ProcessTable {
                 Err(_) => -1,
             };
             // The session ends when its shell does; what it left behind in
-            // its group goes with it.
+            // its group goes with it, and so do its placeholders and its
+            // cgroup (once the limits it hit are read from it).
             kill_group(pid);
+            *watcher_hits.lock().unwrap_or_else(PoisonError::into_inner) =
+                lease.limits_hit(&limits);
+            drop(lease);
             *watcher_status
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = Some((code, Instant::now()));
@@ -186,7 +205,7 @@ impl ProcessTable {
                 output,
                 stdin,
                 status,
-                _lease: lease,
+                limits_hit,
             },
         );
         Ok((id, pid))
