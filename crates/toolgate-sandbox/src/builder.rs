@@ -9,7 +9,7 @@ use crate::env::EnvPolicy;
 use crate::linux::landlock;
 use crate::linux::plan::View;
 use crate::sandbox::{Parts, Sandbox};
-use crate::{SandboxError, gitconfig};
+use crate::{NetworkPolicy, SandboxError, gitconfig};
 
 /// Paths under the home directory that processes may read (relative to
 /// `$HOME`): toolchains and their caches. Everything else in the home
@@ -114,6 +114,7 @@ pub struct SandboxBuilder {
     workspace: PathBuf,
     mode: SandboxMode,
     network: bool,
+    network_policy: Option<NetworkPolicy>,
     sensitive: Vec<String>,
     protected: Vec<String>,
     home_readable: Vec<String>,
@@ -130,6 +131,7 @@ impl SandboxBuilder {
             workspace,
             mode: SandboxMode::Full,
             network: true,
+            network_policy: None,
             sensitive: DEFAULT_SENSITIVE_PATTERNS
                 .iter()
                 .map(|p| (*p).to_owned())
@@ -162,6 +164,18 @@ impl SandboxBuilder {
     #[must_use]
     pub fn network(mut self, allow: bool) -> Self {
         self.network = allow;
+        self
+    }
+
+    /// Where [`Profile::Standard`] processes may connect: only through
+    /// toolgate's proxy, as `policy` says (the [`NetworkPolicy`] rules). This
+    /// takes the place of [`network`](Self::network). It needs the full
+    /// sandbox (namespaces); where that is missing, processes get no network
+    /// at all, and [`Sandbox::network_status`] says why. By default, none:
+    /// the network is all or nothing.
+    #[must_use]
+    pub fn network_policy(mut self, policy: NetworkPolicy) -> Self {
+        self.network_policy = Some(policy);
         self
     }
 
@@ -310,6 +324,7 @@ impl SandboxBuilder {
             view,
             mode: self.mode,
             network: self.network,
+            network_policy: self.network_policy,
             sensitive,
             protected,
             env,

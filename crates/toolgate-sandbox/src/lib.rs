@@ -15,7 +15,10 @@
 //!
 //! In both, the workspace's sensitive files, the home directory and the
 //! user's secrets are unreadable, other processes invisible, the
-//! environment built rather than inherited ([`EnvPolicy`]). The rules are
+//! environment built rather than inherited ([`EnvPolicy`]). The network of
+//! standard processes is the host's, none, or — with a [`NetworkPolicy`] —
+//! only a proxy that connects where the allow and deny lists say and asks a
+//! person about the rest. The rules are
 //! on [`Sandbox`]; how it is built, with namespaces, mounts and Landlock,
 //! in the `linux::child` module. [`SandboxStatus`] says what the running
 //! kernel allows; where it lacks a piece, callers ask before every command.
@@ -51,6 +54,13 @@ pub use builder::{
 pub use env::{CORE_VARIABLES, EnvPolicy, looks_like_credential};
 pub use error::SandboxError;
 pub use gitconfig::KEPT_SECTIONS;
+#[doc(hidden)]
+pub use net::fuzz_proxy_request;
+pub use net::{
+    ConnectionRecord, ConsentAnswer, ConsentRequest, Decision, NetworkAttachment, NetworkConsent,
+    NetworkMode, NetworkObserver, NetworkPolicy, NetworkPolicyBuilder, NetworkStatus, PatternError,
+    Protocol, Resolve, SystemResolver,
+};
 pub use placeholder::Lease;
 pub use runner::{Capture, Finished, RunOptions, kill_group};
 pub use sandbox::{Prepared, Running, Sandbox};
@@ -64,6 +74,7 @@ mod env;
 mod error;
 pub mod gitconfig;
 mod linux;
+mod net;
 mod placeholder;
 mod resolve;
 mod runner;

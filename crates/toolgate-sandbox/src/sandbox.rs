@@ -11,16 +11,21 @@ use toolgate_core::PathPatterns;
 use crate::builder::{SandboxBuilder, SandboxMode};
 use crate::linux::child::{self, Plan};
 use crate::linux::plan::{self, Dynamic, Strictness, View};
+use crate::net::SandboxNet;
 use crate::placeholder::{Kind, Lease, Placeholders};
 use crate::spawn::{Profile, Spawn, shell_path};
 use crate::status::{Level, SandboxStatus};
-use crate::{SandboxError, resolve, scan};
+use crate::{
+    NetworkAttachment, NetworkConsent, NetworkObserver, NetworkPolicy, NetworkStatus, SandboxError,
+    resolve, scan,
+};
 
 /// What a builder hands over.
 pub(crate) struct Parts {
     pub(crate) view: View,
     pub(crate) mode: SandboxMode,
     pub(crate) network: bool,
+    pub(crate) network_policy: Option<NetworkPolicy>,
     pub(crate) sensitive: PathPatterns,
     pub(crate) protected: PathPatterns,
     pub(crate) env: BTreeMap<String, String>,
@@ -31,7 +36,7 @@ pub(crate) struct Parts {
 struct Inner {
     view: View,
     mode: SandboxMode,
-    network: bool,
+    net: SandboxNet,
     sensitive: PathPatterns,
     protected: PathPatterns,
     env: BTreeMap<String, String>,
@@ -174,11 +179,12 @@ impl Running {
 
 impl Sandbox {
     pub(crate) fn from_parts(parts: Parts) -> Self {
+        let (uid, gid) = (parts.view.uid, parts.view.gid);
         Self {
             inner: Arc::new(Inner {
                 view: parts.view,
                 mode: parts.mode,
-                network: parts.network,
+                net: SandboxNet::new(parts.network, parts.network_policy, uid, gid),
                 sensitive: parts.sensitive,
                 protected: parts.protected,
                 env: parts.env,
@@ -200,10 +206,31 @@ impl Sandbox {
         &self.inner.view.workspace
     }
 
-    /// Whether processes of the standard profile may reach the network
-    /// (the read-only profile never may).
+    /// Whether processes of the standard profile may reach the network,
+    /// directly or through the proxy of a [`NetworkPolicy`] (the read-only
+    /// profile never may).
     pub fn network(&self) -> bool {
-        self.inner.network
+        self.inner.net.any()
+    }
+
+    /// Which network mode standard processes are in, and whether a
+    /// configured domain policy is in force. With a policy, the first call
+    /// makes the network namespace and starts the proxy (a few
+    /// milliseconds).
+    pub fn network_status(&self) -> NetworkStatus {
+        self.inner.net.status(self.status())
+    }
+
+    /// Who is asked about unlisted hosts (`consent`; `None`: they are
+    /// refused) and who hears of every connection (`observer`), for as long
+    /// as the returned value lives. The newest attachment alive is used.
+    /// Without a [`NetworkPolicy`] nothing is ever asked or told.
+    pub fn attach_network(
+        &self,
+        consent: Option<Arc<dyn NetworkConsent>>,
+        observer: Option<Arc<dyn NetworkObserver>>,
+    ) -> NetworkAttachment {
+        self.inner.net.attach(consent, observer)
     }
 
     /// The environment every process starts from (before per-process
@@ -340,6 +367,10 @@ impl Sandbox {
         for (name, value) in &spawn.env {
             env.insert(name.clone(), value.clone());
         }
+        let net = inner
+            .net
+            .for_process(level, matches!(spawn.profile, Profile::Standard));
+        env.extend(net.env.iter().cloned());
         let cwd = spawn
             .cwd
             .clone()
@@ -413,7 +444,8 @@ impl Sandbox {
         .map_err(|e| SandboxError::Session(e.into()))?;
         let dynamic = Dynamic {
             strictness,
-            network: inner.network,
+            network: net.network,
+            join: net.join,
             executables: &executables,
             sensitive: &found.sensitive,
             sensitive_outside: &found.sensitive_outside,
@@ -443,8 +475,10 @@ impl Sandbox {
         // The write end must stay open until the child has run: it moves
         // into the closure, which lives as long as the command.
         let report_write = write;
+        // The namespace descriptors must stay open until the child joined.
+        let keep_net = net.keep;
         install(&mut command, move || {
-            let _keep = &report_write;
+            let _keep = (&report_write, &keep_net);
             child::run(&child_plan, &mut fds)
         });
         Ok(Prepared {

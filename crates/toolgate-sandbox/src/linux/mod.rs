@@ -3,4 +3,5 @@
 
 pub(crate) mod child;
 pub(crate) mod landlock;
+pub(crate) mod netns;
 pub(crate) mod plan;
