@@ -724,3 +724,163 @@ async fn consent(
         Some(answer) => Ok(answer),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::*;
+
+    /// A proxy listening on the host's loopback (the namespace is not
+    /// what is tested here).
+    fn local(policy: NetworkPolicy) -> (Proxy, SocketAddr, SocketAddr) {
+        let http = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let socks = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        http.set_nonblocking(true).unwrap();
+        socks.set_nonblocking(true).unwrap();
+        let (h, s) = (http.local_addr().unwrap(), socks.local_addr().unwrap());
+        let ns = |p: &str| OwnedFd::from(std::fs::File::open(p).unwrap());
+        let ns = NetNs {
+            user: ns("/proc/self/ns/user"),
+            net: ns("/proc/self/ns/net"),
+            http,
+            socks,
+        };
+        let proxy = Proxy::start(ns, policy, Arc::default()).unwrap();
+        (proxy, h, s)
+    }
+
+    async fn exchange(addr: SocketAddr, send: &[u8]) -> Vec<u8> {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(send).await.unwrap();
+        let mut out = Vec::new();
+        let _ = stream.read_to_end(&mut out).await;
+        out
+    }
+
+    fn status(reply: &[u8]) -> String {
+        String::from_utf8_lossy(reply)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    #[tokio::test]
+    async fn bad_requests_get_the_status_they_deserve() {
+        let (_proxy, http, _) = local(NetworkPolicy::builder().build().unwrap());
+        let mut huge = b"GET http://a.test/ HTTP/1.1\r\nX: ".to_vec();
+        huge.resize(http::MAX_HEAD + 10, b'a');
+        let cases: &[(&[u8], &str)] = &[
+            (
+                b"CONNECT a.test HTTP/1.1\r\n\r\n",
+                "HTTP/1.1 400 Bad Request",
+            ),
+            (
+                b"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+                "HTTP/1.1 400 Bad Request",
+            ),
+            (
+                b"GET https://a.test/ HTTP/1.1\r\n\r\n",
+                "HTTP/1.1 501 Not Implemented",
+            ),
+            (&huge, "HTTP/1.1 431 Request Header Fields Too Large"),
+            (
+                b"CONNECT 10.0.0.1:22 HTTP/1.1\r\n\r\n",
+                "HTTP/1.1 403 Forbidden",
+            ),
+            (
+                b"CONNECT unlisted.test:443 HTTP/1.1\r\n\r\n",
+                "HTTP/1.1 403 Forbidden",
+            ),
+            (
+                b"CONNECT 2130706433:80 HTTP/1.1\r\n\r\n",
+                "HTTP/1.1 400 Bad Request",
+            ),
+        ];
+        for (send, expected) in cases {
+            let reply = exchange(http, send).await;
+            assert_eq!(
+                status(&reply),
+                *expected,
+                "{:?}",
+                String::from_utf8_lossy(&send[..send.len().min(60)])
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn socks_refusals_use_their_reply_codes() {
+        let (_proxy, _, socks) = local(NetworkPolicy::builder().build().unwrap());
+        let cases: &[(&[u8], &[u8])] = &[
+            // Only username/password offered: no acceptable method.
+            (b"\x05\x01\x02", b"\x05\xff"),
+            // BIND.
+            (
+                b"\x05\x01\x00\x05\x02\x00\x01\x7f\x00\x00\x01\x00\x50",
+                b"\x05\x00\x05\x07",
+            ),
+            // UDP ASSOCIATE.
+            (
+                b"\x05\x01\x00\x05\x03\x00\x01\x00\x00\x00\x00\x00\x00",
+                b"\x05\x00\x05\x07",
+            ),
+            // An unknown address type.
+            (b"\x05\x01\x00\x05\x01\x00\x09", b"\x05\x00\x05\x08"),
+            // An unlisted name, nobody to ask: not allowed by ruleset.
+            (
+                b"\x05\x01\x00\x05\x01\x00\x03\x0bexample.com\x01\xbb",
+                b"\x05\x00\x05\x02",
+            ),
+            // An unlisted address.
+            (
+                b"\x05\x01\x00\x05\x01\x00\x01\x0a\x00\x00\x01\x00\x16",
+                b"\x05\x00\x05\x02",
+            ),
+        ];
+        for (send, expected) in cases {
+            let reply = exchange(socks, send).await;
+            assert_eq!(
+                &reply[..expected.len().min(reply.len())],
+                *expected,
+                "{send:?}"
+            );
+        }
+    }
+
+    /// A slowloris: connections that never finish their request. Past
+    /// `MAX_HANDSHAKES`, a new one is closed at once; the proxy still
+    /// serves once they are gone.
+    #[tokio::test]
+    async fn idle_clients_cannot_pile_up() {
+        let (_proxy, http, _) = local(NetworkPolicy::builder().build().unwrap());
+        let mut idle = Vec::new();
+        for _ in 0..MAX_HANDSHAKES {
+            let mut stream = TcpStream::connect(http).await.unwrap();
+            // One byte: the connection is accepted and waits for the rest.
+            stream.write_all(b"G").await.unwrap();
+            idle.push(stream);
+        }
+        // Each idle client is in the handshake phase once the proxy
+        // answers a probe sent after it; the probe itself must be closed
+        // at once, without a reply.
+        let reply = loop {
+            let reply = exchange(http, b"CONNECT a.test:1 HTTP/1.1\r\n\r\n").await;
+            if reply.is_empty() {
+                break reply;
+            }
+            // A probe served before the idle ones were all accepted.
+            tokio::task::yield_now().await;
+        };
+        assert!(reply.is_empty());
+        drop(idle);
+        let reply = loop {
+            let reply = exchange(http, b"CONNECT a.test:1 HTTP/1.1\r\n\r\n").await;
+            if !reply.is_empty() {
+                break reply;
+            }
+            tokio::task::yield_now().await;
+        };
+        assert_eq!(status(&reply), "HTTP/1.1 403 Forbidden");
+    }
+}
