@@ -22,6 +22,16 @@
 //!
 //! Read-only processes keep no network at all, as before.
 //!
+//! Loopback inside the namespace is the namespace's own: `NO_PROXY` covers
+//! `localhost`, `127.0.0.1` and `::1`, so a server a command starts is
+//! reached directly, and the host's loopback services only by a client told
+//! to use the proxy for them (`curl --noproxy ''`), when the policy lists
+//! them by address.
+//!
+//! A connection cannot be traced to the process that made it (TCP carries
+//! no credentials to the listener), so the proxy asks and tells the newest
+//! [`NetworkAttachment`] alive.
+//!
 //! [`SandboxBuilder::network`]: crate::SandboxBuilder::network
 //! [`SandboxBuilder::network_policy`]: crate::SandboxBuilder::network_policy
 
@@ -353,10 +363,11 @@ pub(crate) struct ForProcess {
 }
 
 impl SandboxNet {
+    /// `network: false` wins over a policy: no network at all.
     pub(crate) fn new(network: bool, policy: Option<NetworkPolicy>, uid: u32, gid: u32) -> Self {
         Self {
             network,
-            policy,
+            policy: policy.filter(|_| network),
             proxy: std::sync::OnceLock::new(),
             attachments: Arc::default(),
             uid,
@@ -367,7 +378,7 @@ impl SandboxNet {
     /// Whether standard processes may reach the network at all (directly,
     /// or through the proxy).
     pub(crate) fn any(&self) -> bool {
-        self.policy.is_some() || self.network
+        self.network
     }
 
     pub(crate) fn attach(
