@@ -516,7 +516,10 @@ fn config_check(setup: &Setup) -> Result<Exit, CliError> {
         sources.join(", ")
     ));
     // What the kernel enforces here, for every process toolgate starts.
-    render::note(&format!("sandbox: {}", host.sandbox()?.status()));
+    let sandbox = host.sandbox()?;
+    render::note(&format!("sandbox: {}", sandbox.status()));
+    // Where commands may connect (`commands.network`).
+    render::note(&format!("network: {}", sandbox.network_status()));
     show(&text)
 }
 
