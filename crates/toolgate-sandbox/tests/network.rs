@@ -454,3 +454,30 @@ async fn without_anyone_to_ask_unlisted_names_are_refused_with_a_reason() {
         "{out}"
     );
 }
+
+/// `network(false)` wins over a policy: no namespace, no proxy, no network
+/// (dynamic tools are built so, whatever `commands.network` says).
+#[tokio::test]
+async fn network_off_wins_over_a_policy() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let policy = NetworkPolicy::builder().allow(["*"]).build().unwrap();
+    let sandbox = Sandbox::builder(dir.path())
+        .host_env([("PATH", std::env::var("PATH").unwrap())])
+        .network_policy(policy)
+        .network(false)
+        .build()
+        .unwrap();
+    let status = sandbox.network_status();
+    assert_eq!(status.mode(), NetworkMode::None, "{status}");
+    assert_eq!(status.proxy_ports(), None);
+    let done = sandbox
+        .run(
+            &Spawn::shell(
+                "echo \"[$HTTP_PROXY]\"; python3 -c 'import socket; print(socket.if_nameindex())'",
+            ),
+            &RunOptions::new(Duration::from_secs(20)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.stdout.trim_end(), "[]\n[(1, 'lo')]");
+}
