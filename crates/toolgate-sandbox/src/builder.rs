@@ -159,23 +159,23 @@ impl SandboxBuilder {
         self
     }
 
-    /// Whether [`Profile::Standard`] processes may use the network. By
-    /// default, `true`. Read-only processes never may. With `true`, a
-    /// [`network_policy`](Self::network_policy) says where; `false` wins
-    /// over any policy.
+    /// Whether [`Profile::Standard`](crate::Profile::Standard) processes
+    /// may use the network. By default, `true`. Read-only processes never
+    /// may. With `true`, a [`network_policy`](Self::network_policy) says
+    /// where; `false` wins over any policy.
     #[must_use]
     pub fn network(mut self, allow: bool) -> Self {
         self.network = allow;
         self
     }
 
-    /// Where [`Profile::Standard`] processes may connect: only through
-    /// toolgate's proxy, as `policy` says (the [`NetworkPolicy`] rules),
-    /// unless [`network`](Self::network) is `false`. It needs the full
-    /// sandbox (namespaces); where that is missing, processes get no TCP
-    /// where Landlock (ABI 4) can take it away, and
-    /// [`Sandbox::network_status`] says what is in force. By default, none:
-    /// the network is all or nothing.
+    /// Where [`Profile::Standard`](crate::Profile::Standard) processes may
+    /// connect: only through toolgate's proxy, as `policy` says (the
+    /// [`NetworkPolicy`] rules), unless [`network`](Self::network) is
+    /// `false`. It needs the full sandbox (namespaces); where that is
+    /// missing, processes get no TCP where Landlock (ABI 4) can take it
+    /// away, and [`Sandbox::network_status`] says what is in force. By
+    /// default, none: the network is all or nothing.
     #[must_use]
     pub fn network_policy(mut self, policy: NetworkPolicy) -> Self {
         self.network_policy = Some(policy);
