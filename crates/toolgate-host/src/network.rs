@@ -300,6 +300,23 @@ impl NetworkObserver for AuditObserver {
 mod tests {
     use super::*;
 
+    /// The terminal shows the same words as the web UI card: the host and
+    /// port, and what "for the session" means.
+    #[test]
+    fn the_question_reads_like_a_call() {
+        let (view, _, _) = consent_view("net-ask-1", "registry.example", 443, "http-connect");
+        let lines: Vec<String> = view.lines().into_iter().map(|l| l.text).collect();
+        assert_eq!(
+            lines,
+            [
+                "allow `network`? a command connects to registry.example:443, which \
+                 commands.network.allow does not list; allowing it for the session allows \
+                 registry.example on every port until toolgate exits",
+                "reaches registry.example:443",
+            ]
+        );
+    }
+
     #[test]
     fn forms() {
         let cases: &[(&str, Result<NetworkSetting, &str>)] = &[
