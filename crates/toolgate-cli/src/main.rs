@@ -555,6 +555,8 @@ fn config_check(setup: &Setup) -> Result<Exit, CliError> {
     let sandbox = host.sandbox()?;
     render::note(&format!("sandbox: {}", sandbox.status()));
     render::note(&format!("limits: {}", sandbox.status().limits_line()));
+    // Where commands may connect (`commands.network`).
+    render::note(&format!("network: {}", sandbox.network_status()));
     show(&text)
 }
 

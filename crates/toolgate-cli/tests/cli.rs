@@ -345,6 +345,45 @@ fn terminal_prompt_answers() {
 }
 
 #[test]
+fn config_check_says_which_network_mode_is_in_force() {
+    let ws = Ws::new();
+    // A bad host pattern is named with its key and line.
+    ws.write(
+        "toolgate.yaml",
+        "commands:\n  network:\n    allow: [github.com, 'exa*mple.com']\n",
+    );
+    let output = ws.run(&["--trust-workspace", "config", "check"]);
+    assert_eq!(code(&output), 2);
+    let message = stderr(&output);
+    assert!(
+        message.contains("`exa*mple.com` is not a network pattern"),
+        "{message}"
+    );
+    assert!(message.contains("commands.network"), "{message}");
+    ws.write(
+        "toolgate.yaml",
+        "commands:\n  network:\n    allow: [github.com]\n    deny: [gist.github.com]\n",
+    );
+    let output = ws.run(&["--trust-workspace", "config", "check"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains(
+            "network: only through toolgate's proxy (allow: github.com; deny: gist.github.com); \
+             namespace ready"
+        ),
+        "{message}"
+    );
+    // Untrusted, only the deny list applies: every other host is asked.
+    let output = ws.run(&["config", "check"]);
+    assert!(
+        stderr(&output).contains("(allow: nothing; deny: gist.github.com)"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn config_check_reports_unknown_keys_with_exit_2() {
     let ws = Ws::new();
     ws.write(

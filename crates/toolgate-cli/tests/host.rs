@@ -280,6 +280,7 @@ async fn doctor_checks_a_running_model_server_and_a_stopped_one() {
         "✓ configuration: valid (defaults, ",
         "✓ workspace trust: ",
         "sandbox: ",
+        "network: the host's network, every destination",
         "✓ store: ",
         "✓ model server: ",
         "✓ model: scripted is served",

@@ -32,6 +32,8 @@
 //! - [`redact`] takes secrets out of what toolgate shows, reports and logs:
 //!   credentials in URLs, headers and fields, known key shapes, and the
 //!   values given to [`register_secret`].
+//! - [`address`] says which IP addresses are public: the address half of
+//!   the web tools' and the network proxy's SSRF rules.
 //!
 //! This crate makes no decisions about what may run: that is
 //! `toolgate-policy`, and the gate that applies the decisions is
@@ -101,6 +103,7 @@ pub use workspace::{
 #[doc(hidden)]
 pub use redact::fuzz_redact;
 
+pub mod address;
 pub mod private_files;
 
 mod call;

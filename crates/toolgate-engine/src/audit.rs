@@ -44,6 +44,19 @@ pub struct AuditRecord<'a> {
     /// mode decided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<&'a str>,
+    /// For a connection through the sandbox's network proxy (tool
+    /// `network`): the bytes each way. Absent for tool calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transfer: Option<Transfer>,
+}
+
+/// The bytes of a connection, each way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Transfer {
+    /// From the command to the host.
+    pub sent: u64,
+    /// From the host to the command.
+    pub received: u64,
 }
 
 /// Where the gate's audit records go (step 9).

@@ -858,6 +858,7 @@ impl ExecutionEngine {
             error: ended.result.error.as_deref(),
             effects: ended.effects.summary(),
             rule: ended.rule.as_deref(),
+            transfer: None,
         };
         for sink in &self.audit {
             sink.record(&record);

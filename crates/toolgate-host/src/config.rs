@@ -31,6 +31,7 @@ use serde_yaml_ng::{Mapping, Value};
 use toolgate_policy::{ConfirmationMode, ConfirmationRule};
 
 use crate::env_vars;
+use crate::network::NetworkSetting;
 use crate::trust::{self, ReviewItem, Trust, TrustError};
 
 /// The whole configuration.
@@ -271,8 +272,10 @@ pub struct CommandsSection {
     /// Refuse to run commands when the full sandbox is unavailable, instead
     /// of asking before every one. Default: false.
     pub sandbox_required: bool,
-    /// `allow` (default) or `deny`: the network for processes that are not
-    /// read-only (read-only commands never have it).
+    /// `allow` (default), `deny`, or `{allow: [hosts], deny: [hosts]}`
+    /// (only through toolgate's proxy): the network for processes that are
+    /// not read-only (read-only commands never have it). See
+    /// [`crate::network`].
     pub network: NetworkSetting,
     /// The environment of every process toolgate starts.
     pub env: EnvSection,
@@ -451,16 +454,6 @@ pub enum SandboxSetting {
     Landlock,
     /// No kernel sandbox; every command asks.
     None,
-}
-
-/// `commands.network`
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NetworkSetting {
-    /// Commands may use the network.
-    Allow,
-    /// TCP is denied by the sandbox.
-    Deny,
 }
 
 /// `audit:`
@@ -1277,14 +1270,20 @@ mod tests {
         // The allow-list names real keys: a typo there would silently keep
         // a key trust-only, and a rename would drop it from the list.
         let defaults = serde_yaml_ng::to_value(Config::default()).unwrap();
+        // Keys of a value's mapping form (`commands.network: {deny: …}`).
+        let mut other = Config::default();
+        other.commands.network = NetworkSetting::Domains(crate::network::DomainLists::default());
+        let other = serde_yaml_ng::to_value(other).unwrap();
         let agent = serde_yaml_ng::to_value(toolgate_agent::AgentConfig::default()).unwrap();
         for pattern in trust::APPLIES_UNTRUSTED {
             let found = match pattern.strip_prefix("agents.*.") {
                 Some(field) => agent.get(field).is_some(),
-                None => pattern
-                    .split('.')
-                    .try_fold(&defaults, |v, seg| v.get(seg))
-                    .is_some(),
+                None => [&defaults, &other].into_iter().any(|config| {
+                    pattern
+                        .split('.')
+                        .try_fold(config, |v, seg| v.get(seg))
+                        .is_some()
+                }),
             };
             assert!(found, "{pattern} is not a configuration key");
         }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::Serialize;
 use toolgate_agent::{ProbeRequest, Provider, probe};
 use toolgate_mcp::ServerState;
-use toolgate_sandbox::Level;
+use toolgate_sandbox::{Level, NetworkMode};
 
 use crate::config::LlmProvider;
 use crate::error::{GET_A_MODEL, HostError};
@@ -89,9 +89,10 @@ pub struct DoctorOptions {
 impl Host {
     /// Every check of `toolgate doctor`, in order: configuration layers,
     /// workspace trust, the modes of toolgate's own files, the kernel
-    /// sandbox, the store, the model server (reachable, model present,
-    /// context window, tool calling), each MCP server. Never fails: a
-    /// problem is a [`CheckState::Fail`] line with its fix.
+    /// sandbox, the limits, the commands' network, the store, the model
+    /// server (reachable, model present, context window, tool calling),
+    /// each MCP server. Never fails: a problem is a [`CheckState::Fail`]
+    /// line with its fix.
     ///
     /// The modes are looked at before the sandbox and the store are
     /// opened, since opening them tightens what it finds: the report says
@@ -104,6 +105,7 @@ impl Host {
         ];
         checks.push(self.check_sandbox());
         checks.push(self.check_limits());
+        checks.push(self.check_network());
         checks.push(self.check_store());
         checks.push(self.check_skills());
         checks.extend(self.check_model(options).await);
@@ -256,8 +258,39 @@ impl Host {
             CheckState::Warn,
             "limits",
             status.limits_line(),
-            "processes and memory are limited per command by a cgroup: run toolgate as root, or              in a cgroup delegated to you (`systemd-run --user --scope -p Delegate=yes toolgate …`);              the /tmp and /dev/shm caps need the full sandbox",
+            "processes and memory are limited per command by a cgroup: run toolgate as root, or \
+             in a cgroup delegated to you (`systemd-run --user --scope -p Delegate=yes toolgate …`); \
+             the /tmp and /dev/shm caps need the full sandbox",
         )
+    }
+
+    /// Which network mode commands are in (`commands.network`), and whether
+    /// a domain policy is in force: its namespace made, its proxy started.
+    fn check_network(&self) -> Check {
+        let Ok(sandbox) = self.sandbox() else {
+            return Check::bad(
+                CheckState::Fail,
+                "network",
+                "unknown: the sandbox could not be built",
+                "see the sandbox line",
+            );
+        };
+        let status = sandbox.network_status();
+        let setting = self.config().commands.network.describe();
+        match (status.mode(), status.problem()) {
+            (_, Some(_)) => Check::bad(
+                CheckState::Warn,
+                "network",
+                format!("commands.network is {setting}; {status}"),
+                "the domain policy needs the full sandbox (user and network namespaces); see \
+                 the sandbox line",
+            ),
+            (NetworkMode::Host, None) => Check::ok(
+                "network",
+                format!("{status} (commands.network: allow; a list of hosts narrows it)"),
+            ),
+            _ => Check::ok("network", status.to_string()),
+        }
     }
 
     /// Skills found, and the first that could not be read (file and line).

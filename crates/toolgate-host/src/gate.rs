@@ -11,10 +11,12 @@ use toolgate_core::Registry;
 use toolgate_engine::{Approver, AuditSink, ExecutionEngine, GuardrailsEngine, HookExecutor};
 use toolgate_mcp::{AddServerTool, McpManager, McpServerConfig, ServerRecorder, ServerStatus};
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
+use toolgate_sandbox::{NetworkAttachment, NetworkConsent, NetworkObserver};
 
 use crate::error::HostError;
 use crate::host::Host;
 use crate::inspect::SelfInspect;
+use crate::network::{ApproverConsent, AuditObserver, NetworkSetting};
 use toolgate_tools::dynamic::registry_names;
 
 /// Builds a [`Gate`] from a [`Host`] ([`Host::gate`]).
@@ -144,7 +146,7 @@ impl<'h> GateBuilder<'h> {
         if host.config().tools.self_inspect.enabled {
             let sandbox = host.sandbox().map_or_else(
                 |e| json!({"error": toolgate_core::error_chain(&e)}),
-                |s| json!({"level": s.status().level_name()}),
+                |s| json!({"level": s.status().level_name(), "network": s.network_status().to_string()}),
             );
             let health = json!({"sandbox": sandbox, "mcp_servers": statuses});
             let config = serde_json::to_value(host.config()).unwrap_or_default();
@@ -154,9 +156,17 @@ impl<'h> GateBuilder<'h> {
                 return Err(HostError::Registry(error));
             }
         }
+        let network = match attach_network(host, mode, &self) {
+            Ok(network) => network,
+            Err(error) => {
+                manager.shutdown().await;
+                return Err(error);
+            }
+        };
         let gate = assemble(host, &registry, &manager, mode, self);
         match gate {
             Ok(parts) => Ok(Gate {
+                _network: network,
                 registry,
                 engine: Arc::new(parts.0),
                 guardrails: parts.1,
@@ -172,6 +182,41 @@ impl<'h> GateBuilder<'h> {
             }
         }
     }
+}
+
+/// With a domain policy (`commands.network: {allow, deny}`): who the
+/// sandbox's proxy asks about unlisted hosts (this gate's approver, unless
+/// the mode is `yolo`: see [`crate::network`]) and where it audits
+/// connections (this gate's audit), for as long as the gate lives.
+fn attach_network(
+    host: &Host,
+    mode: ConfirmationMode,
+    options: &GateBuilder<'_>,
+) -> Result<Option<NetworkAttachment>, HostError> {
+    if !matches!(host.config().commands.network, NetworkSetting::Domains(_)) {
+        return Ok(None);
+    }
+    let consent = match &options.interactive {
+        Some(approver) if mode != ConfirmationMode::Yolo => {
+            let consent =
+                ApproverConsent::new(Arc::clone(approver), tokio::runtime::Handle::current());
+            Some(Arc::new(consent) as Arc<dyn NetworkConsent>)
+        }
+        _ => None,
+    };
+    let mut sinks: Vec<Arc<dyn AuditSink>> = Vec::new();
+    if let Some(file) = host.audit_file()? {
+        sinks.push(Arc::new(file));
+    }
+    if let Some(store) = host.store_audit()? {
+        sinks.push(store);
+    }
+    sinks.extend(options.audit.iter().cloned());
+    let observer = AuditObserver::new(sinks, options.session_id.clone());
+    Ok(Some(host.sandbox()?.attach_network(
+        consent,
+        Some(Arc::new(observer) as Arc<dyn NetworkObserver>),
+    )))
 }
 
 /// `create_tool` for `agent`, and the approved dynamic tools, when
@@ -289,6 +334,9 @@ pub struct Gate {
     /// lazy instructions ([`SkillInstructions`](crate::SkillInstructions))
     /// share it.
     pub skills: toolgate_skills::Activations,
+    /// The proxy asks this gate's approver and audits into its audit, as
+    /// long as the gate lives.
+    _network: Option<NetworkAttachment>,
 }
 
 impl std::fmt::Debug for Gate {

@@ -15,8 +15,9 @@ use toolgate_tools::command::{CommandOptions, ProcessLimits};
 use toolgate_tools::dynamic::DynamicTools;
 use toolgate_tools::{BuiltinOptions, ToolGroup};
 
-use crate::config::{self, Config, Loaded, NetworkSetting, Overrides, ProjectFile, SandboxSetting};
+use crate::config::{self, Config, Loaded, Overrides, ProjectFile, SandboxSetting};
 use crate::error::HostError;
+use crate::network::NetworkSetting;
 use crate::trust::{Trust, TrustError, TrustStore};
 
 /// How a workspace configuration file with keys that need trust is settled
@@ -701,7 +702,7 @@ fn sandbox_builder(
             SandboxSetting::Landlock => SandboxMode::LandlockOnly,
             SandboxSetting::None => SandboxMode::Off,
         })
-        .network(commands.network == NetworkSetting::Allow)
+        .network(commands.network != NetworkSetting::Deny)
         .sensitive_patterns(sensitive)
         .protected_patterns(protected)
         .readable(commands.readable.iter().map(PathBuf::from))
@@ -711,6 +712,17 @@ fn sandbox_builder(
         .limits(commands.limits.to_limits().map_err(HostError::Limits)?);
     if let Some(home) = &commands.home_readable {
         builder = builder.home_readable(home.iter().cloned());
+    }
+    if let NetworkSetting::Domains(lists) = &commands.network {
+        match lists.policy() {
+            Ok(policy) => builder = builder.network_policy(policy),
+            // The lists were read when the configuration was loaded; should
+            // one still not read, fail closed.
+            Err(error) => {
+                tracing::warn!("commands.network: {error}; commands get no network");
+                builder = builder.network(false);
+            }
+        }
     }
     Ok(builder)
 }

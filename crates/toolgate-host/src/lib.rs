@@ -42,9 +42,9 @@
 
 pub use config::{
     AgentPermission, AuditSection, CommandsSection, Config, ConfigError, ConfirmationSection,
-    DateTimeSection, EnvSection, LlmProvider, LlmSection, LoadError, Loaded, NetworkSetting,
-    Overrides, ProjectFile, ProjectStatus, SandboxSetting, Source, ToggleSection, ToolsSection,
-    UiSection, WorkspaceSection, trust_store_path,
+    DateTimeSection, EnvSection, LlmProvider, LlmSection, LoadError, Loaded, Overrides,
+    ProjectFile, ProjectStatus, SandboxSetting, Source, ToggleSection, ToolsSection, UiSection,
+    WorkspaceSection, trust_store_path,
 };
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};
@@ -52,6 +52,7 @@ pub use gate::{Gate, GateBuilder};
 pub use host::{Host, HostBuilder, TrustPolicy, resolve_workspace};
 pub use llm::{LlmOverrides, ModelChoice, ModelClient};
 pub use own_state::{OwnKind, OwnPath, OwnState};
+pub use network::{DomainLists, NETWORK_TOOL, NetworkSetting};
 pub use prompt::PromptReport;
 pub use rules_file::{RulesFileError, UserRules};
 pub use run::{PreparedRun, RequestSize, RunControls, RunRequest, done_event};
@@ -74,6 +75,7 @@ mod host;
 pub mod inspect;
 mod llm;
 mod own_state;
+pub mod network;
 mod prompt;
 mod rules_file;
 mod run;

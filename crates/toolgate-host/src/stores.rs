@@ -91,6 +91,19 @@ impl Host {
     }
 }
 
+/// The record's effects as the store keeps them; a connection's bytes (the
+/// store has no column for them) go beside the effects, as `transfer`.
+fn effects_value(record: &AuditRecord<'_>) -> serde_json::Value {
+    let mut value = serde_json::to_value(&record.effects).unwrap_or_default();
+    if let (Some(transfer), Some(object)) = (record.transfer, value.as_object_mut()) {
+        object.insert(
+            "transfer".to_owned(),
+            serde_json::to_value(transfer).unwrap_or_default(),
+        );
+    }
+    value
+}
+
 /// The gate's audit records, queued for the store.
 #[derive(Debug)]
 pub(crate) struct StoreAudit {
@@ -109,7 +122,7 @@ impl AuditSink for StoreAudit {
             success: record.success,
             duration_us: record.duration_us,
             error: record.error.map(str::to_owned),
-            effects: serde_json::to_value(&record.effects).unwrap_or_default(),
+            effects: effects_value(record),
         });
     }
 }

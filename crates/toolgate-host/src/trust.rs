@@ -48,6 +48,7 @@ use toolgate_mcp::McpServerConfig;
 /// | `commands.allowed_only` | refuses more |
 /// | `commands.sandbox_required` | refuses commands where the sandbox is incomplete |
 /// | `commands.deny_read` | hides more from processes |
+/// | `commands.network.deny` | refuses more hosts: on its own it turns the default (every destination) into a domain policy that allows nothing unasked |
 /// | `commands.blocked_patterns` | blocks more |
 /// | `commands.max_output_lines`, `commands.max_sessions`, `commands.session_ttl`, `commands.session_output_cap` | resource limits |
 /// | `guardrails.protected_files`, `guardrails.sensitive_files` | added to the built-in sets |
@@ -65,7 +66,8 @@ use toolgate_mcp::McpServerConfig;
 /// Everything else needs trust, among them: `hooks.*`, `mcp.*`,
 /// `guardrails.quality_gates` (they run programs), `confirmation.*`,
 /// `agents.*.mode`, `workspace.allow_sensitive`, `workspace.allow_delete`,
-/// `commands.sandbox`, `commands.network`, `commands.env`, `commands.readable`,
+/// `commands.sandbox`, `commands.network` (`allow`, and its `allow` list),
+/// `commands.env`, `commands.readable`,
 /// `commands.writable`, `commands.home_readable`
 /// (policy), `commands.limits` (a raised limit lets a command take more of
 /// the machine), `audit.*` (appends to any file), `llm.base_url`,
@@ -80,6 +82,7 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "commands.allowed_only",
     "commands.sandbox_required",
     "commands.deny_read",
+    "commands.network.deny",
     "commands.blocked_patterns",
     "commands.max_output_lines",
     "commands.max_sessions",
@@ -640,6 +643,8 @@ mod tests {
             ("commands.writable", false),
             ("commands.home_readable", false),
             ("commands.network", false),
+            ("commands.network.allow", false),
+            ("commands.network.deny", true),
             ("commands.env", false),
             ("commands.limits", false),
             ("commands.limits.processes", false),
@@ -762,6 +767,32 @@ future: {anything: 1}
                 "workspace: {allow_delete: true}\nhooks: {pre_tool_use: [{name: m, command: touch marker}]}\nagents: {docs: {mode: yolo}}\nfuture: {anything: 1}\n"
             )
         );
+    }
+
+    /// A repository may deny hosts without trust, never allow them, nor
+    /// switch the network on or off.
+    #[test]
+    fn only_a_network_deny_list_applies_untrusted() {
+        let defaults = yaml("commands: {network: allow}\n");
+        let cases: &[(&str, &str, &[&str])] = &[
+            (
+                "commands: {network: {allow: [evil.example], deny: [tracker.example]}}",
+                "commands: {network: {deny: [tracker.example]}}",
+                &["commands.network.allow"],
+            ),
+            (
+                "commands: {network: {deny: [tracker.example]}}",
+                "commands: {network: {deny: [tracker.example]}}",
+                &[],
+            ),
+            ("commands: {network: deny}", "{}", &["commands.network"]),
+            ("commands: {network: allow}", "{}", &[]),
+        ];
+        for (layer, kept, withheld) in cases {
+            let split = split(yaml(layer), &defaults);
+            assert_eq!(split.kept, yaml(kept), "{layer}");
+            assert_eq!(split.keys, *withheld, "{layer}");
+        }
     }
 
     #[test]

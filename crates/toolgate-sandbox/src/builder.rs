@@ -10,7 +10,7 @@ use crate::limits::Limits;
 use crate::linux::landlock;
 use crate::linux::plan::View;
 use crate::sandbox::{Parts, Sandbox};
-use crate::{SandboxError, gitconfig};
+use crate::{NetworkPolicy, SandboxError, gitconfig};
 
 /// Paths under the home directory that processes may read (relative to
 /// `$HOME`): toolchains and their caches. Everything else in the home
@@ -115,6 +115,7 @@ pub struct SandboxBuilder {
     workspace: PathBuf,
     mode: SandboxMode,
     network: bool,
+    network_policy: Option<NetworkPolicy>,
     sensitive: Vec<String>,
     protected: Vec<String>,
     home_readable: Vec<String>,
@@ -133,6 +134,7 @@ impl SandboxBuilder {
             workspace,
             mode: SandboxMode::Full,
             network: true,
+            network_policy: None,
             sensitive: DEFAULT_SENSITIVE_PATTERNS
                 .iter()
                 .map(|p| (*p).to_owned())
@@ -162,11 +164,26 @@ impl SandboxBuilder {
         self
     }
 
-    /// Whether [`Profile::Standard`] processes may use the network. By
-    /// default, `true`. Read-only processes never may.
+    /// Whether [`Profile::Standard`](crate::Profile::Standard) processes
+    /// may use the network. By default, `true`. Read-only processes never
+    /// may. With `true`, a [`network_policy`](Self::network_policy) says
+    /// where; `false` wins over any policy.
     #[must_use]
     pub fn network(mut self, allow: bool) -> Self {
         self.network = allow;
+        self
+    }
+
+    /// Where [`Profile::Standard`](crate::Profile::Standard) processes may
+    /// connect: only through toolgate's proxy, as `policy` says (the
+    /// [`NetworkPolicy`] rules), unless [`network`](Self::network) is
+    /// `false`. It needs the full sandbox (namespaces); where that is
+    /// missing, processes get no TCP where Landlock (ABI 4) can take it
+    /// away, and [`Sandbox::network_status`] says what is in force. By
+    /// default, none: the network is all or nothing.
+    #[must_use]
+    pub fn network_policy(mut self, policy: NetworkPolicy) -> Self {
+        self.network_policy = Some(policy);
         self
     }
 
@@ -378,6 +395,7 @@ impl SandboxBuilder {
             view,
             mode: self.mode,
             network: self.network,
+            network_policy: self.network_policy,
             sensitive,
             protected,
             env,

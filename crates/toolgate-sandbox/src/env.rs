@@ -17,6 +17,9 @@
 //! 6. Then `set`, then what the caller adds for one process (a hook's
 //!    `TOOLGATE_*` variables, `run_command`'s `env`, an MCP server's `env`),
 //!    later winning.
+//! 7. With a [`NetworkPolicy`](crate::NetworkPolicy), standard-profile
+//!    processes get the [proxy variables](proxy_variables) last, over
+//!    everything: nothing else leads out of their network namespace.
 //!
 //! Codex's `shell_environment_policy` is the reference; unlike its default,
 //! nothing is inherited wholesale.
@@ -198,6 +201,39 @@ impl EnvPolicy {
                 .is_some_and(|prefix| name.starts_with(prefix))
         })
     }
+}
+
+/// The variables that point programs at the sandbox's proxy (rule 7):
+/// `HTTP_PROXY`, `HTTPS_PROXY` and their lower-case forms (curl, git,
+/// Python, pip, cargo, Go, Node's `undici` with `NODE_USE_ENV_PROXY`…),
+/// `ALL_PROXY` as SOCKS5 with remote resolution (`socks5h`: the proxy
+/// resolves, the sandbox has no DNS), npm's `proxy` and `https-proxy`
+/// settings (as variables they win over a `.npmrc` that names another
+/// proxy, which would be unreachable), and `NO_PROXY` for the namespace's
+/// own loopback, so servers a command starts inside the sandbox are
+/// reached directly.
+pub(crate) fn proxy_variables(http: u16, socks: u16) -> Vec<(String, String)> {
+    let http = format!("http://127.0.0.1:{http}");
+    let socks = format!("socks5h://127.0.0.1:{socks}");
+    let local = "localhost,127.0.0.1,::1";
+    [
+        ("HTTP_PROXY", &http),
+        ("HTTPS_PROXY", &http),
+        ("http_proxy", &http),
+        ("https_proxy", &http),
+        ("ALL_PROXY", &socks),
+        ("all_proxy", &socks),
+        ("npm_config_proxy", &http),
+        ("npm_config_https_proxy", &http),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.clone()))
+    .chain(
+        ["NO_PROXY", "no_proxy"]
+            .into_iter()
+            .map(|k| (k.to_owned(), local.to_owned())),
+    )
+    .collect()
 }
 
 /// Whether a URL carries a password (`http://user:pass@host`).

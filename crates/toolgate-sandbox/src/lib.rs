@@ -16,8 +16,10 @@
 //! In both, the workspace's sensitive files, the home directory, the
 //! user's secrets and toolgate's own state ([`SandboxBuilder::private`]:
 //! its configuration and data, wherever they lie) are unreadable, other
-//! processes invisible, the
-//! environment built rather than inherited ([`EnvPolicy`]). The rules are
+//! processes invisible, the environment built rather than inherited
+//! ([`EnvPolicy`]). The network of standard processes is the host's, none,
+//! or — with a [`NetworkPolicy`] — only a proxy that connects where the
+//! allow and deny lists say and asks a person about the rest. The rules are
 //! on [`Sandbox`]; how it is built, with namespaces, mounts and Landlock,
 //! in the `linux::child` module. Every command tree is bounded by
 //! [`Limits`] — processes, memory, CPU time, file size, open files, the
@@ -58,6 +60,13 @@ pub use env::{CORE_VARIABLES, EnvPolicy, looks_like_credential};
 pub use error::SandboxError;
 pub use gitconfig::KEPT_SECTIONS;
 pub use limits::{ByteSize, ByteSizeError, Limit, LimitHit, Limits, LimitsBuilder, LimitsError};
+#[doc(hidden)]
+pub use net::fuzz_proxy_request;
+pub use net::{
+    ConnectionRecord, ConsentAnswer, ConsentRequest, Decision, NetworkAttachment, NetworkConsent,
+    NetworkMode, NetworkObserver, NetworkPolicy, NetworkPolicyBuilder, NetworkStatus, PatternError,
+    Protocol, Resolve, SystemResolver,
+};
 pub use placeholder::Lease;
 pub use runner::{Capture, Finished, RunOptions, kill_group};
 pub use sandbox::{Prepared, Running, Sandbox};
@@ -72,6 +81,7 @@ mod error;
 pub mod gitconfig;
 pub mod limits;
 mod linux;
+mod net;
 mod placeholder;
 mod resolve;
 mod runner;

@@ -13,16 +13,21 @@ use crate::limits::Limits;
 use crate::linux::bounds::Enforcement;
 use crate::linux::child::{self, Bounds, Plan};
 use crate::linux::plan::{self, Dynamic, Strictness, View};
+use crate::net::SandboxNet;
 use crate::placeholder::{Kind, Lease, Placeholders};
 use crate::spawn::{Profile, Spawn, shell_path};
 use crate::status::{Level, SandboxStatus};
-use crate::{SandboxError, resolve, scan};
+use crate::{
+    NetworkAttachment, NetworkConsent, NetworkObserver, NetworkPolicy, NetworkStatus, SandboxError,
+    resolve, scan,
+};
 
 /// What a builder hands over.
 pub(crate) struct Parts {
     pub(crate) view: View,
     pub(crate) mode: SandboxMode,
     pub(crate) network: bool,
+    pub(crate) network_policy: Option<NetworkPolicy>,
     pub(crate) sensitive: PathPatterns,
     pub(crate) protected: PathPatterns,
     pub(crate) env: BTreeMap<String, String>,
@@ -34,7 +39,7 @@ pub(crate) struct Parts {
 struct Inner {
     view: View,
     mode: SandboxMode,
-    network: bool,
+    net: SandboxNet,
     sensitive: PathPatterns,
     protected: PathPatterns,
     env: BTreeMap<String, String>,
@@ -194,11 +199,12 @@ impl Running {
 
 impl Sandbox {
     pub(crate) fn from_parts(parts: Parts) -> Self {
+        let (uid, gid) = (parts.view.uid, parts.view.gid);
         Self {
             inner: Arc::new(Inner {
                 view: parts.view,
                 mode: parts.mode,
-                network: parts.network,
+                net: SandboxNet::new(parts.network, parts.network_policy, uid, gid),
                 sensitive: parts.sensitive,
                 protected: parts.protected,
                 env: parts.env,
@@ -222,10 +228,31 @@ impl Sandbox {
         &self.inner.view.workspace
     }
 
-    /// Whether processes of the standard profile may reach the network
-    /// (the read-only profile never may).
+    /// Whether processes of the standard profile may reach the network,
+    /// directly or through the proxy of a [`NetworkPolicy`] (the read-only
+    /// profile never may).
     pub fn network(&self) -> bool {
-        self.inner.network
+        self.inner.net.any()
+    }
+
+    /// Which network mode standard processes are in, and whether a
+    /// configured domain policy is in force. With a policy, the first call
+    /// makes the network namespace and starts the proxy (a few
+    /// milliseconds).
+    pub fn network_status(&self) -> NetworkStatus {
+        self.inner.net.status(self.status())
+    }
+
+    /// Who is asked about unlisted hosts (`consent`; `None`: they are
+    /// refused) and who hears of every connection (`observer`), for as long
+    /// as the returned value lives. The newest attachment alive is used.
+    /// Without a [`NetworkPolicy`] nothing is ever asked or told.
+    pub fn attach_network(
+        &self,
+        consent: Option<Arc<dyn NetworkConsent>>,
+        observer: Option<Arc<dyn NetworkObserver>>,
+    ) -> NetworkAttachment {
+        self.inner.net.attach(consent, observer)
     }
 
     /// What every command tree may consume.
@@ -420,6 +447,10 @@ impl Sandbox {
         for (name, value) in &spawn.env {
             env.insert(name.clone(), value.clone());
         }
+        let net = inner
+            .net
+            .for_process(level, matches!(spawn.profile, Profile::Standard));
+        env.extend(net.env.iter().cloned());
         let cwd = spawn
             .cwd
             .clone()
@@ -440,7 +471,7 @@ impl Sandbox {
         if level == Level::Off {
             let (read, write) = report_pipe()?;
             let plan = Arc::new(plan::bounds_only(bounds, write.as_raw_fd()));
-            install_plan(&mut command, &plan, write);
+            install_plan(&mut command, &plan, write, None);
             return Ok(Prepared {
                 command,
                 lease: Lease::empty().with_tree(tree),
@@ -507,7 +538,8 @@ impl Sandbox {
         let (read, write) = report_pipe()?;
         let dynamic = Dynamic {
             strictness,
-            network: inner.network,
+            network: net.network,
+            join: net.join,
             executables: &executables,
             sensitive: &found.sensitive,
             sensitive_outside: &found.sensitive_outside,
@@ -536,7 +568,8 @@ impl Sandbox {
         };
         plan.bounds = bounds;
         let plan = Arc::new(plan);
-        install_plan(&mut command, &plan, write);
+        // The namespace descriptors must stay open until the child joined.
+        install_plan(&mut command, &plan, write, net.keep);
         Ok(Prepared {
             command,
             lease: lease.with_tree(tree),
@@ -603,13 +636,19 @@ fn report_pipe() -> Result<(OwnedFd, OwnedFd), SandboxError> {
 
 /// Has the child replay `plan` between `fork` and `exec`, reporting a
 /// failure on `report_write`.
-fn install_plan(command: &mut tokio::process::Command, plan: &Arc<Plan>, report_write: OwnedFd) {
+fn install_plan(
+    command: &mut tokio::process::Command,
+    plan: &Arc<Plan>,
+    report_write: OwnedFd,
+    keep_net: Option<Arc<crate::net::proxy::Proxy>>,
+) {
     let child_plan = Arc::clone(plan);
     let mut fds: Vec<libc::c_int> = vec![-1; plan.captures.len()];
-    // The write end must stay open until the child has run: it moves into
-    // the closure, which lives as long as the command.
+    // The write end must stay open until the child has run, and the network
+    // namespace's descriptors until it joined: they move into the closure,
+    // which lives as long as the command.
     install(command, move || {
-        let _keep = &report_write;
+        let _keep = (&report_write, &keep_net);
         child::run(&child_plan, &mut fds)
     });
 }

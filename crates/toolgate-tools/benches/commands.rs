@@ -5,6 +5,11 @@
 //! and to the peer, bubblewrap (what Codex starts per command on Linux) with
 //! a comparable profile, when `bwrap` is installed.
 //!
+//! Each standard-profile case is also run with a network policy
+//! (`commands.network: {allow: [...]}`), whose processes join the sandbox's
+//! network namespace (two `setns` before their own namespaces): the cost of
+//! the proxy on, next to off. A read-only command never joins it.
+//!
 //! Targets: median ≤ 5 ms for both sandboxed cases.
 //!
 //! Run with `cargo bench -p toolgate-tools --bench commands`. After
@@ -27,15 +32,26 @@ use serde_json::json;
 use toolgate_core::{Registry, ToolCall, Workspace};
 use toolgate_engine::ExecutionEngine;
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
-use toolgate_sandbox::{Sandbox, SandboxMode};
+use toolgate_sandbox::{NetworkPolicy, Sandbox, SandboxMode};
 use toolgate_tools::command::CommandOptions;
 use toolgate_tools::{BuiltinOptions, builtin_tools};
 
-fn engine(dir: &Path, mode: SandboxMode) -> ExecutionEngine {
+fn engine(dir: &Path, mode: SandboxMode, proxied: bool) -> ExecutionEngine {
     let workspace = Workspace::builder(dir).build().unwrap();
     let registry = Registry::new();
-    let sandbox = Sandbox::builder(dir).mode(mode).build().unwrap();
+    let mut builder = Sandbox::builder(dir).mode(mode);
+    if proxied {
+        let policy = NetworkPolicy::builder()
+            .allow(["example.com"])
+            .build()
+            .unwrap();
+        builder = builder.network_policy(policy);
+    }
+    let sandbox = builder.build().unwrap();
     eprintln!("sandbox {mode:?}: {}", sandbox.status());
+    if proxied {
+        eprintln!("network: {}", sandbox.network_status());
+    }
     let options = BuiltinOptions::default()
         .commands(Some(CommandOptions::default()))
         .sandbox(sandbox);
@@ -51,15 +67,32 @@ fn engine(dir: &Path, mode: SandboxMode) -> ExecutionEngine {
 const ROUNDS: usize = 5;
 const PER_ROUND: usize = 40;
 
-/// The cases: name, sandbox mode, command.
-const CASES: &[(&str, SandboxMode, &str)] = &[
-    ("gate/run_command_true_read_only", SandboxMode::Full, "true"),
+/// The cases: name, sandbox mode, with a network policy, command.
+const CASES: &[(&str, SandboxMode, bool, &str)] = &[
+    (
+        "gate/run_command_true_read_only",
+        SandboxMode::Full,
+        false,
+        "true",
+    ),
     (
         "gate/run_command_write_standard",
         SandboxMode::Full,
+        false,
         "true > out.txt",
     ),
-    ("gate/run_command_true_no_sandbox", SandboxMode::Off, "true"),
+    (
+        "gate/run_command_write_standard_proxied",
+        SandboxMode::Full,
+        true,
+        "true > out.txt",
+    ),
+    (
+        "gate/run_command_true_no_sandbox",
+        SandboxMode::Off,
+        false,
+        "true",
+    ),
 ];
 
 fn bwrap_args(dir: &Path) -> Vec<String> {
@@ -111,7 +144,9 @@ fn commands(c: &mut Criterion) {
         .unwrap();
     let engines: Vec<_> = CASES
         .iter()
-        .map(|(name, mode, command)| (*name, engine(dir.path(), *mode), *command))
+        .map(|(name, mode, proxied, command)| {
+            (*name, engine(dir.path(), *mode, *proxied), *command)
+        })
         .collect();
     for (name, engine, command) in &engines {
         c.bench_function(name, |b| {

@@ -757,13 +757,14 @@ async fn mcp(State(app): State<Arc<App>>) -> ApiResult {
 async fn sandbox(State(app): State<Arc<App>>) -> ApiResult {
     let sandbox = app.host.sandbox().map_err(ApiError::host)?;
     let status = sandbox.status();
+    let network = sandbox.network_status();
     let commands = &app.host.config().commands;
     let missing = status.missing();
     let checks = vec![
         json!({"name": "kernel sandbox level", "ok": missing.is_empty(), "detail": status.level_name()}),
         json!({"name": "Landlock ABI", "ok": status.landlock_abi() > 0, "detail": status.landlock_abi().to_string()}),
         json!({"name": "read-only outside the workspace", "ok": status.enforces_read_only(), "detail": if status.enforces_read_only() { "enforced by the kernel" } else { "not enforced here: commands that write ask first" }}),
-        json!({"name": "network for commands", "ok": true, "detail": format!("{:?}", commands.network).to_lowercase()}),
+        json!({"name": "network for commands", "ok": network.problem().is_none(), "detail": network.to_string()}),
         json!({"name": "commands enabled", "ok": true, "detail": commands.enabled.to_string()}),
     ];
     let summary = if missing.is_empty() {

@@ -20,7 +20,9 @@
 //!
 //! 0. Join the command tree's cgroups (write `0` to each `cgroup.procs`),
 //!    before anything else, so every process the tree starts is born in
-//!    them (see the `linux::cgroup` module).
+//!    them (see the `linux::cgroup` module). Then, with a network policy,
+//!    join the sandbox's network namespace (and, to be allowed to, the user
+//!    namespace that owns it): `setns`, see the `linux::netns` module.
 //! 1. `unshare` new user, mount, PID and IPC namespaces (and a network
 //!    namespace when the profile has no network). Mapping our own user and
 //!    group ID into the new user namespace gives this process every
@@ -174,6 +176,9 @@ impl Bounds {
 pub(crate) struct Plan {
     /// `CLONE_NEW*` flags for `unshare`; 0 for a Landlock-only sandbox.
     pub(crate) unshare: libc::c_int,
+    /// The user and network namespace descriptors to join before
+    /// `unshare` (phase 0 in the module docs).
+    pub(crate) join: Option<(libc::c_int, libc::c_int)>,
     /// Contents of `uid_map` and `gid_map` (`"1000 1000 1"`).
     pub(crate) uid_map: CString,
     pub(crate) gid_map: CString,
@@ -203,6 +208,7 @@ pub(crate) mod phase {
     pub(crate) const DEATHSIG: u32 = 10_011;
     pub(crate) const CGROUP: u32 = 10_012;
     pub(crate) const RLIMIT: u32 = 10_013;
+    pub(crate) const JOIN: u32 = 10_014;
 }
 
 /// A failure: which step, and the `errno`.
@@ -293,6 +299,12 @@ fn namespaces(plan: &Plan, fds: &mut [libc::c_int]) -> Result<(), Failed> {
             phase::DEATHSIG,
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0),
         )?;
+        if let Some((user, net)) = plan.join {
+            // The user namespace first: joining the network namespace needs
+            // a capability in our own user namespace too (`linux::netns`).
+            check_int(phase::JOIN, libc::setns(user, libc::CLONE_NEWUSER))?;
+            check_int(phase::JOIN, libc::setns(net, libc::CLONE_NEWNET))?;
+        }
         check_int(phase::UNSHARE, libc::unshare(plan.unshare))?;
         write_file(c"/proc/self/setgroups", c"deny", phase::ID_MAP)?;
         write_file(c"/proc/self/uid_map", &plan.uid_map, phase::ID_MAP)?;

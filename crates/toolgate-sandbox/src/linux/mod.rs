@@ -6,4 +6,5 @@ pub(crate) mod bounds;
 pub(crate) mod cgroup;
 pub(crate) mod child;
 pub(crate) mod landlock;
+pub(crate) mod netns;
 pub(crate) mod plan;

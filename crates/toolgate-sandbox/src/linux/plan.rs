@@ -64,6 +64,9 @@ pub(crate) enum Strictness {
 pub(crate) struct Dynamic<'a> {
     pub(crate) strictness: Strictness,
     pub(crate) network: bool,
+    /// The sandbox's network namespace to join, `(user, net)` descriptors
+    /// (see `linux::netns`); then `network` is its network.
+    pub(crate) join: Option<(libc::c_int, libc::c_int)>,
     /// For [`Strictness::ReadOnly`]: the files it may `execve`.
     pub(crate) executables: &'a [PathBuf],
     /// Workspace-relative paths to cover with the mask: (path, is a directory).
@@ -148,7 +151,8 @@ pub(crate) fn build(
     let read_only = dynamic.strictness == Strictness::ReadOnly;
     let mut unshare =
         libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
-    if !dynamic.network || read_only {
+    let join = dynamic.join.filter(|_| !read_only);
+    if join.is_none() && (!dynamic.network || read_only) {
         unshare |= libc::CLONE_NEWNET;
     }
     let locked = ll::MOUNT_ATTR_NOSUID | ll::MOUNT_ATTR_NODEV;
@@ -360,6 +364,7 @@ pub(crate) fn build(
     let landlock = landlock.transpose()?;
     Ok(Plan {
         unshare,
+        join,
         uid_map: cstr_bytes(
             format!("{0} {0} 1", view.uid).as_bytes(),
             Path::new("uid_map"),
@@ -446,6 +451,7 @@ pub(crate) fn landlock_only(
     };
     Ok(Plan {
         unshare: 0,
+        join: None,
         uid_map: CString::default(),
         gid_map: CString::default(),
         captures: Vec::new(),
@@ -466,6 +472,7 @@ pub(crate) fn landlock_only(
 pub(crate) fn bounds_only(bounds: Bounds, report: libc::c_int) -> Plan {
     Plan {
         unshare: 0,
+        join: None,
         uid_map: CString::default(),
         gid_map: CString::default(),
         captures: Vec::new(),
@@ -481,6 +488,7 @@ pub(crate) fn describe_step(plan_steps: &[Step], step: u32) -> String {
     use super::child::phase;
     match step {
         phase::UNSHARE => "creating the namespaces (unshare)".to_owned(),
+        phase::JOIN => "joining the sandbox's network namespace (setns)".to_owned(),
         phase::ID_MAP => "mapping the user and group IDs".to_owned(),
         phase::PRIVATE => "making mounts private".to_owned(),
         phase::CAPTURE => "copying the visible trees (open_tree)".to_owned(),

@@ -42,7 +42,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toolgate_core::Tool;
 
-pub mod address;
+pub use toolgate_core::address;
 mod cache;
 mod client;
 mod convert;

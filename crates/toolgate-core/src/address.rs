@@ -1,7 +1,9 @@
-//! Which IP addresses are public: the address half of the SSRF rules.
+//! Which IP addresses are public: the address half of every SSRF rule in
+//! toolgate (the web tools', the sandbox's network proxy's).
 //!
-//! A web tool may connect only to an address on the public internet. Every
-//! other kind — this host, the local network, the cloud provider's
+//! A web tool, or a sandboxed command through the network proxy, may
+//! connect only to an address on the public internet unless an address is
+//! listed explicitly. Every other kind — this host, the local network, the cloud provider's
 //! metadata service, addresses that only mean something to a router — is
 //! refused, wherever the address came from: a URL literal in any numeric
 //! spelling, a DNS answer, a redirect.

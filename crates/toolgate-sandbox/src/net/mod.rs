@@ -1,0 +1,513 @@
+//! Network policy by destination: a sandboxed command reaches only a proxy
+//! toolgate runs, which connects where the [`NetworkPolicy`] allows.
+//!
+//! Without a policy the network of [`Profile::Standard`](crate::Profile)
+//! processes is all or nothing ([`SandboxBuilder::network`]). With one
+//! ([`SandboxBuilder::network_policy`]):
+//!
+//! - the sandbox makes **one** network namespace for all its processes,
+//!   with only a loopback interface and the proxy's two listening sockets
+//!   in it (how, and why that is safe: the `linux::netns` module);
+//! - every standard-profile process joins it instead of keeping the host's
+//!   network, and finds `HTTP_PROXY`/`HTTPS_PROXY` (`http://127.0.0.1:…`)
+//!   and `ALL_PROXY` (`socks5h://127.0.0.1:…`) in its environment (rule 7
+//!   of the [environment](crate::EnvPolicy)); a program that ignores them
+//!   reaches nothing;
+//! - toolgate serves both listeners (HTTP `CONNECT` and absolute-form
+//!   requests; SOCKS5 `CONNECT`), judges each connection by the policy's
+//!   [rules](NetworkPolicy), asks a person about unlisted names through a
+//!   [`NetworkConsent`], connects out from the host's network, and reports
+//!   every connection, allowed or refused, to a [`NetworkObserver`] and to
+//!   `tracing` (target `toolgate::network`).
+//!
+//! Read-only processes keep no network at all, as before.
+//!
+//! Loopback inside the namespace is the namespace's own: `NO_PROXY` covers
+//! `localhost`, `127.0.0.1` and `::1`, so a server a command starts is
+//! reached directly, and the host's loopback services only by a client told
+//! to use the proxy for them (`curl --noproxy ''`), when the policy lists
+//! them by address.
+//!
+//! A connection cannot be traced to the process that made it (TCP carries
+//! no credentials to the listener), so the proxy asks and tells the newest
+//! [`NetworkAttachment`] alive.
+//!
+//! [`SandboxBuilder::network`]: crate::SandboxBuilder::network
+//! [`SandboxBuilder::network_policy`]: crate::SandboxBuilder::network_policy
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+pub use policy::{NetworkPolicy, NetworkPolicyBuilder, PatternError, Resolve, SystemResolver};
+
+mod http;
+mod policy;
+pub(crate) mod proxy;
+mod socks;
+
+/// Both request parsers over arbitrary bytes, for the fuzz target: neither
+/// may panic, and what they accept must be what they promise. Not part of
+/// the API.
+#[doc(hidden)]
+pub fn fuzz_proxy_request(data: &[u8]) {
+    if let Ok(Some(end)) = http::head_end(data) {
+        assert!(end <= data.len() && end <= http::MAX_HEAD);
+        if let Ok(request) = http::parse(&data[..end]) {
+            match request {
+                http::Request::Connect { host, port }
+                | http::Request::Forward { host, port, .. } => {
+                    assert!(port != 0 && !host.is_empty());
+                    let _ = policy::target(&host);
+                }
+            }
+        }
+    }
+    if let Ok(Some(len)) = socks::greeting(data) {
+        assert!(len <= data.len());
+    }
+    if let Ok(Some((target, len))) = socks::request(data) {
+        assert!(len <= data.len());
+        let (host, _) = target.host_port();
+        let _ = policy::target(&host);
+    }
+}
+
+/// A person's answer about an unlisted host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConsentAnswer {
+    /// This connection (and the others waiting on the same question).
+    AllowOnce,
+    /// This host, on any port, for as long as the sandbox lives.
+    AllowForSession,
+    /// As [`AllowForSession`](Self::AllowForSession); the asker may also
+    /// have saved the host in the configuration.
+    AlwaysAllow,
+    /// Not this host, for as long as the sandbox lives (so a retrying
+    /// script does not ask again and again).
+    Deny,
+}
+
+/// The protocol a connection came in by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Protocol {
+    /// HTTP `CONNECT` (a tunnel: HTTPS, git over HTTPS, …).
+    HttpConnect,
+    /// An absolute-form plain HTTP request (`GET http://…`).
+    HttpForward,
+    /// SOCKS5 `CONNECT`.
+    Socks5,
+}
+
+impl Protocol {
+    /// `http-connect`, `http`, `socks5`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::HttpConnect => "http-connect",
+            Self::HttpForward => "http",
+            Self::Socks5 => "socks5",
+        }
+    }
+}
+
+/// An unlisted host a command wants to reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConsentRequest {
+    /// The host name, normalised (lower-case ASCII, IDNA-mapped).
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// How the command asked.
+    pub protocol: Protocol,
+}
+
+/// Asks a person whether a command may reach a host no list names (rule 4
+/// of [`NetworkPolicy`]).
+///
+/// The sandbox cannot know the front end; the host adapts its approver to
+/// this. Questions about the same host are asked once, however many
+/// connections wait on them.
+#[async_trait]
+pub trait NetworkConsent: Send + Sync {
+    /// Asks about `request`. Taking long is fine: the connection waits (up
+    /// to ten minutes).
+    async fn ask(&self, request: &ConsentRequest) -> ConsentAnswer;
+}
+
+/// What became of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Decision {
+    /// An allow entry lists it.
+    Listed,
+    /// A person allowed it (now, or earlier for the session).
+    Approved(ConsentAnswer),
+    /// A deny entry matches its name or the addresses it resolves to.
+    DenyListed,
+    /// No entry lists it, and nobody could be asked (or the mode never
+    /// asks).
+    Unlisted,
+    /// An address literal no allow entry covers.
+    UnlistedAddress,
+    /// A person refused it (now, or earlier for the session), or did not
+    /// answer in time.
+    Refused,
+    /// Its name resolves only to addresses it may not reach (rule 5).
+    SpecialAddress,
+    /// The request could not be read, or is not one the proxy serves.
+    BadRequest,
+    /// Too many questions were already waiting for a person.
+    Busy,
+}
+
+impl Decision {
+    /// Whether the proxy went on to connect.
+    pub fn allowed(self) -> bool {
+        matches!(self, Self::Listed | Self::Approved(_))
+    }
+
+    /// The decision as the audit names it: `allowed` (listed), `approved`
+    /// (by a person), `denied` (by a person), else `refused`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Listed => "allowed",
+            Self::Approved(_) => "approved",
+            Self::Refused => "denied",
+            _ => "refused",
+        }
+    }
+}
+
+/// One connection, as the proxy reports it when it ends (or is refused).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConnectionRecord {
+    /// Unique within the sandbox, in order of arrival.
+    pub id: u64,
+    /// How the command asked.
+    pub protocol: Protocol,
+    /// The host as the command named it (normalised when it could be).
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// What was decided.
+    pub decision: Decision,
+    /// Where the proxy connected, when it did.
+    pub peer: Option<SocketAddr>,
+    /// Bytes from the command to the host.
+    pub sent: u64,
+    /// Bytes from the host to the command.
+    pub received: u64,
+    /// From the first byte of the request to the end of the connection.
+    pub duration: Duration,
+    /// Why it was refused, or what failed (resolving, connecting).
+    pub error: Option<String>,
+}
+
+/// Hears of every connection (the host's audit).
+pub trait NetworkObserver: Send + Sync {
+    /// One connection ended or was refused.
+    fn connection(&self, record: &ConnectionRecord);
+}
+
+/// Who is asked and who hears, for as long as this value lives; returned by
+/// [`Sandbox::attach_network`](crate::Sandbox::attach_network).
+///
+/// A connection cannot be traced to the command (or the run) that made
+/// it, so with several attachments alive the newest is asked and told.
+pub struct NetworkAttachment {
+    _inner: Arc<Attached>,
+}
+
+impl fmt::Debug for NetworkAttachment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NetworkAttachment").finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Attached {
+    pub(crate) consent: Option<Arc<dyn NetworkConsent>>,
+    pub(crate) observer: Option<Arc<dyn NetworkObserver>>,
+}
+
+/// The attachments of a sandbox, newest last.
+#[derive(Default)]
+pub(crate) struct Attachments {
+    list: Mutex<Vec<Weak<Attached>>>,
+}
+
+impl fmt::Debug for Attachments {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Attachments").finish_non_exhaustive()
+    }
+}
+
+impl Attachments {
+    pub(crate) fn attach(
+        &self,
+        consent: Option<Arc<dyn NetworkConsent>>,
+        observer: Option<Arc<dyn NetworkObserver>>,
+    ) -> NetworkAttachment {
+        let inner = Arc::new(Attached { consent, observer });
+        let mut list = self.list.lock().unwrap_or_else(PoisonError::into_inner);
+        list.retain(|w| w.strong_count() > 0);
+        list.push(Arc::downgrade(&inner));
+        NetworkAttachment { _inner: inner }
+    }
+
+    /// The newest attachment still alive.
+    pub(crate) fn current(&self) -> Option<Arc<Attached>> {
+        let list = self.list.lock().unwrap_or_else(PoisonError::into_inner);
+        list.iter().rev().find_map(Weak::upgrade)
+    }
+}
+
+/// How standard-profile processes reach the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NetworkMode {
+    /// The host's network, every destination (`commands.network: allow`).
+    Host,
+    /// None (`commands.network: deny`, or a domain policy that could not
+    /// be put in force).
+    None,
+    /// Only through toolgate's proxy, judged by the [`NetworkPolicy`].
+    Proxied,
+}
+
+/// Which network mode is in force, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkStatus {
+    pub(crate) mode: NetworkMode,
+    pub(crate) configured: Option<String>,
+    pub(crate) proxy: Option<(u16, u16)>,
+    pub(crate) problem: Option<String>,
+}
+
+impl NetworkStatus {
+    /// The mode standard-profile processes are in.
+    pub fn mode(&self) -> NetworkMode {
+        self.mode
+    }
+
+    /// Why a configured domain policy is not in force (then
+    /// [`mode`](Self::mode) is [`NetworkMode::None`]: fail closed).
+    pub fn problem(&self) -> Option<&str> {
+        self.problem.as_deref()
+    }
+
+    /// The proxy's ports inside the namespace (HTTP, SOCKS5), when it runs.
+    pub fn proxy_ports(&self) -> Option<(u16, u16)> {
+        self.proxy
+    }
+}
+
+impl fmt::Display for NetworkStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.mode, &self.configured, &self.problem) {
+            (NetworkMode::Host, Some(lists), Some(problem)) => write!(
+                f,
+                "the host's network, every destination: the domain policy ({lists}) is not in \
+                 force ({problem})"
+            )?,
+            (NetworkMode::Host, _, _) => f.write_str("the host's network, every destination")?,
+            (NetworkMode::Proxied, Some(lists), _) => {
+                write!(f, "only through toolgate's proxy ({lists})")?;
+                if let Some((http, socks)) = self.proxy {
+                    write!(
+                        f,
+                        "; namespace ready, HTTP proxy 127.0.0.1:{http}, SOCKS5 127.0.0.1:{socks}"
+                    )?;
+                }
+            }
+            (_, Some(lists), Some(problem)) => write!(
+                f,
+                "none: the domain policy ({lists}) is not in force ({problem}), so commands get \
+                 no network instead"
+            )?,
+            _ => f.write_str("none")?,
+        }
+        Ok(())
+    }
+}
+
+/// The network part of a sandbox: the policy, the proxy (started on first
+/// use), and who is asked and told.
+#[derive(Debug)]
+pub(crate) struct SandboxNet {
+    network: bool,
+    policy: Option<NetworkPolicy>,
+    proxy: std::sync::OnceLock<Result<Arc<proxy::Proxy>, String>>,
+    attachments: Arc<Attachments>,
+    uid: u32,
+    gid: u32,
+}
+
+/// What one process gets.
+#[derive(Debug, Default)]
+pub(crate) struct ForProcess {
+    /// Whether it keeps a network (the host's, or the namespace it joins).
+    pub(crate) network: bool,
+    /// The namespace to join: (user, net) descriptors.
+    pub(crate) join: Option<(libc::c_int, libc::c_int)>,
+    /// The proxy variables.
+    pub(crate) env: Vec<(String, String)>,
+    /// Keeps the descriptors open until the process has joined.
+    pub(crate) keep: Option<Arc<proxy::Proxy>>,
+}
+
+impl SandboxNet {
+    /// `network: false` wins over a policy: no network at all.
+    pub(crate) fn new(network: bool, policy: Option<NetworkPolicy>, uid: u32, gid: u32) -> Self {
+        Self {
+            network,
+            policy: policy.filter(|_| network),
+            proxy: std::sync::OnceLock::new(),
+            attachments: Arc::default(),
+            uid,
+            gid,
+        }
+    }
+
+    /// Whether standard processes may reach the network at all (directly,
+    /// or through the proxy).
+    pub(crate) fn any(&self) -> bool {
+        self.network
+    }
+
+    pub(crate) fn attach(
+        &self,
+        consent: Option<Arc<dyn NetworkConsent>>,
+        observer: Option<Arc<dyn NetworkObserver>>,
+    ) -> NetworkAttachment {
+        self.attachments.attach(consent, observer)
+    }
+
+    /// The proxy, started on first use; `None` without a policy.
+    fn proxy(&self) -> Option<&Result<Arc<proxy::Proxy>, String>> {
+        let policy = self.policy.as_ref()?;
+        Some(self.proxy.get_or_init(|| {
+            let started = crate::linux::netns::create(self.uid, self.gid)
+                .map_err(|e| toolgate_core::error_chain(&e))
+                .and_then(|ns| {
+                    proxy::Proxy::start(ns, policy.clone(), Arc::clone(&self.attachments))
+                        .map_err(|e| format!("the proxy could not start: {e}"))
+                });
+            match &started {
+                Ok(proxy) => tracing::debug!(
+                    http = proxy.http_port,
+                    socks = proxy.socks_port,
+                    "sandbox network namespace and proxy ready"
+                ),
+                // Said once per sandbox; processes get no network (fail closed).
+                Err(error) => tracing::warn!(
+                    "sandbox: the network policy is not in force ({error}); commands get no network"
+                ),
+            }
+            started.map(Arc::new)
+        }))
+    }
+
+    /// What a process of `standard` profile (or not) gets at `level`.
+    pub(crate) fn for_process(&self, level: crate::Level, standard: bool) -> ForProcess {
+        if !standard {
+            return ForProcess::default();
+        }
+        if self.policy.is_none() {
+            return ForProcess {
+                network: self.network,
+                ..ForProcess::default()
+            };
+        }
+        if level != crate::Level::Full {
+            // No namespaces: the policy cannot be enforced; take the network
+            // away as far as the kernel can (Landlock's TCP rules).
+            return ForProcess::default();
+        }
+        match self.proxy() {
+            Some(Ok(proxy)) => ForProcess {
+                network: true,
+                join: Some((
+                    std::os::fd::AsRawFd::as_raw_fd(&proxy.user),
+                    std::os::fd::AsRawFd::as_raw_fd(&proxy.net),
+                )),
+                env: crate::env::proxy_variables(proxy.http_port, proxy.socks_port),
+                keep: Some(Arc::clone(proxy)),
+            },
+            _ => ForProcess::default(),
+        }
+    }
+
+    /// The status for `status` (the sandbox's): starts the proxy when a
+    /// policy is configured and the full sandbox is available.
+    pub(crate) fn status(&self, status: &crate::SandboxStatus) -> NetworkStatus {
+        let Some(policy) = &self.policy else {
+            return NetworkStatus {
+                mode: if self.network || status.level() == crate::Level::Off {
+                    NetworkMode::Host
+                } else {
+                    NetworkMode::None
+                },
+                configured: None,
+                proxy: None,
+                problem: None,
+            };
+        };
+        let allow: Vec<&str> = policy.allowed().collect();
+        let deny: Vec<&str> = policy.denied().collect();
+        let lists = format!(
+            "allow: {}; deny: {}",
+            if allow.is_empty() {
+                "nothing".to_owned()
+            } else {
+                allow.join(", ")
+            },
+            if deny.is_empty() {
+                "nothing".to_owned()
+            } else {
+                deny.join(", ")
+            },
+        );
+        let unenforced = |mode, problem: String| NetworkStatus {
+            mode,
+            configured: Some(lists.clone()),
+            proxy: None,
+            problem: Some(problem),
+        };
+        match status.level() {
+            crate::Level::Off => unenforced(
+                NetworkMode::Host,
+                "the sandbox is off, so nothing is enforced".to_owned(),
+            ),
+            crate::Level::LandlockOnly if status.landlock_abi() < 4 => unenforced(
+                NetworkMode::Host,
+                "it needs network namespaces, and this kernel's Landlock (ABI < 4) cannot take \
+                 TCP away either"
+                    .to_owned(),
+            ),
+            crate::Level::LandlockOnly => unenforced(
+                NetworkMode::None,
+                "it needs network namespaces, which are not usable here".to_owned(),
+            ),
+            crate::Level::Full => match self.proxy() {
+                Some(Ok(proxy)) => NetworkStatus {
+                    mode: NetworkMode::Proxied,
+                    configured: Some(lists),
+                    proxy: Some((proxy.http_port, proxy.socks_port)),
+                    problem: None,
+                },
+                Some(Err(error)) => unenforced(
+                    NetworkMode::None,
+                    format!("the network namespace could not be made: {error}"),
+                ),
+                None => unenforced(NetworkMode::None, "no policy".to_owned()),
+            },
+        }
+    }
+}
