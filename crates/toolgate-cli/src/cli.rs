@@ -242,6 +242,9 @@ pub(crate) enum PromptCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct DoctorArgs {
+    /// Print the AppArmor profile that lets this toolgate make user namespaces (Ubuntu 24.04 and later), and exit.
+    #[arg(long)]
+    pub(crate) apparmor_profile: bool,
     /// The model to check (overrides `llm.model`).
     #[arg(long, value_name = "MODEL")]
     pub(crate) model: Option<String>,

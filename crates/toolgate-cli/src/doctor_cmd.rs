@@ -45,6 +45,20 @@ pub(crate) async fn doctor(setup: &Setup, args: &DoctorArgs) -> Result<Exit, Cli
     print(&checks, setup.json)
 }
 
+/// `toolgate doctor --apparmor-profile`: the profile that lets this binary
+/// make user namespaces where AppArmor restricts them, on stdout.
+pub(crate) fn apparmor_profile() -> Result<Exit, CliError> {
+    let exe = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| {
+            CliError::new(
+                Exit::Failure,
+                anyhow::anyhow!(e).context("cannot tell where this toolgate binary is"),
+            )
+        })?;
+    crate::out(&toolgate_sandbox::apparmor_profile(&exe))
+}
+
 /// The configuration did not load: the one check that failed, with its fix.
 pub(crate) fn config_failed(error: &CliError, json: bool) -> Exit {
     let detail = error

@@ -147,6 +147,10 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Run(_) | Command::Sessions(_) | Command::Schedule(_)
     );
     if let Command::Doctor(args) = &cli.command {
+        if args.apparmor_profile {
+            // Needs no configuration: it names this binary only.
+            return doctor_cmd::apparmor_profile();
+        }
         // A configuration that does not load is the first failed check.
         return match Setup::new(&cli.global, ask_for(&cli.command)) {
             Ok(setup) => doctor_cmd::doctor(&setup, args).await,

@@ -214,21 +214,27 @@ impl Host {
             }
         };
         let status = sandbox.status();
+        let namespaces = status.namespaces();
         match status.level() {
-            Level::Full if status.missing().is_empty() => Check::ok("sandbox", status.to_string()),
+            Level::Full if status.missing().is_empty() => {
+                Check::ok("sandbox", format!("{status}; namespaces: {namespaces}"))
+            }
             Level::Full => Check::bad(
                 CheckState::Warn,
                 "sandbox",
-                status.to_string(),
+                format!("{status}; namespaces: {namespaces}"),
                 "a newer kernel enforces more (Landlock ABI 4+ for network and signal rules)",
             ),
+            // The namespaces line says which case applies here and the one
+            // command that fixes it (toolgate_sandbox's userns rules).
             _ => Check::bad(
                 CheckState::Warn,
                 "sandbox",
                 format!("{status}; every command asks before it runs"),
-                "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or \
-                 the AppArmor rule on Ubuntu 24.04) and Landlock, or set `commands.sandbox_required: \
-                 true` to refuse commands instead",
+                format!(
+                    "namespaces: {namespaces}; or set `commands.sandbox_required: true` to refuse \
+                     commands instead of asking"
+                ),
             ),
         }
     }

@@ -73,6 +73,7 @@ pub use sandbox::{Prepared, Running, Sandbox};
 pub use scan::MAX_ENTRIES;
 pub use spawn::{Profile, Spawn};
 pub use status::{Level, LimitStatus, SandboxStatus};
+pub use userns::apparmor_profile;
 
 mod builder;
 mod capture;
@@ -89,3 +90,4 @@ mod sandbox;
 mod scan;
 mod spawn;
 mod status;
+mod userns;

@@ -45,6 +45,10 @@ struct Inner {
     env: BTreeMap<String, String>,
     limits: Limits,
     status: OnceLock<SandboxStatus>,
+    /// Whether processes get a user namespace of their own: false when
+    /// user namespaces are refused here but toolgate may make the other
+    /// namespaces directly (decided with the status).
+    new_user: std::sync::atomic::AtomicBool,
     /// How the limits are enforced: decided with the status.
     enforcement: OnceLock<Enforcement>,
     placeholders: Arc<Placeholders>,
@@ -210,6 +214,7 @@ impl Sandbox {
                 env: parts.env,
                 limits: parts.limits,
                 status: OnceLock::new(),
+                new_user: std::sync::atomic::AtomicBool::new(true),
                 enforcement: OnceLock::new(),
                 placeholders: Arc::new(Placeholders::new()),
                 scanner: scan::Scanner::default(),
@@ -240,7 +245,16 @@ impl Sandbox {
     /// makes the network namespace and starts the proxy (a few
     /// milliseconds).
     pub fn network_status(&self) -> NetworkStatus {
-        self.inner.net.status(self.status())
+        let status = self.status();
+        self.inner.net.status(status, self.new_user())
+    }
+
+    /// Whether processes get user namespaces of their own (see
+    /// [`SandboxStatus::namespaces`]).
+    fn new_user(&self) -> bool {
+        self.inner
+            .new_user
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Who is asked about unlisted hosts (`consent`; `None`: they are
@@ -344,7 +358,7 @@ impl Sandbox {
                  (the PID namespace still hides other processes)"
             ));
         }
-        let landlock_only = |mut missing: Vec<String>, why: String| {
+        let landlock_only = |mut missing: Vec<String>, why: String, namespaces: String| {
             missing.insert(0, why);
             if abi > 0 {
                 missing.push(
@@ -357,6 +371,7 @@ impl Sandbox {
                     landlock_abi: abi,
                     missing,
                     limits: Vec::new(),
+                    namespaces,
                 }
             } else {
                 missing.push("this kernel has no Landlock: nothing is confined".to_owned());
@@ -365,6 +380,7 @@ impl Sandbox {
                     landlock_abi: 0,
                     missing,
                     limits: Vec::new(),
+                    namespaces,
                 }
             }
         };
@@ -374,31 +390,63 @@ impl Sandbox {
                 landlock_abi: abi,
                 missing: vec!["the sandbox is switched off by configuration".to_owned()],
                 limits: Vec::new(),
+                namespaces: "none: the sandbox is switched off by configuration".to_owned(),
             },
             SandboxMode::LandlockOnly => landlock_only(
                 missing,
                 "namespaces are switched off by configuration (sandbox: landlock)".to_owned(),
+                "none: switched off by configuration (sandbox: landlock)".to_owned(),
             ),
             SandboxMode::Full if self.inner.view.workspace == Path::new("/") => landlock_only(
                 missing,
                 "the workspace is `/`, which leaves nothing to confine".to_owned(),
+                "none: the workspace is `/`".to_owned(),
             ),
-            SandboxMode::Full => match self.try_full() {
-                Ok(()) => SandboxStatus {
+            SandboxMode::Full => {
+                let full = |namespaces: String| SandboxStatus {
                     level: Level::Full,
                     landlock_abi: abi,
-                    missing,
+                    missing: missing.clone(),
                     limits: Vec::new(),
-                },
-                Err(error) => {
-                    let why = toolgate_core::error_chain(&error);
-                    landlock_only(
-                        missing,
-                        format!("user namespaces are not usable here ({why})"),
-                    )
+                    namespaces,
+                };
+                let error = match self.try_full() {
+                    Ok(()) => {
+                        return full("a user namespace of each command's own".to_owned());
+                    }
+                    Err(error) => error,
+                };
+                let why = crate::userns::refused_because(&toolgate_core::error_chain(&error));
+                // Where user namespaces are refused but toolgate may make
+                // the other namespaces itself (root, or the root of a
+                // container), the full sandbox needs no user namespace.
+                if crate::userns::has_sys_admin() {
+                    self.set_new_user(false);
+                    if self.try_full().is_ok() {
+                        return full(format!(
+                            "mount, PID, IPC and network namespaces made directly: user \
+                             namespaces are refused here ({why}), and toolgate holds \
+                             CAP_SYS_ADMIN"
+                        ));
+                    }
+                    self.set_new_user(true);
                 }
-            },
+                landlock_only(
+                    missing,
+                    format!("user namespaces are not usable here ({why})"),
+                    format!(
+                        "none: user namespaces are refused here ({why}); {}",
+                        crate::userns::remedy()
+                    ),
+                )
+            }
         }
+    }
+
+    fn set_new_user(&self, yes: bool) {
+        self.inner
+            .new_user
+            .store(yes, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Starts `/bin/true` read-only in the full sandbox and waits for it.
@@ -447,9 +495,11 @@ impl Sandbox {
         for (name, value) in &spawn.env {
             env.insert(name.clone(), value.clone());
         }
-        let net = inner
-            .net
-            .for_process(level, matches!(spawn.profile, Profile::Standard));
+        let net = inner.net.for_process(
+            level,
+            matches!(spawn.profile, Profile::Standard),
+            self.new_user(),
+        );
         env.extend(net.env.iter().cloned());
         let cwd = spawn
             .cwd
@@ -540,6 +590,7 @@ impl Sandbox {
             strictness,
             network: net.network,
             join: net.join,
+            new_user: self.new_user(),
             executables: &executables,
             sensitive: &found.sensitive,
             sensitive_outside: &found.sensitive_outside,

@@ -24,6 +24,9 @@ pub struct SandboxStatus {
     pub(crate) landlock_abi: i32,
     pub(crate) missing: Vec<String>,
     pub(crate) limits: Vec<LimitStatus>,
+    /// How the full sandbox gets its namespaces here, or why it does not
+    /// (see [`SandboxStatus::namespaces`]).
+    pub(crate) namespaces: String,
 }
 
 /// How one [`Limit`] is enforced here, or why it is not.
@@ -77,6 +80,14 @@ impl fmt::Display for LimitStatus {
 }
 
 impl SandboxStatus {
+    /// How processes get their namespaces here, in words for `doctor`:
+    /// a user namespace of their own (the usual case), namespaces made
+    /// directly because toolgate holds `CAP_SYS_ADMIN` where user
+    /// namespaces are refused, or why there are none (and what to do).
+    pub fn namespaces(&self) -> &str {
+        &self.namespaces
+    }
+
     /// How much is in force.
     pub fn level(&self) -> Level {
         self.level

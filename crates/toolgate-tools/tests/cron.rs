@@ -622,7 +622,7 @@ async fn missed_runs_run_once_within_the_grace_window_and_never_in_a_burst() {
 }
 
 #[tokio::test]
-async fn one_shot_jobs_are_deleted_or_kept_finished_and_failures_are_recorded() {
+async fn failed_one_shot_jobs_are_kept_finished_and_failures_are_recorded() {
     let (_dir, store) = store();
     let at = json!({"kind": "at", "at_ms": ts("2026-01-05T08:00:00Z").as_millisecond()});
     let deleted = add(&store, &at, "2026-01-05T08:00:00Z", true).await;
@@ -643,7 +643,11 @@ async fn one_shot_jobs_are_deleted_or_kept_finished_and_failures_are_recorded() 
     .unwrap();
     assert_eq!(runner.ran(), [deleted.id, kept.id, recurring.id]);
     assert!(runs.iter().all(|r| r.outcome == OUTCOME_FAILED));
-    assert_eq!(store.job(deleted.id).await.unwrap(), None);
+    // deleteAfterRun removes a job after a successful run only: a failed
+    // one is kept, disabled, so its task is not lost.
+    let failed = store.job(deleted.id).await.unwrap().unwrap();
+    assert_eq!((failed.enabled, failed.next_run), (false, None));
+    assert_eq!(failed.last_outcome.as_deref(), Some(OUTCOME_FAILED));
     let kept = store.job(kept.id).await.unwrap().unwrap();
     assert_eq!((kept.enabled, kept.next_run), (false, None));
     // A failure does not stop a recurring job.

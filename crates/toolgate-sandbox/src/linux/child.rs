@@ -302,13 +302,19 @@ fn namespaces(plan: &Plan, fds: &mut [libc::c_int]) -> Result<(), Failed> {
         if let Some((user, net)) = plan.join {
             // The user namespace first: joining the network namespace needs
             // a capability in our own user namespace too (`linux::netns`).
-            check_int(phase::JOIN, libc::setns(user, libc::CLONE_NEWUSER))?;
+            if user >= 0 {
+                check_int(phase::JOIN, libc::setns(user, libc::CLONE_NEWUSER))?;
+            }
             check_int(phase::JOIN, libc::setns(net, libc::CLONE_NEWNET))?;
         }
         check_int(phase::UNSHARE, libc::unshare(plan.unshare))?;
-        write_file(c"/proc/self/setgroups", c"deny", phase::ID_MAP)?;
-        write_file(c"/proc/self/uid_map", &plan.uid_map, phase::ID_MAP)?;
-        write_file(c"/proc/self/gid_map", &plan.gid_map, phase::ID_MAP)?;
+        // A user namespace of our own gets our IDs mapped; without one (the
+        // privileged variant, see `Sandbox::status`) there is nothing to map.
+        if plan.unshare & libc::CLONE_NEWUSER != 0 {
+            write_file(c"/proc/self/setgroups", c"deny", phase::ID_MAP)?;
+            write_file(c"/proc/self/uid_map", &plan.uid_map, phase::ID_MAP)?;
+            write_file(c"/proc/self/gid_map", &plan.gid_map, phase::ID_MAP)?;
+        }
         check_int(
             phase::PRIVATE,
             libc::mount(

@@ -122,7 +122,10 @@ const FDS: usize = 4;
 struct ControlBuf([u8; 64]);
 
 /// Makes the namespace (see the module docs).
-pub(crate) fn create(uid: u32, gid: u32) -> Result<NetNs, SandboxError> {
+/// With `new_user` false (user namespaces refused here, toolgate holding
+/// `CAP_SYS_ADMIN` in its own), the helper makes only the network
+/// namespace, and processes join it without a user namespace first.
+pub(crate) fn create(uid: u32, gid: u32, new_user: bool) -> Result<NetNs, SandboxError> {
     let setup = |step: u32, source: io::Error| SandboxError::Setup {
         step: describe(step).to_owned(),
         source,
@@ -154,7 +157,7 @@ pub(crate) fn create(uid: u32, gid: u32) -> Result<NetNs, SandboxError> {
         return Err(setup(step::UNSHARE, io::Error::last_os_error()));
     }
     if pid == 0 {
-        helper(theirs_raw, &uid_map, &gid_map);
+        helper(theirs_raw, &uid_map, &gid_map, new_user);
     }
     drop(theirs);
     let received = receive(&ours);
@@ -257,8 +260,8 @@ fn errno() -> i32 {
 }
 
 /// The helper: never returns.
-fn helper(sock: libc::c_int, uid_map: &CString, gid_map: &CString) -> ! {
-    let (fds, step, code) = match make(uid_map, gid_map) {
+fn helper(sock: libc::c_int, uid_map: &CString, gid_map: &CString, new_user: bool) -> ! {
+    let (fds, step, code) = match make(uid_map, gid_map, new_user) {
         Ok(fds) => (Some(fds), 0, 0),
         Err((step, code)) => (None, step, code),
     };
@@ -297,7 +300,11 @@ fn helper(sock: libc::c_int, uid_map: &CString, gid_map: &CString) -> ! {
 
 /// Steps 1–3 of the module docs; the descriptors to send, or `(step,
 /// errno)`.
-fn make(uid_map: &CString, gid_map: &CString) -> Result<[libc::c_int; FDS], (u32, i32)> {
+fn make(
+    uid_map: &CString,
+    gid_map: &CString,
+    new_user: bool,
+) -> Result<[libc::c_int; FDS], (u32, i32)> {
     let check = |step: u32, ret: libc::c_int| {
         if ret < 0 {
             Err((step, errno()))
@@ -308,13 +315,17 @@ fn make(uid_map: &CString, gid_map: &CString) -> Result<[libc::c_int; FDS], (u32
     // SAFETY: system calls on C strings and stack structures; nothing
     // allocates (we are the child of a fork in a multi-threaded process).
     unsafe {
-        check(
-            step::UNSHARE,
-            libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET),
-        )?;
-        write_file(c"/proc/self/setgroups", c"deny").map_err(|e| (step::ID_MAP, e))?;
-        write_file(c"/proc/self/uid_map", uid_map).map_err(|e| (step::ID_MAP, e))?;
-        write_file(c"/proc/self/gid_map", gid_map).map_err(|e| (step::ID_MAP, e))?;
+        let flags = if new_user {
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNET
+        } else {
+            libc::CLONE_NEWNET
+        };
+        check(step::UNSHARE, libc::unshare(flags))?;
+        if new_user {
+            write_file(c"/proc/self/setgroups", c"deny").map_err(|e| (step::ID_MAP, e))?;
+            write_file(c"/proc/self/uid_map", uid_map).map_err(|e| (step::ID_MAP, e))?;
+            write_file(c"/proc/self/gid_map", gid_map).map_err(|e| (step::ID_MAP, e))?;
+        }
 
         let sock = check(
             step::LOOPBACK,

@@ -65,8 +65,14 @@ pub(crate) struct Dynamic<'a> {
     pub(crate) strictness: Strictness,
     pub(crate) network: bool,
     /// The sandbox's network namespace to join, `(user, net)` descriptors
-    /// (see `linux::netns`); then `network` is its network.
+    /// (see `linux::netns`; `user` is -1 when there is no user namespace to
+    /// join first); then `network` is its network.
     pub(crate) join: Option<(libc::c_int, libc::c_int)>,
+    /// Whether the process gets a user namespace of its own. Without one
+    /// (user namespaces refused here, and toolgate holding `CAP_SYS_ADMIN`
+    /// in its own: root, or a container's root), the other namespaces are
+    /// made directly (see `Sandbox::status`).
+    pub(crate) new_user: bool,
     /// For [`Strictness::ReadOnly`]: the files it may `execve`.
     pub(crate) executables: &'a [PathBuf],
     /// Workspace-relative paths to cover with the mask: (path, is a directory).
@@ -149,8 +155,10 @@ pub(crate) fn build(
     report: libc::c_int,
 ) -> Result<Plan, SandboxError> {
     let read_only = dynamic.strictness == Strictness::ReadOnly;
-    let mut unshare =
-        libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    let mut unshare = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    if dynamic.new_user {
+        unshare |= libc::CLONE_NEWUSER;
+    }
     let join = dynamic.join.filter(|_| !read_only);
     if join.is_none() && (!dynamic.network || read_only) {
         unshare |= libc::CLONE_NEWNET;
@@ -365,14 +373,23 @@ pub(crate) fn build(
     Ok(Plan {
         unshare,
         join,
-        uid_map: cstr_bytes(
-            format!("{0} {0} 1", view.uid).as_bytes(),
-            Path::new("uid_map"),
-        )?,
-        gid_map: cstr_bytes(
-            format!("{0} {0} 1", view.gid).as_bytes(),
-            Path::new("gid_map"),
-        )?,
+        // Only a new user namespace gets maps (written by the child).
+        uid_map: if dynamic.new_user {
+            cstr_bytes(
+                format!("{0} {0} 1", view.uid).as_bytes(),
+                Path::new("uid_map"),
+            )?
+        } else {
+            CString::default()
+        },
+        gid_map: if dynamic.new_user {
+            cstr_bytes(
+                format!("{0} {0} 1", view.gid).as_bytes(),
+                Path::new("gid_map"),
+            )?
+        } else {
+            CString::default()
+        },
         captures,
         steps,
         finish: Some(Finish {

@@ -390,10 +390,12 @@ impl SandboxNet {
     }
 
     /// The proxy, started on first use; `None` without a policy.
-    fn proxy(&self) -> Option<&Result<Arc<proxy::Proxy>, String>> {
+    /// `new_user`: whether processes get user namespaces (see
+    /// `linux::netns::create`).
+    fn proxy(&self, new_user: bool) -> Option<&Result<Arc<proxy::Proxy>, String>> {
         let policy = self.policy.as_ref()?;
         Some(self.proxy.get_or_init(|| {
-            let started = crate::linux::netns::create(self.uid, self.gid)
+            let started = crate::linux::netns::create(self.uid, self.gid, new_user)
                 .map_err(|e| toolgate_core::error_chain(&e))
                 .and_then(|ns| {
                     proxy::Proxy::start(ns, policy.clone(), Arc::clone(&self.attachments))
@@ -415,7 +417,12 @@ impl SandboxNet {
     }
 
     /// What a process of `standard` profile (or not) gets at `level`.
-    pub(crate) fn for_process(&self, level: crate::Level, standard: bool) -> ForProcess {
+    pub(crate) fn for_process(
+        &self,
+        level: crate::Level,
+        standard: bool,
+        new_user: bool,
+    ) -> ForProcess {
         if !standard {
             return ForProcess::default();
         }
@@ -430,11 +437,15 @@ impl SandboxNet {
             // away as far as the kernel can (Landlock's TCP rules).
             return ForProcess::default();
         }
-        match self.proxy() {
+        match self.proxy(new_user) {
             Some(Ok(proxy)) => ForProcess {
                 network: true,
                 join: Some((
-                    std::os::fd::AsRawFd::as_raw_fd(&proxy.user),
+                    if new_user {
+                        std::os::fd::AsRawFd::as_raw_fd(&proxy.user)
+                    } else {
+                        -1
+                    },
                     std::os::fd::AsRawFd::as_raw_fd(&proxy.net),
                 )),
                 env: crate::env::proxy_variables(proxy.http_port, proxy.socks_port),
@@ -446,7 +457,7 @@ impl SandboxNet {
 
     /// The status for `status` (the sandbox's): starts the proxy when a
     /// policy is configured and the full sandbox is available.
-    pub(crate) fn status(&self, status: &crate::SandboxStatus) -> NetworkStatus {
+    pub(crate) fn status(&self, status: &crate::SandboxStatus, new_user: bool) -> NetworkStatus {
         let Some(policy) = &self.policy else {
             return NetworkStatus {
                 mode: if self.network || status.level() == crate::Level::Off {
@@ -495,7 +506,7 @@ impl SandboxNet {
                 NetworkMode::None,
                 "it needs network namespaces, which are not usable here".to_owned(),
             ),
-            crate::Level::Full => match self.proxy() {
+            crate::Level::Full => match self.proxy(new_user) {
                 Some(Ok(proxy)) => NetworkStatus {
                     mode: NetworkMode::Proxied,
                     configured: Some(lists),
