@@ -190,6 +190,7 @@ impl TypedTool for RunCommand {
     const NAME: &'static str = "run_command";
     const DESCRIPTION: &'static str = "Run a bash command line in the workspace; returns its output and exit code. Read-only commands run at once, others may need the user's approval. background=true returns a session id for `process`.";
     const SENSITIVITY: Sensitivity = Sensitivity::Command(CommandClass::Dangerous);
+    const RUNS_COMMANDS: bool = true;
 
     fn sensitivity(&self, args: &Value) -> Sensitivity {
         let command = args
