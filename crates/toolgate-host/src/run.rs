@@ -242,7 +242,7 @@ impl Host {
             agent.prompt_mode = mode;
         }
         let offered = agent.tool_names(&gate.registry);
-        agent.system_prompt = match self.system_prompt(&agent, &offered) {
+        agent.system_prompt = match self.system_prompt(&agent, &gate.registry) {
             Ok(prompt) => prompt,
             Err(error) => {
                 gate.shutdown().await;
