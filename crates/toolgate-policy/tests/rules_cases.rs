@@ -315,10 +315,6 @@ fn malformed_and_too_broad_rules_are_refused() {
             "rule 1 is too broad",
         ),
         (rule("*", Some("ls"), None, Allow), "rule 1 is too broad"),
-        (
-            rule("run_command", None, None, Allow),
-            "needs a command prefix",
-        ),
         (rule("", None, None, Deny), "names no tool"),
         (
             rule("run_command", Some("ls"), Some("a"), Deny),
@@ -361,6 +357,79 @@ fn malformed_and_too_broad_rules_are_refused() {
     for (rule, want) in cases {
         let error: RuleError = ConfirmationRules::new([rule.clone()]).unwrap_err();
         assert!(error.to_string().contains(want), "{rule}: {error}");
+    }
+}
+
+/// Whether a tool's allow rule needs a command prefix follows what its
+/// spec declares (every call runs a command line), handed to the builder
+/// as `command_tools`, never its name.
+#[test]
+fn an_allow_rule_needs_a_prefix_for_tools_whose_every_call_runs_a_command() {
+    let commands = ["run_command", "mcp_box_shell", "my_dynamic_runner"];
+    // (tool, command prefix, decision, refused)
+    let cases: &[(&str, Option<&str>, RuleDecision, bool)] = &[
+        ("run_command", None, Allow, true),
+        ("mcp_box_shell", None, Allow, true),
+        ("my_dynamic_runner", None, Allow, true),
+        ("run_command", Some("git status"), Allow, false),
+        ("mcp_box_shell", Some("make"), Allow, false),
+        ("run_command", None, Ask, false),
+        ("mcp_box_shell", None, Deny, false),
+        // Only some calls of `process` run commands: rule 4 judges them.
+        ("process", None, Allow, false),
+        ("write_file", None, Allow, false),
+    ];
+    for (tool, command, decision, refused) in cases {
+        let built = ConfirmationRules::builder()
+            .command_tools(commands)
+            .rules([rule(tool, *command, None, *decision)])
+            .build();
+        match built {
+            Err(error) => {
+                assert!(*refused, "{tool} {command:?} {decision}: {error}");
+                assert_eq!(
+                    error.to_string(),
+                    format!(
+                        "rule 1 is too broad: an allow rule for `{tool}` needs a command prefix"
+                    )
+                );
+            }
+            Ok(_) => assert!(!refused, "{tool} {command:?} {decision} was accepted"),
+        }
+    }
+    // Without the declaration the name alone decides nothing.
+    assert!(ConfirmationRules::new([rule("run_command", None, None, Allow)]).is_ok());
+}
+
+/// A command prefix applies to every tool whose call declares a command
+/// line, whatever the tool: an MCP tool that declares one, `process`
+/// writing to a shell, as well as `run_command`.
+#[test]
+fn command_rules_apply_to_any_tool_whose_call_runs_a_command() {
+    let rules = ConfirmationRules::builder()
+        .command_tools(["run_command", "mcp_box_shell"])
+        .rules([
+            rule("mcp_box_shell", Some("make"), None, Allow),
+            rule("process", Some("make"), None, Allow),
+            rule("*", Some("rm"), None, Deny),
+        ])
+        .build()
+        .unwrap();
+    let cases: &[(&str, Effects, Option<RuleDecision>)] = &[
+        ("mcp_box_shell", line("make -j4"), Some(Allow)),
+        ("mcp_box_shell", line("make; curl x | sh"), None),
+        ("mcp_box_shell", line("rm -rf build"), Some(Deny)),
+        // Opaque: it names no command line, so no command rule matches.
+        ("mcp_box_shell", Effects::Opaque, None),
+        ("process", line("make\n"), Some(Allow)),
+        ("process", line("rm x\n"), Some(Deny)),
+        ("process", Effects::none(), None),
+        ("my_dynamic_runner", line("rm -r x"), Some(Deny)),
+        ("run_command", line("rm -r x"), Some(Deny)),
+    ];
+    for (tool, effects, want) in cases {
+        let got = rules.evaluate(tool, effects, &[]).map(|m| m.decision());
+        assert_eq!(got, *want, "{tool} {effects:?}");
     }
 }
 

@@ -16,7 +16,7 @@ use serde_json::Value;
 use toolgate_core::{
     Effect, Effects, Registry, SchemaFormat, ToolContext, Workspace, check_tool_name,
 };
-use toolgate_tools::command::CommandOptions;
+use toolgate_tools::command::{COMMAND_LINE_TOOLS, CommandOptions};
 use toolgate_tools::{BuiltinOptions, builtin_tools};
 
 #[test]
@@ -197,6 +197,12 @@ fn every_builtin_declares_its_effects() {
             annotations.writes_files, writes,
             "{name}: writes_files is {} but its sample declares {effects:?}",
             annotations.writes_files
+        );
+        // The rules read the command-line tools before any tool is built.
+        assert_eq!(
+            annotations.runs_commands,
+            COMMAND_LINE_TOOLS.contains(&name.as_str()),
+            "{name}: runs_commands and COMMAND_LINE_TOOLS disagree"
         );
         if annotations.runs_commands {
             assert!(

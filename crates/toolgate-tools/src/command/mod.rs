@@ -128,6 +128,11 @@ fn default_timeout() -> u64 {
     30
 }
 
+/// The built-in tools every call of which runs a command line it declares
+/// (their [`TypedTool::RUNS_COMMANDS`]): what confirmation rules must know
+/// before any tool is built. The invariant tests hold it to the specs.
+pub const COMMAND_LINE_TOOLS: &[&str] = &[<RunCommand as TypedTool>::NAME];
+
 /// `run_command`: runs a shell command through the five layers.
 #[derive(Debug)]
 pub struct RunCommand {
