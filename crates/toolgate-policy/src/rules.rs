@@ -229,7 +229,7 @@ struct Compiled {
 ///      wrapper (`env`, `nice`, `xargs`, …) or inline script — whose words
 ///      are all literal (no `$`, `~` or glob to expand) and whose argv
 ///      starts with the prefix's words; and the call sets no environment
-///      variables (`run_command`'s `env`). A line the parser refuses never
+///      variables (the `env` of its command effects). A line the parser refuses never
 ///      matches. Only `git status` and `git status -s` match `git status`.
 ///    - `ask` and `deny`: some command line of the call has a simple
 ///      command, anywhere in it (after `;`, in a pipeline, in `$(…)`, in
@@ -288,9 +288,9 @@ struct Compiled {
 /// let line = |command: &str| {
 ///     Effects::known([Effect::command(command, None)])
 /// };
-/// let hit = rules.evaluate("run_command", &line("git status -s"), &[]);
+/// let hit = rules.evaluate("run_command", &line("git status -s"));
 /// assert_eq!(hit.map(|m| m.decision()), Some(RuleDecision::Allow));
-/// assert!(rules.evaluate("run_command", &line("git status; rm -rf x"), &[]).is_none());
+/// assert!(rules.evaluate("run_command", &line("git status; rm -rf x")).is_none());
 /// # Ok(())
 /// # }
 /// ```
@@ -397,22 +397,17 @@ impl ConfirmationRules {
     }
 
     /// The rule that decides a call of `tool` with these declared `effects`
-    /// (see the [rules](Self)), or `None` when no rule matches.
-    /// `env_names` are the environment variables the call sets for the
-    /// commands it runs (`run_command`'s `env`).
-    pub fn evaluate(
-        &self,
-        tool: &str,
-        effects: &Effects,
-        env_names: &[&str],
-    ) -> Option<RuleMatch<'_>> {
+    /// (see the [rules](Self)), or `None` when no rule matches. The
+    /// environment a call sets for its commands is read from its command
+    /// effects ([`Effect::Command`]'s `env`), like everything else.
+    pub fn evaluate(&self, tool: &str, effects: &Effects) -> Option<RuleMatch<'_>> {
         let mut best: Option<RuleMatch<'_>> = None;
         for (i, compiled) in self.rules.iter().enumerate() {
             let rule = &compiled.rule;
             if rule.tool != ANY_TOOL && rule.tool != tool {
                 continue;
             }
-            if !self.matches(compiled, effects, env_names) {
+            if !self.matches(compiled, effects) {
                 continue;
             }
             // Strictly greater: the first rule wins a tie.
@@ -426,7 +421,7 @@ impl ConfirmationRules {
         best
     }
 
-    fn matches(&self, compiled: &Compiled, effects: &Effects, env_names: &[&str]) -> bool {
+    fn matches(&self, compiled: &Compiled, effects: &Effects) -> bool {
         let allow = compiled.rule.decision == RuleDecision::Allow;
         match &compiled.matcher {
             Matcher::Tool => !(allow && runs_commands(effects)),
@@ -445,7 +440,7 @@ impl ConfirmationRules {
                         .all(|e| matches!(e, Effect::Command { .. }));
                     let mut any = false;
                     only_commands
-                        && env_names.is_empty()
+                        && effects.env_names().is_empty()
                         && lines.all(|line| {
                             any = true;
                             allows_line(line, prefix)

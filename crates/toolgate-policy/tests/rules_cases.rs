@@ -37,7 +37,7 @@ fn decide(prefix: &str, decision: RuleDecision, command: &str) -> Option<RuleDec
     let rules =
         ConfirmationRules::new([rule("run_command", Some(prefix), None, decision)]).unwrap();
     rules
-        .evaluate("run_command", &line(command), &[])
+        .evaluate("run_command", &line(command))
         .map(|m| m.decision())
 }
 
@@ -157,18 +157,23 @@ fn an_allow_command_rule_needs_every_line_and_no_env() {
     let rules = ConfirmationRules::new([rule("run_command", Some("ls"), None, Allow)]).unwrap();
     let two = Effects::known([Effect::command("ls", None), Effect::command("rm x", None)]);
     let mixed = Effects::known([Effect::command("ls", None), write("a.txt")]);
-    let cases: &[(&Effects, &[&str], bool)] = &[
-        (&line("ls -la"), &[], true),
-        (&line("ls -la"), &["PATH"], false),
-        (&line("ls -la"), &["LD_PRELOAD"], false),
-        (&two, &[], false),
-        (&mixed, &[], false),
-        (&Effects::none(), &[], false),
-        (&Effects::Opaque, &[], false),
+    // The environment a call sets is on its command effect.
+    let with_env = |name: &str| {
+        let env = [(name.to_owned(), "x".to_owned())].into_iter().collect();
+        Effects::known([Effect::command("ls -la", None).with_env(env)])
+    };
+    let cases: &[(&Effects, bool)] = &[
+        (&line("ls -la"), true),
+        (&with_env("PATH"), false),
+        (&with_env("LD_PRELOAD"), false),
+        (&two, false),
+        (&mixed, false),
+        (&Effects::none(), false),
+        (&Effects::Opaque, false),
     ];
-    for (effects, env, matches) in cases {
-        let got = rules.evaluate("run_command", effects, env).is_some();
-        assert_eq!(got, *matches, "{effects:?} env {env:?}");
+    for (effects, matches) in cases {
+        let got = rules.evaluate("run_command", effects).is_some();
+        assert_eq!(got, *matches, "{effects:?}");
     }
 }
 
@@ -237,14 +242,14 @@ fn path_globs_need_every_path_to_allow_and_any_to_deny() {
         (Effects::Opaque, false, false),
     ];
     for (effects, allowed, denied) in cases {
-        let got = allow.evaluate("write_file", effects, &[]).is_some();
+        let got = allow.evaluate("write_file", effects).is_some();
         assert_eq!(got, *allowed, "allow {effects:?}");
-        let got = deny.evaluate("write_file", effects, &[]).is_some();
+        let got = deny.evaluate("write_file", effects).is_some();
         assert_eq!(got, *denied, "deny {effects:?}");
     }
     // The tool must be the rule's.
     let docs = Effects::known([write("docs/a.md")]);
-    assert!(allow.evaluate("delete_file", &docs, &[]).is_none());
+    assert!(allow.evaluate("delete_file", &docs).is_none());
 }
 
 #[test]
@@ -266,7 +271,7 @@ fn deny_beats_ask_beats_allow_and_the_first_rule_of_a_kind_is_named() {
     ];
     for (command, want) in cases {
         let got = rules
-            .evaluate("run_command", &line(command), &[])
+            .evaluate("run_command", &line(command))
             .map(|m| (m.number, m.decision()));
         assert_eq!(got, *want, "{command:?}");
     }
@@ -286,7 +291,7 @@ fn tool_rules_apply_by_name_and_an_allow_never_covers_a_command_line() {
         ("process", Effects::none(), Some(Deny)),
     ];
     for (tool, effects, want) in cases {
-        let got = rules.evaluate(tool, effects, &[]).map(|m| m.decision());
+        let got = rules.evaluate(tool, effects).map(|m| m.decision());
         assert_eq!(got, *want, "{tool}");
     }
     let rules = ConfirmationRules::new([
@@ -301,7 +306,7 @@ fn tool_rules_apply_by_name_and_an_allow_never_covers_a_command_line() {
         ("mcp_fs_read", Effects::Opaque, None),
     ];
     for (tool, effects, want) in cases {
-        let got = rules.evaluate(tool, effects, &[]).map(|m| m.decision());
+        let got = rules.evaluate(tool, effects).map(|m| m.decision());
         assert_eq!(got, *want, "{tool} {effects:?}");
     }
 }
@@ -428,7 +433,7 @@ fn command_rules_apply_to_any_tool_whose_call_runs_a_command() {
         ("run_command", line("rm -r x"), Some(Deny)),
     ];
     for (tool, effects, want) in cases {
-        let got = rules.evaluate(tool, effects, &[]).map(|m| m.decision());
+        let got = rules.evaluate(tool, effects).map(|m| m.decision());
         assert_eq!(got, *want, "{tool} {effects:?}");
     }
 }

@@ -206,9 +206,8 @@ impl Approvals {
             builder.root(root);
         }
         let rules = builder.build().ok()?;
-        let env = request.env_names();
         rules
-            .evaluate(request.tool, request.effects, &env)
+            .evaluate(request.tool, request.effects)
             .map(|m| m.decision())
     }
 
