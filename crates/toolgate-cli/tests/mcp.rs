@@ -134,6 +134,14 @@ fn check_python_report(report: &Value) {
     assert_eq!(tools["read_file"]["read_only"], true, "{report}");
     assert_eq!(tools["write_file"]["read_only"], false, "{report}");
     assert_eq!(tools["write_file"]["destructive"], true, "{report}");
+    // Every hint goes out, each as the tool declares it: read_file says
+    // it is idempotent and stays in the workspace; write_file says nothing
+    // about repeating, which reads as not idempotent.
+    assert_eq!(tools["read_file"]["destructive"], false, "{report}");
+    assert_eq!(tools["read_file"]["idempotent"], true, "{report}");
+    assert_eq!(tools["read_file"]["open_world"], false, "{report}");
+    assert_eq!(tools["write_file"]["idempotent"], false, "{report}");
+    assert_eq!(tools["run_command"]["open_world"], true, "{report}");
     assert_eq!(report["read"]["is_error"], false, "{report}");
     assert_eq!(report["read"]["text"], "hello from toolgate\n");
     assert_eq!(report["refused"]["is_error"], true);

@@ -122,7 +122,8 @@ pub struct ToolSpec {
     pub description: String,
     /// The JSON Schema of the arguments.
     pub parameters: Value,
-    /// MCP-style behaviour hints.
+    /// What the tool's calls may do: MCP's hints and toolgate's own kinds
+    /// ([`ToolAnnotations`]).
     pub annotations: ToolAnnotations,
 }
 
@@ -149,9 +150,9 @@ impl ToolSpec {
                     "description": self.description,
                     "inputSchema": self.parameters,
                 });
-                let annotations = serde_json::to_value(&self.annotations).unwrap_or(Value::Null);
-                if annotations.as_object().is_some_and(|a| !a.is_empty()) {
-                    tool["annotations"] = annotations;
+                let annotations = self.annotations.mcp();
+                if !annotations.is_empty() {
+                    tool["annotations"] = Value::Object(annotations);
                 }
                 tool
             }

@@ -88,28 +88,74 @@ pub enum ToolOrigin {
     Dynamic,
 }
 
-/// Hints about a tool's behaviour, as MCP defines them.
+/// What a tool's calls may do, declared once for the tool (it is on its
+/// [`ToolSpec`](crate::ToolSpec)): the static side of the [`Effects`] each
+/// call declares.
 ///
-/// They are hints for clients and UIs, never a security boundary: the gate
-/// decides from [`Sensitivity`], not from these.
+/// Policies that decide before any call — which guidance the system prompt
+/// carries, which tools a read-only agent is offered, which confirmation
+/// rules make sense — read these, never a list of tool names. What one
+/// particular call does is its [`Effects`]; the gate's decision on that call
+/// is its [`Sensitivity`] and the rules over its effects.
+///
+/// # Kinds
+///
+/// The first four are MCP's tool annotations, carried as MCP defines them
+/// (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`):
+/// `None` means the tool did not say, and the accessors read an absent
+/// hint the safe way, which is also MCP's default.
+///
+/// | kind | accessor | absent means |
+/// |---|---|---|
+/// | read-only: changes nothing around it | [`read_only`](Self::read_only) | no |
+/// | destructive: may delete or overwrite (only meaningful when not read-only) | [`destructive`](Self::destructive) | yes |
+/// | idempotent: a second identical call changes nothing more | [`idempotent`](Self::idempotent) | no |
+/// | open world: reaches systems beyond the workspace (the web, a server) | [`open_world`](Self::open_world) | yes |
+///
+/// The last two are toolgate's own and have no MCP form; `false` means
+/// the tool does not declare them:
+///
+/// - [`writes_files`](Self::writes_files): its calls create or change the
+///   content of workspace files ([`Effect::Write`](crate::Effect::Write)) —
+///   the file-editing tools. With one offered, the system prompt carries the
+///   edit guidance. Tools that keep their own state in files (memory,
+///   persona) do not count, nor does deleting.
+/// - [`runs_commands`](Self::runs_commands): every call runs a command line
+///   it declares ([`Effect::Command`](crate::Effect::Command)). Only a
+///   command prefix can allow such a call, so a confirmation rule that
+///   allows the tool without one is refused. A tool only some of whose
+///   calls run commands (`process` writing to a shell) leaves it `false`:
+///   the rules still judge those calls by their effects.
+///
+/// A [`TypedTool`] sets the two through its
+/// [`WRITES_FILES`](TypedTool::WRITES_FILES) and
+/// [`RUNS_COMMANDS`](TypedTool::RUNS_COMMANDS) constants.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
     /// A human-readable title.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// The tool does not modify its environment.
+    /// MCP `readOnlyHint`: the tool does not modify its environment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_only_hint: Option<bool>,
-    /// The tool may perform destructive updates.
+    /// MCP `destructiveHint`: the tool may perform destructive updates.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub destructive_hint: Option<bool>,
-    /// Calling it twice with the same arguments has no further effect.
+    /// MCP `idempotentHint`: calling it twice with the same arguments has
+    /// no further effect.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idempotent_hint: Option<bool>,
-    /// The tool interacts with an open world (the web, other systems).
+    /// MCP `openWorldHint`: the tool interacts with an open world (the web,
+    /// other systems).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_world_hint: Option<bool>,
+    /// Its calls create or change workspace files (see the [kinds](Self)).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub writes_files: bool,
+    /// Every call runs a command line it declares (see the [kinds](Self)).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub runs_commands: bool,
 }
 
 impl ToolAnnotations {
@@ -122,6 +168,51 @@ impl ToolAnnotations {
             open_world_hint: Some(false),
             ..Self::default()
         }
+    }
+
+    /// Whether the tool changes nothing around it. Only a tool that says
+    /// so is: an absent hint means no.
+    pub fn read_only(&self) -> bool {
+        self.read_only_hint == Some(true)
+    }
+
+    /// Whether the tool may delete or overwrite. A read-only tool is not;
+    /// otherwise an absent hint means yes.
+    pub fn destructive(&self) -> bool {
+        !self.read_only() && self.destructive_hint != Some(false)
+    }
+
+    /// Whether a second identical call changes nothing more. An absent
+    /// hint means no.
+    pub fn idempotent(&self) -> bool {
+        self.idempotent_hint == Some(true)
+    }
+
+    /// Whether the tool reaches systems beyond the workspace. An absent
+    /// hint means yes.
+    pub fn open_world(&self) -> bool {
+        self.open_world_hint != Some(false)
+    }
+
+    /// The MCP form of the hints: `{"title", "readOnlyHint",
+    /// "destructiveHint", "idempotentHint", "openWorldHint"}`, each only when
+    /// set. toolgate's own kinds have no MCP form and are left out.
+    pub fn mcp(&self) -> serde_json::Map<String, Value> {
+        let mut hints = serde_json::Map::new();
+        if let Some(title) = &self.title {
+            hints.insert("title".into(), Value::from(title.as_str()));
+        }
+        for (key, hint) in [
+            ("readOnlyHint", self.read_only_hint),
+            ("destructiveHint", self.destructive_hint),
+            ("idempotentHint", self.idempotent_hint),
+            ("openWorldHint", self.open_world_hint),
+        ] {
+            if let Some(hint) = hint {
+                hints.insert(key.into(), Value::Bool(hint));
+            }
+        }
+        hints
     }
 }
 
@@ -181,7 +272,9 @@ pub trait Tool: Send + Sync + 'static {
     /// arguments that will be executed.
     fn sensitivity(&self, args: &Value) -> Sensitivity;
 
-    /// MCP-style behaviour hints.
+    /// What the tool's calls may do ([`ToolAnnotations`]). By default,
+    /// nothing declared, read the safe way: not read-only, destructive,
+    /// not idempotent, open world.
     fn annotations(&self) -> ToolAnnotations {
         ToolAnnotations::default()
     }
@@ -267,6 +360,12 @@ pub trait TypedTool: Send + Sync + 'static {
     const SENSITIVITY: Sensitivity;
     /// See [`Tool::diagnostic`]. By default, `false`.
     const DIAGNOSTIC: bool = false;
+    /// Whether its calls create or change workspace files
+    /// ([`ToolAnnotations::writes_files`]). By default, `false`.
+    const WRITES_FILES: bool = false;
+    /// Whether every call runs a command line it declares
+    /// ([`ToolAnnotations::runs_commands`]). By default, `false`.
+    const RUNS_COMMANDS: bool = false;
 
     /// Per-call sensitivity, from the raw (already validated) arguments.
     /// By default, [`SENSITIVITY`](TypedTool::SENSITIVITY).
@@ -275,7 +374,10 @@ pub trait TypedTool: Send + Sync + 'static {
     }
 
     /// See [`Tool::annotations`]. By default, derived from
-    /// [`SENSITIVITY`](TypedTool::SENSITIVITY).
+    /// [`SENSITIVITY`](TypedTool::SENSITIVITY). Whatever this returns,
+    /// `writes_files` and `runs_commands` come from
+    /// [`WRITES_FILES`](TypedTool::WRITES_FILES) and
+    /// [`RUNS_COMMANDS`](TypedTool::RUNS_COMMANDS).
     fn annotations(&self) -> ToolAnnotations {
         ToolAnnotations::from_sensitivity(Self::SENSITIVITY)
     }
@@ -314,7 +416,11 @@ impl<T: TypedTool> Tool for T {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        TypedTool::annotations(self)
+        ToolAnnotations {
+            writes_files: T::WRITES_FILES,
+            runs_commands: T::RUNS_COMMANDS,
+            ..TypedTool::annotations(self)
+        }
     }
 
     fn timeout(&self) -> Option<Duration> {
@@ -343,7 +449,95 @@ impl<T: TypedTool> Tool for T {
 
 #[cfg(test)]
 mod tests {
-    use super::first_sentence;
+    use super::{Sensitivity, ToolAnnotations, first_sentence};
+
+    #[test]
+    fn absent_hints_read_the_safe_way() {
+        let hints = |read_only, destructive, idempotent, open_world| ToolAnnotations {
+            read_only_hint: read_only,
+            destructive_hint: destructive,
+            idempotent_hint: idempotent,
+            open_world_hint: open_world,
+            ..ToolAnnotations::default()
+        };
+        // (annotations, read_only, destructive, idempotent, open_world)
+        let cases = [
+            (ToolAnnotations::default(), false, true, false, true),
+            (
+                hints(Some(true), None, None, None),
+                true,
+                false,
+                false,
+                true,
+            ),
+            // A read-only tool is never destructive, whatever it says.
+            (
+                hints(Some(true), Some(true), None, None),
+                true,
+                false,
+                false,
+                true,
+            ),
+            (
+                hints(Some(false), Some(false), Some(true), Some(false)),
+                false,
+                false,
+                true,
+                false,
+            ),
+            (
+                hints(None, Some(false), Some(false), Some(true)),
+                false,
+                false,
+                false,
+                true,
+            ),
+            (
+                ToolAnnotations::from_sensitivity(Sensitivity::ReadOnly),
+                true,
+                false,
+                false,
+                false,
+            ),
+            (
+                ToolAnnotations::from_sensitivity(Sensitivity::Sensitive),
+                false,
+                true,
+                false,
+                false,
+            ),
+        ];
+        for (annotations, read_only, destructive, idempotent, open_world) in cases {
+            let got = (
+                annotations.read_only(),
+                annotations.destructive(),
+                annotations.idempotent(),
+                annotations.open_world(),
+            );
+            assert_eq!(
+                got,
+                (read_only, destructive, idempotent, open_world),
+                "{annotations:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_mcp_form_has_only_mcp_hints() {
+        let annotations = ToolAnnotations {
+            title: Some("Edit".into()),
+            read_only_hint: Some(false),
+            idempotent_hint: Some(false),
+            writes_files: true,
+            runs_commands: true,
+            ..ToolAnnotations::default()
+        };
+        assert_eq!(
+            serde_json::Value::Object(annotations.mcp()),
+            serde_json::json!({"title": "Edit", "readOnlyHint": false, "idempotentHint": false})
+        );
+        assert!(ToolAnnotations::default().mcp().is_empty());
+    }
 
     #[test]
     fn first_sentence_skips_abbreviations() {

@@ -573,8 +573,7 @@ impl ExecutionEngine {
         );
 
         // 5. Rules, then confirmation (never in dry-run).
-        let env_names = effects.env_names();
-        let matched = self.rules.evaluate(name, &effects, &env_names);
+        let matched = self.rules.evaluate(name, &effects);
         let rule = matched.map(|m| m.to_string());
         if let Some(m) = matched.filter(|m| m.decision() == RuleDecision::Deny) {
             return Ended::fail(

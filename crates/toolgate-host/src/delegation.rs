@@ -95,8 +95,7 @@ impl Host {
             let mut variants = Vec::with_capacity(2);
             for safe in [false, true] {
                 let mut def = base.clone().as_sub_agent(safe);
-                let offered = def.tool_names(&gate.registry);
-                def.system_prompt = self.system_prompt(&def, &offered)?;
+                def.system_prompt = self.system_prompt(&def, &gate.registry)?;
                 variants.push(def);
             }
             let safe = variants.pop();

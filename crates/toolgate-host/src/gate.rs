@@ -12,6 +12,7 @@ use toolgate_engine::{Approver, AuditSink, ExecutionEngine, GuardrailsEngine, Ho
 use toolgate_mcp::{AddServerTool, McpManager, McpServerConfig, ServerRecorder, ServerStatus};
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
 use toolgate_sandbox::{NetworkAttachment, NetworkConsent, NetworkObserver};
+use toolgate_skills::SkillTool;
 
 use crate::error::HostError;
 use crate::host::Host;
@@ -354,8 +355,8 @@ impl Gate {
     /// [`AgentDef::with_extra_tools`](toolgate_agent::AgentDef::with_extra_tools)).
     pub fn extra_tool_names(&self) -> Vec<String> {
         let mut extra = self.mcp.tool_names();
-        if self.registry.has("skill") {
-            extra.push("skill".to_owned());
+        if self.registry.has(SkillTool::NAME) {
+            extra.push(SkillTool::NAME.to_owned());
         }
         extra
     }

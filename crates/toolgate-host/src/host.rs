@@ -9,7 +9,9 @@ use toolgate_agent::AgentDef;
 use toolgate_core::{Registry, Workspace};
 use toolgate_engine::Approver;
 use toolgate_engine::{AuditLog, CommandGuard, GuardrailsEngine, HeadlessApprover, HookExecutor};
-use toolgate_policy::{CommandPolicy, ConfirmationMode, ConfirmationRules, RuleDecision};
+use toolgate_policy::{
+    CommandPolicy, ConfirmationMode, ConfirmationRules, ConfirmationRulesBuilder, RuleDecision,
+};
 use toolgate_sandbox::{EnvPolicy, Sandbox, SandboxMode};
 use toolgate_tools::command::{CommandOptions, ProcessLimits};
 use toolgate_tools::dynamic::DynamicTools;
@@ -139,7 +141,7 @@ impl HostBuilder {
             )
             .build()
             .map_err(HostError::BlockedPatterns)?;
-        let mut rules = ConfirmationRules::builder();
+        let mut rules = confirmation_rules_builder();
         rules.rules(config.confirmation.rules.iter().cloned());
         if let Some(root) = workspace.to_str() {
             rules.root(root);
@@ -161,6 +163,17 @@ impl HostBuilder {
             group_outlines: OnceLock::new(),
         })
     }
+}
+
+/// A builder of confirmation rules that knows which built-in tools run a
+/// command line on every call
+/// ([`ConfirmationRulesBuilder::command_tools`]): an allow rule for one of
+/// them needs a command prefix. The host's rules, the rules file and the
+/// web UI's look at the rules all start from it.
+pub fn confirmation_rules_builder() -> ConfirmationRulesBuilder {
+    let mut builder = ConfirmationRules::builder();
+    builder.command_tools(toolgate_tools::command::COMMAND_LINE_TOOLS.iter().copied());
+    builder
 }
 
 /// The trust rules of [`TrustPolicy`]: this run's flag, then the store,

@@ -49,7 +49,7 @@ pub use config::{
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};
 pub use gate::{Gate, GateBuilder};
-pub use host::{Host, HostBuilder, TrustPolicy, resolve_workspace};
+pub use host::{Host, HostBuilder, TrustPolicy, confirmation_rules_builder, resolve_workspace};
 pub use llm::{LlmOverrides, ModelChoice, ModelClient};
 pub use network::{DomainLists, NETWORK_TOOL, NetworkSetting};
 pub use own_state::{OwnKind, OwnPath, OwnState};

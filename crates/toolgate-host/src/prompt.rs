@@ -3,10 +3,13 @@
 use std::path::Path;
 
 use toolgate_agent::{AgentDef, ContextBudget, Environment, PromptBuilder};
-use toolgate_core::{Registry, SchemaFormat};
+use toolgate_core::{Registry, SchemaFormat, TypedTool};
 
 use crate::error::HostError;
 use crate::host::Host;
+
+/// The tool whose offer brings the instructions on creating tools.
+const CREATE_TOOL: &str = <toolgate_tools::dynamic::CreateTool as TypedTool>::NAME;
 
 /// What an agent's first request carries beside the task: the system prompt
 /// and the tool schemas, with their estimated sizes.
@@ -23,24 +26,32 @@ pub struct PromptReport {
     pub tools_tokens: usize,
 }
 
-/// The files tools that change files: with any of them offered, the prompt
-/// carries the edit hierarchy.
-const EDITING: &[&str] = &["edit_file", "apply_patch", "write_file"];
-
 impl Host {
-    /// The system prompt of `agent` when it is offered `offered` (tool
-    /// names): its role, the edit hierarchy when it may edit, the
-    /// environment, the instruction blocks of the groups it has tools of,
-    /// and the workspace's `AGENTS.md` (rules on
+    /// The system prompt of `agent` over `registry`, offered the tools it
+    /// may call there: its role, the edit hierarchy when one of them
+    /// writes files (its spec says so:
+    /// [`ToolAnnotations::writes_files`](toolgate_core::ToolAnnotations::writes_files)),
+    /// the environment, the instruction blocks of the groups it has tools
+    /// of, and the workspace's `AGENTS.md` (rules on
     /// [`PromptBuilder`](toolgate_agent::PromptBuilder)).
-    pub fn system_prompt(&self, agent: &AgentDef, offered: &[String]) -> Result<String, HostError> {
+    pub fn system_prompt(
+        &self,
+        agent: &AgentDef,
+        registry: &Registry,
+    ) -> Result<String, HostError> {
+        let offered = agent.tool_names(registry);
+        let edits = offered.iter().any(|t| {
+            registry
+                .get(t)
+                .is_ok_and(|e| e.spec().annotations.writes_files)
+        });
         let mut builder = PromptBuilder::new(&agent.system_prompt)
             .mode(agent.prompt_mode)
-            .edits(offered.iter().any(|t| EDITING.contains(&t.as_str())))
+            .edits(edits)
             .environment(self.environment())
             .persona(self.persona()?)
             .agents_md(self.agents_md());
-        if offered.iter().any(|t| t == "create_tool") {
+        if offered.iter().any(|t| t == CREATE_TOOL) {
             builder = builder.block(toolgate_tools::dynamic::INSTRUCTIONS);
         }
         for group in self.group_outlines()? {
@@ -59,7 +70,7 @@ impl Host {
         registry: &Registry,
     ) -> Result<PromptReport, HostError> {
         let tools = agent.tool_names(registry);
-        let prompt = self.system_prompt(agent, &tools)?;
+        let prompt = self.system_prompt(agent, registry)?;
         let schemas = registry.schemas(Some(&tools), SchemaFormat::OpenAi);
         let schema_bytes = serde_json::to_string(&schemas).map_or(0, |s| s.len());
         Ok(PromptReport {

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_yaml_ng::{Mapping, Value};
-use toolgate_policy::{ConfirmationRule, ConfirmationRules, RuleError};
+use toolgate_policy::{ConfirmationRule, RuleError};
 
 /// Why the user's rules could not be read or changed.
 #[derive(Debug, thiserror::Error)]
@@ -190,14 +190,17 @@ impl UserRules {
     }
 
     /// Appends `rule` and returns its number. The rule is checked on its own
-    /// first ([`ConfirmationRules::new`]): a malformed or too broad rule is
-    /// refused. Nothing is written until [`save`](Self::save).
+    /// first ([`confirmation_rules_builder`](crate::confirmation_rules_builder)):
+    /// a malformed or too broad rule is refused. Nothing is written until [`save`](Self::save).
     ///
     /// # Errors
     ///
     /// [`RulesFileError::Rule`] for a refused rule.
     pub fn add(&mut self, rule: &ConfirmationRule) -> Result<usize, RulesFileError> {
-        ConfirmationRules::new([rule.clone()]).map_err(RulesFileError::Rule)?;
+        crate::confirmation_rules_builder()
+            .rules([rule.clone()])
+            .build()
+            .map_err(RulesFileError::Rule)?;
         let value = serde_yaml_ng::to_value(rule).map_err(|source| RulesFileError::Rules {
             path: self.path.clone(),
             source,

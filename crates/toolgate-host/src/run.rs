@@ -242,7 +242,7 @@ impl Host {
             agent.prompt_mode = mode;
         }
         let offered = agent.tool_names(&gate.registry);
-        agent.system_prompt = match self.system_prompt(&agent, &offered) {
+        agent.system_prompt = match self.system_prompt(&agent, &gate.registry) {
             Ok(prompt) => prompt,
             Err(error) => {
                 gate.shutdown().await;
@@ -613,7 +613,7 @@ fn given_skills(history: &[Message]) -> Vec<String> {
     let skill_calls: Vec<&str> = history
         .iter()
         .flat_map(|m| &m.tool_calls)
-        .filter(|c| c.name == "skill")
+        .filter(|c| c.name == toolgate_skills::SkillTool::NAME)
         .map(|c| c.id.as_str())
         .collect();
     let mut names = Vec::new();

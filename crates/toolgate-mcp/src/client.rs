@@ -642,13 +642,7 @@ impl RemoteTool {
                 },
                 str::to_owned,
             );
-        let mut annotations = ToolAnnotations::from_sensitivity(sensitivity);
-        annotations.title = remote
-            .annotations
-            .as_ref()
-            .and_then(|a| a.title.clone())
-            .or_else(|| remote.title.clone());
-        annotations.open_world_hint = Some(true);
+        let annotations = declared(remote, connection.config.trusted);
         Self {
             local,
             remote: remote.name.to_string(),
@@ -658,6 +652,49 @@ impl RemoteTool {
             annotations,
             connection,
         }
+    }
+}
+
+/// What a remote tool declares about its calls, as toolgate's
+/// [`ToolAnnotations`].
+///
+/// # Rules
+///
+/// 1. MCP's hints (`readOnlyHint`, `destructiveHint`, `idempotentHint`,
+///    `openWorldHint`) are the server's word. A server the configuration
+///    trusts is taken at its word, hint by hint.
+/// 2. A server it does not trust is not: its tools are read the safe way
+///    whatever they say (not read-only, destructive, not idempotent, open
+///    world), so a hint can never earn an untrusted tool a place among a
+///    read-only agent's tools.
+/// 3. A hint the server leaves out is read the safe way, MCP's own
+///    default: a tool without `readOnlyHint: true` is not read-only, one
+///    without `destructiveHint: false` is destructive, one without
+///    `openWorldHint: false` reaches the open world.
+/// 4. No MCP hint says a tool writes workspace files or runs command
+///    lines, so a remote tool declares neither; what one call does is
+///    [`Effects::Opaque`](toolgate_core::Effects::Opaque).
+/// 5. The title is the annotations' title, else the tool's.
+fn declared(remote: &rmcp::model::Tool, trusted: bool) -> ToolAnnotations {
+    let hints = remote.annotations.as_ref().filter(|_| trusted);
+    let said = ToolAnnotations {
+        read_only_hint: hints.and_then(|h| h.read_only_hint),
+        destructive_hint: hints.and_then(|h| h.destructive_hint),
+        idempotent_hint: hints.and_then(|h| h.idempotent_hint),
+        open_world_hint: hints.and_then(|h| h.open_world_hint),
+        ..ToolAnnotations::default()
+    };
+    ToolAnnotations {
+        title: remote
+            .annotations
+            .as_ref()
+            .and_then(|a| a.title.clone())
+            .or_else(|| remote.title.clone()),
+        read_only_hint: Some(said.read_only()),
+        destructive_hint: Some(said.destructive()),
+        idempotent_hint: Some(said.idempotent()),
+        open_world_hint: Some(said.open_world()),
+        ..ToolAnnotations::default()
     }
 }
 
@@ -704,6 +741,45 @@ impl Tool for RemoteTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remote_hints_become_declared_kinds_the_safe_way() {
+        use rmcp::model::ToolAnnotations as Hints;
+        let tool = |hints: Option<Hints>| {
+            let tool = rmcp::model::Tool::new("t", "d", serde_json::Map::new());
+            match hints {
+                Some(hints) => tool.with_annotations(hints),
+                None => tool,
+            }
+        };
+        let reader = Hints::from_raw(None, Some(true), None, Some(true), Some(false));
+        let mender = Hints::from_raw(None, Some(false), Some(false), None, None);
+        // (hints, trusted, (read_only, destructive, idempotent, open_world))
+        let safe = (false, true, false, true);
+        let cases = [
+            (None, true, safe),
+            (Some(Hints::new()), true, safe),
+            (Some(reader.clone()), true, (true, false, true, false)),
+            (Some(mender.clone()), true, (false, false, false, true)),
+            // An untrusted server is not taken at its word.
+            (Some(reader), false, safe),
+            (Some(mender), false, safe),
+            (None, false, safe),
+        ];
+        for (hints, trusted, want) in cases {
+            let declared = declared(&tool(hints.clone()), trusted);
+            let got = (
+                declared.read_only(),
+                declared.destructive(),
+                declared.idempotent(),
+                declared.open_world(),
+            );
+            assert_eq!(got, want, "{hints:?} trusted={trusted}");
+            assert!(!declared.writes_files && !declared.runs_commands);
+        }
+        let titled = tool(Some(Hints::with_title("Read it")));
+        assert_eq!(declared(&titled, false).title.as_deref(), Some("Read it"));
+    }
 
     #[test]
     fn content_is_turned_into_text() {

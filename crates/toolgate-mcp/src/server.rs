@@ -239,6 +239,13 @@ fn stdio_transport() -> LineTransport<BoxedRead, BoxedWrite> {
 }
 
 /// The MCP form of a tool: name, description, schema, annotations.
+///
+/// The four MCP hints are always sent, as toolgate reads the tool's own
+/// declaration ([`ToolAnnotations`](toolgate_core::ToolAnnotations)): what
+/// a tool leaves unsaid goes out as its safe reading (not read-only,
+/// destructive, not idempotent, open world) rather than absent, so a client
+/// that defaults differently from MCP still sees the careful answer.
+/// toolgate's own kinds (writes files, runs commands) have no MCP form.
 fn mcp_tool(entry: &RegisteredTool) -> rmcp::model::Tool {
     let spec = entry.spec();
     let schema = match &spec.parameters {
@@ -248,10 +255,10 @@ fn mcp_tool(entry: &RegisteredTool) -> rmcp::model::Tool {
     let annotations = &spec.annotations;
     let mut hints = rmcp::model::ToolAnnotations::new();
     hints.title.clone_from(&annotations.title);
-    hints.read_only_hint = annotations.read_only_hint;
-    hints.destructive_hint = annotations.destructive_hint;
-    hints.idempotent_hint = annotations.idempotent_hint;
-    hints.open_world_hint = annotations.open_world_hint;
+    hints.read_only_hint = Some(annotations.read_only());
+    hints.destructive_hint = Some(annotations.destructive());
+    hints.idempotent_hint = Some(annotations.idempotent());
+    hints.open_world_hint = Some(annotations.open_world());
     rmcp::model::Tool::new(
         spec.name.clone(),
         spec.description.clone(),

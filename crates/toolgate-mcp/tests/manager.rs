@@ -152,3 +152,73 @@ async fn servers_that_cannot_start_are_reported_not_fatal() {
     assert_eq!(registry.count(), 0);
     manager.shutdown().await;
 }
+
+/// A real server's tool annotations (the Python SDK's) become the local
+/// tools' declared kinds: taken at their word from a trusted server, hint by
+/// hint, with what a tool leaves out read the safe way; from an untrusted
+/// one, read the safe way whatever they say.
+#[tokio::test(flavor = "multi_thread")]
+async fn remote_annotations_become_declared_kinds_only_from_a_trusted_server() {
+    let dir = tempfile::tempdir().unwrap();
+    // In the workspace: the sandbox shows it to the server.
+    let script = dir.path().join("hinted_server.py");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/hinted_server.py"),
+        &script,
+    )
+    .unwrap();
+    let python = time_server().with_file_name("python");
+    let mut config = McpConfig::default();
+    for (name, trusted) in [("sure", true), ("unsure", false)] {
+        let mut server = McpServerConfig::stdio(
+            python.to_str().unwrap(),
+            [script.to_str().unwrap().to_owned()],
+        );
+        server.trusted = trusted;
+        config.servers.insert(name.into(), server);
+    }
+    let registry = Arc::new(Registry::new());
+    let manager = McpManager::new(Arc::clone(&registry), sandbox(dir.path()));
+    let statuses = manager.start(&config).await;
+    for status in &statuses {
+        assert_eq!(status.state, ServerState::Connected, "{statuses:?}");
+    }
+    let safe = (false, true, false, true);
+    // (tool, (read_only, destructive, idempotent, open_world))
+    let cases = [
+        ("mcp_sure_silent", safe),
+        ("mcp_sure_reader", (true, false, true, false)),
+        ("mcp_sure_wiper", (false, true, true, false)),
+        ("mcp_sure_mender", (false, false, false, true)),
+        ("mcp_unsure_silent", safe),
+        ("mcp_unsure_reader", safe),
+        ("mcp_unsure_wiper", safe),
+        ("mcp_unsure_mender", safe),
+    ];
+    for (name, want) in cases {
+        let spec = registry.get(name).unwrap().spec().clone();
+        let a = &spec.annotations;
+        assert_eq!(
+            (
+                a.read_only(),
+                a.destructive(),
+                a.idempotent(),
+                a.open_world()
+            ),
+            want,
+            "{name}: {a:?}"
+        );
+        assert!(!a.writes_files && !a.runs_commands, "{name}: {a:?}");
+    }
+    assert_eq!(
+        registry
+            .get("mcp_unsure_reader")
+            .unwrap()
+            .spec()
+            .annotations
+            .title
+            .as_deref(),
+        Some("Read a thing")
+    );
+    manager.shutdown().await;
+}

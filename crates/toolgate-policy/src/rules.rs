@@ -146,6 +146,16 @@ pub enum RuleError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// An allow rule without a command prefix for a tool every call of
+    /// which runs a command line: it could never allow a call.
+    #[error("rule {number} is too broad: an allow rule for `{tool}` needs a command prefix")]
+    NoCommandPrefix {
+        /// The rule's number, from 1.
+        number: usize,
+        /// The tool, one of the builder's
+        /// [`command_tools`](ConfirmationRulesBuilder::command_tools).
+        tool: String,
+    },
     /// A malformed path glob.
     #[error("rule {number} has an invalid path glob")]
     Glob {
@@ -219,7 +229,7 @@ struct Compiled {
 ///      wrapper (`env`, `nice`, `xargs`, …) or inline script — whose words
 ///      are all literal (no `$`, `~` or glob to expand) and whose argv
 ///      starts with the prefix's words; and the call sets no environment
-///      variables (`run_command`'s `env`). A line the parser refuses never
+///      variables (the `env` of its command effects). A line the parser refuses never
 ///      matches. Only `git status` and `git status -s` match `git status`.
 ///    - `ask` and `deny`: some command line of the call has a simple
 ///      command, anywhere in it (after `;`, in a pipeline, in `$(…)`, in
@@ -252,8 +262,12 @@ struct Compiled {
 ///    touches. Rules without a narrowing still apply to it by name.
 ///
 /// Building the list refuses, besides malformed globs and prefixes, the
-/// `allow` rules that would skip asking for too much: `tool: "*"`, and
-/// `run_command` without a `command`.
+/// `allow` rules that would skip asking for too much (`tool: "*"`) or could
+/// allow nothing: a tool every call of which runs a command line
+/// ([`command_tools`](ConfirmationRulesBuilder::command_tools), the tools
+/// whose spec says
+/// [`runs_commands`](toolgate_core::ToolAnnotations::runs_commands)) without
+/// a `command`.
 ///
 /// # Example
 ///
@@ -262,18 +276,21 @@ struct Compiled {
 /// use toolgate_policy::{ConfirmationRule, ConfirmationRules, RuleDecision};
 ///
 /// # fn main() -> Result<(), toolgate_policy::RuleError> {
-/// let rules = ConfirmationRules::new([ConfirmationRule {
-///     tool: "run_command".into(),
-///     command: Some("git status".into()),
-///     path: None,
-///     decision: RuleDecision::Allow,
-/// }])?;
+/// let rules = ConfirmationRules::builder()
+///     .command_tools(["run_command"])
+///     .rules([ConfirmationRule {
+///         tool: "run_command".into(),
+///         command: Some("git status".into()),
+///         path: None,
+///         decision: RuleDecision::Allow,
+///     }])
+///     .build()?;
 /// let line = |command: &str| {
 ///     Effects::known([Effect::command(command, None)])
 /// };
-/// let hit = rules.evaluate("run_command", &line("git status -s"), &[]);
+/// let hit = rules.evaluate("run_command", &line("git status -s"));
 /// assert_eq!(hit.map(|m| m.decision()), Some(RuleDecision::Allow));
-/// assert!(rules.evaluate("run_command", &line("git status; rm -rf x"), &[]).is_none());
+/// assert!(rules.evaluate("run_command", &line("git status; rm -rf x")).is_none());
 /// # Ok(())
 /// # }
 /// ```
@@ -288,6 +305,7 @@ pub struct ConfirmationRules {
 pub struct ConfirmationRulesBuilder {
     rules: Vec<ConfirmationRule>,
     root: Option<String>,
+    command_tools: Vec<String>,
 }
 
 impl ConfirmationRulesBuilder {
@@ -308,6 +326,23 @@ impl ConfirmationRulesBuilder {
         self
     }
 
+    /// Adds tools every call of which runs a command line it declares
+    /// (their spec says
+    /// [`runs_commands`](toolgate_core::ToolAnnotations::runs_commands)):
+    /// only a command prefix can allow their calls (rule 4), so an `allow`
+    /// rule for one of them without a `command` is refused rather than
+    /// kept to allow nothing. By default, there are none. Tools only some
+    /// of whose calls run commands do not belong here: rule 4 judges those
+    /// calls by their effects.
+    pub fn command_tools<I, S>(&mut self, names: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.command_tools.extend(names.into_iter().map(Into::into));
+        self
+    }
+
     /// Checks and compiles the rules.
     ///
     /// # Errors
@@ -318,7 +353,7 @@ impl ConfirmationRulesBuilder {
             .rules
             .iter()
             .enumerate()
-            .map(|(i, rule)| compile(i + 1, rule))
+            .map(|(i, rule)| compile(i + 1, rule, &self.command_tools))
             .collect::<Result<_, _>>()?;
         Ok(ConfirmationRules {
             rules,
@@ -333,7 +368,8 @@ impl ConfirmationRules {
         ConfirmationRulesBuilder::default()
     }
 
-    /// Checks and compiles `rules`, with no workspace root.
+    /// Checks and compiles `rules`, with no workspace root and no
+    /// [`command_tools`](ConfirmationRulesBuilder::command_tools).
     ///
     /// # Errors
     ///
@@ -361,22 +397,17 @@ impl ConfirmationRules {
     }
 
     /// The rule that decides a call of `tool` with these declared `effects`
-    /// (see the [rules](Self)), or `None` when no rule matches.
-    /// `env_names` are the environment variables the call sets for the
-    /// commands it runs (`run_command`'s `env`).
-    pub fn evaluate(
-        &self,
-        tool: &str,
-        effects: &Effects,
-        env_names: &[&str],
-    ) -> Option<RuleMatch<'_>> {
+    /// (see the [rules](Self)), or `None` when no rule matches. The
+    /// environment a call sets for its commands is read from its command
+    /// effects ([`Effect::Command`]'s `env`), like everything else.
+    pub fn evaluate(&self, tool: &str, effects: &Effects) -> Option<RuleMatch<'_>> {
         let mut best: Option<RuleMatch<'_>> = None;
         for (i, compiled) in self.rules.iter().enumerate() {
             let rule = &compiled.rule;
             if rule.tool != ANY_TOOL && rule.tool != tool {
                 continue;
             }
-            if !self.matches(compiled, effects, env_names) {
+            if !self.matches(compiled, effects) {
                 continue;
             }
             // Strictly greater: the first rule wins a tie.
@@ -390,7 +421,7 @@ impl ConfirmationRules {
         best
     }
 
-    fn matches(&self, compiled: &Compiled, effects: &Effects, env_names: &[&str]) -> bool {
+    fn matches(&self, compiled: &Compiled, effects: &Effects) -> bool {
         let allow = compiled.rule.decision == RuleDecision::Allow;
         match &compiled.matcher {
             Matcher::Tool => !(allow && runs_commands(effects)),
@@ -409,7 +440,7 @@ impl ConfirmationRules {
                         .all(|e| matches!(e, Effect::Command { .. }));
                     let mut any = false;
                     only_commands
-                        && env_names.is_empty()
+                        && effects.env_names().is_empty()
                         && lines.all(|line| {
                             any = true;
                             allows_line(line, prefix)
@@ -472,7 +503,11 @@ impl ConfirmationRules {
     }
 }
 
-fn compile(number: usize, rule: &ConfirmationRule) -> Result<Compiled, RuleError> {
+fn compile(
+    number: usize,
+    rule: &ConfirmationRule,
+    command_tools: &[String],
+) -> Result<Compiled, RuleError> {
     if rule.tool.trim().is_empty() {
         return Err(RuleError::NoTool { number });
     }
@@ -490,10 +525,10 @@ fn compile(number: usize, rule: &ConfirmationRule) -> Result<Compiled, RuleError
             FileGlobs::new([glob.as_str()]).map_err(|source| RuleError::Glob { number, source })?,
         ),
         (None, None) => {
-            if allow && rule.tool == "run_command" {
-                return Err(RuleError::TooBroad {
+            if allow && command_tools.contains(&rule.tool) {
+                return Err(RuleError::NoCommandPrefix {
                     number,
-                    reason: "an allow rule for `run_command` needs a command prefix",
+                    tool: rule.tool.clone(),
                 });
             }
             Matcher::Tool

@@ -37,7 +37,7 @@ fn decide(prefix: &str, decision: RuleDecision, command: &str) -> Option<RuleDec
     let rules =
         ConfirmationRules::new([rule("run_command", Some(prefix), None, decision)]).unwrap();
     rules
-        .evaluate("run_command", &line(command), &[])
+        .evaluate("run_command", &line(command))
         .map(|m| m.decision())
 }
 
@@ -157,18 +157,23 @@ fn an_allow_command_rule_needs_every_line_and_no_env() {
     let rules = ConfirmationRules::new([rule("run_command", Some("ls"), None, Allow)]).unwrap();
     let two = Effects::known([Effect::command("ls", None), Effect::command("rm x", None)]);
     let mixed = Effects::known([Effect::command("ls", None), write("a.txt")]);
-    let cases: &[(&Effects, &[&str], bool)] = &[
-        (&line("ls -la"), &[], true),
-        (&line("ls -la"), &["PATH"], false),
-        (&line("ls -la"), &["LD_PRELOAD"], false),
-        (&two, &[], false),
-        (&mixed, &[], false),
-        (&Effects::none(), &[], false),
-        (&Effects::Opaque, &[], false),
+    // The environment a call sets is on its command effect.
+    let with_env = |name: &str| {
+        let env = [(name.to_owned(), "x".to_owned())].into_iter().collect();
+        Effects::known([Effect::command("ls -la", None).with_env(env)])
+    };
+    let cases: &[(&Effects, bool)] = &[
+        (&line("ls -la"), true),
+        (&with_env("PATH"), false),
+        (&with_env("LD_PRELOAD"), false),
+        (&two, false),
+        (&mixed, false),
+        (&Effects::none(), false),
+        (&Effects::Opaque, false),
     ];
-    for (effects, env, matches) in cases {
-        let got = rules.evaluate("run_command", effects, env).is_some();
-        assert_eq!(got, *matches, "{effects:?} env {env:?}");
+    for (effects, matches) in cases {
+        let got = rules.evaluate("run_command", effects).is_some();
+        assert_eq!(got, *matches, "{effects:?}");
     }
 }
 
@@ -237,14 +242,14 @@ fn path_globs_need_every_path_to_allow_and_any_to_deny() {
         (Effects::Opaque, false, false),
     ];
     for (effects, allowed, denied) in cases {
-        let got = allow.evaluate("write_file", effects, &[]).is_some();
+        let got = allow.evaluate("write_file", effects).is_some();
         assert_eq!(got, *allowed, "allow {effects:?}");
-        let got = deny.evaluate("write_file", effects, &[]).is_some();
+        let got = deny.evaluate("write_file", effects).is_some();
         assert_eq!(got, *denied, "deny {effects:?}");
     }
     // The tool must be the rule's.
     let docs = Effects::known([write("docs/a.md")]);
-    assert!(allow.evaluate("delete_file", &docs, &[]).is_none());
+    assert!(allow.evaluate("delete_file", &docs).is_none());
 }
 
 #[test]
@@ -266,7 +271,7 @@ fn deny_beats_ask_beats_allow_and_the_first_rule_of_a_kind_is_named() {
     ];
     for (command, want) in cases {
         let got = rules
-            .evaluate("run_command", &line(command), &[])
+            .evaluate("run_command", &line(command))
             .map(|m| (m.number, m.decision()));
         assert_eq!(got, *want, "{command:?}");
     }
@@ -286,7 +291,7 @@ fn tool_rules_apply_by_name_and_an_allow_never_covers_a_command_line() {
         ("process", Effects::none(), Some(Deny)),
     ];
     for (tool, effects, want) in cases {
-        let got = rules.evaluate(tool, effects, &[]).map(|m| m.decision());
+        let got = rules.evaluate(tool, effects).map(|m| m.decision());
         assert_eq!(got, *want, "{tool}");
     }
     let rules = ConfirmationRules::new([
@@ -301,7 +306,7 @@ fn tool_rules_apply_by_name_and_an_allow_never_covers_a_command_line() {
         ("mcp_fs_read", Effects::Opaque, None),
     ];
     for (tool, effects, want) in cases {
-        let got = rules.evaluate(tool, effects, &[]).map(|m| m.decision());
+        let got = rules.evaluate(tool, effects).map(|m| m.decision());
         assert_eq!(got, *want, "{tool} {effects:?}");
     }
 }
@@ -315,10 +320,6 @@ fn malformed_and_too_broad_rules_are_refused() {
             "rule 1 is too broad",
         ),
         (rule("*", Some("ls"), None, Allow), "rule 1 is too broad"),
-        (
-            rule("run_command", None, None, Allow),
-            "needs a command prefix",
-        ),
         (rule("", None, None, Deny), "names no tool"),
         (
             rule("run_command", Some("ls"), Some("a"), Deny),
@@ -361,6 +362,79 @@ fn malformed_and_too_broad_rules_are_refused() {
     for (rule, want) in cases {
         let error: RuleError = ConfirmationRules::new([rule.clone()]).unwrap_err();
         assert!(error.to_string().contains(want), "{rule}: {error}");
+    }
+}
+
+/// Whether a tool's allow rule needs a command prefix follows what its
+/// spec declares (every call runs a command line), handed to the builder
+/// as `command_tools`, never its name.
+#[test]
+fn an_allow_rule_needs_a_prefix_for_tools_whose_every_call_runs_a_command() {
+    let commands = ["run_command", "mcp_box_shell", "my_dynamic_runner"];
+    // (tool, command prefix, decision, refused)
+    let cases: &[(&str, Option<&str>, RuleDecision, bool)] = &[
+        ("run_command", None, Allow, true),
+        ("mcp_box_shell", None, Allow, true),
+        ("my_dynamic_runner", None, Allow, true),
+        ("run_command", Some("git status"), Allow, false),
+        ("mcp_box_shell", Some("make"), Allow, false),
+        ("run_command", None, Ask, false),
+        ("mcp_box_shell", None, Deny, false),
+        // Only some calls of `process` run commands: rule 4 judges them.
+        ("process", None, Allow, false),
+        ("write_file", None, Allow, false),
+    ];
+    for (tool, command, decision, refused) in cases {
+        let built = ConfirmationRules::builder()
+            .command_tools(commands)
+            .rules([rule(tool, *command, None, *decision)])
+            .build();
+        match built {
+            Err(error) => {
+                assert!(*refused, "{tool} {command:?} {decision}: {error}");
+                assert_eq!(
+                    error.to_string(),
+                    format!(
+                        "rule 1 is too broad: an allow rule for `{tool}` needs a command prefix"
+                    )
+                );
+            }
+            Ok(_) => assert!(!refused, "{tool} {command:?} {decision} was accepted"),
+        }
+    }
+    // Without the declaration the name alone decides nothing.
+    assert!(ConfirmationRules::new([rule("run_command", None, None, Allow)]).is_ok());
+}
+
+/// A command prefix applies to every tool whose call declares a command
+/// line, whatever the tool: an MCP tool that declares one, `process`
+/// writing to a shell, as well as `run_command`.
+#[test]
+fn command_rules_apply_to_any_tool_whose_call_runs_a_command() {
+    let rules = ConfirmationRules::builder()
+        .command_tools(["run_command", "mcp_box_shell"])
+        .rules([
+            rule("mcp_box_shell", Some("make"), None, Allow),
+            rule("process", Some("make"), None, Allow),
+            rule("*", Some("rm"), None, Deny),
+        ])
+        .build()
+        .unwrap();
+    let cases: &[(&str, Effects, Option<RuleDecision>)] = &[
+        ("mcp_box_shell", line("make -j4"), Some(Allow)),
+        ("mcp_box_shell", line("make; curl x | sh"), None),
+        ("mcp_box_shell", line("rm -rf build"), Some(Deny)),
+        // Opaque: it names no command line, so no command rule matches.
+        ("mcp_box_shell", Effects::Opaque, None),
+        ("process", line("make\n"), Some(Allow)),
+        ("process", line("rm x\n"), Some(Deny)),
+        ("process", Effects::none(), None),
+        ("my_dynamic_runner", line("rm -r x"), Some(Deny)),
+        ("run_command", line("rm -r x"), Some(Deny)),
+    ];
+    for (tool, effects, want) in cases {
+        let got = rules.evaluate(tool, effects).map(|m| m.decision());
+        assert_eq!(got, *want, "{tool} {effects:?}");
     }
 }
 

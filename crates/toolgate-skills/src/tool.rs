@@ -39,6 +39,10 @@ pub struct SkillTool {
 }
 
 impl SkillTool {
+    /// The tool's name: what the model calls and what the host and the
+    /// agent loop look for in a run's history.
+    pub const NAME: &'static str = "skill";
+
     /// The tool over these activations. Its description lists the skills'
     /// names as they are now.
     pub fn new(activations: Activations) -> Self {
@@ -74,7 +78,7 @@ impl SkillTool {
 #[async_trait]
 impl Tool for SkillTool {
     fn name(&self) -> &'static str {
-        "skill"
+        Self::NAME
     }
 
     fn description(&self) -> &str {

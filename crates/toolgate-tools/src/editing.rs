@@ -134,6 +134,7 @@ impl TypedTool for EditFile {
     const NAME: &'static str = "edit_file";
     const DESCRIPTION: &'static str = "Replace `old_str` with `new_str` in a file. `old_str` must match exactly once, whitespace included; add nearby lines to make it unique. Example: {\"path\": \"src/app.py\", \"old_str\": \"x = 1\", \"new_str\": \"x = 2\"}";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+    const WRITES_FILES: bool = true;
 
     fn effects(&self, args: &EditFileArgs) -> Result<Effects, EffectsError> {
         match plan_edit(&self.workspace, args) {
@@ -336,6 +337,7 @@ impl TypedTool for ApplyPatch {
     const NAME: &'static str = "apply_patch";
     const DESCRIPTION: &'static str = "Apply a unified diff (or a `*** Begin Patch` envelope) to one or more files, all or nothing. Hunks are placed by their context.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+    const WRITES_FILES: bool = true;
 
     fn effects(&self, args: &ApplyPatchArgs) -> Result<Effects, EffectsError> {
         let workspace = &self.workspace;

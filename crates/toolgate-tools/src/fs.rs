@@ -386,6 +386,7 @@ impl TypedTool for WriteFile {
     const NAME: &'static str = "write_file";
     const DESCRIPTION: &'static str = "Create a file or replace its whole content; mode=append adds to its end. To change part of a file use edit_file.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
+    const WRITES_FILES: bool = true;
 
     fn effects(&self, args: &WriteFileArgs) -> Result<Effects, EffectsError> {
         let target = named(&self.workspace, &args.path)?;

@@ -16,7 +16,7 @@ use serde_json::Value;
 use toolgate_core::{
     Effect, Effects, Registry, SchemaFormat, ToolContext, Workspace, check_tool_name,
 };
-use toolgate_tools::command::CommandOptions;
+use toolgate_tools::command::{COMMAND_LINE_TOOLS, CommandOptions};
 use toolgate_tools::{BuiltinOptions, builtin_tools};
 
 #[test]
@@ -184,7 +184,37 @@ fn every_builtin_declares_its_effects() {
             !effects.is_opaque(),
             "{name}: a built-in must declare its effects"
         );
-        let read_only = entry.spec().annotations.read_only_hint == Some(true);
+        let annotations = &entry.spec().annotations;
+        // The kinds on the spec agree with what a call declares: a tool
+        // whose sample writes a file says it writes files (the prompt's
+        // edit guidance follows that), and one that says every call runs
+        // a command line declares exactly that.
+        let writes = effects
+            .list()
+            .iter()
+            .any(|e| matches!(e, Effect::Write { .. }));
+        assert_eq!(
+            annotations.writes_files, writes,
+            "{name}: writes_files is {} but its sample declares {effects:?}",
+            annotations.writes_files
+        );
+        // The rules read the command-line tools before any tool is built.
+        assert_eq!(
+            annotations.runs_commands,
+            COMMAND_LINE_TOOLS.contains(&name.as_str()),
+            "{name}: runs_commands and COMMAND_LINE_TOOLS disagree"
+        );
+        if annotations.runs_commands {
+            assert!(
+                !effects.list().is_empty()
+                    && effects
+                        .list()
+                        .iter()
+                        .all(|e| matches!(e, Effect::Command { .. })),
+                "{name}: says every call runs a command line, but declares {effects:?}"
+            );
+        }
+        let read_only = annotations.read_only();
         if read_only {
             assert!(
                 effects.is_read_only(),

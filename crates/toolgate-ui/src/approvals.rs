@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use toolgate_engine::{Approval, ApprovalRequest, Approver};
 use toolgate_host::UserRules;
-use toolgate_policy::{ConfirmationRule, ConfirmationRules, RuleDecision};
+use toolgate_policy::{ConfirmationRule, RuleDecision};
 
 use crate::describe::Describer;
 use crate::hub::Hub;
@@ -200,15 +200,14 @@ impl Approvals {
         if rules.is_empty() {
             return None;
         }
-        let mut builder = ConfirmationRules::builder();
+        let mut builder = toolgate_host::confirmation_rules_builder();
         builder.rules(rules);
         if let Some(root) = self.describer.workspace().to_str() {
             builder.root(root);
         }
         let rules = builder.build().ok()?;
-        let env = request.env_names();
         rules
-            .evaluate(request.tool, request.effects, &env)
+            .evaluate(request.tool, request.effects)
             .map(|m| m.decision())
     }
 

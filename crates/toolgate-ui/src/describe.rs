@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use toolgate_core::{Effect, Effects};
 use toolgate_engine::{ApprovalRequest, Budget, fold};
-use toolgate_policy::{ConfirmationRule, ConfirmationRules, RuleDecision};
+use toolgate_policy::{ConfirmationRule, RuleDecision};
 
 /// Describes calls waiting for approval.
 pub(crate) struct Describer {
@@ -106,7 +106,10 @@ pub(crate) fn always_rule(tool: &str, effects: &Effects) -> Option<ConfirmationR
         }
     };
     // Only what the gate would accept as a rule (not too broad).
-    ConfirmationRules::new([candidate.clone()]).ok()?;
+    toolgate_host::confirmation_rules_builder()
+        .rules([candidate.clone()])
+        .build()
+        .ok()?;
     Some(candidate)
 }
 

@@ -63,6 +63,8 @@ async def main(argv):
             t.name: {
                 "read_only": t.annotations.read_only_hint if t.annotations else None,
                 "destructive": t.annotations.destructive_hint if t.annotations else None,
+                "idempotent": t.annotations.idempotent_hint if t.annotations else None,
+                "open_world": t.annotations.open_world_hint if t.annotations else None,
             }
             for t in tools.tools
         }

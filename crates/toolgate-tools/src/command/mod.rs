@@ -128,6 +128,11 @@ fn default_timeout() -> u64 {
     30
 }
 
+/// The built-in tools every call of which runs a command line it declares
+/// (their [`TypedTool::RUNS_COMMANDS`]): what confirmation rules must know
+/// before any tool is built. The invariant tests hold it to the specs.
+pub const COMMAND_LINE_TOOLS: &[&str] = &[<RunCommand as TypedTool>::NAME];
+
 /// `run_command`: runs a shell command through the five layers.
 #[derive(Debug)]
 pub struct RunCommand {
@@ -190,6 +195,7 @@ impl TypedTool for RunCommand {
     const NAME: &'static str = "run_command";
     const DESCRIPTION: &'static str = "Run a bash command line in the workspace; returns its output and exit code. Read-only commands run at once, others may need the user's approval. background=true returns a session id for `process`.";
     const SENSITIVITY: Sensitivity = Sensitivity::Command(CommandClass::Dangerous);
+    const RUNS_COMMANDS: bool = true;
 
     fn sensitivity(&self, args: &Value) -> Sensitivity {
         let command = args

@@ -137,6 +137,7 @@ impl Tool for DynamicTool {
             destructive_hint: Some(true),
             idempotent_hint: Some(false),
             open_world_hint: Some(false),
+            ..ToolAnnotations::default()
         }
     }
 

@@ -183,6 +183,7 @@ impl TypedTool for WebFetch {
             destructive_hint: Some(false),
             idempotent_hint: Some(false),
             open_world_hint: Some(true),
+            ..ToolAnnotations::default()
         }
     }
 

@@ -270,6 +270,7 @@ impl TypedTool for WebSearch {
             destructive_hint: Some(false),
             idempotent_hint: Some(false),
             open_world_hint: Some(true),
+            ..ToolAnnotations::default()
         }
     }
 
