@@ -57,10 +57,10 @@ pub use routing::{
     Routed, Router, RouterBuilder, RoutingConfig, RoutingError, parse_intent, select_tools,
 };
 pub use runner::{
-    AgentEvent, AgentRunner, AgentRunnerBuilder, EMPTY_REPLY_NUDGE, EventSink, GateReport,
-    HookVerdict, LifecycleHooks, Outcome, QualityGates, RecordedEvent, RunRecorder, RunReport,
-    SpendMeter, StepSnapshot, StepUsage, ToolCallRecord, ToolInstructions, ToolRefresh,
-    truncate_head_tail,
+    AgentEvent, AgentRunner, AgentRunnerBuilder, CallDecision, EMPTY_REPLY_NUDGE, EventSink,
+    GateReport, HookVerdict, LifecycleHooks, LoopDecision, Outcome, QualityGates, RecordedEvent,
+    RunRecorder, RunReport, SpendMeter, StepSnapshot, StepUsage, ToolCallRecord, ToolInstructions,
+    ToolRefresh, truncate_head_tail,
 };
 
 mod agent;

@@ -15,9 +15,11 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolgate_agent::{
-    AgentDef, AgentRunner, AnthropicClient, ApiKey, HttpSettings, LlmClient, OpenAiClient, Outcome,
+    AgentDef, AgentRunner, AnthropicClient, ApiKey, CallDecision, HttpSettings, LlmClient,
+    LoopDecision, OpenAiClient, Outcome,
 };
 use toolgate_core::{Sensitivity, Tool, ToolAnnotations, ToolContext, ToolResult};
+use toolgate_engine::Decision;
 use wiremock::ResponseTemplate;
 
 mod common;
@@ -161,8 +163,18 @@ async fn malformed_arguments_and_unknown_tool_become_tool_errors_and_the_run_goe
         .run("try", Vec::new())
         .await;
     assert_eq!(report.outcome, Outcome::Completed);
-    assert_eq!(report.tool_calls[0].decision, "malformed_arguments");
-    assert_eq!(report.tool_calls[1].decision, "not_found");
+    assert_eq!(
+        report.tool_calls[0].decision,
+        CallDecision::Loop(LoopDecision::MalformedArguments)
+    );
+    assert_eq!(
+        report.tool_calls[1].decision,
+        CallDecision::Gate(Decision::NotFound)
+    );
+    // Reports and sessions spell them as they always have.
+    let json = report.to_json();
+    assert_eq!(json["tool_calls"][0]["decision"], "malformed_arguments");
+    assert_eq!(json["tool_calls"][1]["decision"], "not_found");
     let reqs = bodies(&server).await;
     let m = reqs[1]["messages"].as_array().unwrap();
     assert_eq!(m[3]["tool_call_id"], "bad");
@@ -287,7 +299,10 @@ async fn streamed_tool_call_deltas_are_reassembled_despite_server_quirks() {
     assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
     assert_eq!(report.tool_calls[0].arguments, r#"{"path": "s.txt"}"#);
     assert!(report.tool_calls[0].success);
-    assert_eq!(report.tool_calls[1].decision, "malformed_arguments");
+    assert_eq!(
+        report.tool_calls[1].decision,
+        CallDecision::Loop(LoopDecision::MalformedArguments)
+    );
     assert_eq!(report.final_text, "It says streamed content.");
     assert_eq!(
         *streamed.lock().unwrap(),
@@ -372,7 +387,11 @@ async fn read_only_agents_see_and_may_call_only_read_only_tools() {
     .build()
     .run("plan", Vec::new())
     .await;
-    assert_eq!(report.tool_calls[0].decision, "not_allowed");
+    assert_eq!(
+        report.tool_calls[0].decision,
+        CallDecision::Loop(LoopDecision::NotAllowed)
+    );
+    assert_eq!(report.to_json()["tool_calls"][0]["decision"], "not_allowed");
     assert!(!dir.path().join("x.txt").exists());
     let reqs = bodies(&server).await;
     let names: Vec<&str> = reqs[0]["tools"]

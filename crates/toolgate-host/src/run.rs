@@ -544,7 +544,7 @@ impl RunRecorder for StoreRecorder {
                 call_id: c.id.clone(),
                 name: c.name.clone(),
                 arguments: c.arguments.clone(),
-                decision: c.decision.clone(),
+                decision: c.decision.to_string(),
                 success: c.success,
                 duration_ms: c.duration_ms,
                 output: c.output.clone(),

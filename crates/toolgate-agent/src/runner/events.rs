@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 use toolgate_core::Effects;
 
+use super::decision::CallDecision;
 use crate::fallback::ProviderSwitch;
 use crate::routing::Routed;
 
@@ -132,8 +133,9 @@ pub struct ToolCallRecord {
     pub name: String,
     /// Arguments as the model wrote them.
     pub arguments: String,
-    /// The gate's decision (or `malformed_arguments` / `not_allowed`).
-    pub decision: String,
+    /// The gate's decision, or the loop's when the call never reached the
+    /// gate (serialised as one string, see [`CallDecision`]).
+    pub decision: CallDecision,
     /// Whether the tool succeeded.
     pub success: bool,
     /// Duration in milliseconds.

@@ -24,6 +24,7 @@
 
 mod builder;
 mod compress;
+mod decision;
 mod events;
 mod lifecycle;
 mod report;
@@ -44,6 +45,7 @@ use crate::llm::LlmClient;
 
 pub use builder::AgentRunnerBuilder;
 use builder::Routing;
+pub use decision::{CallDecision, LoopDecision};
 use events::Recording;
 pub use events::{AgentEvent, EventSink, RecordedEvent, ToolCallRecord};
 pub use lifecycle::{

@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use toolgate_engine::Decision;
 
+use super::decision::CallDecision;
 use super::events::ToolCallRecord;
 use crate::llm::{Message, Usage};
 
@@ -119,7 +120,7 @@ impl RunReport {
     pub fn blocked_calls(&self) -> usize {
         self.tool_calls
             .iter()
-            .filter(|c| c.decision == Decision::NoApprover.as_str())
+            .filter(|c| c.decision == CallDecision::Gate(Decision::NoApprover))
             .count()
     }
 

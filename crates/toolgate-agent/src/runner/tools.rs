@@ -4,9 +4,10 @@
 use std::fmt::Write as _;
 
 use serde_json::{Value, json};
-use toolgate_core::{Effects, ToolCall};
-use toolgate_engine::Decision;
+use toolgate_core::{Effects, Registry, ToolCall};
+use toolgate_engine::{ApprovalRecord, Decision, Execution};
 
+use super::decision::{CallDecision, LoopDecision};
 use super::events::{AgentEvent, ToolCallRecord};
 use super::report::RunReport;
 use super::{AgentRunner, truncate_head_tail};
@@ -80,7 +81,7 @@ impl AgentRunner {
     /// The agent's tools as a call to an unknown tool lists them: names,
     /// then one line per tool with the first sentence of its description,
     /// so a small model can pick the right one next time.
-    fn tool_menu(&self, registry: &toolgate_core::Registry) -> String {
+    fn tool_menu(&self, registry: &Registry) -> String {
         let names = self.agent.tool_names(registry);
         let mut menu = names.join(", ");
         menu.push_str(". Call one of them by its exact name:");
@@ -96,6 +97,11 @@ impl AgentRunner {
 
     /// Runs the calls of one step; returns whether the person aborted.
     /// `recovered`: the calls were written as text and recovered.
+    ///
+    /// Each call is admitted by the loop ([`admit`](Self::admit)) and then
+    /// goes through the gate, concurrently when every call was admitted and
+    /// is read-only, in order otherwise (after an abort the rest do not
+    /// run). Each call's outcome is recorded, in call order.
     pub(super) async fn run_tools(
         &self,
         step: u32,
@@ -106,134 +112,51 @@ impl AgentRunner {
         repeats: &mut Repeats,
     ) -> bool {
         let registry = self.engine.registry().clone();
-        // Pre-check every call: Err = the tool error the model will see.
-        let prepared: Vec<Result<ToolCall, (String, String)>> = calls
-            .iter()
-            .map(|c| {
-                if c.name == UNREADABLE_CALL {
-                    let reason = serde_json::from_str::<Value>(&c.arguments)
-                        .ok()
-                        .and_then(|v| v["error"].as_str().map(str::to_owned))
-                        .unwrap_or_default();
-                    return Err((
-                        "malformed_tool_call".to_owned(),
-                        format!(
-                            "your tool call could not be read: {reason}. Write one JSON object: \
-                             {{\"name\": \"TOOL\", \"arguments\": {{...}}}}"
-                        ),
-                    ));
-                }
-                if !registry.has(&c.name) {
-                    return Err((
-                        "not_found".to_owned(),
-                        format!(
-                            "unknown tool `{}`; available tools: {}",
-                            c.name,
-                            self.tool_menu(&registry)
-                        ),
-                    ));
-                }
-                if !self.agent.allows(&registry, &c.name) {
-                    return Err((
-                        "not_allowed".to_owned(),
-                        format!("tool `{}` is not available to agent `{}`", c.name, self.agent.name),
-                    ));
-                }
-                let raw = if c.arguments.trim().is_empty() { "{}" } else { &c.arguments };
-                match serde_json::from_str::<Value>(raw) {
-                    Ok(v) if v.is_object() => Ok(ToolCall::new(c.id.clone(), c.name.clone(), v)),
-                    Ok(_) => Err((
-                        "malformed_arguments".to_owned(),
-                        "the arguments must be a JSON object".to_owned(),
-                    )),
-                    Err(e) => Err((
-                        "malformed_arguments".to_owned(),
-                        format!("the arguments are not valid JSON ({e}); send a JSON object matching the tool's schema"),
-                    )),
-                }
-            })
-            .collect();
-        let all_read_only = prepared.iter().all(|p| {
-            p.as_ref().is_ok_and(|c| {
+        let admitted: Vec<Result<ToolCall, Ended>> =
+            calls.iter().map(|c| self.admit(&registry, c)).collect();
+        let concurrent = admitted.iter().all(|a| {
+            a.as_ref().is_ok_and(|c| {
                 registry
                     .get(&c.name)
                     .is_ok_and(|t| t.spec().annotations.read_only_hint == Some(true))
             })
         });
-        let mut results: Vec<Option<toolgate_engine::Execution>> = Vec::new();
-        if all_read_only {
-            let futs = prepared.iter().filter_map(|p| p.as_ref().ok()).map(|c| {
-                let engine = self.engine.clone();
-                let c = c.clone();
-                async move { engine.execute(c).await }
+        let ended: Vec<Ended> = if concurrent {
+            let gated = admitted.into_iter().map(|a| async {
+                match a {
+                    Ok(call) => self.through_gate(&registry, call).await,
+                    Err(refused) => refused,
+                }
             });
-            results = futures_util::future::join_all(futs)
-                .await
-                .into_iter()
-                .map(Some)
-                .collect();
+            futures_util::future::join_all(gated).await
         } else {
-            for p in &prepared {
-                match p {
-                    Ok(c) => {
-                        let ex = self.engine.execute(c.clone()).await;
-                        let aborted = ex.is_aborted();
-                        results.push(Some(ex));
-                        if aborted {
-                            break;
-                        }
+            let mut ended = Vec::with_capacity(calls.len());
+            let mut aborted = false;
+            for a in admitted {
+                let e = match a {
+                    Err(refused) => refused,
+                    Ok(_) if aborted => {
+                        Ended::refused(LoopDecision::NotRun, "not run: the run was aborted")
                     }
-                    Err(_) => results.push(None),
-                }
+                    Ok(call) => self.through_gate(&registry, call).await,
+                };
+                aborted |= e.decision == CallDecision::Gate(Decision::Aborted);
+                ended.push(e);
             }
-        }
-        let mut results = results.into_iter();
-        let mut aborted = false;
+            ended
+        };
+        let aborted = ended
+            .iter()
+            .any(|e| e.decision == CallDecision::Gate(Decision::Aborted));
         let mut unreadable: Vec<String> = Vec::new();
-        for (c, p) in calls.iter().zip(&prepared) {
-            let (decision, success, text, ms, effects, approval) = match p {
-                Err((d, msg)) => {
-                    if !all_read_only {
-                        results.next();
-                    }
-                    (
-                        d.clone(),
-                        false,
-                        format!("error: {msg}"),
-                        0,
-                        Effects::none(),
-                        None,
-                    )
-                }
-                Ok(_) => match results.next().flatten() {
-                    Some(ex) => {
-                        aborted |= ex.is_aborted();
-                        if ex.result.success && ex.decision == Decision::Executed {
-                            report
-                                .files_changed
-                                .extend(ex.effects.changed_paths().into_iter().map(str::to_owned));
-                        }
-                        (
-                            ex.decision.as_str().to_owned(),
-                            ex.result.success,
-                            ex.result.to_model_text(),
-                            u64::try_from(ex.duration.as_millis()).unwrap_or(u64::MAX),
-                            ex.effects.summary(),
-                            ex.approval,
-                        )
-                    }
-                    None => (
-                        "aborted".to_owned(),
-                        false,
-                        "error: not run: the run was aborted".to_owned(),
-                        0,
-                        Effects::none(),
-                        None,
-                    ),
-                },
-            };
-            let mut text = truncate_head_tail(&text, self.max_output_chars);
-            if decision == "executed"
+        for (c, e) in calls.iter().zip(ended) {
+            if e.success && e.decision.executed() {
+                report
+                    .files_changed
+                    .extend(e.effects.changed_paths().into_iter().map(str::to_owned));
+            }
+            let mut text = truncate_head_tail(&e.text, self.max_output_chars);
+            if e.decision.executed()
                 && let Some(more) = self
                     .instructions
                     .as_ref()
@@ -248,16 +171,16 @@ impl AgentRunner {
                 id: c.id.clone(),
                 name: c.name.clone(),
                 arguments: c.arguments.clone(),
-                decision,
-                success,
-                duration_ms: ms,
+                decision: e.decision,
+                success: e.success,
+                duration_ms: e.duration_ms,
                 output: text.clone(),
-                effects,
+                effects: e.effects.summary(),
                 recovered,
-                waited_ms: approval.as_ref().map_or(0, |a| {
+                waited_ms: e.approval.as_ref().map_or(0, |a| {
                     u64::try_from(a.waited.as_millis()).unwrap_or(u64::MAX)
                 }),
-                approval: approval.and_then(|a| serde_json::to_value(a).ok()),
+                approval: e.approval.and_then(|a| serde_json::to_value(a).ok()),
             };
             self.emit(&AgentEvent::ToolCall(record.clone()));
             report.tool_calls.push(record);
@@ -271,5 +194,115 @@ impl AgentRunner {
             messages.push(Message::text(Role::User, unreadable.join("\n")));
         }
         aborted
+    }
+
+    /// The loop's own checks of a call, before the gate: whether it could
+    /// be read, whether the agent may use the tool, whether its arguments
+    /// are a JSON object. A tool the registry does not have is left to the
+    /// gate, whose first step refuses it (see [`through_gate`](Self::through_gate)).
+    fn admit(&self, registry: &Registry, c: &ModelToolCall) -> Result<ToolCall, Ended> {
+        if c.name == UNREADABLE_CALL {
+            let reason = serde_json::from_str::<Value>(&c.arguments)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            return Err(Ended::refused(
+                LoopDecision::UnreadableCall,
+                &format!(
+                    "your tool call could not be read: {reason}. Write one JSON object: \
+                     {{\"name\": \"TOOL\", \"arguments\": {{...}}}}"
+                ),
+            ));
+        }
+        let known = registry.has(&c.name);
+        if known && !self.agent.allows(registry, &c.name) {
+            return Err(Ended::refused(
+                LoopDecision::NotAllowed,
+                &format!(
+                    "tool `{}` is not available to agent `{}`",
+                    c.name, self.agent.name
+                ),
+            ));
+        }
+        let raw = if c.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            &c.arguments
+        };
+        let arguments = match serde_json::from_str::<Value>(raw) {
+            Ok(v) if v.is_object() => v,
+            // The gate refuses an unknown tool before it reads arguments.
+            _ if !known => Value::Null,
+            Ok(_) => {
+                return Err(Ended::refused(
+                    LoopDecision::MalformedArguments,
+                    "the arguments must be a JSON object",
+                ));
+            }
+            Err(e) => {
+                return Err(Ended::refused(
+                    LoopDecision::MalformedArguments,
+                    &format!(
+                        "the arguments are not valid JSON ({e}); send a JSON object matching \
+                         the tool's schema"
+                    ),
+                ));
+            }
+        };
+        Ok(ToolCall::new(c.id.clone(), c.name.clone(), arguments))
+    }
+
+    /// One call through the gate. An unknown tool's error lists the
+    /// agent's tools, one line each, for the model's next try.
+    async fn through_gate(&self, registry: &Registry, call: ToolCall) -> Ended {
+        let name = call.name.clone();
+        let execution = self.engine.execute(call).await;
+        let mut ended = Ended::from(execution);
+        if ended.decision == CallDecision::Gate(Decision::NotFound) {
+            ended.text = format!(
+                "error: unknown tool `{name}`; available tools: {}",
+                self.tool_menu(registry)
+            );
+        }
+        ended
+    }
+}
+
+/// How one call of a step ended, at the gate or before it.
+struct Ended {
+    decision: CallDecision,
+    success: bool,
+    /// What the model sees, before truncation.
+    text: String,
+    duration_ms: u64,
+    /// What the call was declared to do (with write contents).
+    effects: Effects,
+    approval: Option<ApprovalRecord>,
+}
+
+impl Ended {
+    /// A call the loop refused: the model sees `error: MESSAGE`.
+    fn refused(decision: LoopDecision, message: &str) -> Self {
+        Self {
+            decision: decision.into(),
+            success: false,
+            text: format!("error: {message}"),
+            duration_ms: 0,
+            effects: Effects::none(),
+            approval: None,
+        }
+    }
+}
+
+impl From<Execution> for Ended {
+    fn from(ex: Execution) -> Self {
+        Self {
+            decision: ex.decision.into(),
+            success: ex.result.success,
+            text: ex.result.to_model_text(),
+            duration_ms: u64::try_from(ex.duration.as_millis()).unwrap_or(u64::MAX),
+            effects: ex.effects,
+            approval: ex.approval,
+        }
     }
 }
