@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::events::AgentEvent;
 use super::report::RunReport;
-use super::steps::Journal;
+use super::run::Journal;
 use super::{AgentRunner, truncate_head_tail};
 use crate::context::messages_bytes;
 use crate::llm::{Message, Role};

@@ -17,7 +17,7 @@
 //! 4. At `max_steps`, the timeout, or a graceful interrupt, one last call is
 //!    made without tools so the model can summarise.
 //!
-//! The loop is in `steps`; the calls of a step in `tools`; keeping the
+//! The loop is in `steps` (a state machine), the run around it in `run`; the calls of a step in `tools`; keeping the
 //! context small in `compress`; what a run reports in `events` and
 //! `report`; what it plugs in (hooks, gates, recorder) in `lifecycle`; its
 //! configuration in `builder`.
@@ -28,6 +28,7 @@ mod decision;
 mod events;
 mod lifecycle;
 mod report;
+mod run;
 mod steps;
 mod tools;
 
