@@ -58,9 +58,9 @@ pub use routing::{
 };
 pub use runner::{
     AgentEvent, AgentRunner, AgentRunnerBuilder, CallDecision, EMPTY_REPLY_NUDGE, EventSink,
-    GateReport, HookVerdict, LifecycleHooks, LoopDecision, Outcome, QualityGates, RecordedEvent,
-    RunRecorder, RunReport, SpendMeter, StepSnapshot, StepUsage, ToolCallRecord, ToolInstructions,
-    ToolRefresh, truncate_head_tail,
+    GateReport, HookVerdict, LifecycleEvent, LifecycleHooks, LoopDecision, Outcome, QualityGates,
+    RecordError, RecordedEvent, RunRecorder, RunReport, SpendMeter, StepSnapshot, StepUsage,
+    ToolCallRecord, ToolInstructions, ToolRefresh, truncate_head_tail,
 };
 
 mod agent;

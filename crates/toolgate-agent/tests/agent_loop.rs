@@ -415,7 +415,10 @@ struct Journal {
 
 #[async_trait]
 impl toolgate_agent::RunRecorder for Journal {
-    async fn step(&self, s: &toolgate_agent::StepSnapshot<'_>) -> Result<(), String> {
+    async fn step(
+        &self,
+        s: &toolgate_agent::StepSnapshot<'_>,
+    ) -> Result<(), toolgate_agent::RecordError> {
         let mut messages = self.messages.lock().unwrap();
         assert!(
             s.messages_from <= messages.len(),
@@ -434,7 +437,10 @@ impl toolgate_agent::RunRecorder for Journal {
         Ok(())
     }
 
-    async fn finish(&self, _report: &toolgate_agent::RunReport) -> Result<(), String> {
+    async fn finish(
+        &self,
+        _report: &toolgate_agent::RunReport,
+    ) -> Result<(), toolgate_agent::RecordError> {
         Ok(())
     }
 }
@@ -485,6 +491,83 @@ async fn a_run_is_recorded_step_by_step_and_resumed_from_the_record() {
     assert_eq!(m[4]["content"], "first");
 }
 
+/// A store that refuses every write, for a reason with a cause.
+struct Refusing;
+
+#[derive(Debug)]
+struct Locked(std::io::Error);
+
+impl std::fmt::Display for Locked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the session store is locked")
+    }
+}
+
+impl std::error::Error for Locked {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+fn locked() -> toolgate_agent::RecordError {
+    toolgate_agent::RecordError::store(Locked(std::io::Error::other("database is busy")))
+}
+
+#[async_trait]
+impl toolgate_agent::RunRecorder for Refusing {
+    async fn step(
+        &self,
+        _s: &toolgate_agent::StepSnapshot<'_>,
+    ) -> Result<(), toolgate_agent::RecordError> {
+        Err(locked())
+    }
+
+    async fn finish(
+        &self,
+        _report: &toolgate_agent::RunReport,
+    ) -> Result<(), toolgate_agent::RecordError> {
+        Err(locked())
+    }
+}
+
+#[tokio::test]
+async fn a_recorder_error_is_one_warning_with_its_causes_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            tool_calls(&[("c1", "read_file", r#"{"path":"a.txt"}"#)]),
+            answer("done"),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let warnings = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = warnings.clone();
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .recorder(Arc::new(Refusing))
+        .events(Arc::new(move |e: &toolgate_agent::AgentEvent| {
+            if let toolgate_agent::AgentEvent::Warning { message } = e {
+                seen.lock().unwrap().push(message.clone());
+            }
+        }))
+        .build()
+        .run("read a", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert_eq!(report.final_text, "done");
+    // Three snapshots failed, but the person is told once, and once more
+    // about the outcome.
+    assert_eq!(
+        *warnings.lock().unwrap(),
+        [
+            "the session was not recorded: the session store is locked: database is busy",
+            "the session's outcome was not recorded: the session store is locked: database is busy",
+        ]
+    );
+}
+
 #[derive(Default)]
 struct Recorder {
     events: std::sync::Mutex<Vec<String>>,
@@ -493,10 +576,15 @@ struct Recorder {
 
 #[async_trait]
 impl toolgate_agent::LifecycleHooks for Recorder {
-    async fn emit(&self, event: &str, _payload: Value) -> toolgate_agent::HookVerdict {
-        self.events.lock().unwrap().push(event.to_owned());
+    async fn emit(
+        &self,
+        event: toolgate_agent::LifecycleEvent,
+        _payload: Value,
+    ) -> toolgate_agent::HookVerdict {
+        self.events.lock().unwrap().push(event.as_str().to_owned());
         toolgate_agent::HookVerdict {
-            block: (self.block_llm && event == "pre_llm_call").then(|| "no budget".to_owned()),
+            block: (self.block_llm && event == toolgate_agent::LifecycleEvent::PreLlmCall)
+                .then(|| "no budget".to_owned()),
             additional_context: None,
         }
     }

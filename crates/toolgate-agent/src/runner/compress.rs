@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::events::AgentEvent;
+use super::lifecycle::LifecycleEvent;
 use super::report::RunReport;
 use super::run::Journal;
 use super::{AgentRunner, truncate_head_tail};
@@ -81,7 +82,7 @@ impl AgentRunner {
         if summarised > 0 || elided > 0 {
             self.hooks
                 .emit(
-                    "context_compress",
+                    LifecycleEvent::ContextCompress,
                     json!({"removed_chars": removed, "summarised_messages": summarised}),
                 )
                 .await;

@@ -5,6 +5,8 @@ use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value;
 
+#[cfg(doc)]
+use super::events::AgentEvent;
 use super::events::{RecordedEvent, ToolCallRecord};
 use super::report::{RunReport, StepUsage};
 use crate::llm::Message;
@@ -18,13 +20,62 @@ pub struct HookVerdict {
     pub additional_context: Option<String>,
 }
 
-/// Lifecycle hooks the loop emits (`session_start`, `session_end`,
-/// `agent_start`, `agent_stop`, `pre_llm_call`, `post_llm_call`,
-/// `context_compress`).
+/// A point in a run's life at which the loop emits [`LifecycleHooks`].
+///
+/// Serialised (and [`as_str`](Self::as_str)) in `snake_case`:
+/// `session_start`, `agent_stop`, …
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LifecycleEvent {
+    /// The run starts (first of all).
+    SessionStart,
+    /// The agent starts, after `session_start`.
+    AgentStart,
+    /// Before each model call with tools; may block the run or add context.
+    PreLlmCall,
+    /// After each model call with tools.
+    PostLlmCall,
+    /// 80 % of the cost budget is spent (once a run).
+    BudgetWarning,
+    /// Old steps were summarised or old outputs elided.
+    ContextCompress,
+    /// The run ended with an error, before `agent_stop`.
+    OnError,
+    /// The agent stopped (the seeds' `agent_complete`).
+    AgentStop,
+    /// The run ends (last of all).
+    SessionEnd,
+}
+
+impl LifecycleEvent {
+    /// The event's name as hooks and payloads spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SessionStart => "session_start",
+            Self::AgentStart => "agent_start",
+            Self::PreLlmCall => "pre_llm_call",
+            Self::PostLlmCall => "post_llm_call",
+            Self::BudgetWarning => "budget_warning",
+            Self::ContextCompress => "context_compress",
+            Self::OnError => "on_error",
+            Self::AgentStop => "agent_stop",
+            Self::SessionEnd => "session_end",
+        }
+    }
+}
+
+impl std::fmt::Display for LifecycleEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Lifecycle hooks the loop emits (see [`LifecycleEvent`]).
 #[async_trait]
 pub trait LifecycleHooks: Send + Sync {
     /// Runs the hooks of `event`.
-    async fn emit(&self, event: &str, payload: Value) -> HookVerdict;
+    async fn emit(&self, event: LifecycleEvent, payload: Value) -> HookVerdict;
 }
 
 /// One quality gate's result.
@@ -103,17 +154,37 @@ pub struct StepSnapshot<'a> {
 #[async_trait]
 pub trait RunRecorder: Send + Sync {
     /// Records a snapshot.
-    async fn step(&self, snapshot: &StepSnapshot<'_>) -> Result<(), String>;
+    async fn step(&self, snapshot: &StepSnapshot<'_>) -> Result<(), RecordError>;
 
     /// Records how the run ended.
-    async fn finish(&self, report: &RunReport) -> Result<(), String>;
+    async fn finish(&self, report: &RunReport) -> Result<(), RecordError>;
+}
+
+/// Why a [`RunRecorder`] could not record (the loop reports it as an
+/// [`AgentEvent::Warning`] with the whole chain of causes).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// Part of the run could not be encoded.
+    #[error(transparent)]
+    Encode(#[from] serde_json::Error),
+    /// The store refused the write.
+    #[error(transparent)]
+    Store(Box<dyn std::error::Error + Send + Sync + 'static>),
+}
+
+impl RecordError {
+    /// A store's error.
+    pub fn store(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Store(Box::new(error))
+    }
 }
 
 pub(super) struct NoHooks;
 
 #[async_trait]
 impl LifecycleHooks for NoHooks {
-    async fn emit(&self, _event: &str, _payload: Value) -> HookVerdict {
+    async fn emit(&self, _event: LifecycleEvent, _payload: Value) -> HookVerdict {
         HookVerdict::default()
     }
 }

@@ -50,8 +50,8 @@ pub use decision::{CallDecision, LoopDecision};
 use events::Recording;
 pub use events::{AgentEvent, EventSink, RecordedEvent, ToolCallRecord};
 pub use lifecycle::{
-    GateReport, HookVerdict, LifecycleHooks, QualityGates, RunRecorder, StepSnapshot,
-    ToolInstructions, ToolRefresh,
+    GateReport, HookVerdict, LifecycleEvent, LifecycleHooks, QualityGates, RecordError,
+    RunRecorder, StepSnapshot, ToolInstructions, ToolRefresh,
 };
 pub use report::{Outcome, RunReport, StepUsage};
 

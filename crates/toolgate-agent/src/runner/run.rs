@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use toolgate_core::error_chain;
 
 use super::events::AgentEvent;
+use super::lifecycle::LifecycleEvent;
 use super::lifecycle::StepSnapshot;
 use super::report::{Outcome, RunReport, StepUsage};
 use super::{AgentRunner, estimate_tokens, flag_set};
@@ -72,8 +73,12 @@ impl AgentRunner {
         };
         self.record(0, &messages, &report, &mut journal).await;
         let payload = json!({"agent": self.agent.name, "task": task});
-        self.hooks.emit("session_start", payload.clone()).await;
-        self.hooks.emit("agent_start", payload.clone()).await;
+        self.hooks
+            .emit(LifecycleEvent::SessionStart, payload.clone())
+            .await;
+        self.hooks
+            .emit(LifecycleEvent::AgentStart, payload.clone())
+            .await;
         let offered = self.route(task).await;
         let stop = {
             let steps = self.steps(&mut messages, &mut report, deadline, &mut journal, offered);
@@ -117,11 +122,13 @@ impl AgentRunner {
         }
         if let Some(error) = &report.error {
             let payload = json!({"agent": self.agent.name, "error": error});
-            self.hooks.emit("on_error", payload).await;
+            self.hooks.emit(LifecycleEvent::OnError, payload).await;
         }
         let end = json!({"agent": self.agent.name, "outcome": report.outcome});
-        self.hooks.emit("agent_stop", end.clone()).await;
-        self.hooks.emit("session_end", end).await;
+        self.hooks
+            .emit(LifecycleEvent::AgentStop, end.clone())
+            .await;
+        self.hooks.emit(LifecycleEvent::SessionEnd, end).await;
         report.messages = messages;
         report.files_changed.sort();
         report.files_changed.dedup();
@@ -130,7 +137,10 @@ impl AgentRunner {
             && let Err(error) = recorder.finish(&report).await
         {
             self.emit(&AgentEvent::Warning {
-                message: format!("the session's outcome was not recorded: {error}"),
+                message: format!(
+                    "the session's outcome was not recorded: {}",
+                    error_chain(&error)
+                ),
             });
         }
         report
@@ -182,7 +192,7 @@ impl AgentRunner {
             Err(error) => {
                 if !std::mem::replace(&mut journal.warned, true) {
                     self.emit(&AgentEvent::Warning {
-                        message: format!("the session was not recorded: {error}"),
+                        message: format!("the session was not recorded: {}", error_chain(&error)),
                     });
                 }
             }

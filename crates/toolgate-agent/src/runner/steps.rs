@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use toolgate_core::{Registry, SchemaFormat, error_chain};
 
 use super::events::AgentEvent;
+use super::lifecycle::LifecycleEvent;
 use super::report::{Outcome, RunReport};
 use super::run::{Journal, Stop};
 use super::tools::{Repeats, UNREADABLE_CALL, text_call};
@@ -179,7 +180,7 @@ impl AgentRunner {
         let verdict = self
             .hooks
             .emit(
-                "pre_llm_call",
+                LifecycleEvent::PreLlmCall,
                 json!({"step": step, "messages": p.messages.len()}),
             )
             .await;
@@ -228,7 +229,7 @@ impl AgentRunner {
         };
         self.hooks
             .emit(
-                "post_llm_call",
+                LifecycleEvent::PostLlmCall,
                 json!({"step": step, "content": resp.content, "tool_calls": resp.tool_calls.len()}),
             )
             .await;
@@ -238,7 +239,9 @@ impl AgentRunner {
         {
             p.budget_warned = true;
             let payload = json!({"spent_usd": spent, "budget_usd": budget});
-            self.hooks.emit("budget_warning", payload).await;
+            self.hooks
+                .emit(LifecycleEvent::BudgetWarning, payload)
+                .await;
             self.emit(&AgentEvent::BudgetWarning {
                 spent_usd: spent,
                 budget_usd: budget,
