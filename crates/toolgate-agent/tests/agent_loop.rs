@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -90,8 +90,22 @@ async fn read_then_edit_then_answer_changes_the_file_and_sends_matching_tool_mes
     assert_eq!(raw[0].headers["authorization"], "Bearer sk-test");
 }
 
-/// A read-only tool that waits 300 ms.
-struct Slow(&'static str);
+/// Where two read-only tools meet: `slow_b` waits for `slow_a` to start,
+/// `slow_a` for `slow_b` to finish, so `b` ends first.
+#[derive(Default)]
+struct Meeting {
+    a_started: tokio::sync::Notify,
+    b_done: tokio::sync::Notify,
+}
+
+/// How long a tool waits for the other before it says it ran alone: far
+/// more than two concurrent calls need, so only calls made one after the
+/// other reach it.
+const MEETING_DEADLINE: Duration = Duration::from_secs(20);
+
+/// A read-only tool that succeeds only when the other one runs at the same
+/// time.
+struct Slow(&'static str, Arc<Meeting>);
 
 #[async_trait]
 impl Tool for Slow {
@@ -99,7 +113,7 @@ impl Tool for Slow {
         self.0
     }
     fn description(&self) -> &str {
-        "Waits 300 ms."
+        "Waits for the other tool."
     }
     fn args_schema(&self) -> Value {
         json!({"type": "object", "properties": {}})
@@ -111,7 +125,18 @@ impl Tool for Slow {
         ToolAnnotations::from_sensitivity(Sensitivity::ReadOnly)
     }
     async fn execute(&self, _args: Value, _ctx: &ToolContext) -> ToolResult {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        let meeting = &self.1;
+        let met = if self.0 == "slow_a" {
+            meeting.a_started.notify_one();
+            tokio::time::timeout(MEETING_DEADLINE, meeting.b_done.notified()).await
+        } else {
+            let met = tokio::time::timeout(MEETING_DEADLINE, meeting.a_started.notified()).await;
+            meeting.b_done.notify_one();
+            met
+        };
+        if met.is_err() {
+            return ToolResult::failure(format!("{} ran alone", self.0));
+        }
         ToolResult::success(format!("{} done", self.0))
     }
 }
@@ -128,14 +153,22 @@ async fn read_only_calls_of_one_step_run_concurrently_and_answer_in_call_order()
     )
     .await;
     let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
-    let extra: Vec<Arc<dyn Tool>> = vec![Arc::new(Slow("slow_a")), Arc::new(Slow("slow_b"))];
+    let meeting = Arc::new(Meeting::default());
+    let extra: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(Slow("slow_a", meeting.clone())),
+        Arc::new(Slow("slow_b", meeting)),
+    ];
     let runner = AgentRunner::builder(llm, engine(dir.path(), extra), build()).build();
-    let start = Instant::now();
     let report = runner.run("wait twice", Vec::new()).await;
-    let took = start.elapsed();
-    eprintln!("two 300 ms read-only tools in one step: whole run took {took:?}");
     assert_eq!(report.outcome, Outcome::Completed);
-    assert!(took < Duration::from_millis(600), "took {took:?}");
+    // Each call ran while the other did (one after the other, the first
+    // would have waited in vain), and `b` finished first.
+    let outputs: Vec<&str> = report
+        .tool_calls
+        .iter()
+        .map(|c| c.output.as_str())
+        .collect();
+    assert_eq!(outputs, ["slow_a done", "slow_b done"]);
     let reqs = bodies(&server).await;
     let m = reqs[1]["messages"].as_array().unwrap();
     assert_eq!(m[3]["tool_call_id"], "a");
