@@ -199,7 +199,7 @@ impl AgentRunnerBuilder {
 
     /// A flag that, once `true`, stops the run at once: the model call or
     /// tool call in flight is dropped (its process killed), no summary is
-    /// asked for, and the outcome is [`Outcome::Aborted`]. By default, none.
+    /// asked for, and the outcome is [`Outcome::Aborted`](crate::Outcome::Aborted). By default, none.
     #[must_use]
     pub fn abort(mut self, rx: watch::Receiver<bool>) -> Self {
         self.abort = Some(rx);
@@ -207,7 +207,7 @@ impl AgentRunnerBuilder {
     }
 
     /// Whether tool calls the model writes as text are recovered and run
-    /// (see [`recover_tool_calls`]). By default, yes (`llm.text_tool_calls:
+    /// (see [`recover_tool_calls`](crate::recover_tool_calls)). By default, yes (`llm.text_tool_calls:
     /// auto`).
     #[must_use]
     pub fn recover_text_calls(mut self, yes: bool) -> Self {

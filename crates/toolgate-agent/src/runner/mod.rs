@@ -158,7 +158,7 @@ impl AgentRunner {
         }
     }
 
-    /// A sink that emits into this run as [`emit`](Self::emit) does: live
+    /// A sink that emits into this run as the runner itself does: live
     /// to the run's sink, and into the session when the kind is recorded.
     /// A delegated run's events come back this way, nested.
     pub fn event_sink(&self) -> EventSink {
