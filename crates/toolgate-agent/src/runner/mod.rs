@@ -10,9 +10,11 @@
 //!    of a run gets [`EMPTY_REPLY_NUDGE`] and the loop goes on (small local
 //!    models sometimes stop mid-task with an empty reply).
 //! 3. Tool calls run through the gate — concurrently when every call is
-//!    allowed, well-formed and read-only, in order otherwise. Malformed
-//!    arguments, a tool the agent may not use, or an unknown tool become a
-//!    tool error the model sees. Results are appended as `tool` messages in
+//!    allowed, well-formed and read-only, in order otherwise. Arguments
+//!    that are not a JSON object and a tool the agent may not use are
+//!    refused by the loop ([`LoopDecision`]); an unknown tool is refused by
+//!    the gate, and the model is shown the agent's tools. Either way the
+//!    model sees a tool error. Results are appended as `tool` messages in
 //!    call order, with the model's ids.
 //! 4. At `max_steps`, the timeout, or a graceful interrupt, one last call is
 //!    made without tools so the model can summarise.
