@@ -112,27 +112,31 @@ impl AgentRunner {
         repeats: &mut Repeats,
     ) -> bool {
         let registry = self.engine.registry().clone();
-        let admitted: Vec<Result<ToolCall, Ended>> =
-            calls.iter().map(|c| self.admit(&registry, c)).collect();
-        let concurrent = admitted.iter().all(|a| {
+        // Each call with what the loop made of it, then with how it ended.
+        let admitted: Vec<(&ModelToolCall, Result<ToolCall, Ended>)> = calls
+            .iter()
+            .map(|c| (c, self.admit(&registry, c)))
+            .collect();
+        let concurrent = admitted.iter().all(|(_, a)| {
             a.as_ref().is_ok_and(|c| {
                 registry
                     .get(&c.name)
                     .is_ok_and(|t| t.spec().annotations.read_only_hint == Some(true))
             })
         });
-        let ended: Vec<Ended> = if concurrent {
-            let gated = admitted.into_iter().map(|a| async {
+        let ended: Vec<(&ModelToolCall, Ended)> = if concurrent {
+            let registry = &registry;
+            let gated = admitted.into_iter().map(|(c, a)| async move {
                 match a {
-                    Ok(call) => self.through_gate(&registry, call).await,
-                    Err(refused) => refused,
+                    Ok(call) => (c, self.through_gate(registry, call).await),
+                    Err(refused) => (c, refused),
                 }
             });
             futures_util::future::join_all(gated).await
         } else {
             let mut ended = Vec::with_capacity(calls.len());
             let mut aborted = false;
-            for a in admitted {
+            for (c, a) in admitted {
                 let e = match a {
                     Err(refused) => refused,
                     Ok(_) if aborted => {
@@ -141,15 +145,15 @@ impl AgentRunner {
                     Ok(call) => self.through_gate(&registry, call).await,
                 };
                 aborted |= e.decision == CallDecision::Gate(Decision::Aborted);
-                ended.push(e);
+                ended.push((c, e));
             }
             ended
         };
         let aborted = ended
             .iter()
-            .any(|e| e.decision == CallDecision::Gate(Decision::Aborted));
+            .any(|(_, e)| e.decision == CallDecision::Gate(Decision::Aborted));
         let mut unreadable: Vec<String> = Vec::new();
-        for (c, e) in calls.iter().zip(ended) {
+        for (c, e) in ended {
             if e.success && e.decision.executed() {
                 report
                     .files_changed
