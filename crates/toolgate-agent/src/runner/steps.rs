@@ -3,15 +3,16 @@
 //! A run moves through named [`State`]s; [`AgentRunner::transition`] holds
 //! every transition, one method per state, each returning the next state:
 //!
-//! ```text
-//! Prepare(n) ──> Ask(n) ──> Answered(n) ──┬──> Calling(n) ──> Prepare(n+1)
-//!     │            │            │         └──> Finishing(n) ─┬─> Stopped(Done)
-//!     │            │            └──> (empty reply, first) ─┐ └─> Prepare(n+1)
-//!     │            │                        Prepare(n+1) <─┘
-//!     └────────────┴──> Stopped(Summarise | Fail)
-//! ```
-//!
-//! `Prepare` past the step budget stops with [`Outcome::MaxSteps`].
+//! - `Prepare(n)` → `Ask(n)`, or `Stopped`: interrupted, budget spent, a
+//!   `pre_llm_call` hook blocked, or `n` past `max_steps`.
+//! - `Ask(n)` → `Answered(n)`, or `Stopped`: the deadline, an interrupt,
+//!   the model call failed.
+//! - `Answered(n)` → `Calling(n)` (tool calls), `Finishing(n)` (an answer),
+//!   or `Prepare(n+1)` (the run's first empty reply, nudged).
+//! - `Finishing(n)` → `Stopped` (done), or `Prepare(n+1)` (a required
+//!   quality gate failed).
+//! - `Calling(n)` → `Prepare(n+1)`, or `Stopped`: the person aborted, the
+//!   call repeats, the deadline.
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
