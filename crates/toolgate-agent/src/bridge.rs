@@ -8,21 +8,27 @@ use async_trait::async_trait;
 use serde_json::Value;
 use toolgate_engine::{GuardrailsEngine, HookEvent, HookExecutor};
 
-use crate::runner::{GateReport, HookVerdict, LifecycleHooks, QualityGates};
+use crate::runner::{GateReport, HookVerdict, LifecycleEvent, LifecycleHooks, QualityGates};
 
-/// The loop's event name as a configured hook event. `agent_stop` is the
-/// seeds' `agent_complete`; `agent_start` has no hook event of its own.
-fn hook_event(event: &str) -> Option<HookEvent> {
-    match event {
-        "agent_stop" => Some(HookEvent::AgentComplete),
-        "agent_start" => None,
-        other => HookEvent::parse(other),
-    }
+/// The loop's event as a configured hook event. `agent_stop` is the seeds'
+/// `agent_complete`; `agent_start` has no hook event of its own.
+fn hook_event(event: LifecycleEvent) -> Option<HookEvent> {
+    Some(match event {
+        LifecycleEvent::SessionStart => HookEvent::SessionStart,
+        LifecycleEvent::AgentStart => return None,
+        LifecycleEvent::PreLlmCall => HookEvent::PreLlmCall,
+        LifecycleEvent::PostLlmCall => HookEvent::PostLlmCall,
+        LifecycleEvent::BudgetWarning => HookEvent::BudgetWarning,
+        LifecycleEvent::ContextCompress => HookEvent::ContextCompress,
+        LifecycleEvent::OnError => HookEvent::OnError,
+        LifecycleEvent::AgentStop => HookEvent::AgentComplete,
+        LifecycleEvent::SessionEnd => HookEvent::SessionEnd,
+    })
 }
 
 #[async_trait]
 impl LifecycleHooks for HookExecutor {
-    async fn emit(&self, event: &str, payload: Value) -> HookVerdict {
+    async fn emit(&self, event: LifecycleEvent, payload: Value) -> HookVerdict {
         let Some(event) = hook_event(event) else {
             return HookVerdict::default();
         };
@@ -88,14 +94,32 @@ mod tests {
 
     #[test]
     fn loop_events_map_to_hook_events() {
-        assert_eq!(hook_event("agent_stop"), Some(HookEvent::AgentComplete));
-        assert_eq!(hook_event("session_start"), Some(HookEvent::SessionStart));
-        assert_eq!(hook_event("pre_llm_call"), Some(HookEvent::PreLlmCall));
-        assert_eq!(
-            hook_event("context_compress"),
-            Some(HookEvent::ContextCompress)
-        );
-        assert_eq!(hook_event("on_error"), Some(HookEvent::OnError));
-        assert_eq!(hook_event("agent_start"), None);
+        let cases = [
+            (LifecycleEvent::SessionStart, Some(HookEvent::SessionStart)),
+            (LifecycleEvent::AgentStart, None),
+            (LifecycleEvent::PreLlmCall, Some(HookEvent::PreLlmCall)),
+            (LifecycleEvent::PostLlmCall, Some(HookEvent::PostLlmCall)),
+            (
+                LifecycleEvent::BudgetWarning,
+                Some(HookEvent::BudgetWarning),
+            ),
+            (
+                LifecycleEvent::ContextCompress,
+                Some(HookEvent::ContextCompress),
+            ),
+            (LifecycleEvent::OnError, Some(HookEvent::OnError)),
+            (LifecycleEvent::AgentStop, Some(HookEvent::AgentComplete)),
+            (LifecycleEvent::SessionEnd, Some(HookEvent::SessionEnd)),
+        ];
+        for (event, hook) in cases {
+            assert_eq!(hook_event(event), hook, "{event}");
+            // Every event a hook is configured for keeps its name, but
+            // `agent_stop`, which is the seeds' `agent_complete`.
+            if let Some(hook) = hook
+                && event != LifecycleEvent::AgentStop
+            {
+                assert_eq!(HookEvent::parse(event.as_str()), Some(hook));
+            }
+        }
     }
 }

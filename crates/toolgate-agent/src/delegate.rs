@@ -36,7 +36,9 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolgate_core::{Effects, EffectsError, Sensitivity, ToolContext, ToolResult, TypedTool};
+use toolgate_core::{
+    Effects, EffectsError, Sensitivity, ToolContext, ToolResult, TypedTool, error_chain,
+};
 
 use crate::llm::Message;
 use crate::runner::{AgentEvent, EventSink, Outcome, SpendMeter};
@@ -129,11 +131,27 @@ pub trait SubAgents: Send + Sync {
     fn describe(&self, agent: &str) -> Option<String>;
 
     /// Runs `run` to its end.
-    async fn run(&self, run: SubRun) -> Result<SubResult, String>;
+    async fn run(&self, run: SubRun) -> Result<SubResult, SubAgentError>;
 
     /// Runs the built-in `improve` agent on `focus` (rule 1), after a
     /// backup; `Err` says why it cannot.
-    async fn improve(&self, focus: &str, events: EventSink) -> Result<SubResult, String>;
+    async fn improve(&self, focus: &str, events: EventSink) -> Result<SubResult, SubAgentError>;
+}
+
+/// Why a [`SubAgents`] could not run the work; the delegation tool's result
+/// says so, with its causes.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SubAgentError {
+    /// No agent of that name is configured.
+    #[error("there is no agent `{0}` to hand work to")]
+    UnknownAgent(String),
+    /// `improve` is not set up for the caller.
+    #[error("`improve` is not available to this agent")]
+    ImproveUnavailable,
+    /// The backup `improve` makes first failed; nothing was changed.
+    #[error("the backup failed, nothing was changed")]
+    Backup(#[source] std::io::Error),
 }
 
 /// The run that delegates: who it is, where its events go, its limits.
@@ -390,7 +408,7 @@ impl TypedTool for DelegateTool {
         };
         match parent.agents.run(run).await {
             Ok(result) => result_of(&args.agent, &result, None),
-            Err(message) => ToolResult::failure(message),
+            Err(error) => ToolResult::failure(error_chain(&error)),
         }
     }
 }
@@ -486,7 +504,7 @@ impl CollaborateTool {
                     );
                 result_of(&earlier.agent, &result, Some(("session_id", &id)))
             }
-            Err(reason) => ToolResult::failure(reason),
+            Err(error) => ToolResult::failure(error_chain(&error)),
         }
     }
 }
@@ -596,7 +614,7 @@ impl TypedTool for ImproveTool {
             .await
         {
             Ok(result) => result_of(IMPROVE, &result, None),
-            Err(message) => ToolResult::failure(message),
+            Err(error) => ToolResult::failure(error_chain(&error)),
         }
     }
 }

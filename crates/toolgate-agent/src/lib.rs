@@ -13,6 +13,10 @@
 //!   [`toolgate_engine::HookExecutor`] is a [`LifecycleHooks`] (`agent_stop`
 //!   fires `agent_complete`, a run that ends in error fires `on_error`), and
 //!   [`GuardrailGates`] runs `guardrails.quality_gates`.
+//! - A tool call's [`CallDecision`] is the gate's
+//!   [`toolgate_engine::Decision`], or the [`LoopDecision`] of a call the
+//!   loop refused before the gate; hooks are emitted at each
+//!   [`LifecycleEvent`].
 //! - [`RunRecorder`] keeps a run step by step (the host records it in its
 //!   store); [`RunReport`] renders as JSON or Markdown.
 //! - [`recover_tool_calls`] finds tool calls a model wrote as text.
@@ -57,10 +61,10 @@ pub use routing::{
     Routed, Router, RouterBuilder, RoutingConfig, RoutingError, parse_intent, select_tools,
 };
 pub use runner::{
-    AgentEvent, AgentRunner, AgentRunnerBuilder, EMPTY_REPLY_NUDGE, EventSink, GateReport,
-    HookVerdict, LifecycleHooks, Outcome, QualityGates, RecordedEvent, RunRecorder, RunReport,
-    SpendMeter, StepSnapshot, StepUsage, ToolCallRecord, ToolInstructions, ToolRefresh,
-    truncate_head_tail,
+    AgentEvent, AgentRunner, AgentRunnerBuilder, CallDecision, EMPTY_REPLY_NUDGE, EventSink,
+    GateReport, HookVerdict, LifecycleEvent, LifecycleHooks, LoopDecision, Outcome, QualityGates,
+    RecordError, RecordedEvent, RunRecorder, RunReport, SpendMeter, StepSnapshot, StepUsage,
+    ToolCallRecord, ToolInstructions, ToolRefresh, truncate_head_tail,
 };
 
 mod agent;

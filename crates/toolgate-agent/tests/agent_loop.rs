@@ -10,14 +10,16 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolgate_agent::{
-    AgentDef, AgentRunner, AnthropicClient, ApiKey, HttpSettings, LlmClient, OpenAiClient, Outcome,
+    AgentDef, AgentRunner, AnthropicClient, ApiKey, CallDecision, HttpSettings, LlmClient,
+    LoopDecision, OpenAiClient, Outcome,
 };
 use toolgate_core::{Sensitivity, Tool, ToolAnnotations, ToolContext, ToolResult};
+use toolgate_engine::Decision;
 use wiremock::ResponseTemplate;
 
 mod common;
@@ -88,8 +90,22 @@ async fn read_then_edit_then_answer_changes_the_file_and_sends_matching_tool_mes
     assert_eq!(raw[0].headers["authorization"], "Bearer sk-test");
 }
 
-/// A read-only tool that waits 300 ms.
-struct Slow(&'static str);
+/// Where two read-only tools meet: `slow_b` waits for `slow_a` to start,
+/// `slow_a` for `slow_b` to finish, so `b` ends first.
+#[derive(Default)]
+struct Meeting {
+    a_started: tokio::sync::Notify,
+    b_done: tokio::sync::Notify,
+}
+
+/// How long a tool waits for the other before it says it ran alone: far
+/// more than two concurrent calls need, so only calls made one after the
+/// other reach it.
+const MEETING_DEADLINE: Duration = Duration::from_secs(20);
+
+/// A read-only tool that succeeds only when the other one runs at the same
+/// time.
+struct Slow(&'static str, Arc<Meeting>);
 
 #[async_trait]
 impl Tool for Slow {
@@ -97,7 +113,7 @@ impl Tool for Slow {
         self.0
     }
     fn description(&self) -> &str {
-        "Waits 300 ms."
+        "Waits for the other tool."
     }
     fn args_schema(&self) -> Value {
         json!({"type": "object", "properties": {}})
@@ -109,7 +125,18 @@ impl Tool for Slow {
         ToolAnnotations::from_sensitivity(Sensitivity::ReadOnly)
     }
     async fn execute(&self, _args: Value, _ctx: &ToolContext) -> ToolResult {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        let meeting = &self.1;
+        let met = if self.0 == "slow_a" {
+            meeting.a_started.notify_one();
+            tokio::time::timeout(MEETING_DEADLINE, meeting.b_done.notified()).await
+        } else {
+            let met = tokio::time::timeout(MEETING_DEADLINE, meeting.a_started.notified()).await;
+            meeting.b_done.notify_one();
+            met
+        };
+        if met.is_err() {
+            return ToolResult::failure(format!("{} ran alone", self.0));
+        }
         ToolResult::success(format!("{} done", self.0))
     }
 }
@@ -126,14 +153,22 @@ async fn read_only_calls_of_one_step_run_concurrently_and_answer_in_call_order()
     )
     .await;
     let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
-    let extra: Vec<Arc<dyn Tool>> = vec![Arc::new(Slow("slow_a")), Arc::new(Slow("slow_b"))];
+    let meeting = Arc::new(Meeting::default());
+    let extra: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(Slow("slow_a", meeting.clone())),
+        Arc::new(Slow("slow_b", meeting)),
+    ];
     let runner = AgentRunner::builder(llm, engine(dir.path(), extra), build()).build();
-    let start = Instant::now();
     let report = runner.run("wait twice", Vec::new()).await;
-    let took = start.elapsed();
-    eprintln!("two 300 ms read-only tools in one step: whole run took {took:?}");
     assert_eq!(report.outcome, Outcome::Completed);
-    assert!(took < Duration::from_millis(600), "took {took:?}");
+    // Each call ran while the other did (one after the other, the first
+    // would have waited in vain), and `b` finished first.
+    let outputs: Vec<&str> = report
+        .tool_calls
+        .iter()
+        .map(|c| c.output.as_str())
+        .collect();
+    assert_eq!(outputs, ["slow_a done", "slow_b done"]);
     let reqs = bodies(&server).await;
     let m = reqs[1]["messages"].as_array().unwrap();
     assert_eq!(m[3]["tool_call_id"], "a");
@@ -161,8 +196,18 @@ async fn malformed_arguments_and_unknown_tool_become_tool_errors_and_the_run_goe
         .run("try", Vec::new())
         .await;
     assert_eq!(report.outcome, Outcome::Completed);
-    assert_eq!(report.tool_calls[0].decision, "malformed_arguments");
-    assert_eq!(report.tool_calls[1].decision, "not_found");
+    assert_eq!(
+        report.tool_calls[0].decision,
+        CallDecision::Loop(LoopDecision::MalformedArguments)
+    );
+    assert_eq!(
+        report.tool_calls[1].decision,
+        CallDecision::Gate(Decision::NotFound)
+    );
+    // Reports and sessions spell them as they always have.
+    let json = report.to_json();
+    assert_eq!(json["tool_calls"][0]["decision"], "malformed_arguments");
+    assert_eq!(json["tool_calls"][1]["decision"], "not_found");
     let reqs = bodies(&server).await;
     let m = reqs[1]["messages"].as_array().unwrap();
     assert_eq!(m[3]["tool_call_id"], "bad");
@@ -287,7 +332,10 @@ async fn streamed_tool_call_deltas_are_reassembled_despite_server_quirks() {
     assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
     assert_eq!(report.tool_calls[0].arguments, r#"{"path": "s.txt"}"#);
     assert!(report.tool_calls[0].success);
-    assert_eq!(report.tool_calls[1].decision, "malformed_arguments");
+    assert_eq!(
+        report.tool_calls[1].decision,
+        CallDecision::Loop(LoopDecision::MalformedArguments)
+    );
     assert_eq!(report.final_text, "It says streamed content.");
     assert_eq!(
         *streamed.lock().unwrap(),
@@ -372,7 +420,11 @@ async fn read_only_agents_see_and_may_call_only_read_only_tools() {
     .build()
     .run("plan", Vec::new())
     .await;
-    assert_eq!(report.tool_calls[0].decision, "not_allowed");
+    assert_eq!(
+        report.tool_calls[0].decision,
+        CallDecision::Loop(LoopDecision::NotAllowed)
+    );
+    assert_eq!(report.to_json()["tool_calls"][0]["decision"], "not_allowed");
     assert!(!dir.path().join("x.txt").exists());
     let reqs = bodies(&server).await;
     let names: Vec<&str> = reqs[0]["tools"]
@@ -396,7 +448,10 @@ struct Journal {
 
 #[async_trait]
 impl toolgate_agent::RunRecorder for Journal {
-    async fn step(&self, s: &toolgate_agent::StepSnapshot<'_>) -> Result<(), String> {
+    async fn step(
+        &self,
+        s: &toolgate_agent::StepSnapshot<'_>,
+    ) -> Result<(), toolgate_agent::RecordError> {
         let mut messages = self.messages.lock().unwrap();
         assert!(
             s.messages_from <= messages.len(),
@@ -415,7 +470,10 @@ impl toolgate_agent::RunRecorder for Journal {
         Ok(())
     }
 
-    async fn finish(&self, _report: &toolgate_agent::RunReport) -> Result<(), String> {
+    async fn finish(
+        &self,
+        _report: &toolgate_agent::RunReport,
+    ) -> Result<(), toolgate_agent::RecordError> {
         Ok(())
     }
 }
@@ -466,6 +524,83 @@ async fn a_run_is_recorded_step_by_step_and_resumed_from_the_record() {
     assert_eq!(m[4]["content"], "first");
 }
 
+/// A store that refuses every write, for a reason with a cause.
+struct Refusing;
+
+#[derive(Debug)]
+struct Locked(std::io::Error);
+
+impl std::fmt::Display for Locked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the session store is locked")
+    }
+}
+
+impl std::error::Error for Locked {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+fn locked() -> toolgate_agent::RecordError {
+    toolgate_agent::RecordError::store(Locked(std::io::Error::other("database is busy")))
+}
+
+#[async_trait]
+impl toolgate_agent::RunRecorder for Refusing {
+    async fn step(
+        &self,
+        _s: &toolgate_agent::StepSnapshot<'_>,
+    ) -> Result<(), toolgate_agent::RecordError> {
+        Err(locked())
+    }
+
+    async fn finish(
+        &self,
+        _report: &toolgate_agent::RunReport,
+    ) -> Result<(), toolgate_agent::RecordError> {
+        Err(locked())
+    }
+}
+
+#[tokio::test]
+async fn a_recorder_error_is_one_warning_with_its_causes_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            tool_calls(&[("c1", "read_file", r#"{"path":"a.txt"}"#)]),
+            answer("done"),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let warnings = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = warnings.clone();
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
+        .recorder(Arc::new(Refusing))
+        .events(Arc::new(move |e: &toolgate_agent::AgentEvent| {
+            if let toolgate_agent::AgentEvent::Warning { message } = e {
+                seen.lock().unwrap().push(message.clone());
+            }
+        }))
+        .build()
+        .run("read a", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert_eq!(report.final_text, "done");
+    // Three snapshots failed, but the person is told once, and once more
+    // about the outcome.
+    assert_eq!(
+        *warnings.lock().unwrap(),
+        [
+            "the session was not recorded: the session store is locked: database is busy",
+            "the session's outcome was not recorded: the session store is locked: database is busy",
+        ]
+    );
+}
+
 #[derive(Default)]
 struct Recorder {
     events: std::sync::Mutex<Vec<String>>,
@@ -474,10 +609,15 @@ struct Recorder {
 
 #[async_trait]
 impl toolgate_agent::LifecycleHooks for Recorder {
-    async fn emit(&self, event: &str, _payload: Value) -> toolgate_agent::HookVerdict {
-        self.events.lock().unwrap().push(event.to_owned());
+    async fn emit(
+        &self,
+        event: toolgate_agent::LifecycleEvent,
+        _payload: Value,
+    ) -> toolgate_agent::HookVerdict {
+        self.events.lock().unwrap().push(event.as_str().to_owned());
         toolgate_agent::HookVerdict {
-            block: (self.block_llm && event == "pre_llm_call").then(|| "no budget".to_owned()),
+            block: (self.block_llm && event == toolgate_agent::LifecycleEvent::PreLlmCall)
+                .then(|| "no budget".to_owned()),
             additional_context: None,
         }
     }

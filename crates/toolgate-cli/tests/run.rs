@@ -185,12 +185,14 @@ async fn first_ctrl_c_stops_gracefully_with_a_summary_and_exits_2() {
         .stderr(Stdio::piped());
     let child = cmd.spawn().unwrap();
     let pid = child.id().to_string();
-    // Wait until the model call is in flight.
-    for _ in 0..100 {
-        if !chats(&server).await.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    // Wait until the model call is in flight (the server holds it).
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while chats(&server).await.is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the model was not called within 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let status = Command::new("kill").args(["-INT", &pid]).status().unwrap();
     assert!(status.success());

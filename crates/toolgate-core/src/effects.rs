@@ -364,7 +364,7 @@ impl Effect {
 }
 
 /// Everything a call will do: a list of [`Effect`]s, or [`Effects::Opaque`]
-/// when toolgate cannot know (see the [module rules](self)).
+/// when toolgate cannot know (see the rules atop `effects.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]

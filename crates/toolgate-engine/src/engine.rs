@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgate_core::{
     Effects, RegisteredTool, Registry, Sensitivity, ToolCall, ToolContext, ToolResult, Workspace,
@@ -24,7 +24,7 @@ use crate::stages::{
 };
 
 /// What the gate decided about a call: the step it ended at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Decision {

@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use toolgate_agent::delegate::{
-    CollaborateTool, DelegateTool, DelegationHub, IMPROVE, ImproveTool, SubAgents, SubResult,
-    SubRun,
+    CollaborateTool, DelegateTool, DelegationHub, IMPROVE, ImproveTool, SubAgentError, SubAgents,
+    SubResult, SubRun,
 };
 use toolgate_agent::{AgentDef, AgentRunner, ContextBudget, EventSink, LlmClient, PromptMode};
 use toolgate_core::{Registry, Workspace};
@@ -233,9 +233,9 @@ impl SubAgents for HostSubAgents {
         Some(role.chars().take(160).collect())
     }
 
-    async fn run(&self, run: SubRun) -> Result<SubResult, String> {
+    async fn run(&self, run: SubRun) -> Result<SubResult, SubAgentError> {
         let Some((full, safe)) = self.agents.get(&run.agent) else {
-            return Err(format!("there is no agent `{}` to hand work to", run.agent));
+            return Err(SubAgentError::UnknownAgent(run.agent));
         };
         let agent = if run.collaboration_safe { safe } else { full };
         let runner = self.runner(
@@ -255,12 +255,11 @@ impl SubAgents for HostSubAgents {
         .error(report.error))
     }
 
-    async fn improve(&self, focus: &str, events: EventSink) -> Result<SubResult, String> {
+    async fn improve(&self, focus: &str, events: EventSink) -> Result<SubResult, SubAgentError> {
         let Some(setup) = &self.improve else {
-            return Err("`improve` is not available to this agent".to_owned());
+            return Err(SubAgentError::ImproveUnavailable);
         };
-        let backup = back_up(&setup.dir)
-            .map_err(|e| format!("the backup failed, nothing was changed: {e}"))?;
+        let backup = back_up(&setup.dir).map_err(SubAgentError::Backup)?;
         let runner = self.runner(
             Arc::clone(&setup.engine),
             setup.agent.clone(),

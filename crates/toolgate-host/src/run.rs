@@ -9,8 +9,8 @@ use tokio::sync::watch;
 use toolgate_agent::delegate::{DelegationHub, ParentRun};
 use toolgate_agent::{
     AgentDef, AgentRunner, ContextBudget, EventSink, GuardrailGates, LifecycleHooks, LlmClient,
-    Message, Router, RunRecorder, RunReport, SpendMeter, StepSnapshot, SwitchLog, ToolRefresh,
-    messages_bytes,
+    Message, RecordError, Router, RunRecorder, RunReport, SpendMeter, StepSnapshot, SwitchLog,
+    ToolRefresh, messages_bytes,
 };
 use toolgate_core::SchemaFormat;
 use toolgate_engine::Approver;
@@ -529,13 +529,12 @@ struct StoreRecorder {
 
 #[async_trait]
 impl RunRecorder for StoreRecorder {
-    async fn step(&self, snapshot: &StepSnapshot<'_>) -> Result<(), String> {
+    async fn step(&self, snapshot: &StepSnapshot<'_>) -> Result<(), RecordError> {
         let messages = snapshot
             .messages
             .iter()
             .map(serde_json::to_value)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())?;
+            .collect::<Result<Vec<_>, _>>()?;
         let tool_calls = snapshot
             .tool_calls
             .iter()
@@ -544,7 +543,7 @@ impl RunRecorder for StoreRecorder {
                 call_id: c.id.clone(),
                 name: c.name.clone(),
                 arguments: c.arguments.clone(),
-                decision: c.decision.clone(),
+                decision: c.decision.to_string(),
                 success: c.success,
                 duration_ms: c.duration_ms,
                 output: c.output.clone(),
@@ -589,10 +588,10 @@ impl RunRecorder for StoreRecorder {
                     .collect(),
             })
             .await
-            .map_err(|e| toolgate_core::error_chain(&e))
+            .map_err(RecordError::store)
     }
 
-    async fn finish(&self, report: &RunReport) -> Result<(), String> {
+    async fn finish(&self, report: &RunReport) -> Result<(), RecordError> {
         let outcome = serde_json::to_value(report.outcome)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
@@ -600,7 +599,7 @@ impl RunRecorder for StoreRecorder {
         self.store
             .finish(&self.session_id, self.run, &outcome)
             .await
-            .map_err(|e| toolgate_core::error_chain(&e))
+            .map_err(RecordError::store)
     }
 }
 

@@ -30,7 +30,7 @@ fn process_alive(pid: u32) -> bool {
 
 impl Host {
     /// The `SQLite` file of this workspace's store (rules on
-    /// [`StoreSection::path`](crate::StoreSection::path)): `store.path`, else
+    /// `StoreSection::path`): `store.path`, else
     /// `toolgate.db` under the user's data directory, keyed by workspace.
     pub fn store_path(&self) -> Result<PathBuf, HostError> {
         if let Some(path) = &self.config().store.path {

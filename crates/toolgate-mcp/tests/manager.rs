@@ -40,11 +40,13 @@ fn sandbox(workspace: &Path) -> toolgate_sandbox::Sandbox {
 }
 
 /// Kills the server processes working in `workspace` (a sandboxed server
-/// does not know its PID outside its namespace, so it cannot say it).
+/// does not know its PID outside its namespace, so it cannot say it), and
+/// returns once they are dead: their pipes closed, as the client will find
+/// them.
 fn kill_servers_in(workspace: &Path) {
     let workspace = workspace.canonicalize().unwrap();
     let mine = std::process::id().to_string();
-    let mut killed = 0;
+    let mut killed = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name == mine || !name.chars().all(|c| c.is_ascii_digit()) {
@@ -55,14 +57,31 @@ fn kill_servers_in(workspace: &Path) {
                 .args(["-9", &name])
                 .status()
                 .unwrap();
-            killed += usize::from(status.success());
+            if status.success() {
+                killed.push(name);
+            }
         }
     }
     assert!(
-        killed > 0,
+        !killed.is_empty(),
         "no server process found in {}",
         workspace.display()
     );
+    // Dead: gone, or a zombie (its files, the pipes among them, closed).
+    let dead = |pid: &String| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !killed.iter().all(dead) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the killed servers {killed:?} did not die within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -99,12 +118,10 @@ async fn a_dead_server_is_restarted_once_on_the_next_call() {
     assert!(first.success, "{first:?}");
 
     kill_servers_in(dir.path());
-    tokio::time::sleep(Duration::from_millis(200)).await;
     let second = call().await;
     assert!(second.success, "restarted: {second:?}");
 
     kill_servers_in(dir.path());
-    tokio::time::sleep(Duration::from_millis(200)).await;
     let third = call().await;
     assert!(!third.success);
     assert!(
@@ -136,9 +153,11 @@ async fn servers_that_cannot_start_are_reported_not_fatal() {
     );
     let registry = Arc::new(Registry::new());
     let manager = McpManager::new(Arc::clone(&registry), sandbox(dir.path()));
-    let started = std::time::Instant::now();
-    let statuses = manager.start(&config).await;
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // `/bin/sleep 30` never answers: a start that waited for it would miss
+    // this deadline by far; one that keeps the 1 s startup timeout makes it.
+    let statuses = tokio::time::timeout(Duration::from_secs(20), manager.start(&config))
+        .await
+        .expect("start waited past the 1 s startup timeout");
     let reason = |i: usize| match &statuses[i].state {
         ServerState::Failed(reason) => reason.clone(),
         other => panic!("{other:?}"),

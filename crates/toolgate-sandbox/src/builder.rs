@@ -249,7 +249,7 @@ impl SandboxBuilder {
         self
     }
 
-    /// More paths [`Profile::Standard`] processes may write (absolute, or
+    /// More paths [`Profile::Standard`](crate::Profile::Standard) processes may write (absolute, or
     /// `~/…`): a package cache, say. By default, none.
     #[must_use]
     pub fn writable<I, P>(mut self, paths: I) -> Self

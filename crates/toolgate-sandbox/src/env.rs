@@ -103,7 +103,7 @@ pub fn looks_like_credential(name: &str) -> bool {
     auth || CREDENTIAL_MARKERS.iter().any(|m| upper.contains(m)) || upper == "PAT"
 }
 
-/// How the environment of every process is built (see the [rules](self)).
+/// How the environment of every process is built (see the rules atop `env.rs`).
 #[derive(Debug, Clone, Default)]
 pub struct EnvPolicy {
     inherit: Vec<String>,

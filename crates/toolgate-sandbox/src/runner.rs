@@ -149,7 +149,7 @@ async fn drain(mut reader: impl AsyncRead + Unpin, capture: Capture) -> Kept {
 }
 
 impl Sandbox {
-    /// Runs `spawn` to completion or timeout (see the [module docs](self)).
+    /// Runs `spawn` to completion or timeout (see the rules atop `runner.rs`).
     pub async fn run(&self, spawn: &Spawn, options: &RunOptions) -> Result<Finished, SandboxError> {
         let started = Instant::now();
         let mut prepared = self.prepare(spawn)?;

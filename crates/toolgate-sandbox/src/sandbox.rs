@@ -66,7 +66,7 @@ struct Inner {
 ///
 /// Every process started through a sandbox with [`Level::Full`]:
 ///
-/// 1. has its environment built by the [`EnvPolicy`], not inherited;
+/// 1. has its environment built by the [`EnvPolicy`](crate::EnvPolicy), not inherited;
 /// 2. sees the file system read-only, except the workspace, a private
 ///    `/tmp` and the configured writable paths ([`Profile::Standard`]); or
 ///    nothing writable but `/dev/null` ([`Profile::ReadOnly`]). `/tmp` and
@@ -75,9 +75,9 @@ struct Inner {
 ///    leaves for the next belong in the workspace), gone when the tree
 ///    ends, and full at the cap (`ENOSPC`) rather than filling memory;
 /// 3. cannot read the workspace's sensitive files, the home directory
-///    (except [`DEFAULT_HOME_READABLE`] and a sanitised `~/.gitconfig`), the
-///    [home secrets](DEFAULT_HOME_SECRETS) and [system
-///    secrets](DEFAULT_SYSTEM_SECRETS), nor anything under `/run` but name
+///    (except [`DEFAULT_HOME_READABLE`](crate::DEFAULT_HOME_READABLE) and a sanitised `~/.gitconfig`), the
+///    [home secrets](crate::DEFAULT_HOME_SECRETS) and [system
+///    secrets](crate::DEFAULT_SYSTEM_SECRETS), nor anything under `/run` but name
 ///    resolution: each is covered by an empty, unreadable mask or tmpfs;
 /// 4. cannot change, create, rename or remove a protected path
 ///    (`toolgate.yaml`, `.toolgate/`, `.git/config`, `.git/hooks/`, the

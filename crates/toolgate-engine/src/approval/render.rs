@@ -140,7 +140,7 @@ impl Default for Budget {
 }
 
 impl ApprovalView {
-    /// The whole view as lines (see the [module rules](self)).
+    /// The whole view as lines (see the rules atop `approval/render.rs`).
     pub fn lines(&self) -> Vec<Line> {
         let mut out = vec![Line::new(
             Role::Title,
@@ -274,7 +274,7 @@ fn diff_lines(diff: &str, out: &mut Vec<Line>) {
     }
 }
 
-/// `lines` shortened to `budget` (see the [module rules](self)).
+/// `lines` shortened to `budget` (see the rules atop `approval/render.rs`).
 pub fn fold(lines: &[Line], budget: Budget) -> Folded {
     let line_bytes = budget.line_bytes.max(40);
     let mut hidden = Hidden { lines: 0, bytes: 0 };

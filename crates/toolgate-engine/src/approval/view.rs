@@ -36,7 +36,7 @@ use toolgate_core::{
 /// then says it replaces a file of that size and shows the new content.
 const MAX_DIFF_SOURCE: u64 = 8 * 1024 * 1024;
 
-/// What a person is asked to allow (see the [module rules](self)).
+/// What a person is asked to allow (see the rules atop `approval/view.rs`).
 ///
 /// # Wire format
 ///

@@ -1,0 +1,227 @@
+//! The step loop.
+//!
+//! # Rules
+//!
+//! 1. Each step emits `pre_llm_call`, calls the model with the agent's tool
+//!    schemas, then emits `post_llm_call`.
+//! 2. No tool calls: quality gates run; a failing required gate is fed back
+//!    as a user message and the loop goes on; otherwise the run is done.
+//!    A reply with neither tool calls nor text is no answer: the first one
+//!    of a run gets [`EMPTY_REPLY_NUDGE`] and the loop goes on (small local
+//!    models sometimes stop mid-task with an empty reply).
+//! 3. Tool calls run through the gate — concurrently when every call is
+//!    allowed, well-formed and read-only, in order otherwise. Arguments
+//!    that are not a JSON object and a tool the agent may not use are
+//!    refused by the loop ([`LoopDecision`]); an unknown tool is refused by
+//!    the gate, and the model is shown the agent's tools. Either way the
+//!    model sees a tool error. Results are appended as `tool` messages in
+//!    call order, with the model's ids.
+//! 4. At `max_steps`, the timeout, or a graceful interrupt, one last call is
+//!    made without tools so the model can summarise.
+//!
+//! The loop is in `steps` (a state machine), the run around it in `run`; the calls of a step in `tools`; keeping the
+//! context small in `compress`; what a run reports in `events` and
+//! `report`; what it plugs in (hooks, gates, recorder) in `lifecycle`; its
+//! configuration in `builder`.
+
+mod builder;
+mod compress;
+mod decision;
+mod events;
+mod lifecycle;
+mod report;
+mod run;
+mod steps;
+mod tools;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use toolgate_engine::ExecutionEngine;
+
+use crate::agent::AgentDef;
+use crate::context::ContextBudget;
+use crate::fallback::SwitchLog;
+use crate::llm::LlmClient;
+
+pub use builder::AgentRunnerBuilder;
+use builder::Routing;
+pub use decision::{CallDecision, LoopDecision};
+use events::Recording;
+pub use events::{AgentEvent, EventSink, RecordedEvent, ToolCallRecord};
+pub use lifecycle::{
+    GateReport, HookVerdict, LifecycleEvent, LifecycleHooks, QualityGates, RecordError,
+    RunRecorder, StepSnapshot, ToolInstructions, ToolRefresh,
+};
+pub use report::{Outcome, RunReport, StepUsage};
+
+/// The user message sent after the first reply with neither tool calls nor
+/// text (rule 2).
+pub const EMPTY_REPLY_NUDGE: &str =
+    "Your reply was empty. Continue the task: call a tool, or give your final answer.";
+
+/// Runs an agent against a model through the gate.
+pub struct AgentRunner {
+    llm: Arc<dyn LlmClient>,
+    engine: Arc<ExecutionEngine>,
+    agent: AgentDef,
+    hooks: Arc<dyn LifecycleHooks>,
+    gates: Arc<dyn QualityGates>,
+    max_steps: u32,
+    timeout: Option<Duration>,
+    max_output_chars: usize,
+    context_threshold_chars: Option<usize>,
+    context: ContextBudget,
+    prices: Option<(f64, f64)>,
+    budget_usd: Option<f64>,
+    events: Option<EventSink>,
+    cancel: Option<watch::Receiver<bool>>,
+    abort: Option<watch::Receiver<bool>>,
+    recorder: Option<Arc<dyn RunRecorder>>,
+    recover_text_calls: bool,
+    switches: Option<Arc<SwitchLog>>,
+    routing: Option<Routing>,
+    /// The spend shared with delegated runs, when there are any.
+    meter: Option<Arc<SpendMeter>>,
+    refresh: Option<Arc<dyn ToolRefresh>>,
+    instructions: Option<Arc<dyn ToolInstructions>>,
+    /// Recorded events not yet handed to the recorder.
+    recording: Arc<Recording>,
+}
+
+/// What a run and the runs it delegates to spend together, in USD: one
+/// budget for the whole tree.
+#[derive(Debug, Default)]
+pub struct SpendMeter(Mutex<f64>);
+
+impl SpendMeter {
+    /// A meter at zero.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Adds a model call's cost.
+    pub fn add(&self, usd: f64) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) += usd;
+    }
+
+    /// The spend so far.
+    pub fn total(&self) -> f64 {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Resolves once `flag` is `true`; never without a flag (or once its sender
+/// is gone without setting it).
+async fn flag_set(flag: Option<watch::Receiver<bool>>) {
+    match flag {
+        Some(mut rx) => {
+            if rx.wait_for(|v| *v).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending::<()>().await,
+    }
+}
+
+/// Keeps the head and tail of `s` when it is longer than `max` characters.
+pub fn truncate_head_tail(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_owned();
+    }
+    let keep = max / 2;
+    let head: String = s.chars().take(keep).collect();
+    let tail: String = s.chars().skip(n - keep).collect();
+    format!(
+        "{head}\n[... {} characters truncated ...]\n{tail}",
+        n - 2 * keep
+    )
+}
+
+fn estimate_tokens(s: usize) -> u64 {
+    u64::try_from(s.div_ceil(4)).unwrap_or(u64::MAX)
+}
+
+impl AgentRunner {
+    /// Bytes of messages past which the loop compresses (rule 5 of
+    /// [`crate::context`]).
+    fn threshold(&self, tools_bytes: usize) -> usize {
+        self.context_threshold_chars
+            .unwrap_or_else(|| (self.context.input_bytes().saturating_sub(tools_bytes)) * 3 / 4)
+    }
+
+    fn emit(&self, e: &AgentEvent) {
+        self.recording.keep(e);
+        if let Some(s) = &self.events {
+            s(e);
+        }
+    }
+
+    /// A sink that emits into this run as the runner itself does: live
+    /// to the run's sink, and into the session when the kind is recorded.
+    /// A delegated run's events come back this way, nested.
+    pub fn event_sink(&self) -> EventSink {
+        let recording = Arc::clone(&self.recording);
+        let events = self.events.clone();
+        Arc::new(move |e: &AgentEvent| {
+            recording.keep(e);
+            if let Some(s) = &events {
+                s(e);
+            }
+        })
+    }
+
+    /// What the run has spent: the shared meter's total when it has one
+    /// (delegated runs included), else its own calls'.
+    fn spent(&self, report: &RunReport) -> Option<f64> {
+        match &self.meter {
+            Some(meter) if self.prices.is_some() => Some(meter.total()),
+            _ => report.cost_usd(),
+        }
+    }
+
+    /// Emits the provider switches of the model call that just returned.
+    fn emit_switches(&self) {
+        if let Some(log) = &self.switches {
+            for switch in log.drain() {
+                self.emit(&AgentEvent::ProviderSwitch(switch));
+            }
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| *c.borrow())
+    }
+
+    /// The names of the tools this runner offers the model.
+    pub fn tool_names(&self) -> BTreeSet<String> {
+        self.agent
+            .tool_names(self.engine.registry())
+            .into_iter()
+            .collect()
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_keeps_head_and_tail() {
+        let s = format!("{}{}", "a".repeat(500), "z".repeat(500));
+        let t = truncate_head_tail(&s, 200);
+        assert!(t.starts_with("aaa") && t.ends_with("zzz"));
+        assert!(t.contains("800 characters truncated"));
+        assert_eq!(truncate_head_tail("short", 200), "short");
+    }
+}

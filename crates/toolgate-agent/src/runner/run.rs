@@ -1,0 +1,296 @@
+//! A run from its task to its report, around the step loop: the start,
+//! routing, recording, model calls and the closing summary.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolgate_core::error_chain;
+
+use super::events::AgentEvent;
+use super::lifecycle::LifecycleEvent;
+use super::lifecycle::StepSnapshot;
+use super::report::{Outcome, RunReport, StepUsage};
+use super::{AgentRunner, estimate_tokens, flag_set};
+use crate::context::fit;
+use crate::llm::{LlmError, LlmRequest, Message, Role, Usage};
+
+/// What has been recorded of a run so far.
+#[derive(Debug, Default)]
+pub(super) struct Journal {
+    /// Messages before this index are recorded as they stand.
+    pub(super) clean_until: usize,
+    calls: usize,
+    usage: usize,
+    warned: bool,
+}
+
+/// Why the step loop ended.
+pub(super) enum Stop {
+    /// The run is over, with this outcome.
+    Done(Outcome),
+    /// One last call without tools summarises the run (rule 4).
+    Summarise(Outcome),
+    /// The run failed with this error.
+    Fail(Outcome, String),
+    /// The abort flag was set: stop at once.
+    Aborted,
+}
+
+impl AgentRunner {
+    /// Runs `task`, continuing `history` (a resumed session) when it is not
+    /// empty.
+    pub async fn run(&self, task: &str, history: Vec<Message>) -> RunReport {
+        let started = Instant::now();
+        let deadline = self.timeout.map(|t| started + t);
+        let stored = history.len();
+        let mut messages = history;
+        if messages.is_empty() {
+            messages.push(Message::text(
+                Role::System,
+                self.agent.system_prompt.clone(),
+            ));
+        }
+        messages.push(Message::text(Role::User, task));
+        let mut report = RunReport {
+            outcome: Outcome::Completed,
+            agent: self.agent.name.clone(),
+            task: task.to_owned(),
+            final_text: String::new(),
+            steps: 0,
+            step_usage: Vec::new(),
+            tool_calls: Vec::new(),
+            files_changed: Vec::new(),
+            error: None,
+            messages: Vec::new(),
+            duration_ms: 0,
+        };
+        // The history (a resumed session's stored conversation) is recorded
+        // already; the system prompt of a new session, the task and what
+        // follows are not.
+        let mut journal = Journal {
+            clean_until: stored,
+            ..Journal::default()
+        };
+        self.record(0, &messages, &report, &mut journal).await;
+        let payload = json!({"agent": self.agent.name, "task": task});
+        self.hooks
+            .emit(LifecycleEvent::SessionStart, payload.clone())
+            .await;
+        self.hooks
+            .emit(LifecycleEvent::AgentStart, payload.clone())
+            .await;
+        let offered = self.route(task).await;
+        let stop = {
+            let steps = self.steps(&mut messages, &mut report, deadline, &mut journal, offered);
+            tokio::select! {
+                stop = steps => stop,
+                () = flag_set(self.abort.clone()) => Stop::Aborted,
+            }
+        };
+        let mut aborted = false;
+        match stop {
+            Stop::Done(o) => report.outcome = o,
+            Stop::Fail(o, e) => {
+                report.outcome = o;
+                // The error goes to reports, sessions and the terminal:
+                // never with a secret in it (a URL's password, a key a
+                // server echoed).
+                report.error = Some(toolgate_core::redact(&e).into_owned());
+            }
+            Stop::Summarise(o) => {
+                report.outcome = o;
+                tokio::select! {
+                    () = self.summarise(&mut messages, &mut report) => {}
+                    () = flag_set(self.abort.clone()) => aborted = true,
+                }
+            }
+            Stop::Aborted => aborted = true,
+        }
+        if aborted {
+            report.outcome = Outcome::Aborted;
+            report.error = Some("aborted: the run was stopped at once".to_owned());
+        } else {
+            self.record(0, &messages, &report, &mut journal).await;
+        }
+        if report.blocked_calls() > 0
+            && matches!(
+                report.outcome,
+                Outcome::Completed | Outcome::MaxSteps | Outcome::Repeating
+            )
+        {
+            report.outcome = Outcome::Blocked;
+        }
+        if let Some(error) = &report.error {
+            let payload = json!({"agent": self.agent.name, "error": error});
+            self.hooks.emit(LifecycleEvent::OnError, payload).await;
+        }
+        let end = json!({"agent": self.agent.name, "outcome": report.outcome});
+        self.hooks
+            .emit(LifecycleEvent::AgentStop, end.clone())
+            .await;
+        self.hooks.emit(LifecycleEvent::SessionEnd, end).await;
+        report.messages = messages;
+        report.files_changed.sort();
+        report.files_changed.dedup();
+        report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if let Some(recorder) = &self.recorder
+            && let Err(error) = recorder.finish(&report).await
+        {
+            self.emit(&AgentEvent::Warning {
+                message: format!(
+                    "the session's outcome was not recorded: {}",
+                    error_chain(&error)
+                ),
+            });
+        }
+        report
+    }
+
+    /// The tools routing chooses for `task`, or `None` without routing.
+    async fn route(&self, task: &str) -> Option<Vec<String>> {
+        let routing = self.routing.as_ref()?;
+        let routed = routing
+            .router
+            .classify(routing.classifier.as_ref(), task, &routing.previous)
+            .await;
+        let tools = routed.tools.clone();
+        self.emit(&AgentEvent::Routed(routed));
+        Some(tools)
+    }
+
+    /// Hands what is not recorded yet to the recorder (see [`RunRecorder`]).
+    pub(super) async fn record(
+        &self,
+        step: u32,
+        messages: &[Message],
+        report: &RunReport,
+        journal: &mut Journal,
+    ) {
+        let Some(recorder) = &self.recorder else {
+            return;
+        };
+        let from = journal.clean_until.min(messages.len());
+        let calls = journal.calls.min(report.tool_calls.len());
+        let usage = journal.usage.min(report.step_usage.len());
+        let events = self.recording.lock().clone();
+        let snapshot = StepSnapshot {
+            step,
+            messages_from: from,
+            messages: &messages[from..],
+            tool_calls: &report.tool_calls[calls..],
+            usage: &report.step_usage[usage..],
+            events: &events,
+        };
+        match recorder.step(&snapshot).await {
+            Ok(()) => {
+                self.recording.lock().drain(..events.len());
+                journal.clean_until = messages.len();
+                journal.calls = report.tool_calls.len();
+                journal.usage = report.step_usage.len();
+                journal.warned = false;
+            }
+            Err(error) => {
+                if !std::mem::replace(&mut journal.warned, true) {
+                    self.emit(&AgentEvent::Warning {
+                        message: format!("the session was not recorded: {}", error_chain(&error)),
+                    });
+                }
+            }
+        }
+    }
+
+    /// One model call, its usage recorded for `step`. With `quiet`, the
+    /// streamed text is not shown (a summary of old steps is not an answer).
+    pub(super) async fn call_model(
+        &self,
+        messages: &[Message],
+        tools: Vec<Value>,
+        step: u32,
+        quiet: bool,
+        report: &mut RunReport,
+    ) -> Result<crate::llm::LlmResponse, LlmError> {
+        let request = LlmRequest {
+            messages: messages.to_vec(),
+            tools,
+            max_tokens: Some(self.context.output_tokens()),
+        };
+        let events = if quiet { None } else { self.events.clone() };
+        let sink = move |t: &str| {
+            if let Some(s) = &events {
+                s(&AgentEvent::Text {
+                    delta: t.to_owned(),
+                });
+            }
+        };
+        let resp = self.llm.complete(&request, &sink).await;
+        self.emit_switches();
+        let resp = resp?;
+        let (usage, estimated) = if let Some(u) = resp.usage {
+            (u, false)
+        } else {
+            let input: usize = messages.iter().map(|m| m.content.len()).sum();
+            let output = resp.content.len()
+                + resp
+                    .tool_calls
+                    .iter()
+                    .map(|c| c.arguments.len())
+                    .sum::<usize>();
+            (
+                Usage {
+                    input_tokens: estimate_tokens(input),
+                    output_tokens: estimate_tokens(output),
+                },
+                true,
+            )
+        };
+        #[expect(clippy::cast_precision_loss, reason = "token counts fit easily")]
+        let cost_usd = self.prices.map(|(pi, po)| {
+            (usage.input_tokens as f64 * pi + usage.output_tokens as f64 * po) / 1_000_000.0
+        });
+        if let (Some(meter), Some(cost)) = (&self.meter, cost_usd) {
+            meter.add(cost);
+        }
+        report.step_usage.push(StepUsage {
+            step,
+            usage,
+            estimated,
+            cost_usd,
+        });
+        Ok(resp)
+    }
+
+    async fn summarise(&self, messages: &mut Vec<Message>, report: &mut RunReport) {
+        let reason = match report.outcome {
+            Outcome::Timeout => "the time budget ran out",
+            Outcome::Budget => "the cost budget ran out",
+            Outcome::Interrupted => "the user interrupted the run",
+            Outcome::Repeating => {
+                "you repeated the same tool call with the same arguments too many times"
+            }
+            _ => "the step budget ran out",
+        };
+        self.emit(&AgentEvent::Summary {
+            reason: reason.to_owned(),
+        });
+        messages.push(Message::text(
+            Role::User,
+            format!(
+                "Stop here: {reason}. Do not call tools. Summarise what you did, what is left, \
+                 and the state the workspace is in."
+            ),
+        ));
+        fit(messages, self.context.input_bytes());
+        let call = self.call_model(messages, Vec::new(), 0, false, report);
+        let resp = tokio::time::timeout(Duration::from_secs(60), call).await;
+        match resp {
+            Ok(Ok(r)) => {
+                report.final_text.clone_from(&r.content);
+                messages.push(Message::text(Role::Assistant, r.content));
+            }
+            Ok(Err(e)) => {
+                report.final_text = format!("(no summary: {})", error_chain(&e));
+            }
+            Err(_) => report.final_text = "(no summary: the model did not answer in time)".into(),
+        }
+    }
+}

@@ -1,0 +1,376 @@
+//! The step loop as a state machine.
+//!
+//! A run moves through named [`State`]s; [`AgentRunner::transition`] holds
+//! every transition, one method per state, each returning the next state:
+//!
+//! - `Prepare(n)` → `Ask(n)`, or `Stopped`: interrupted, budget spent, a
+//!   `pre_llm_call` hook blocked, or `n` past `max_steps`.
+//! - `Ask(n)` → `Answered(n)`, or `Stopped`: the deadline, an interrupt,
+//!   the model call failed.
+//! - `Answered(n)` → `Calling(n)` (tool calls), `Finishing(n)` (an answer),
+//!   or `Prepare(n+1)` (the run's first empty reply, nudged).
+//! - `Finishing(n)` → `Stopped` (done), or `Prepare(n+1)` (a required
+//!   quality gate failed).
+//! - `Calling(n)` → `Prepare(n+1)`, or `Stopped`: the person aborted, the
+//!   call repeats, the deadline.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use toolgate_core::{Registry, SchemaFormat, error_chain};
+
+use super::events::AgentEvent;
+use super::lifecycle::LifecycleEvent;
+use super::report::{Outcome, RunReport};
+use super::run::{Journal, Stop};
+use super::tools::{Repeats, UNREADABLE_CALL, text_call};
+use super::{AgentRunner, EMPTY_REPLY_NUDGE, sleep_until};
+use crate::context::{fit, messages_bytes};
+use crate::llm::{LlmError, LlmResponse, Message, ModelToolCall, Role};
+use crate::recover::recover_tool_calls;
+
+/// Where the step loop is.
+enum State {
+    /// Step `n` is next: the stop checks (interrupt, budget), new tools,
+    /// compression and the `pre_llm_call` hook.
+    Prepare(u32),
+    /// Step `n` asks the model, with the tools on offer.
+    Ask(u32),
+    /// The model answered step `n`; calls it wrote as text are recovered.
+    Answered(u32, LlmResponse),
+    /// The model answered step `n` without tool calls: the quality gates
+    /// decide whether the run is done.
+    Finishing(u32),
+    /// Step `n`'s tool calls go through the gate.
+    Calling {
+        step: u32,
+        calls: Vec<ModelToolCall>,
+        /// The calls were written as text and recovered.
+        recovered: bool,
+    },
+    /// The loop is over.
+    Stopped(Stop),
+}
+
+/// The tools a step offers the model.
+struct Offer {
+    /// Their names: the ones routing chose, or every tool of the agent.
+    names: Vec<String>,
+    /// Their schemas, as sent.
+    schemas: Vec<Value>,
+    /// The schemas' size in bytes, which the context budget leaves room for.
+    bytes: usize,
+    /// Whether routing chose them: then they stay fixed for the run.
+    routed: bool,
+}
+
+impl Offer {
+    fn new(registry: &Registry, names: Vec<String>, routed: bool) -> Self {
+        let schemas = registry.schemas(Some(&names), SchemaFormat::OpenAi);
+        let bytes = serde_json::to_string(&schemas).map_or(0, |t| t.len());
+        Self {
+            names,
+            schemas,
+            bytes,
+            routed,
+        }
+    }
+}
+
+/// What the loop carries from state to state.
+struct Progress<'a> {
+    messages: &'a mut Vec<Message>,
+    report: &'a mut RunReport,
+    journal: &'a mut Journal,
+    deadline: Option<Instant>,
+    offer: Offer,
+    /// Identical calls in a row (`max_repeated_calls`).
+    repeats: Repeats,
+    /// Whether the 80 % budget warning was given (once a run).
+    budget_warned: bool,
+    /// Whether an empty reply was answered with [`EMPTY_REPLY_NUDGE`]
+    /// (once a run).
+    nudged: bool,
+}
+
+impl AgentRunner {
+    /// The steps of a run; `offered`: the tools routing chose (`None`:
+    /// every tool of the agent).
+    pub(super) async fn steps(
+        &self,
+        messages: &mut Vec<Message>,
+        report: &mut RunReport,
+        deadline: Option<Instant>,
+        journal: &mut Journal,
+        offered: Option<Vec<String>>,
+    ) -> Stop {
+        let registry = self.engine.registry();
+        let routed = offered.is_some();
+        let names = offered.unwrap_or_else(|| self.agent.tool_names(registry));
+        let offer = Offer::new(registry, names, routed);
+        let first = messages_bytes(&messages[..messages.len().min(2)]);
+        if let Err(reason) = self.context.check_start(offer.bytes + first) {
+            return Stop::Fail(Outcome::Failed, reason);
+        }
+        let mut progress = Progress {
+            messages,
+            report,
+            journal,
+            deadline,
+            offer,
+            repeats: Repeats::default(),
+            budget_warned: false,
+            nudged: false,
+        };
+        let mut state = State::Prepare(1);
+        loop {
+            state = match self.transition(state, &mut progress).await {
+                State::Stopped(stop) => return stop,
+                next => next,
+            };
+        }
+    }
+
+    /// Every transition of the loop: the state after `state`.
+    async fn transition(&self, state: State, p: &mut Progress<'_>) -> State {
+        match state {
+            State::Prepare(step) if step > self.max_steps => {
+                State::Stopped(Stop::Summarise(Outcome::MaxSteps))
+            }
+            State::Prepare(step) => self.prepare(step, p).await,
+            State::Ask(step) => self.ask(step, p).await,
+            State::Answered(step, reply) => self.answered(step, reply, p).await,
+            State::Finishing(step) => self.finishing(step, p).await,
+            State::Calling {
+                step,
+                calls,
+                recovered,
+            } => self.calling(step, &calls, recovered, p).await,
+            State::Stopped(stop) => State::Stopped(stop),
+        }
+    }
+
+    /// [`State::Prepare`].
+    async fn prepare(&self, step: u32, p: &mut Progress<'_>) -> State {
+        if self.cancelled() {
+            return State::Stopped(Stop::Summarise(Outcome::Interrupted));
+        }
+        if let Some(refresh) = &self.refresh
+            && refresh.refresh().await
+            && !p.offer.routed
+        {
+            let registry = self.engine.registry();
+            p.offer = Offer::new(registry, self.agent.tool_names(registry), false);
+        }
+        if let (Some(budget), Some(spent)) = (self.budget_usd, self.spent(p.report))
+            && spent >= budget
+        {
+            return State::Stopped(Stop::Summarise(Outcome::Budget));
+        }
+        self.compress(p.messages, step, p.report, p.journal, p.offer.bytes)
+            .await;
+        // Whatever compression did, the request fits the window.
+        if let Some(from) = fit(
+            p.messages,
+            self.context.input_bytes().saturating_sub(p.offer.bytes),
+        ) {
+            p.journal.clean_until = p.journal.clean_until.min(from);
+        }
+        let verdict = self
+            .hooks
+            .emit(
+                LifecycleEvent::PreLlmCall,
+                json!({"step": step, "messages": p.messages.len()}),
+            )
+            .await;
+        if let Some(reason) = verdict.block {
+            return State::Stopped(Stop::Fail(
+                Outcome::Failed,
+                format!("blocked by pre_llm_call hook: {reason}"),
+            ));
+        }
+        if let Some(ctx) = verdict.additional_context {
+            p.messages.push(Message::text(Role::User, ctx));
+        }
+        State::Ask(step)
+    }
+
+    /// [`State::Ask`]: the model call, which the deadline or a graceful
+    /// interrupt cuts short.
+    async fn ask(&self, step: u32, p: &mut Progress<'_>) -> State {
+        self.recording.step.store(step, Ordering::Relaxed);
+        self.emit(&AgentEvent::Step {
+            step,
+            tools: p.offer.routed.then(|| p.offer.names.clone()),
+        });
+        p.report.steps = step;
+        let call = self.call_model(p.messages, p.offer.schemas.clone(), step, false, p.report);
+        let mut cancel = self.cancel.clone();
+        let cancelled = async move {
+            match &mut cancel {
+                Some(c) => {
+                    let _ = c.wait_for(|v| *v).await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        let resp = tokio::select! {
+            r = call => r,
+            () = sleep_until(p.deadline) => return State::Stopped(Stop::Summarise(Outcome::Timeout)),
+            () = cancelled => return State::Stopped(Stop::Summarise(Outcome::Interrupted)),
+        };
+        let resp = match resp {
+            Ok(r) => r,
+            Err(e @ LlmError::Auth { .. }) => {
+                return State::Stopped(Stop::Fail(Outcome::AuthFailed, e.to_string()));
+            }
+            Err(e) => return State::Stopped(Stop::Fail(Outcome::Failed, error_chain(&e))),
+        };
+        self.hooks
+            .emit(
+                LifecycleEvent::PostLlmCall,
+                json!({"step": step, "content": resp.content, "tool_calls": resp.tool_calls.len()}),
+            )
+            .await;
+        if let (false, Some(budget), Some(spent)) =
+            (p.budget_warned, self.budget_usd, self.spent(p.report))
+            && spent >= 0.8 * budget
+        {
+            p.budget_warned = true;
+            let payload = json!({"spent_usd": spent, "budget_usd": budget});
+            self.hooks
+                .emit(LifecycleEvent::BudgetWarning, payload)
+                .await;
+            self.emit(&AgentEvent::BudgetWarning {
+                spent_usd: spent,
+                budget_usd: budget,
+            });
+        }
+        State::Answered(step, resp)
+    }
+
+    /// [`State::Answered`]: the reply joins the conversation; where it
+    /// goes next depends on its calls.
+    async fn answered(&self, step: u32, mut resp: LlmResponse, p: &mut Progress<'_>) -> State {
+        let mut recovered = false;
+        // The reply as the model wrote it, when calls were taken out of
+        // its text.
+        let mut written = None;
+        if resp.tool_calls.is_empty() && self.recover_text_calls && !p.offer.schemas.is_empty() {
+            let found = recover_tool_calls(&resp.content);
+            if !found.calls.is_empty() {
+                recovered = true;
+                written = Some(std::mem::replace(&mut resp.content, found.text));
+                resp.tool_calls = found
+                    .calls
+                    .into_iter()
+                    .enumerate()
+                    .map(|(n, call)| text_call(step, n, call))
+                    .collect();
+            }
+        }
+        // A call that could not be read is not sent back as a call (a
+        // model shown a call named `unreadable_tool_call` copies it): the
+        // reply keeps its text as written, and the error follows as a user
+        // message (see `run_tools`).
+        let readable: Vec<ModelToolCall> = resp
+            .tool_calls
+            .iter()
+            .filter(|c| c.name != UNREADABLE_CALL)
+            .cloned()
+            .collect();
+        let content = match written {
+            Some(written) if readable.len() != resp.tool_calls.len() => written,
+            _ => resp.content.clone(),
+        };
+        p.messages.push(Message {
+            role: Role::Assistant,
+            content,
+            tool_calls: readable,
+            tool_call_id: None,
+        });
+        if !resp.tool_calls.is_empty() {
+            return State::Calling {
+                step,
+                calls: resp.tool_calls,
+                recovered,
+            };
+        }
+        if resp.content.trim().is_empty() && !p.nudged {
+            p.nudged = true;
+            p.messages
+                .push(Message::text(Role::User, EMPTY_REPLY_NUDGE.to_owned()));
+            return self.next_step(step, p).await;
+        }
+        p.report.final_text.clone_from(&resp.content);
+        State::Finishing(step)
+    }
+
+    /// [`State::Finishing`]: done unless a required quality gate fails;
+    /// its output is fed back and the loop goes on.
+    async fn finishing(&self, step: u32, p: &mut Progress<'_>) -> State {
+        let failing: Vec<_> = self
+            .gates
+            .run()
+            .await
+            .into_iter()
+            .filter(|g| g.required && !g.passed)
+            .collect();
+        if failing.is_empty() {
+            return State::Stopped(Stop::Done(Outcome::Completed));
+        }
+        let mut text = String::from("Quality gates failed; fix these before finishing:\n");
+        for g in failing {
+            self.emit(&AgentEvent::GateFailed {
+                name: g.name.clone(),
+            });
+            let _ = writeln!(text, "[{}]\n{}", g.name, g.output);
+        }
+        p.messages.push(Message::text(Role::User, text));
+        self.next_step(step, p).await
+    }
+
+    /// [`State::Calling`]: the calls go through the gate; an abort, too
+    /// many repeats or the deadline end the loop.
+    async fn calling(
+        &self,
+        step: u32,
+        calls: &[ModelToolCall],
+        recovered: bool,
+        p: &mut Progress<'_>,
+    ) -> State {
+        let aborted = self
+            .run_tools(step, calls, recovered, p.messages, p.report, &mut p.repeats)
+            .await;
+        self.record(step, p.messages, p.report, p.journal).await;
+        if aborted {
+            return State::Stopped(Stop::Fail(
+                Outcome::Aborted,
+                "aborted at a confirmation prompt".into(),
+            ));
+        }
+        if p.repeats.count >= self.agent.max_repeated_calls.max(2) {
+            return State::Stopped(Stop::Summarise(Outcome::Repeating));
+        }
+        if p.deadline.is_some_and(|d| Instant::now() >= d) {
+            return State::Stopped(Stop::Summarise(Outcome::Timeout));
+        }
+        after(step)
+    }
+
+    /// Records step `step` and moves to the next.
+    async fn next_step(&self, step: u32, p: &mut Progress<'_>) -> State {
+        self.record(step, p.messages, p.report, p.journal).await;
+        after(step)
+    }
+}
+
+/// The state after step `step`: the next one's preparation.
+fn after(step: u32) -> State {
+    step.checked_add(1).map_or(
+        State::Stopped(Stop::Summarise(Outcome::MaxSteps)),
+        State::Prepare,
+    )
+}

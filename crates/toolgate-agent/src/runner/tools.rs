@@ -1,0 +1,312 @@
+//! The tool calls of one step: through the gate, then into the
+//! conversation and the report.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+use toolgate_core::{Effects, Registry, ToolCall};
+use toolgate_engine::{ApprovalRecord, Decision, Execution};
+
+use super::decision::{CallDecision, LoopDecision};
+use super::events::{AgentEvent, ToolCallRecord};
+use super::report::RunReport;
+use super::{AgentRunner, truncate_head_tail};
+use crate::llm::{Message, ModelToolCall, Role};
+use crate::recover::TextCall;
+
+/// The name given to a recovered call that could not be read, so that its
+/// tool error reaches the model in proper tool-call form.
+pub(super) const UNREADABLE_CALL: &str = "unreadable_tool_call";
+
+/// A call found in the model's text, as a structured call.
+pub(super) fn text_call(step: u32, n: usize, call: TextCall) -> ModelToolCall {
+    let id = format!("recovered_{step}_{n}");
+    match call {
+        TextCall::Call { name, arguments } => ModelToolCall {
+            id,
+            name,
+            arguments,
+        },
+        TextCall::Malformed { reason } => ModelToolCall {
+            id,
+            name: UNREADABLE_CALL.to_owned(),
+            arguments: json!({ "error": reason }).to_string(),
+        },
+    }
+}
+
+/// Identical calls in a row (same tool, same arguments), one per step: the
+/// same call twice in one step is one call made twice at once, not a loop.
+#[derive(Debug, Default)]
+pub(super) struct Repeats {
+    last: Option<(String, String)>,
+    /// The step the last call was made in.
+    step: u32,
+    /// How many steps in a row made the last call.
+    pub(super) count: u32,
+}
+
+impl Repeats {
+    /// Counts the call; from its second step in a row, the result the model
+    /// sees starts by saying so.
+    pub(super) fn note(&mut self, step: u32, name: &str, arguments: &str, text: String) -> String {
+        // Compared on the parsed arguments, so spacing and key order do
+        // not hide a repeat.
+        let canonical = serde_json::from_str::<Value>(arguments)
+            .map_or_else(|_| arguments.to_owned(), |v| v.to_string());
+        let key = (name.to_owned(), canonical);
+        if self.last.as_ref() != Some(&key) {
+            self.last = Some(key);
+            self.step = step;
+            self.count = 1;
+            return text;
+        }
+        if self.step != step {
+            self.step = step;
+            self.count += 1;
+        }
+        if self.count < 2 {
+            return text;
+        }
+        format!(
+            "[You already called `{name}` with these arguments {} times in a row, and the \
+             result is the same as before. Do not call it again: use this result, call a \
+             different tool, or give your answer.]\n{text}",
+            self.count - 1
+        )
+    }
+}
+
+impl AgentRunner {
+    /// The agent's tools as a call to an unknown tool lists them: names,
+    /// then one line per tool with the first sentence of its description,
+    /// so a small model can pick the right one next time.
+    fn tool_menu(&self, registry: &Registry) -> String {
+        let names = self.agent.tool_names(registry);
+        let mut menu = names.join(", ");
+        menu.push_str(". Call one of them by its exact name:");
+        for name in &names {
+            let Ok(tool) = registry.get(name) else {
+                continue;
+            };
+            let first = toolgate_core::first_sentence(&tool.spec().description);
+            let _ = write!(menu, "\n- {name}: {first}");
+        }
+        menu
+    }
+
+    /// Runs the calls of one step; returns whether the person aborted.
+    /// `recovered`: the calls were written as text and recovered.
+    ///
+    /// Each call is admitted by the loop ([`admit`](Self::admit)) and then
+    /// goes through the gate, concurrently when every call was admitted and
+    /// is read-only, in order otherwise (after an abort the rest do not
+    /// run). Each call's outcome is recorded, in call order.
+    pub(super) async fn run_tools(
+        &self,
+        step: u32,
+        calls: &[ModelToolCall],
+        recovered: bool,
+        messages: &mut Vec<Message>,
+        report: &mut RunReport,
+        repeats: &mut Repeats,
+    ) -> bool {
+        let registry = self.engine.registry().clone();
+        // Each call with what the loop made of it, then with how it ended.
+        let admitted: Vec<(&ModelToolCall, Result<ToolCall, Ended>)> = calls
+            .iter()
+            .map(|c| (c, self.admit(&registry, c)))
+            .collect();
+        let concurrent = admitted.iter().all(|(_, a)| {
+            a.as_ref().is_ok_and(|c| {
+                registry
+                    .get(&c.name)
+                    .is_ok_and(|t| t.spec().annotations.read_only_hint == Some(true))
+            })
+        });
+        let ended: Vec<(&ModelToolCall, Ended)> = if concurrent {
+            let registry = &registry;
+            let gated = admitted.into_iter().map(|(c, a)| async move {
+                match a {
+                    Ok(call) => (c, self.through_gate(registry, call).await),
+                    Err(refused) => (c, refused),
+                }
+            });
+            futures_util::future::join_all(gated).await
+        } else {
+            let mut ended = Vec::with_capacity(calls.len());
+            let mut aborted = false;
+            for (c, a) in admitted {
+                let e = match a {
+                    Err(refused) => refused,
+                    Ok(_) if aborted => {
+                        Ended::refused(LoopDecision::NotRun, "not run: the run was aborted")
+                    }
+                    Ok(call) => self.through_gate(&registry, call).await,
+                };
+                aborted |= e.decision == CallDecision::Gate(Decision::Aborted);
+                ended.push((c, e));
+            }
+            ended
+        };
+        let aborted = ended
+            .iter()
+            .any(|(_, e)| e.decision == CallDecision::Gate(Decision::Aborted));
+        let mut unreadable: Vec<String> = Vec::new();
+        for (c, e) in ended {
+            if e.success && e.decision.executed() {
+                report
+                    .files_changed
+                    .extend(e.effects.changed_paths().into_iter().map(str::to_owned));
+            }
+            let mut text = truncate_head_tail(&e.text, self.max_output_chars);
+            if e.decision.executed()
+                && let Some(more) = self
+                    .instructions
+                    .as_ref()
+                    .and_then(|i| i.on_tool_used(&c.name))
+            {
+                text.push_str("\n\n");
+                text.push_str(&more);
+            }
+            let text = repeats.note(step, &c.name, &c.arguments, text);
+            let record = ToolCallRecord {
+                step,
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+                decision: e.decision,
+                success: e.success,
+                duration_ms: e.duration_ms,
+                output: text.clone(),
+                effects: e.effects.summary(),
+                recovered,
+                waited_ms: e.approval.as_ref().map_or(0, |a| {
+                    u64::try_from(a.waited.as_millis()).unwrap_or(u64::MAX)
+                }),
+                approval: e.approval.and_then(|a| serde_json::to_value(a).ok()),
+            };
+            self.emit(&AgentEvent::ToolCall(record.clone()));
+            report.tool_calls.push(record);
+            if c.name == UNREADABLE_CALL {
+                unreadable.push(text);
+            } else {
+                messages.push(Message::tool_result(c.id.clone(), text));
+            }
+        }
+        if !unreadable.is_empty() {
+            messages.push(Message::text(Role::User, unreadable.join("\n")));
+        }
+        aborted
+    }
+
+    /// The loop's own checks of a call, before the gate: whether it could
+    /// be read, whether the agent may use the tool, whether its arguments
+    /// are a JSON object. A tool the registry does not have is left to the
+    /// gate, whose first step refuses it (see [`through_gate`](Self::through_gate)).
+    fn admit(&self, registry: &Registry, c: &ModelToolCall) -> Result<ToolCall, Ended> {
+        if c.name == UNREADABLE_CALL {
+            let reason = serde_json::from_str::<Value>(&c.arguments)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            return Err(Ended::refused(
+                LoopDecision::UnreadableCall,
+                &format!(
+                    "your tool call could not be read: {reason}. Write one JSON object: \
+                     {{\"name\": \"TOOL\", \"arguments\": {{...}}}}"
+                ),
+            ));
+        }
+        let known = registry.has(&c.name);
+        if known && !self.agent.allows(registry, &c.name) {
+            return Err(Ended::refused(
+                LoopDecision::NotAllowed,
+                &format!(
+                    "tool `{}` is not available to agent `{}`",
+                    c.name, self.agent.name
+                ),
+            ));
+        }
+        let raw = if c.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            &c.arguments
+        };
+        let arguments = match serde_json::from_str::<Value>(raw) {
+            Ok(v) if v.is_object() => v,
+            // The gate refuses an unknown tool before it reads arguments.
+            _ if !known => Value::Null,
+            Ok(_) => {
+                return Err(Ended::refused(
+                    LoopDecision::MalformedArguments,
+                    "the arguments must be a JSON object",
+                ));
+            }
+            Err(e) => {
+                return Err(Ended::refused(
+                    LoopDecision::MalformedArguments,
+                    &format!(
+                        "the arguments are not valid JSON ({e}); send a JSON object matching \
+                         the tool's schema"
+                    ),
+                ));
+            }
+        };
+        Ok(ToolCall::new(c.id.clone(), c.name.clone(), arguments))
+    }
+
+    /// One call through the gate. An unknown tool's error lists the
+    /// agent's tools, one line each, for the model's next try.
+    async fn through_gate(&self, registry: &Registry, call: ToolCall) -> Ended {
+        let name = call.name.clone();
+        let execution = self.engine.execute(call).await;
+        let mut ended = Ended::from(execution);
+        if ended.decision == CallDecision::Gate(Decision::NotFound) {
+            ended.text = format!(
+                "error: unknown tool `{name}`; available tools: {}",
+                self.tool_menu(registry)
+            );
+        }
+        ended
+    }
+}
+
+/// How one call of a step ended, at the gate or before it.
+struct Ended {
+    decision: CallDecision,
+    success: bool,
+    /// What the model sees, before truncation.
+    text: String,
+    duration_ms: u64,
+    /// What the call was declared to do (with write contents).
+    effects: Effects,
+    approval: Option<ApprovalRecord>,
+}
+
+impl Ended {
+    /// A call the loop refused: the model sees `error: MESSAGE`.
+    fn refused(decision: LoopDecision, message: &str) -> Self {
+        Self {
+            decision: decision.into(),
+            success: false,
+            text: format!("error: {message}"),
+            duration_ms: 0,
+            effects: Effects::none(),
+            approval: None,
+        }
+    }
+}
+
+impl From<Execution> for Ended {
+    fn from(ex: Execution) -> Self {
+        Self {
+            decision: ex.decision.into(),
+            success: ex.result.success,
+            text: ex.result.to_model_text(),
+            duration_ms: u64::try_from(ex.duration.as_millis()).unwrap_or(u64::MAX),
+            effects: ex.effects,
+            approval: ex.approval,
+        }
+    }
+}
