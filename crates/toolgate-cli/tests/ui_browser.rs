@@ -20,6 +20,16 @@
 //!   the task box;
 //! - `nav-phone`: at 390×844 every page's link shows, can be clicked, and
 //!   opens its page, and no page is wider than the screen;
+//! - `new-chat`: "New chat" shows once, and the model line names the
+//!   configured model and server (then the run's, in `allow`);
+//! - `markdown`: the agent's Markdown streamed and rendered as elements
+//!   (headings, lists, code, emphasis, an https link), raw HTML and
+//!   `javascript:`/`data:` links left as text; at 1400×900 and 390×844;
+//! - `readme-card`: the README's picture of an approval card;
+//! - `mcp-reload`: a server added to the configuration shows on the MCP
+//!   page without a restart; `pages` also checks that the audit table is
+//!   no wider than the page, shows each error whole and breaks no word, at
+//!   1400×900 and 390×844;
 //! - `folded`: a 20,000-character command: its card keeps the head and the
 //!   tail and says how much is left out, allows nothing until shown whole
 //!   (the server answers 409 to an allow without `seen`, Approve all passes
@@ -92,6 +102,11 @@ fn the_ui_in_headless_chromium() {
         "live-card-phone.png",
         "nav-phone.png",
         "folded-card.png",
+        "markdown-desktop.png",
+        "markdown-phone.png",
+        "audit-1400.png",
+        "audit-390.png",
+        "readme-card.png",
     ] {
         let size = std::fs::metadata(shots.join(shot)).map_or(0, |m| m.len());
         assert!(size > 1000, "screenshot {shot} missing or empty");

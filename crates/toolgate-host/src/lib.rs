@@ -77,6 +77,7 @@ mod llm;
 pub mod network;
 mod own_state;
 mod prompt;
+pub mod reference;
 mod rules_file;
 mod run;
 mod schedule;

@@ -7,7 +7,9 @@
 //   createTextNode), never as HTML;
 // - no inline handlers, styles or scripts: listeners are added here, and
 //   things are shown and hidden with classes and the `hidden` attribute;
-// - links are internal (`#/…`) and built from the constant page list.
+// - links are internal (`#/…`) and built from the constant page list; the
+//   one exception is a Markdown link in the agent's text, made by mdLink()
+//   only for an http(s) URL.
 
 // ---------------------------------------------------------------------------
 // DOM helpers
@@ -20,7 +22,7 @@ const PAGES = ['chat', 'sessions', 'rules', 'mcp', 'sandbox', 'audit', 'tools'];
 const SAFE_PROPS = new Set([
   'className', 'textContent', 'type', 'value', 'disabled', 'title', 'hidden',
   'checked', 'selected', 'open', 'placeholder', 'rows', 'name', 'htmlFor',
-  'tabIndex', 'id', 'spellcheck', 'autocomplete',
+  'tabIndex', 'id', 'spellcheck', 'autocomplete', 'colSpan',
 ]);
 
 /**
@@ -261,6 +263,141 @@ function hasDiff(output) {
 }
 
 // ---------------------------------------------------------------------------
+// The agent's Markdown, rendered into elements, never through HTML
+//
+// A small subset, read line by line: fenced code blocks, headings, lists,
+// quotes, rules and paragraphs; inline code, **strong**, *emphasis* and
+// [links](https://…). Every piece of text is a text node, so markup in the
+// model's text stays text; a link is made only for an http or https URL,
+// anything else (javascript:, data:, a relative path) stays as written.
+
+const MD_FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
+const MD_HEADING = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
+const MD_ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
+const MD_QUOTE = /^ {0,3}>\s?(.*)$/;
+const MD_RULE = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
+const MD_INLINE = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\[([^\]\n]+)\]\(([^()\s]+)\)|\*\*(?=\S)([\s\S]*?\S)\*\*|\*(?=[^\s*])([^*]*?[^\s*])\*(?!\*)/g;
+
+/** A link to `url` if it is http or https; null otherwise. */
+function mdLink(url, children) {
+  let parsed;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null;
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
+  const a = h('a', { testid: 'md-link' }, children);
+  a.setAttribute('href', parsed.href);
+  a.setAttribute('rel', 'noopener noreferrer nofollow');
+  a.setAttribute('target', '_blank');
+  return a;
+}
+
+/** Inline Markdown of one block's text, as nodes. */
+function mdInline(text) {
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(MD_INLINE)) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    if (m[1] !== undefined) {
+      out.push(h('code', {}, m[2].length > 2 && m[2].startsWith(' ') && m[2].endsWith(' ') ? m[2].slice(1, -1) : m[2]));
+    } else if (m[3] !== undefined) {
+      out.push(mdLink(m[4], mdInline(m[3])) || m[0]);
+    } else if (m[5] !== undefined) {
+      out.push(h('strong', {}, mdInline(m[5])));
+    } else {
+      out.push(h('em', {}, mdInline(m[6])));
+    }
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
+/** The agent's Markdown text as block elements. */
+function markdown(text) {
+  const lines = String(text ?? '').split('\n');
+  const blocks = [];
+  let para = [];
+  let list = null; // {el, ordered}
+  const endPara = () => {
+    if (para.length) blocks.push(h('p', {}, mdInline(para.join('\n'))));
+    para = [];
+  };
+  const endList = () => {
+    list = null;
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const fence = MD_FENCE.exec(line);
+    if (fence) {
+      endPara();
+      endList();
+      const body = [];
+      const close = new RegExp(`^ {0,3}${fence[1][0] === '`' ? '`' : '~'}{${fence[1].length},}\\s*$`);
+      for (i++; i < lines.length && !close.test(lines[i]); i++) body.push(lines[i]);
+      const code = h('code', {}, body.join('\n'));
+      if (fence[2]) code.dataset.lang = fence[2];
+      blocks.push(h('pre', { className: 'md-code' }, code));
+      continue;
+    }
+    if (!line.trim()) {
+      endPara();
+      // A blank line between items keeps the list going.
+      if (list && !MD_ITEM.test(lines[i + 1] || '')) endList();
+      continue;
+    }
+    const heading = MD_HEADING.exec(line);
+    if (heading) {
+      endPara();
+      endList();
+      blocks.push(h(`h${Math.min(heading[1].length + 2, 6)}`, { className: 'md-h' }, mdInline(heading[2])));
+      continue;
+    }
+    if (MD_RULE.test(line)) {
+      endPara();
+      endList();
+      blocks.push(h('hr', {}));
+      continue;
+    }
+    const item = MD_ITEM.exec(line);
+    if (item) {
+      endPara();
+      const ordered = /\d/.test(item[2]);
+      if (!list || list.ordered !== ordered) {
+        list = { el: h(ordered ? 'ol' : 'ul', {}), ordered };
+        if (ordered && Number.parseInt(item[2], 10) !== 1) list.el.setAttribute('start', String(Number.parseInt(item[2], 10)));
+        blocks.push(list.el);
+      }
+      list.el.append(h('li', {}, mdInline(item[3])));
+      continue;
+    }
+    const quote = MD_QUOTE.exec(line);
+    if (quote) {
+      endPara();
+      endList();
+      const prev = blocks[blocks.length - 1];
+      if (prev && prev.tagName === 'BLOCKQUOTE' && lines[i - 1] && MD_QUOTE.test(lines[i - 1])) {
+        prev.append('\n', ...mdInline(quote[1]));
+      } else {
+        blocks.push(h('blockquote', {}, mdInline(quote[1])));
+      }
+      continue;
+    }
+    if (list && /^\s+\S/.test(line)) {
+      // An indented line continues the last item.
+      list.el.lastChild.append('\n', ...mdInline(line.trim()));
+      continue;
+    }
+    endList();
+    para.push(line);
+  }
+  endPara();
+  return blocks;
+}
+
+// ---------------------------------------------------------------------------
 // Transcript components (live events and stored sessions use the same ones)
 
 function userBubble(text) {
@@ -270,7 +407,7 @@ function userBubble(text) {
 }
 
 function assistantBubble(text) {
-  const body = h('div', { className: 'body', testid: 'assistant-text' }, text || '');
+  const body = h('div', { className: 'body md', testid: 'assistant-text' }, markdown(text || ''));
   const el = h('div', { className: 'msg assistant' }, h('div', { className: 'who' }, 'Agent'), body);
   return { el, body };
 }
@@ -336,6 +473,7 @@ const chat = {
   session: null, // the session shown; null: a new chat
   sessionAgent: null, // its agent, when it is a stored session
   bubble: null, // the assistant bubble text deltas go to
+  bubbleText: '', // the Markdown text of that bubble so far
   textSinceCall: false, // whether model text was shown since the last call
   sending: false,
   loadGen: 0, // guards against a stale GET /api/sessions/{id}
@@ -367,9 +505,12 @@ function appendText(delta) {
     const { el, body } = assistantBubble('');
     addToTranscript(el);
     chat.bubble = body;
+    chat.bubbleText = '';
   }
   const stick = nearBottom();
-  chat.bubble.append(document.createTextNode(delta));
+  // Rendered whole at each piece: a fence or a list may only close later.
+  chat.bubbleText += delta;
+  chat.bubble.replaceChildren(...markdown(chat.bubbleText));
   if (delta.trim()) chat.textSinceCall = true;
   if (stick) scrollToBottom();
 }
@@ -380,6 +521,7 @@ function renderRunEvent(ev) {
     case 'start':
       chat.bubble = null;
       chat.textSinceCall = false;
+      showModel({ model: ev.model, server: ev.server }, true);
       break;
     case 'step':
       chat.bubble = null;
@@ -446,6 +588,24 @@ function renderSubagent(ev) {
   else addToTranscript(note(`${who}: ${inner.type}`));
 }
 
+/**
+ * The model line under the chat toolbar: the configured model and server,
+ * until a run's `start` event says which ones it really uses (`used`).
+ */
+function showModel(llm, used = false) {
+  const el = $('chat-model');
+  const model = llm && llm.model;
+  const server = llm && llm.server;
+  el.dataset.source = used ? 'run' : 'config';
+  clear(el).append(
+    h('span', { className: 'muted' }, used ? 'Model' : 'Model (configured)'), ' ',
+    model ? h('code', { testid: 'model-name' }, model)
+      : h('span', { className: 'muted', testid: 'model-name' }, 'the one the server serves'),
+    ' ', h('span', { className: 'muted' }, 'on'), ' ',
+    server ? h('code', { testid: 'model-server' }, server)
+      : h('span', { className: 'muted', testid: 'model-server' }, 'a server found when a run starts (Ollama, llama.cpp, LM Studio, vLLM), or the provider\'s API'));
+}
+
 function updateChatControls() {
   const running = chat.session !== null && state.runs.has(chat.session);
   const approverOnly = !!(state.info && state.info.approver_only);
@@ -457,9 +617,12 @@ function updateChatControls() {
   // Under `run|mcp serve --approver ui` the page only answers approvals.
   $('composer').hidden = approverOnly;
   $('chat-toolbar').hidden = approverOnly;
+  $('chat-model').hidden = approverOnly;
   $('approver-only').hidden = !approverOnly;
   $('transcript').hidden = approverOnly && chat.session === null;
-  $('chat-title').textContent = chat.session ? `Session ${shortId(chat.session)}` : 'New chat';
+  // A new chat has no title: the button next to it says "New chat" already.
+  $('chat-title').textContent = chat.session ? `Session ${shortId(chat.session)}` : '';
+  $('chat-title').hidden = !chat.session;
   $('chat-title').title = chat.session || '';
   const select = $('agent-select');
   // A resumed session keeps its agent.
@@ -470,6 +633,7 @@ function updateChatControls() {
 
 function resetChat() {
   chat.loadGen++;
+  showModel(state.info && state.info.llm);
   chat.session = null;
   chat.sessionAgent = null;
   chat.bubble = null;
@@ -1066,7 +1230,8 @@ function empty(text) {
 
 function table(headers, rows, testid) {
   return h('div', { className: 'table-wrap' }, h('table', { className: 'table', testid },
-    h('thead', {}, h('tr', {}, headers.map((t) => h('th', {}, t)))),
+    // A header is its text, or [text, class].
+    h('thead', {}, h('tr', {}, headers.map((t) => (Array.isArray(t) ? h('th', { className: t[1] }, t[0]) : h('th', {}, t))))),
     h('tbody', {}, rows)));
 }
 
@@ -1252,25 +1417,39 @@ async function auditPage() {
     type: 'search', placeholder: 'filter: tool, session, error…', value: auditFilter.text,
     testid: 'audit-text', aria: { label: 'Filter' },
   });
+  // One row of short cells per call, whose words never break, and under it
+  // a row as wide as the table for what can be long (effects, the error),
+  // shown whole: nothing is clipped and nothing scrolls sideways.
   const rows = entries.map((e) => {
     const effects = effectText(e.effects);
     const hay = [e.tool, e.decision, e.rule, e.session_id, e.call_id, e.error, effects].filter(Boolean).join(' ').toLowerCase();
-    return h('tr', { testid: 'audit-row', dataset: { decision: e.decision, hay } },
-      h('td', { className: 'muted nowrap', title: String(e.ts ?? '') }, fmtTime(typeof e.ts === 'string' ? Date.parse(e.ts) || e.ts : e.ts)),
-      h('td', {}, h('code', {}, e.tool)),
-      h('td', {},
-        h('span', { className: `pill decision d-${String(e.decision).replace(/[^a-z_]/g, '')}` }, e.decision),
-        e.rule ? h('div', { className: 'muted small' }, e.rule) : null),
-      h('td', {}, h('span', { className: `mark ${e.success ? 'ok' : 'failed'}` }, e.success ? '✓' : '✗')),
-      h('td', { className: 'num muted' }, e.duration_us !== undefined ? `${(e.duration_us / 1000).toFixed(1)} ms` : ''),
-      h('td', { className: 'mono small' }, shortId(e.session_id)),
-      h('td', { className: 'mono small wrap' }, effects),
-      h('td', { className: 'small wrap error-text wide' }, e.error || ''));
+    const main = h('tr', { className: 'audit-main', testid: 'audit-row', dataset: { decision: e.decision, hay } },
+      // The date and the time may go on two lines; a word never breaks.
+      h('td', { className: 'muted small', title: String(e.ts ?? '') }, fmtTime(typeof e.ts === 'string' ? Date.parse(e.ts) || e.ts : e.ts)),
+      h('td', { className: 'nowrap' }, h('code', {}, e.tool)),
+      h('td', { className: 'nowrap' },
+        h('span', { className: `pill decision d-${String(e.decision).replace(/[^a-z_]/g, '')}` }, e.decision)),
+      h('td', {}, h('span', { className: `mark ${e.success ? 'ok' : 'failed'}`, aria: { label: e.success ? 'succeeded' : 'failed' } }, e.success ? '✓' : '✗')),
+      h('td', { className: 'num muted nowrap opt' }, e.duration_us !== undefined ? `${(e.duration_us / 1000).toFixed(1)} ms` : ''),
+      h('td', { className: 'mono small nowrap opt', title: String(e.session_id ?? '') }, shortId(e.session_id)));
+    const details = [
+      e.rule ? h('div', { className: 'muted small' }, h('span', { className: 'label' }, 'rule '), e.rule) : null,
+      effects && effects !== 'none' ? h('div', { className: 'mono small', testid: 'audit-effects' }, h('span', { className: 'label' }, 'effects '), effects) : null,
+      e.error ? h('div', { className: 'small error-text', testid: 'audit-error' }, e.error) : null,
+    ].filter(Boolean);
+    const detail = details.length
+      ? h('tr', { className: 'audit-detail', testid: 'audit-detail' }, h('td', { colSpan: 6 }, details))
+      : null;
+    if (detail) main.classList.add('has-detail');
+    return { main, detail };
   });
   const filterRows = () => {
     auditFilter.text = text.value;
     const needle = text.value.trim().toLowerCase();
-    for (const row of rows) row.hidden = !!needle && !row.dataset.hay.includes(needle);
+    for (const { main, detail } of rows) {
+      main.hidden = !!needle && !main.dataset.hay.includes(needle);
+      if (detail) detail.hidden = main.hidden;
+    }
   };
   text.addEventListener('input', filterRows);
   filterRows();
@@ -1278,7 +1457,8 @@ async function auditPage() {
     pageTitle('Audit log', h('span', { className: 'muted small' }, 'newest first')),
     h('div', { className: 'filters' }, select, text),
     rows.length
-      ? table(['Time', 'Tool', 'Decision', 'OK', 'Duration', 'Session', 'Effects', 'Error'], rows, 'audit')
+      ? table(['Time', 'Tool', 'Decision', 'OK', ['Duration', 'opt'], ['Session', 'opt']],
+        rows.flatMap(({ main, detail }) => (detail ? [main, detail] : [main])), 'audit')
       : empty('No audit entries match.'),
   ];
 }
@@ -1410,6 +1590,9 @@ async function loadState() {
   }
   $('workspace').textContent = s.workspace || '';
   $('workspace').title = `toolgate ${s.version || ''} · workspace ${s.workspace || ''}`;
+  // The configuration is re-read per request: show it unless a run of the
+  // chat said what it uses.
+  if ($('chat-model').dataset.source !== 'run') showModel(s.llm);
   renderAgents();
   setRuns(s.runs);
   replaceApprovals(s.pending);

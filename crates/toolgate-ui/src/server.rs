@@ -349,9 +349,17 @@ async fn state(State(app): State<Arc<App>>) -> ApiResult {
         .iter()
         .map(|(session, run)| json!({"session": session, "agent": run.agent, "task": run.task}))
         .collect();
+    let llm = &host.config().llm;
     Ok(Json(json!({
         "workspace": host.workspace(),
         "version": env!("CARGO_PKG_VERSION"),
+        // The model as configured; a run's `start` event says which one it
+        // talks to (a server found at the run when none is configured).
+        "llm": {
+            "provider": llm.provider,
+            "model": llm.model,
+            "server": llm.base_url,
+        },
         "approver_only": app.approver_only,
         "agents": agents,
         "runs": runs,
@@ -497,7 +505,9 @@ async fn start_run(
     }
     // The run is registered for good: the task below removes it.
     reservation.session = None;
-    app.hub.emit(&prepared.start_event());
+    let mut start = prepared.start_event();
+    start["server"] = json!(prepared.model().base_url);
+    app.hub.emit(&start);
     let run_app = Arc::clone(&app);
     let run_session = session.clone();
     tokio::spawn(async move {
@@ -732,7 +742,10 @@ async fn remove_rule(State(app): State<Arc<App>>, Path(number): Path<usize>) -> 
 }
 
 async fn mcp(State(app): State<Arc<App>>) -> ApiResult {
-    let statuses = app.host.mcp_statuses().await.map_err(ApiError::host)?;
+    // The configuration as it is now, as a run would read it: a server
+    // added to the file since the start is shown without a restart.
+    let host = app.current_host()?;
+    let statuses = host.mcp_statuses().await.map_err(ApiError::host)?;
     let rows: Vec<Value> = statuses
         .iter()
         .map(|s| {

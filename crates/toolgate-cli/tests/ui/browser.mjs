@@ -72,6 +72,37 @@ const XSS = [
 ].join(' ');
 const XSS_FILE = '<img src=x onerror=window.__xss=1>.txt';
 
+// The agent's Markdown: rendered as elements, its markup and unsafe links
+// kept as text.
+const MARKDOWN = [
+  '## Plan',
+  '',
+  'I will **rename** `greet` and run the *tests*:',
+  '',
+  '1. edit `src/lib.rs`',
+  '2. run `cargo test`',
+  '',
+  '- see [the docs](https://example.com/docs?a=1&b=2)',
+  '- not a link: [click](javascript:window.__xss=1) or [file](data:text/html,hi)',
+  '',
+  '```rust',
+  'fn main() { println!("<b>not bold</b>"); }',
+  '```',
+  '',
+  '> <img src=x onerror="window.__xss=1"> stays text',
+].join('\n');
+
+// The README's picture: a small rename in a Rust file.
+const RENAME_FILE = [
+  '/// Greets someone by name.',
+  'pub fn greet(name: &str) -> String {',
+  '    format!("Hello, {name}!")',
+  '}',
+  '',
+].join('\n');
+const RENAME_OLD = 'pub fn greet(name: &str) -> String {\n    format!("Hello, {name}!")';
+const RENAME_NEW = 'pub fn welcome(name: &str) -> String {\n    format!("Welcome, {name}!")';
+
 // A dynamic tool's source: several lines, one that static analysis may flag.
 const DYNAMIC_SOURCE = [
   'import json, subprocess, sys',
@@ -121,6 +152,11 @@ const SCRIPTS = [
   ] },
   { key: 'run the big command', replies: [call('run_command', { command: BIG_COMMAND }), echo('The command said: ')] },
   { key: 'say hello', replies: [answer('Hello from the scripted model.')] },
+  { key: 'answer in markdown', replies: [answer(MARKDOWN)] },
+  { key: 'rename greet', replies: [
+    call('edit_file', { path: 'src/lib.rs', old_str: RENAME_OLD, new_str: RENAME_NEW }),
+    echo('Renamed. The tool said: '),
+  ] },
   { key: 'stream a story', replies: [answer(STORY)] },
   { key: 'say goodbye', replies: [answer('Goodbye from the scripted model.')] },
   { key: 'write inside and outside', replies: [
@@ -293,7 +329,10 @@ function makeWorkspace(modelPort, files, config, stream = false) {
     ...config,
     '',
   ].join('\n'));
-  for (const [name, content] of Object.entries(files || {})) fs.writeFileSync(path.join(ws, name), content);
+  for (const [name, content] of Object.entries(files || {})) {
+    fs.mkdirSync(path.dirname(path.join(ws, name)), { recursive: true });
+    fs.writeFileSync(path.join(ws, name), content);
+  }
   return ws;
 }
 
@@ -491,6 +530,11 @@ scenario('allow', { files: { 'a.txt': 'old text\n' } }, async ({ page, ws }) => 
   check(await card.getByTestId('approve').isEnabled(), 'Allow is enabled on a card shown whole');
   check((await card.getByTestId('always-rule').innerText()).includes('allow edit_file path a.txt'), 'the card says what Always allow saves');
   check(await page.getByTestId('nav-badge').innerText() === '1', 'the nav badge counts 1 approval');
+  // The chat says which model and server the run uses.
+  const modelLine = page.getByTestId('chat-model');
+  await waitUntil('the model line to show the run\'s model', async () => (await modelLine.getAttribute('data-source')) === 'run');
+  check(await modelLine.getByTestId('model-name').innerText() === 'scripted', `model: ${await modelLine.innerText()}`);
+  check(/^http:\/\/127\.0\.0\.1:\d+\/v1$/.test(await modelLine.getByTestId('model-server').innerText()), `server: ${await modelLine.innerText()}`);
   await shot(page, 'chat-approval.png');
   await card.getByTestId('approve').click();
   await page.getByTestId('outcome').waitFor();
@@ -502,6 +546,94 @@ scenario('allow', { files: { 'a.txt': 'old text\n' } }, async ({ page, ws }) => 
   check(await page.getByTestId('nav-badge').isHidden(), 'the nav badge is hidden again');
   check(await page.getByTestId('approval-record').count() === 1, 'the answer is recorded in the chat');
   await shot(page, 'chat-allowed.png');
+});
+
+// A new chat: "New chat" shows once (the button), and the model line shows
+// the configured model and server before any run.
+scenario('new-chat', {}, async ({ page }) => {
+  const visible = async (text) => {
+    const all = page.getByText(text, { exact: true });
+    let n = 0;
+    for (let i = 0; i < await all.count(); i++) if (await all.nth(i).isVisible()) n++;
+    return n;
+  };
+  check(await visible('New chat') === 1, `"New chat" shows ${await visible('New chat')} times`);
+  const modelLine = page.getByTestId('chat-model');
+  await modelLine.getByTestId('model-name').waitFor();
+  check(await modelLine.getAttribute('data-source') === 'config', 'before a run the line shows the configuration');
+  check(await modelLine.getByTestId('model-name').innerText() === 'scripted', `model: ${await modelLine.innerText()}`);
+  check((await modelLine.getByTestId('model-server').innerText()).startsWith('http://127.0.0.1:'), `server: ${await modelLine.innerText()}`);
+  await sendTask(page, 'say hello');
+  await page.getByTestId('outcome').waitFor();
+  check(await visible('New chat') === 1, 'a session shows its id, and "New chat" once');
+  check((await page.getByTestId('chat-title').innerText()).startsWith('Session '), 'the title names the session');
+});
+
+// The agent's Markdown, streamed: headings, lists, code, emphasis and an
+// https link become elements; raw HTML and other links stay text.
+scenario('markdown', { stream: true }, async ({ page }) => {
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await sendTask(page, 'answer in markdown');
+  await page.getByTestId('outcome').waitFor();
+  const body = page.getByTestId('assistant-text').last();
+  const got = await body.evaluate((el) => ({
+    heading: el.querySelector('h4') && el.querySelector('h4').textContent,
+    strong: [...el.querySelectorAll('strong')].map((e) => e.textContent),
+    em: [...el.querySelectorAll('em')].map((e) => e.textContent),
+    ol: el.querySelectorAll('ol > li').length,
+    ul: el.querySelectorAll('ul > li').length,
+    inlineCode: [...el.querySelectorAll('p code, li code')].map((e) => e.textContent),
+    block: el.querySelector('pre code') && el.querySelector('pre code').textContent,
+    lang: el.querySelector('pre code') && el.querySelector('pre code').dataset.lang,
+    links: [...el.querySelectorAll('a')].map((a) => [a.textContent, a.getAttribute('href'), a.getAttribute('rel'), a.getAttribute('target')]),
+    quote: el.querySelector('blockquote') && el.querySelector('blockquote').textContent,
+    text: el.innerText,
+  }));
+  check(got.heading === 'Plan', `heading: ${got.heading}`);
+  check(got.strong.join() === 'rename' && got.em.join() === 'tests', `emphasis: ${got.strong} / ${got.em}`);
+  check(got.ol === 2 && got.ul === 2, `lists: ${got.ol} ordered, ${got.ul} bulleted items`);
+  check(['greet', 'src/lib.rs', 'cargo test'].every((c) => got.inlineCode.includes(c)), `inline code: ${got.inlineCode}`);
+  check(got.block === 'fn main() { println!("<b>not bold</b>"); }' && got.lang === 'rust', `code block: ${got.block} (${got.lang})`);
+  check(got.links.length === 1, `links: ${JSON.stringify(got.links)}`);
+  const [text, href, rel, target] = got.links[0];
+  check(text === 'the docs' && href === 'https://example.com/docs?a=1&b=2', `the https link: ${JSON.stringify(got.links[0])}`);
+  check(rel.includes('noopener') && rel.includes('noreferrer') && target === '_blank', `the link's rel/target: ${rel} ${target}`);
+  check(got.text.includes('[click](javascript:window.__xss=1)') && got.text.includes('[file](data:text/html,hi)'), `unsafe links stay text: ${got.text}`);
+  check(got.quote.includes('<img src=x onerror="window.__xss=1"> stays text'), `raw HTML stays text: ${got.quote}`);
+  await assertNoXss(page);
+  await shot(page, 'markdown-desktop.png');
+  await page.setViewportSize(PHONE);
+  await checkNoSideways(page, 'the Markdown answer on a phone');
+  await shot(page, 'markdown-phone.png');
+});
+
+// The picture in the README: an approval card for a small edit.
+// (A window as wide as the page's column, so the picture has no margins.)
+scenario('readme-card', { files: { 'src/lib.rs': RENAME_FILE } }, async ({ page }) => {
+  await page.setViewportSize({ width: 1080, height: 840 });
+  await sendTask(page, 'rename greet to welcome in src/lib.rs');
+  const card = page.getByTestId('approval-card');
+  await card.waitFor();
+  check((await card.getByTestId('approval-lines').innerText()).includes('+pub fn welcome'), 'the card shows the edit');
+  await checkNoSideways(page, 'the README picture');
+  await shot(page, 'readme-card.png');
+  await card.getByTestId('approve').click();
+  await page.getByTestId('outcome').waitFor();
+});
+
+// Servers added to the configuration show on the MCP page without a
+// restart (the page reads the configuration as a run would).
+scenario('mcp-reload', {}, async ({ page, ws }) => {
+  await page.locator('.nav a[data-page="mcp"]').click();
+  await page.getByTestId('empty').waitFor();
+  fs.appendFileSync(path.join(ws, 'toolgate.yaml'), ['mcp:', '  servers:', '    added:', `      command: ${JSON.stringify(process.execPath)}`, `      args: [${JSON.stringify(EVIL_MCP)}]`, ''].join('\n'));
+  await page.locator('.nav a[data-page="chat"]').click();
+  await page.locator('.nav a[data-page="mcp"]').click();
+  const server = page.getByTestId('mcp-server');
+  await server.first().waitFor();
+  check(await server.count() === 1, `${await server.count()} servers shown`);
+  check((await server.first().innerText()).includes('added'), `the server: ${await server.first().innerText()}`);
+  check(await server.first().getAttribute('data-state') === 'ready', `state: ${await server.first().getAttribute('data-state')}`);
 });
 
 scenario('deny', { files: { 'a.txt': 'old text\n' } }, async ({ page, ws }) => {
@@ -710,6 +842,14 @@ scenario('pages', {
   await page.locator('.nav a[data-page="audit"]').click();
   await page.getByTestId('audit').waitFor();
   check(await page.locator('[data-testid="audit-row"][data-decision="executed"]').count() >= 1, 'the audit shows the executed edit');
+  // The second edit failed ("old" is gone): its error is in the audit.
+  await page.getByTestId('audit-error').first().waitFor();
+  for (const viewport of [{ width: 1400, height: 900 }, PHONE]) {
+    await page.setViewportSize(viewport);
+    await shot(page, `audit-${viewport.width}.png`);
+    await checkAuditLayout(page, `the audit at ${viewport.width}×${viewport.height}`);
+  }
+  await page.setViewportSize(DESKTOP);
   await shot(page, 'audit.png');
   await page.getByTestId('audit-decision').selectOption('denied');
   await page.getByTestId('empty').waitFor();
@@ -887,6 +1027,47 @@ scenario('folded', {
   await waitUntil('big.txt to be written', () => read(path.join(ws, 'big.txt')) === 'x'.repeat(BIG_X));
   await waitCount(cards, 0, 'the card to leave');
 });
+
+/**
+ * The audit table is laid out for reading: it is no wider than its place
+ * (nothing clipped, no sideways scroll), every error is shown whole, and no
+ * word is broken across lines (a word laid out on two lines has two
+ * boxes).
+ */
+async function checkAuditLayout(page, where) {
+  const got = await page.evaluate(() => {
+    const table = document.querySelector('[data-testid="audit"]');
+    const wrap = table.parentElement;
+    const errors = [...table.querySelectorAll('[data-testid="audit-error"]')].map((el) => {
+      const r = el.getBoundingClientRect();
+      return { right: r.right, clipped: el.scrollWidth > el.clientWidth + 1, text: el.textContent };
+    });
+    const broken = [];
+    const walker = document.createTreeWalker(table, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const text = node.textContent;
+      for (const m of text.matchAll(/\S+/g)) {
+        // A word longer than a line may break; anything shorter may not.
+        if (m[0].length > 30) continue;
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+        if (lines.size > 1) broken.push(m[0]);
+      }
+    }
+    return {
+      table: table.getBoundingClientRect().width, wrap: wrap.clientWidth, window: document.documentElement.clientWidth, errors, broken,
+    };
+  });
+  check(got.table <= got.wrap + 1, `${where}: the table is ${got.table} px wide in ${got.wrap} px (clipped, scrolls sideways)`);
+  check(got.errors.length > 0, `${where}: no error shown`);
+  for (const e of got.errors) {
+    check(!e.clipped && e.right <= got.window + 1, `${where}: the error is clipped: ${e.text}`);
+  }
+  check(got.broken.length === 0, `${where}: words broken across lines: ${got.broken.slice(0, 10).join(', ')}`);
+  await checkNoSideways(page, where);
+}
 
 async function assertNoXss(page) {
   const found = await page.evaluate(() => ({
