@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use toolgate_host::ProviderKind;
 use toolgate_policy::{ConfirmationMode, RuleDecision};
 
 use crate::env_vars;
@@ -70,6 +71,10 @@ pub(crate) struct GlobalArgs {
     #[arg(long, global = true)]
     pub(crate) no_trust_workspace: bool,
 
+    /// When to colour the output [default: auto: on a terminal, unless `NO_COLOR` is set].
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = crate::render::ColorChoice::Auto, hide_default_value = true)]
+    pub(crate) color: crate::render::ColorChoice,
+
     /// More diagnostics on stderr (-v: info, -vv: debug, -vvv: trace).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
@@ -81,6 +86,9 @@ fn parse_mode(value: &str) -> Result<ConfirmationMode, String> {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// Choose a model provider: write it to your config file and check it works.
+    #[command(visible_alias = "setup")]
+    Init(InitArgs),
     /// List the available tools.
     #[command(subcommand)]
     Tools(ToolsCommand),
@@ -129,6 +137,48 @@ pub(crate) enum Command {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// The provider [default: asked on a terminal].
+    #[arg(long, value_parser = provider_parser(), value_name = "PROVIDER")]
+    pub(crate) provider: Option<ProviderKind>,
+    /// The server's base URL [default: the provider's].
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// The model [default: the provider's, or the one a local server serves].
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) model: Option<String>,
+    /// The environment variable that holds the API key (its name, never the key) [default: the provider's].
+    #[arg(long, value_name = "VAR")]
+    pub(crate) api_key_env: Option<String>,
+    /// Replace the `llm` section of an existing config file (its other sections are kept).
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Keep an existing config file as it is (the default). Wins over --force.
+    #[arg(long)]
+    pub(crate) no_force: bool,
+}
+
+/// `--provider` and `--api-key-env` of `run` and `ui`.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct ProviderArgs {
+    /// The model provider: its URL, key variable and wire format (overrides `llm.*`).
+    #[arg(long, value_parser = provider_parser(), value_name = "PROVIDER")]
+    pub(crate) provider: Option<ProviderKind>,
+    /// The environment variable that holds the API key (overrides `llm.api_key_env`).
+    #[arg(long, value_name = "VAR")]
+    pub(crate) api_key_env: Option<String>,
+}
+
+/// The provider names, each with its description in `--help`.
+fn provider_parser() -> impl clap::builder::TypedValueParser<Value = ProviderKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    PossibleValuesParser::new(
+        ProviderKind::ALL.map(|kind| PossibleValue::new(kind.name()).help(kind.description())),
+    )
+    .try_map(|name| name.parse::<ProviderKind>())
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct UiArgs {
     /// Where to listen; port 0 picks a free one. Loopback unless --allow-remote.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
@@ -139,6 +189,8 @@ pub(crate) struct UiArgs {
     /// Allow a non-loopback --addr (anyone with the printed URL can then run agents here).
     #[arg(long)]
     pub(crate) allow_remote: bool,
+    #[command(flatten)]
+    pub(crate) llm: ProviderArgs,
 }
 
 /// Who answers a call that needs confirmation.
@@ -334,6 +386,8 @@ pub(crate) struct RunArgs {
     /// The model server's base URL (overrides `llm.base_url`).
     #[arg(long, value_name = "URL")]
     pub(crate) base_url: Option<String>,
+    #[command(flatten)]
+    pub(crate) llm: ProviderArgs,
     /// Step budget (overrides the agent's `max_steps`).
     #[arg(long, value_name = "N")]
     pub(crate) max_steps: Option<u32>,

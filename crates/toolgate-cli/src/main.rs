@@ -23,7 +23,7 @@ use toolgate_mcp::ServerState;
 use crate::approver::PromptApprover;
 use crate::cli::{
     CallArgs, Cli, Command, ConfigCommand, GlobalArgs, HooksCommand, McpCommand, PromptCommand,
-    StoreCommand, ToolsCommand,
+    ProviderArgs, StoreCommand, ToolsCommand,
 };
 use crate::render::{CliError, Exit};
 use crate::trust_cmd::Ask;
@@ -32,6 +32,7 @@ mod approver;
 mod cli;
 mod doctor_cmd;
 mod hooks_cmd;
+mod init_cmd;
 mod mcp_cmd;
 mod render;
 mod rules_cmd;
@@ -43,6 +44,7 @@ mod trust_cmd;
 mod ui_cmd;
 
 fn main() -> ExitCode {
+    render::ColorChoice::from_args(std::env::args_os()).install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -137,6 +139,10 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         // It reads the workspace file itself and applies nothing.
         return trust_cmd::trust(&cli.global, args);
     }
+    if let Command::Init(args) = &cli.command {
+        // It writes the user's file first, then loads the configuration.
+        return init_cmd::init(&cli.global, args).await;
+    }
     if let Command::Rules(cmd) = &cli.command {
         // It edits the user's file only, and must work when a bad rule
         // keeps the configuration from loading.
@@ -152,7 +158,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
             return doctor_cmd::apparmor_profile();
         }
         // A configuration that does not load is the first failed check.
-        return match Setup::new(&cli.global, ask_for(&cli.command)) {
+        return match Setup::new(&cli.global, &ProviderArgs::default(), ask_for(&cli.command)) {
             Ok(setup) => doctor_cmd::doctor(&setup, args).await,
             Err(error) => Ok(doctor_cmd::config_failed(
                 &error,
@@ -160,7 +166,12 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
             )),
         };
     }
-    let setup = Setup::new(&cli.global, ask_for(&cli.command)).map_err(|mut e| {
+    let setup = Setup::new(
+        &cli.global,
+        &provider_args(&cli.command),
+        ask_for(&cli.command),
+    )
+    .map_err(|mut e| {
         // DESIGN.md §11: the agent commands exit 3 on configuration errors.
         if agent_command && e.exit == Exit::Usage {
             e.exit = Exit::Config;
@@ -179,6 +190,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Classify { command } => classify(&setup, &command),
         Command::Hooks(HooksCommand::Test(args)) => hooks_cmd::hooks_test(&setup, args).await,
         // Returned above, before any configuration was loaded.
+        Command::Init(args) => init_cmd::init(&cli.global, &args).await,
         Command::Trust(args) => trust_cmd::trust(&cli.global, &args),
         Command::Rules(cmd) => rules_cmd::rules(&cli.global, &cmd),
         Command::Doctor(args) => doctor_cmd::doctor(&setup, &args).await,
@@ -187,6 +199,15 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Skills(cmd) => skills_cmd::skills(&setup, cmd).await,
         Command::Store(StoreCommand::Recover) => store_recover(&setup),
         Command::Ui(args) => ui_cmd::ui(&setup, &cli.global, args).await,
+    }
+}
+
+/// `--provider` and `--api-key-env` of the commands that take them.
+fn provider_args(command: &Command) -> ProviderArgs {
+    match command {
+        Command::Run(args) => args.llm.clone(),
+        Command::Ui(args) => args.llm.clone(),
+        _ => ProviderArgs::default(),
     }
 }
 
@@ -200,6 +221,7 @@ fn ask_for(command: &Command) -> Ask {
         Command::Config(_)
         | Command::Classify { .. }
         | Command::Trust(_)
+        | Command::Init(_)
         | Command::Rules(_)
         | Command::Doctor(_)
         | Command::Skills(_)
@@ -215,7 +237,11 @@ fn forced_trust(global: &GlobalArgs) -> bool {
 }
 
 /// The host of the global flags, before it is loaded.
-fn host_builder(global: &GlobalArgs, trust: TrustPolicy) -> Result<HostBuilder, HostError> {
+fn host_builder(
+    global: &GlobalArgs,
+    llm: &ProviderArgs,
+    trust: TrustPolicy,
+) -> Result<HostBuilder, HostError> {
     let commands = if global.no_commands {
         Some(false)
     } else if global.allow_commands {
@@ -226,6 +252,8 @@ fn host_builder(global: &GlobalArgs, trust: TrustPolicy) -> Result<HostBuilder, 
     let overrides = Overrides {
         mode: global.mode,
         commands,
+        provider: llm.provider,
+        api_key_env: llm.api_key_env.clone(),
     };
     Ok(Host::builder()
         .workspace(toolgate_host::resolve_workspace(
@@ -241,15 +269,16 @@ fn host_builder(global: &GlobalArgs, trust: TrustPolicy) -> Result<HostBuilder, 
 /// trust (the first load asked, and a yes is in the trust store): the web
 /// UI takes a fresh host for each run, so rules and permissions changed
 /// since it started apply.
-pub(crate) fn host_factory(global: &GlobalArgs) -> toolgate_ui::HostFactory {
+pub(crate) fn host_factory(global: &GlobalArgs, llm: &ProviderArgs) -> toolgate_ui::HostFactory {
     let global = global.clone();
+    let llm = llm.clone();
     Arc::new(move || {
         let trust = if forced_trust(&global) {
             TrustPolicy::ThisRun
         } else {
             TrustPolicy::StoreOnly
         };
-        host_builder(&global, trust)?.load()
+        host_builder(&global, &llm, trust)?.load()
     })
 }
 
@@ -261,13 +290,13 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
-    fn new(global: &GlobalArgs, ask: Ask) -> Result<Self, CliError> {
+    pub(crate) fn new(global: &GlobalArgs, llm: &ProviderArgs, ask: Ask) -> Result<Self, CliError> {
         let trust = if forced_trust(global) {
             TrustPolicy::ThisRun
         } else {
             trust_cmd::policy(ask)
         };
-        let host = host_builder(global, trust)?.load()?;
+        let host = host_builder(global, llm, trust)?.load()?;
         if let Some(project) = &host.loaded().project {
             trust_cmd::warn_ignored(project, global, host.workspace());
         }

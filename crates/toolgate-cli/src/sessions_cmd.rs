@@ -109,6 +109,7 @@ pub(crate) async fn sessions(setup: &Setup, cmd: SessionsCommand) -> Result<Exit
                 agent,
                 model: None,
                 base_url: None,
+                llm: crate::cli::ProviderArgs::default(),
                 max_steps: None,
                 timeout: None,
                 budget: None,
