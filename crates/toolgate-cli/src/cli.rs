@@ -99,8 +99,9 @@ pub(crate) enum Command {
     Config(ConfigCommand),
     /// Print how `run_command` would judge a command: blocked, safe, dev or dangerous.
     Classify {
-        /// The command line, as one argument (quote it).
-        command: String,
+        /// The command line: one quoted argument (`'ls -la'`) or its words (`ls -la`, `-- ls -la`).
+        #[arg(required = true, num_args = 1.., allow_hyphen_values = true, value_name = "COMMAND")]
+        command: Vec<String>,
     },
     /// Work with the configured lifecycle hooks.
     #[command(subcommand)]

@@ -134,7 +134,10 @@ impl Drop for LogLine {
     }
 }
 
-async fn run(cli: Cli) -> Result<Exit, CliError> {
+async fn run(mut cli: Cli) -> Result<Exit, CliError> {
+    if let Command::Classify { command } = &mut cli.command {
+        absorb_trailing_flags(command, &mut cli.global);
+    }
     if let Command::Trust(args) = &cli.command {
         // It reads the workspace file itself and applies nothing.
         return trust_cmd::trust(&cli.global, args);
@@ -187,7 +190,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Mcp(McpCommand::Serve(args)) => mcp_cmd::serve(&setup, args).await,
         Command::Mcp(McpCommand::List) => mcp_cmd::list(&setup).await,
         Command::Config(ConfigCommand::Check) => config_check(&setup),
-        Command::Classify { command } => classify(&setup, &command),
+        Command::Classify { command } => classify(&setup, &command).await,
         Command::Hooks(HooksCommand::Test(args)) => hooks_cmd::hooks_test(&setup, args).await,
         // Returned above, before any configuration was loaded.
         Command::Init(args) => init_cmd::init(&cli.global, &args).await,
@@ -529,13 +532,82 @@ fn store_recover(setup: &Setup) -> Result<Exit, CliError> {
 
 /// `toolgate classify`: the verdict on a command line, as `run_command`
 /// would judge it with this configuration.
-fn classify(setup: &Setup, command: &str) -> Result<Exit, CliError> {
-    let verdict = setup.host.command_policy().classify(command);
+/// Global switches written after `classify`'s words (`classify ls -la
+/// --json`) are toolgate's, as after any other command, unless the words
+/// came after `--` (`classify -- ls --json` classifies `ls --json`).
+fn absorb_trailing_flags(words: &mut Vec<String>, global: &mut GlobalArgs) {
+    if std::env::args_os().any(|a| a == "--") {
+        return;
+    }
+    while words.len() > 1 {
+        let Some(last) = words.last() else { break };
+        let flag = match last.as_str() {
+            "--json" => &mut global.json,
+            "--no-json" => &mut global.no_json,
+            "--dry-run" => &mut global.dry_run,
+            "--no-dry-run" => &mut global.no_dry_run,
+            "--allow-commands" => &mut global.allow_commands,
+            "--no-commands" => &mut global.no_commands,
+            "--trust-workspace" => &mut global.trust_workspace,
+            "--no-trust-workspace" => &mut global.no_trust_workspace,
+            _ => break,
+        };
+        *flag = true;
+        words.pop();
+    }
+}
+
+/// The words of `classify` as one command line: a single argument as it
+/// is (`'ls -la'`), several joined with the shell quoting each needs.
+fn command_line(words: &[String]) -> String {
+    if let [one] = words {
+        return one.clone();
+    }
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
+            if plain {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect();
+    quoted.join(" ")
+}
+
+async fn classify(setup: &Setup, words: &[String]) -> Result<Exit, CliError> {
+    let command = command_line(words);
+    let judged = setup.host.judge_command(&command).await?;
+    let verdict = &judged.verdict;
     if setup.json {
-        let value = serde_json::json!({"command": command, "class": verdict.label(), "reason": verdict.reason()});
+        let value = serde_json::json!({
+            "command": command,
+            "class": judged.label(),
+            "reason": judged.guardrail.as_deref().unwrap_or(verdict.reason()),
+            "classifier": verdict,
+            "guardrail": judged.guardrail,
+        });
         return out(&json_text(&value)?);
     }
-    show(&format!("{}\n", verdict.label()))
+    let color = render::stdout_color();
+    let label = judged.label();
+    let mut text = render::paint(render::class_style(label), label, color);
+    text.push('\n');
+    out(&text)?;
+    match &judged.guardrail {
+        Some(reason) if !verdict.is_blocked() => render::note(&format!(
+            "run_command would refuse it: guardrail: {reason} (the classifier alone says {}: {})",
+            verdict.label(),
+            verdict.reason()
+        )),
+        _ if !verdict.reason().is_empty() => render::note(verdict.reason()),
+        _ => {}
+    }
+    Ok(Exit::Success)
 }
 
 fn config_check(setup: &Setup) -> Result<Exit, CliError> {

@@ -261,6 +261,19 @@ pub(crate) fn stdout_color() -> bool {
         .colors(io::stdout().is_terminal())
 }
 
+/// The style of a command class: `safe` green, `dev` cyan, `dangerous`
+/// yellow, `blocked` red; plain for anything else.
+pub(crate) fn class_style(label: &str) -> Style {
+    let color = match label {
+        "safe" => AnsiColor::Green,
+        "dev" => AnsiColor::Cyan,
+        "dangerous" => AnsiColor::Yellow,
+        "blocked" => return BAD.bold(),
+        _ => return Style::new(),
+    };
+    Style::new().fg_color(Some(anstyle::Color::Ansi(color)))
+}
+
 /// `✓`, `!` or `✗`, in green, yellow or red when `color`.
 pub(crate) fn mark(state: toolgate_host::CheckState, color: bool) -> String {
     use toolgate_host::CheckState;

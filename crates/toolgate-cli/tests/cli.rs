@@ -601,6 +601,49 @@ fn file_tools_through_the_gate() {
 }
 
 #[test]
+fn classify_takes_words_or_one_string_and_agrees_with_run_command_guardrails() {
+    let ws = Ws::new();
+    for argv in [
+        &["classify", "ls", "-la"][..],
+        &["classify", "--", "ls", "-la"][..],
+        &["classify", "ls -la"][..],
+        &["classify", "ls", "-la", "--json", "--no-json"][..],
+    ] {
+        let output = ws.run(argv);
+        assert_eq!(code(&output), 0, "{argv:?}: {}", stderr(&output));
+        assert_eq!(stdout(&output), "safe\n", "{argv:?}");
+    }
+    // After `--`, a flag is the command's own.
+    let json: Value =
+        serde_json::from_str(&stdout(&ws.run(&["classify", "ls", "--json"]))).unwrap();
+    assert_eq!(json["command"], "ls");
+    let words = ws.run(&["classify", "--", "ls", "--json"]);
+    assert_eq!(stdout(&words), "dev\n", "{}", stderr(&words));
+    // A word with a space or a quote is quoted as the shell needs.
+    let json: Value = serde_json::from_str(&stdout(
+        &ws.run(&["--json", "classify", "echo", "a b", "it's"]),
+    ))
+    .unwrap();
+    assert_eq!(json["command"], r"echo 'a b' 'it'\''s'");
+
+    // `cat .env` reads only, but run_command's guardrail refuses it: so
+    // does classify, naming the guardrail.
+    let output = ws.run(&["classify", "cat .env"]);
+    assert_eq!(stdout(&output), "blocked\n");
+    let said = stderr(&output);
+    assert!(
+        said.contains("run_command would refuse it: guardrail: `.env` is a sensitive file"),
+        "{said}"
+    );
+    assert!(said.contains("the classifier alone says safe"), "{said}");
+    let json: Value =
+        serde_json::from_str(&stdout(&ws.run(&["classify", "cat .env", "--json"]))).unwrap();
+    assert_eq!(json["class"], "blocked");
+    assert_eq!(json["classifier"]["class"], "safe");
+    assert!(json["guardrail"].as_str().unwrap().contains(".env"));
+}
+
+#[test]
 fn classify_prints_the_verdict() {
     let ws = Ws::new();
     let cases: &[(&str, &str)] = &[
