@@ -72,7 +72,13 @@ pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliErr
     let server = McpServer::new(Arc::clone(&gate.engine)).allowed_tools(allowed);
     let served = match args.http {
         None => server.serve_stdio().await,
-        Some(addr) => server.serve_http(addr, token, shutdown_signal()).await,
+        Some(addr) => {
+            server
+                .serve_http_announced(addr, token, shutdown_signal(), |bound| {
+                    render::note(&format!("listening on http://{bound}/mcp"));
+                })
+                .await
+        }
     };
     gate.shutdown().await;
     if let Some((server, _)) = ui {
