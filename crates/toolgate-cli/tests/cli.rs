@@ -170,7 +170,7 @@ fn bad_calls_exit_1_with_a_precise_message() {
         ),
         (
             &["call", "get_datetime", r#"{"zone": "UTC"}"#],
-            "invalid arguments for `get_datetime`: unknown field `zone` (not in the schema)",
+            "invalid arguments for `get_datetime`: unknown field `zone` (the fields are `timezone`)",
         ),
         (
             &[
@@ -410,6 +410,22 @@ fn config_check_reports_unknown_keys_with_exit_2() {
         "{message}"
     );
     assert_eq!(stdout(&output), "");
+
+    // A syntax error names the file, line and column, and no made-up key
+    // (it was "`llm.?`").
+    ws.write("toolgate.yaml", "llm:\n  model: x\n   base_url: y\n");
+    let message = stderr(&ws.run(&["config", "check"]));
+    assert!(
+        message.contains(
+            "Caused by: not valid YAML: mapping values are not allowed in this context (in "
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("toolgate.yaml, line 3 column 12)"),
+        "{message}"
+    );
+    assert!(!message.contains('?'), "{message}");
 
     // Every command refuses to run on a bad configuration.
     assert_eq!(code(&ws.run(&["call", "get_datetime"])), 2);

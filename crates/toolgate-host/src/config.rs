@@ -939,12 +939,20 @@ fn parse_file_layer(text: &str, path: &Path) -> Result<Value, LoadError> {
         let key = error.path().to_string();
         let inner = error.into_inner();
         let location = inner.location().map(|l| (l.line(), l.column()));
-        return Err(LoadError::Layer(Box::new(layer_error(
+        // A syntax error has no key: the path ends in `?`, which named
+        // nothing a person could find (`llm.?`).
+        let syntax = key == "?" || key.ends_with(".?");
+        let mut error = layer_error(
             Source::File(path.to_owned()),
             key,
             &inner.to_string(),
             location,
-        ))));
+        );
+        if syntax {
+            error.key = String::new();
+            error.message = format!("not valid YAML: {}", error.message);
+        }
+        return Err(LoadError::Layer(Box::new(error)));
     }
     serde_yaml_ng::from_str(text).map_err(LoadError::Merged)
 }
