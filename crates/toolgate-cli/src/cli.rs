@@ -21,6 +21,7 @@ pub(crate) struct Cli {
 
 /// Flags accepted before or after the subcommand.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Global options")]
 #[expect(
     clippy::struct_excessive_bools,
     reason = "each flag and its --no- partner is a bool"
@@ -35,7 +36,7 @@ pub(crate) struct GlobalArgs {
     pub(crate) config: Option<PathBuf>,
 
     /// When to ask before running a call [default: confirm-sensitive, or the config's].
-    #[arg(long, global = true, env = env_vars::TOOLGATE_MODE, value_parser = parse_mode, value_name = "MODE")]
+    #[arg(long, global = true, env = env_vars::TOOLGATE_MODE, value_parser = mode_parser(), value_name = "MODE")]
     pub(crate) mode: Option<ConfirmationMode>,
 
     /// Describe what would run instead of running it; never asks for confirmation.
@@ -80,8 +81,23 @@ pub(crate) struct GlobalArgs {
     pub(crate) verbose: u8,
 }
 
-fn parse_mode(value: &str) -> Result<ConfirmationMode, String> {
-    value.parse()
+/// The confirmation modes, each with what it does in `--help`.
+fn mode_parser() -> impl clap::builder::TypedValueParser<Value = ConfirmationMode> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    let mode =
+        |mode: ConfirmationMode, help: &'static str| PossibleValue::new(mode.as_str()).help(help);
+    PossibleValuesParser::new([
+        mode(
+            ConfirmationMode::Yolo,
+            "Never ask (blocked commands and guardrails still apply)",
+        ),
+        mode(
+            ConfirmationMode::ConfirmSensitive,
+            "Ask before sensitive calls (writes, commands that change things)",
+        ),
+        mode(ConfirmationMode::ConfirmAll, "Ask before every call"),
+    ])
+    .try_map(|name| name.parse::<ConfirmationMode>())
 }
 
 #[derive(Debug, Subcommand)]
@@ -259,12 +275,20 @@ pub(crate) struct RulesAddArgs {
     #[arg(long, value_name = "GLOB")]
     pub(crate) path: Option<String>,
     /// What the rule decides: allow (never ask), ask (ask even in yolo) or deny (refuse).
-    #[arg(long, value_parser = parse_decision, value_name = "DECISION")]
+    #[arg(long, value_parser = decision_parser(), value_name = "DECISION")]
     pub(crate) decision: RuleDecision,
 }
 
-fn parse_decision(value: &str) -> Result<RuleDecision, String> {
-    value.parse()
+/// The rule decisions, each with what it does in `--help`.
+fn decision_parser() -> impl clap::builder::TypedValueParser<Value = RuleDecision> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    let decision = |d: RuleDecision, help: &'static str| PossibleValue::new(d.as_str()).help(help);
+    PossibleValuesParser::new([
+        decision(RuleDecision::Allow, "Never ask"),
+        decision(RuleDecision::Ask, "Ask, even in yolo"),
+        decision(RuleDecision::Deny, "Refuse"),
+    ])
+    .try_map(|name| name.parse::<RuleDecision>())
 }
 
 #[derive(Debug, Subcommand)]

@@ -366,6 +366,13 @@ async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError
             .collect();
         return out(&json_text(&schemas)?);
     }
+    if tools.is_empty() {
+        render::note(&format!(
+            "no tools for agent `{}`: its `allowed_tools` and the `tools` section enable none",
+            agent.unwrap_or("build")
+        ));
+        return Ok(Exit::Success);
+    }
     let width = tools.iter().map(|t| t.name().len()).max().unwrap_or(0);
     let mut text = String::new();
     for tool in &tools {

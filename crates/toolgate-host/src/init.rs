@@ -67,11 +67,11 @@ impl ProviderKind {
     pub fn description(self) -> &'static str {
         match self {
             Self::Ollama => "Ollama on this machine (no key)",
-            Self::Llamacpp => "a llama.cpp server on this machine (no key)",
+            Self::Llamacpp => "A llama.cpp server on this machine (no key)",
             Self::Openai => "OpenAI's API (a key)",
             Self::Anthropic => "Anthropic's API (a key)",
             Self::Openrouter => "OpenRouter (a key)",
-            Self::OpenaiCompatible => "any OpenAI-compatible server at a URL",
+            Self::OpenaiCompatible => "Any OpenAI-compatible server at a URL",
         }
     }
 
