@@ -396,3 +396,54 @@ fn run_provider_flag_points_at_the_provider_and_its_key_variable() {
     assert_eq!(code, Some(4), "{se}");
     assert!(se.contains("THEIRS (llm.api_key_env) is not set"), "{se}");
 }
+
+#[tokio::test]
+async fn on_a_terminal_init_asks_for_the_provider_and_its_settings() {
+    let home = Home::new();
+    let url = format!("http://127.0.0.1:{}/v1", closed_port());
+    // `script` (util-linux) runs it on a pseudo-terminal; the answers are
+    // typed ahead: the provider by name, the model's default, a variable.
+    let mut cmd = clean_command("script", home.ws(), &home.ws().join("home"));
+    cmd.env_remove("MY_KEY")
+        .args([
+            "-qec",
+            &format!("{BIN} --color never init --base-url {url}"),
+            "/dev/null",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let out = tokio::task::spawn_blocking(move || {
+        use std::io::Write as _;
+        let mut child = cmd
+            .spawn()
+            .expect("`script` (util-linux) runs the binary on a pseudo-terminal");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"openai\n\nMY_KEY\n")
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let tty = text(&out.stdout).replace('\r', "");
+    for asked in [
+        "Which model provider?",
+        "  3) openai",
+        "Number or name [1]: ",
+        "Model [gpt-4.1-mini]: ",
+        "Variable holding the API key [OPENAI_API_KEY]: ",
+        "✗ api key: the environment variable MY_KEY (llm.api_key_env) is not set",
+    ] {
+        assert!(tty.contains(asked), "{asked:?} not in\n{tty}");
+    }
+    // --base-url was given: not asked.
+    assert!(!tty.contains("Base URL ["), "{tty}");
+    let llm = &home.config()["llm"];
+    assert_eq!(llm["provider"], "openai");
+    assert_eq!(llm["base_url"].as_str(), Some(url.as_str()));
+    assert_eq!(llm["model"], "gpt-4.1-mini");
+    assert_eq!(llm["api_key_env"], "MY_KEY");
+}
