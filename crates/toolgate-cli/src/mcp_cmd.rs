@@ -118,7 +118,7 @@ pub(crate) async fn list(setup: &Setup) -> Result<Exit, CliError> {
         return out(&json_text(&statuses)?);
     }
     if statuses.is_empty() {
-        render::note("no MCP servers are configured (add them under `mcp.servers`)");
+        render::note("no MCP servers configured: add them under `mcp.servers`");
         return Ok(Exit::Success);
     }
     let mut text = String::new();

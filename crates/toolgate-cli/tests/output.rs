@@ -287,6 +287,17 @@ async fn sessions_list_empty_and_full() {
         "sessions_list_empty",
         &ws.shown(&["--color", "never", "sessions", "list"]),
     );
+    // The other lists say they are empty the same way: on stderr, what
+    // adds to them.
+    snap(
+        "other_lists_empty",
+        &[
+            ws.shown(&["schedule", "list"]),
+            ws.shown(&["skills", "list"]),
+            ws.shown(&["mcp", "list"]),
+        ]
+        .join("\n"),
+    );
     std::fs::write(ws.path().join("a.txt"), "hello\n").unwrap();
     run_scripted(&ws, &server, &["run", "What does a.txt say?"]).await;
     snap(
