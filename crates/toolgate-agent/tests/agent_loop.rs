@@ -499,10 +499,12 @@ async fn a_run_is_recorded_step_by_step_and_resumed_from_the_record() {
         .build()
         .run("one", Vec::new())
         .await;
-    // The task before the first model call, the tool step, the answer.
+    // The task before the first model call, the tool step, the answer
+    // (under its own step, 2: the store counts the steps the report does).
+    assert_eq!(r1.steps, 2);
     assert_eq!(
         *journal.steps.lock().unwrap(),
-        [(0, 0, 2), (1, 2, 2), (0, 4, 1)]
+        [(0, 0, 2), (1, 2, 2), (2, 4, 1)]
     );
     assert_eq!(*journal.calls.lock().unwrap(), ["read_file"]);
     assert_eq!(*journal.messages.lock().unwrap(), r1.messages);

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use toolgate_host::ProviderKind;
 use toolgate_policy::{ConfirmationMode, RuleDecision};
 
 use crate::env_vars;
@@ -20,6 +21,7 @@ pub(crate) struct Cli {
 
 /// Flags accepted before or after the subcommand.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Global options")]
 #[expect(
     clippy::struct_excessive_bools,
     reason = "each flag and its --no- partner is a bool"
@@ -34,7 +36,7 @@ pub(crate) struct GlobalArgs {
     pub(crate) config: Option<PathBuf>,
 
     /// When to ask before running a call [default: confirm-sensitive, or the config's].
-    #[arg(long, global = true, env = env_vars::TOOLGATE_MODE, value_parser = parse_mode, value_name = "MODE")]
+    #[arg(long, global = true, env = env_vars::TOOLGATE_MODE, value_parser = mode_parser(), value_name = "MODE")]
     pub(crate) mode: Option<ConfirmationMode>,
 
     /// Describe what would run instead of running it; never asks for confirmation.
@@ -70,17 +72,39 @@ pub(crate) struct GlobalArgs {
     #[arg(long, global = true)]
     pub(crate) no_trust_workspace: bool,
 
+    /// When to colour the output [default: auto: on a terminal, unless `NO_COLOR` is set].
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = crate::render::ColorChoice::Auto, hide_default_value = true)]
+    pub(crate) color: crate::render::ColorChoice,
+
     /// More diagnostics on stderr (-v: info, -vv: debug, -vvv: trace).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
 }
 
-fn parse_mode(value: &str) -> Result<ConfirmationMode, String> {
-    value.parse()
+/// The confirmation modes, each with what it does in `--help`.
+fn mode_parser() -> impl clap::builder::TypedValueParser<Value = ConfirmationMode> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    let mode =
+        |mode: ConfirmationMode, help: &'static str| PossibleValue::new(mode.as_str()).help(help);
+    PossibleValuesParser::new([
+        mode(
+            ConfirmationMode::Yolo,
+            "Never ask (blocked commands and guardrails still apply)",
+        ),
+        mode(
+            ConfirmationMode::ConfirmSensitive,
+            "Ask before sensitive calls (writes, commands that change things)",
+        ),
+        mode(ConfirmationMode::ConfirmAll, "Ask before every call"),
+    ])
+    .try_map(|name| name.parse::<ConfirmationMode>())
 }
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// Choose a model provider: write it to your config file and check it works.
+    #[command(visible_alias = "setup")]
+    Init(InitArgs),
     /// List the available tools.
     #[command(subcommand)]
     Tools(ToolsCommand),
@@ -91,8 +115,9 @@ pub(crate) enum Command {
     Config(ConfigCommand),
     /// Print how `run_command` would judge a command: blocked, safe, dev or dangerous.
     Classify {
-        /// The command line, as one argument (quote it).
-        command: String,
+        /// The command line: one quoted argument (`'ls -la'`) or its words (`ls -la`, `-- ls -la`).
+        #[arg(required = true, num_args = 1.., allow_hyphen_values = true, value_name = "COMMAND")]
+        command: Vec<String>,
     },
     /// Work with the configured lifecycle hooks.
     #[command(subcommand)]
@@ -129,6 +154,48 @@ pub(crate) enum Command {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// The provider [default: asked on a terminal].
+    #[arg(long, value_parser = provider_parser(), value_name = "PROVIDER")]
+    pub(crate) provider: Option<ProviderKind>,
+    /// The server's base URL [default: the provider's].
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// The model [default: the provider's, or the one a local server serves].
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) model: Option<String>,
+    /// The environment variable that holds the API key (its name, never the key) [default: the provider's].
+    #[arg(long, value_name = "VAR")]
+    pub(crate) api_key_env: Option<String>,
+    /// Replace the `llm` section of an existing config file (its other sections are kept).
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Keep an existing config file as it is (the default). Wins over --force.
+    #[arg(long)]
+    pub(crate) no_force: bool,
+}
+
+/// `--provider` and `--api-key-env` of `run` and `ui`.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct ProviderArgs {
+    /// The model provider: its URL, key variable and wire format (overrides `llm.*`).
+    #[arg(long, value_parser = provider_parser(), value_name = "PROVIDER")]
+    pub(crate) provider: Option<ProviderKind>,
+    /// The environment variable that holds the API key (overrides `llm.api_key_env`).
+    #[arg(long, value_name = "VAR")]
+    pub(crate) api_key_env: Option<String>,
+}
+
+/// The provider names, each with its description in `--help`.
+fn provider_parser() -> impl clap::builder::TypedValueParser<Value = ProviderKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    PossibleValuesParser::new(
+        ProviderKind::ALL.map(|kind| PossibleValue::new(kind.name()).help(kind.description())),
+    )
+    .try_map(|name| name.parse::<ProviderKind>())
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct UiArgs {
     /// Where to listen; port 0 picks a free one. Loopback unless --allow-remote.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
@@ -139,6 +206,8 @@ pub(crate) struct UiArgs {
     /// Allow a non-loopback --addr (anyone with the printed URL can then run agents here).
     #[arg(long)]
     pub(crate) allow_remote: bool,
+    #[command(flatten)]
+    pub(crate) llm: ProviderArgs,
 }
 
 /// Who answers a call that needs confirmation.
@@ -206,12 +275,20 @@ pub(crate) struct RulesAddArgs {
     #[arg(long, value_name = "GLOB")]
     pub(crate) path: Option<String>,
     /// What the rule decides: allow (never ask), ask (ask even in yolo) or deny (refuse).
-    #[arg(long, value_parser = parse_decision, value_name = "DECISION")]
+    #[arg(long, value_parser = decision_parser(), value_name = "DECISION")]
     pub(crate) decision: RuleDecision,
 }
 
-fn parse_decision(value: &str) -> Result<RuleDecision, String> {
-    value.parse()
+/// The rule decisions, each with what it does in `--help`.
+fn decision_parser() -> impl clap::builder::TypedValueParser<Value = RuleDecision> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    let decision = |d: RuleDecision, help: &'static str| PossibleValue::new(d.as_str()).help(help);
+    PossibleValuesParser::new([
+        decision(RuleDecision::Allow, "Never ask"),
+        decision(RuleDecision::Ask, "Ask, even in yolo"),
+        decision(RuleDecision::Deny, "Refuse"),
+    ])
+    .try_map(|name| name.parse::<RuleDecision>())
 }
 
 #[derive(Debug, Subcommand)]
@@ -334,6 +411,8 @@ pub(crate) struct RunArgs {
     /// The model server's base URL (overrides `llm.base_url`).
     #[arg(long, value_name = "URL")]
     pub(crate) base_url: Option<String>,
+    #[command(flatten)]
+    pub(crate) llm: ProviderArgs,
     /// Step budget (overrides the agent's `max_steps`).
     #[arg(long, value_name = "N")]
     pub(crate) max_steps: Option<u32>,

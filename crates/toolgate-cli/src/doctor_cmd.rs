@@ -6,18 +6,25 @@ use toolgate_host::{Check, CheckState, DoctorOptions, LlmOverrides};
 
 use crate::Setup;
 use crate::cli::DoctorArgs;
-use crate::render::{CliError, Exit};
+use crate::render::{self, CliError, Exit};
 
-/// `✓ name: detail`, or `✗`/`!` with `  fix: …` below.
-fn line(text: &mut String, check: &Check) {
-    let mark = match check.state {
-        CheckState::Ok => "✓",
-        CheckState::Warn => "!",
-        CheckState::Fail => "✗",
-    };
-    let _ = writeln!(text, "{mark} {}: {}", check.name, check.detail);
+/// `✓ name: detail`, or `✗`/`!` with `  fix: …` below; the mark
+/// coloured when `color`, the words cleaned (they quote servers and files).
+pub(crate) fn line(text: &mut String, check: &Check, color: bool) {
+    let _ = writeln!(
+        text,
+        "{} {}: {}",
+        render::mark(check.state, color),
+        render::clean(&check.name),
+        render::clean(&check.detail)
+    );
     if let Some(fix) = &check.fix {
-        let _ = writeln!(text, "    fix: {fix}");
+        let _ = writeln!(
+            text,
+            "    {}: {}",
+            render::paint(render::HINT, "fix", color),
+            render::clean(fix)
+        );
     }
 }
 
@@ -26,11 +33,12 @@ fn print(checks: &[Check], json: bool) -> Result<Exit, CliError> {
     if json {
         crate::out(&crate::json_text(&checks)?)?;
     } else {
+        let color = render::stdout_color();
         let mut text = String::new();
         for check in checks {
-            line(&mut text, check);
+            line(&mut text, check, color);
         }
-        crate::show(&text)?;
+        crate::out(&text)?;
     }
     Ok(if failed { Exit::Failure } else { Exit::Success })
 }
@@ -61,19 +69,23 @@ pub(crate) fn apparmor_profile() -> Result<Exit, CliError> {
 
 /// The configuration did not load: the one check that failed, with its fix.
 pub(crate) fn config_failed(error: &CliError, json: bool) -> Exit {
+    print(&[failed_check(error)], json).unwrap_or(Exit::Failure)
+}
+
+/// The `configuration` check that failed with `error`.
+pub(crate) fn failed_check(error: &CliError) -> Check {
     let detail = error
         .error
         .chain()
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(": ");
-    let check = Check::failed(
+    Check::failed(
         "configuration",
         detail,
         error
             .hint
             .clone()
             .unwrap_or_else(|| "fix the file or variable named above".to_owned()),
-    );
-    print(&[check], json).unwrap_or(Exit::Failure)
+    )
 }

@@ -23,7 +23,7 @@ use toolgate_mcp::ServerState;
 use crate::approver::PromptApprover;
 use crate::cli::{
     CallArgs, Cli, Command, ConfigCommand, GlobalArgs, HooksCommand, McpCommand, PromptCommand,
-    StoreCommand, ToolsCommand,
+    ProviderArgs, StoreCommand, ToolsCommand,
 };
 use crate::render::{CliError, Exit};
 use crate::trust_cmd::Ask;
@@ -32,6 +32,7 @@ mod approver;
 mod cli;
 mod doctor_cmd;
 mod hooks_cmd;
+mod init_cmd;
 mod mcp_cmd;
 mod render;
 mod rules_cmd;
@@ -43,6 +44,7 @@ mod trust_cmd;
 mod ui_cmd;
 
 fn main() -> ExitCode {
+    render::ColorChoice::from_args(std::env::args_os()).install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -132,10 +134,17 @@ impl Drop for LogLine {
     }
 }
 
-async fn run(cli: Cli) -> Result<Exit, CliError> {
+async fn run(mut cli: Cli) -> Result<Exit, CliError> {
+    if let Command::Classify { command } = &mut cli.command {
+        absorb_trailing_flags(command, &mut cli.global);
+    }
     if let Command::Trust(args) = &cli.command {
         // It reads the workspace file itself and applies nothing.
         return trust_cmd::trust(&cli.global, args);
+    }
+    if let Command::Init(args) = &cli.command {
+        // It writes the user's file first, then loads the configuration.
+        return init_cmd::init(&cli.global, args).await;
     }
     if let Command::Rules(cmd) = &cli.command {
         // It edits the user's file only, and must work when a bad rule
@@ -152,7 +161,7 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
             return doctor_cmd::apparmor_profile();
         }
         // A configuration that does not load is the first failed check.
-        return match Setup::new(&cli.global, ask_for(&cli.command)) {
+        return match Setup::new(&cli.global, &ProviderArgs::default(), ask_for(&cli.command)) {
             Ok(setup) => doctor_cmd::doctor(&setup, args).await,
             Err(error) => Ok(doctor_cmd::config_failed(
                 &error,
@@ -160,7 +169,12 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
             )),
         };
     }
-    let setup = Setup::new(&cli.global, ask_for(&cli.command)).map_err(|mut e| {
+    let setup = Setup::new(
+        &cli.global,
+        &provider_args(&cli.command),
+        ask_for(&cli.command),
+    )
+    .map_err(|mut e| {
         // DESIGN.md §11: the agent commands exit 3 on configuration errors.
         if agent_command && e.exit == Exit::Usage {
             e.exit = Exit::Config;
@@ -176,9 +190,10 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Mcp(McpCommand::Serve(args)) => mcp_cmd::serve(&setup, args).await,
         Command::Mcp(McpCommand::List) => mcp_cmd::list(&setup).await,
         Command::Config(ConfigCommand::Check) => config_check(&setup),
-        Command::Classify { command } => classify(&setup, &command),
+        Command::Classify { command } => classify(&setup, &command).await,
         Command::Hooks(HooksCommand::Test(args)) => hooks_cmd::hooks_test(&setup, args).await,
         // Returned above, before any configuration was loaded.
+        Command::Init(args) => init_cmd::init(&cli.global, &args).await,
         Command::Trust(args) => trust_cmd::trust(&cli.global, &args),
         Command::Rules(cmd) => rules_cmd::rules(&cli.global, &cmd),
         Command::Doctor(args) => doctor_cmd::doctor(&setup, &args).await,
@@ -187,6 +202,15 @@ async fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Skills(cmd) => skills_cmd::skills(&setup, cmd).await,
         Command::Store(StoreCommand::Recover) => store_recover(&setup),
         Command::Ui(args) => ui_cmd::ui(&setup, &cli.global, args).await,
+    }
+}
+
+/// `--provider` and `--api-key-env` of the commands that take them.
+fn provider_args(command: &Command) -> ProviderArgs {
+    match command {
+        Command::Run(args) => args.llm.clone(),
+        Command::Ui(args) => args.llm.clone(),
+        _ => ProviderArgs::default(),
     }
 }
 
@@ -200,6 +224,7 @@ fn ask_for(command: &Command) -> Ask {
         Command::Config(_)
         | Command::Classify { .. }
         | Command::Trust(_)
+        | Command::Init(_)
         | Command::Rules(_)
         | Command::Doctor(_)
         | Command::Skills(_)
@@ -215,7 +240,11 @@ fn forced_trust(global: &GlobalArgs) -> bool {
 }
 
 /// The host of the global flags, before it is loaded.
-fn host_builder(global: &GlobalArgs, trust: TrustPolicy) -> Result<HostBuilder, HostError> {
+fn host_builder(
+    global: &GlobalArgs,
+    llm: &ProviderArgs,
+    trust: TrustPolicy,
+) -> Result<HostBuilder, HostError> {
     let commands = if global.no_commands {
         Some(false)
     } else if global.allow_commands {
@@ -226,6 +255,8 @@ fn host_builder(global: &GlobalArgs, trust: TrustPolicy) -> Result<HostBuilder, 
     let overrides = Overrides {
         mode: global.mode,
         commands,
+        provider: llm.provider,
+        api_key_env: llm.api_key_env.clone(),
     };
     Ok(Host::builder()
         .workspace(toolgate_host::resolve_workspace(
@@ -241,15 +272,16 @@ fn host_builder(global: &GlobalArgs, trust: TrustPolicy) -> Result<HostBuilder, 
 /// trust (the first load asked, and a yes is in the trust store): the web
 /// UI takes a fresh host for each run, so rules and permissions changed
 /// since it started apply.
-pub(crate) fn host_factory(global: &GlobalArgs) -> toolgate_ui::HostFactory {
+pub(crate) fn host_factory(global: &GlobalArgs, llm: &ProviderArgs) -> toolgate_ui::HostFactory {
     let global = global.clone();
+    let llm = llm.clone();
     Arc::new(move || {
         let trust = if forced_trust(&global) {
             TrustPolicy::ThisRun
         } else {
             TrustPolicy::StoreOnly
         };
-        host_builder(&global, trust)?.load()
+        host_builder(&global, &llm, trust)?.load()
     })
 }
 
@@ -261,13 +293,13 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
-    fn new(global: &GlobalArgs, ask: Ask) -> Result<Self, CliError> {
+    pub(crate) fn new(global: &GlobalArgs, llm: &ProviderArgs, ask: Ask) -> Result<Self, CliError> {
         let trust = if forced_trust(global) {
             TrustPolicy::ThisRun
         } else {
             trust_cmd::policy(ask)
         };
-        let host = host_builder(global, trust)?.load()?;
+        let host = host_builder(global, llm, trust)?.load()?;
         if let Some(project) = &host.loaded().project {
             trust_cmd::warn_ignored(project, global, host.workspace());
         }
@@ -333,6 +365,13 @@ async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError
             .map(|t| t.spec().export(SchemaFormat::OpenAi))
             .collect();
         return out(&json_text(&schemas)?);
+    }
+    if tools.is_empty() {
+        render::note(&format!(
+            "no tools for agent `{}`: its `allowed_tools` and the `tools` section enable none",
+            agent.unwrap_or("build")
+        ));
+        return Ok(Exit::Success);
     }
     let width = tools.iter().map(|t| t.name().len()).max().unwrap_or(0);
     let mut text = String::new();
@@ -500,13 +539,82 @@ fn store_recover(setup: &Setup) -> Result<Exit, CliError> {
 
 /// `toolgate classify`: the verdict on a command line, as `run_command`
 /// would judge it with this configuration.
-fn classify(setup: &Setup, command: &str) -> Result<Exit, CliError> {
-    let verdict = setup.host.command_policy().classify(command);
+/// Global switches written after `classify`'s words (`classify ls -la
+/// --json`) are toolgate's, as after any other command, unless the words
+/// came after `--` (`classify -- ls --json` classifies `ls --json`).
+fn absorb_trailing_flags(words: &mut Vec<String>, global: &mut GlobalArgs) {
+    if std::env::args_os().any(|a| a == "--") {
+        return;
+    }
+    while words.len() > 1 {
+        let Some(last) = words.last() else { break };
+        let flag = match last.as_str() {
+            "--json" => &mut global.json,
+            "--no-json" => &mut global.no_json,
+            "--dry-run" => &mut global.dry_run,
+            "--no-dry-run" => &mut global.no_dry_run,
+            "--allow-commands" => &mut global.allow_commands,
+            "--no-commands" => &mut global.no_commands,
+            "--trust-workspace" => &mut global.trust_workspace,
+            "--no-trust-workspace" => &mut global.no_trust_workspace,
+            _ => break,
+        };
+        *flag = true;
+        words.pop();
+    }
+}
+
+/// The words of `classify` as one command line: a single argument as it
+/// is (`'ls -la'`), several joined with the shell quoting each needs.
+fn command_line(words: &[String]) -> String {
+    if let [one] = words {
+        return one.clone();
+    }
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
+            if plain {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect();
+    quoted.join(" ")
+}
+
+async fn classify(setup: &Setup, words: &[String]) -> Result<Exit, CliError> {
+    let command = command_line(words);
+    let judged = setup.host.judge_command(&command).await?;
+    let verdict = &judged.verdict;
     if setup.json {
-        let value = serde_json::json!({"command": command, "class": verdict.label(), "reason": verdict.reason()});
+        let value = serde_json::json!({
+            "command": command,
+            "class": judged.label(),
+            "reason": judged.guardrail.as_deref().unwrap_or(verdict.reason()),
+            "classifier": verdict,
+            "guardrail": judged.guardrail,
+        });
         return out(&json_text(&value)?);
     }
-    show(&format!("{}\n", verdict.label()))
+    let color = render::stdout_color();
+    let label = judged.label();
+    let mut text = render::paint(render::class_style(label), label, color);
+    text.push('\n');
+    out(&text)?;
+    match &judged.guardrail {
+        Some(reason) if !verdict.is_blocked() => render::note(&format!(
+            "run_command would refuse it: guardrail: {reason} (the classifier alone says {}: {})",
+            verdict.label(),
+            verdict.reason()
+        )),
+        _ if !verdict.reason().is_empty() => render::note(verdict.reason()),
+        _ => {}
+    }
+    Ok(Exit::Success)
 }
 
 fn config_check(setup: &Setup) -> Result<Exit, CliError> {

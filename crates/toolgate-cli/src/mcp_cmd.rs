@@ -72,7 +72,13 @@ pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliErr
     let server = McpServer::new(Arc::clone(&gate.engine)).allowed_tools(allowed);
     let served = match args.http {
         None => server.serve_stdio().await,
-        Some(addr) => server.serve_http(addr, token, shutdown_signal()).await,
+        Some(addr) => {
+            server
+                .serve_http_announced(addr, token, shutdown_signal(), |bound| {
+                    render::note(&format!("listening on http://{bound}/mcp"));
+                })
+                .await
+        }
     };
     gate.shutdown().await;
     if let Some((server, _)) = ui {
@@ -112,7 +118,7 @@ pub(crate) async fn list(setup: &Setup) -> Result<Exit, CliError> {
         return out(&json_text(&statuses)?);
     }
     if statuses.is_empty() {
-        render::note("no MCP servers are configured (add them under `mcp.servers`)");
+        render::note("no MCP servers configured: add them under `mcp.servers`");
         return Ok(Exit::Success);
     }
     let mut text = String::new();

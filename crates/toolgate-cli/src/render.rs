@@ -166,11 +166,122 @@ pub(crate) fn clean(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Whether what goes to stderr is coloured: when it is a terminal and
-/// `NO_COLOR` is unset (<https://no-color.org>).
+/// `--color`: when toolgate's output is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set (<https://no-color.org>).
+    #[default]
+    Auto,
+    /// Always, even into a pipe or a file.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorChoice {
+    /// The choice `--color` makes in `args`, before clap has parsed them
+    /// (so that clap's own help and errors follow it too); the last one
+    /// wins, as clap's would.
+    pub(crate) fn from_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> Self {
+        let mut choice = None;
+        let mut next_is_value = false;
+        for arg in args {
+            let Some(arg) = arg.to_str().map(str::to_owned) else {
+                next_is_value = false;
+                continue;
+            };
+            if arg == "--" {
+                break;
+            }
+            let value = if next_is_value {
+                Some(arg.as_str())
+            } else {
+                arg.strip_prefix("--color=")
+            };
+            next_is_value = arg == "--color";
+            if let Some(value) = value {
+                choice = match value {
+                    "always" => Some(Self::Always),
+                    "never" => Some(Self::Never),
+                    "auto" => Some(Self::Auto),
+                    _ => choice,
+                };
+            }
+        }
+        choice.unwrap_or_default()
+    }
+
+    /// Makes this the choice of every line the binary writes, clap's
+    /// included.
+    pub(crate) fn install(self) {
+        let _ = COLOR.set(self);
+        anstream::ColorChoice::write_global(match self {
+            Self::Auto if no_color() => anstream::ColorChoice::Never,
+            Self::Auto => anstream::ColorChoice::Auto,
+            Self::Always => anstream::ColorChoice::Always,
+            Self::Never => anstream::ColorChoice::Never,
+        });
+    }
+
+    fn colors(self, terminal: bool) -> bool {
+        match self {
+            Self::Auto => terminal && !no_color(),
+            Self::Always => true,
+            Self::Never => false,
+        }
+    }
+}
+
+static COLOR: std::sync::OnceLock<ColorChoice> = std::sync::OnceLock::new();
+
+/// `NO_COLOR` is set to something.
+fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// Whether what goes to stderr is coloured (`--color`, `NO_COLOR`, a
+/// terminal).
 pub(crate) fn stderr_color() -> bool {
     use std::io::IsTerminal;
-    io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    COLOR
+        .get()
+        .copied()
+        .unwrap_or_default()
+        .colors(io::stderr().is_terminal())
+}
+
+/// Whether what goes to stdout is coloured (`--color`, `NO_COLOR`, a
+/// terminal).
+pub(crate) fn stdout_color() -> bool {
+    use std::io::IsTerminal;
+    COLOR
+        .get()
+        .copied()
+        .unwrap_or_default()
+        .colors(io::stdout().is_terminal())
+}
+
+/// The style of a command class: `safe` green, `dev` cyan, `dangerous`
+/// yellow, `blocked` red; plain for anything else.
+pub(crate) fn class_style(label: &str) -> Style {
+    let color = match label {
+        "safe" => AnsiColor::Green,
+        "dev" => AnsiColor::Cyan,
+        "dangerous" => AnsiColor::Yellow,
+        "blocked" => return BAD.bold(),
+        _ => return Style::new(),
+    };
+    Style::new().fg_color(Some(anstyle::Color::Ansi(color)))
+}
+
+/// `✓`, `!` or `✗`, in green, yellow or red when `color`.
+pub(crate) fn mark(state: toolgate_host::CheckState, color: bool) -> String {
+    use toolgate_host::CheckState;
+    match state {
+        CheckState::Ok => paint(GOOD, "✓", color),
+        CheckState::Warn => paint(WARN_MARK, "!", color),
+        CheckState::Fail => paint(BAD, "✗", color),
+    }
 }
 
 /// The style of `error:`.
@@ -189,6 +300,9 @@ pub(crate) const HINT: Style = Style::new()
 pub(crate) const GOOD: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Green)));
 /// Failure marks.
 pub(crate) const BAD: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Red)));
+/// Warning marks.
+pub(crate) const WARN_MARK: Style =
+    Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Yellow)));
 /// Less important text.
 pub(crate) const DIM: Style = Style::new().dimmed();
 

@@ -67,6 +67,12 @@ fn add(file: &mut UserRules, args: &RulesAddArgs, json: bool) -> Result<Exit, Cl
 }
 
 fn remove(file: &mut UserRules, number: usize, json: bool) -> Result<Exit, CliError> {
+    // Worded as `rules list` and `rules add` word it, when it reads as a
+    // rule; else as the YAML it was.
+    let worded = file
+        .rules()
+        .ok()
+        .and_then(|rules| rules.get(number.wrapping_sub(1)).map(ToString::to_string));
     let removed = file.remove(number).map_err(file_error)?;
     file.save().map_err(file_error)?;
     if json {
@@ -78,7 +84,7 @@ fn remove(file: &mut UserRules, number: usize, json: bool) -> Result<Exit, CliEr
     show(&format!(
         "removed rule {number} from {}: {}\n",
         file.path().display(),
-        removed.replace('\n', " ")
+        worded.unwrap_or_else(|| removed.replace('\n', " "))
     ))
 }
 

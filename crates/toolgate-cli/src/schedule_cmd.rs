@@ -43,9 +43,9 @@ pub(crate) async fn schedule(setup: &Setup, cmd: ScheduleCommand) -> Result<Exit
             }
             let mut text = String::new();
             if jobs.is_empty() {
-                text.push_str(
-                    "No scheduled jobs (the `cron` tool adds them: tools.cron.enabled).\n",
-                );
+                // On stderr, as every empty list says so: stdout carries
+                // the list only.
+                render::note("no scheduled jobs: the `cron` tool adds them (tools.cron.enabled)");
             }
             for job in &jobs {
                 let _ = writeln!(text, "{}", describe_job(job, &zone));

@@ -8,9 +8,16 @@ use toolgate_store::SessionStore;
 
 use crate::Setup;
 use crate::cli::{RunArgs, SessionsCommand};
-use crate::render::{CliError, Exit};
+use crate::render::{self, CliError, Exit};
 
 fn store_error(setup: &Setup, source: toolgate_store::StoreError) -> CliError {
+    if let toolgate_store::StoreError::NotFound(id) = &source {
+        return CliError::new(
+            Exit::Failure,
+            anyhow::anyhow!("there is no session `{id}` in this workspace's store"),
+        )
+        .with_hint("`toolgate sessions list` shows the sessions there are");
+    }
     let path = setup.host.store_path().unwrap_or_default();
     CliError::from(HostError::Store { path, source })
 }
@@ -33,6 +40,10 @@ pub(crate) async fn sessions(setup: &Setup, cmd: SessionsCommand) -> Result<Exit
                     })
                     .collect();
                 return crate::out(&crate::json_text(&rows)?);
+            }
+            if list.is_empty() {
+                render::note("no sessions yet in this workspace: `toolgate run TASK` starts one");
+                return Ok(Exit::Success);
             }
             let mut text = String::new();
             for s in &list {
@@ -109,6 +120,7 @@ pub(crate) async fn sessions(setup: &Setup, cmd: SessionsCommand) -> Result<Exit
                 agent,
                 model: None,
                 base_url: None,
+                llm: crate::cli::ProviderArgs::default(),
                 max_steps: None,
                 timeout: None,
                 budget: None,

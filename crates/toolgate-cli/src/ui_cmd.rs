@@ -18,7 +18,7 @@ const GRACE: Duration = Duration::from_secs(30);
 pub(crate) async fn ui(setup: &Setup, global: &GlobalArgs, args: UiArgs) -> Result<Exit, CliError> {
     let mut options = UiOptions::new(args.addr);
     options.allow_remote = args.allow_remote;
-    options.reload = Some(crate::host_factory(global));
+    options.reload = Some(crate::host_factory(global, &args.llm));
     let server = start(setup, options).await?;
     out(&format!("{}\n", server.url()))?;
     if !server.addr().ip().is_loopback() {

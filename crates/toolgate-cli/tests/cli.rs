@@ -170,7 +170,7 @@ fn bad_calls_exit_1_with_a_precise_message() {
         ),
         (
             &["call", "get_datetime", r#"{"zone": "UTC"}"#],
-            "invalid arguments for `get_datetime`: unknown field `zone` (not in the schema)",
+            "invalid arguments for `get_datetime`: unknown field `zone` (the fields are `timezone`)",
         ),
         (
             &[
@@ -411,6 +411,22 @@ fn config_check_reports_unknown_keys_with_exit_2() {
     );
     assert_eq!(stdout(&output), "");
 
+    // A syntax error names the file, line and column, and no made-up key
+    // (it was "`llm.?`").
+    ws.write("toolgate.yaml", "llm:\n  model: x\n   base_url: y\n");
+    let message = stderr(&ws.run(&["config", "check"]));
+    assert!(
+        message.contains(
+            "Caused by: not valid YAML: mapping values are not allowed in this context (in "
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("toolgate.yaml, line 3 column 12)"),
+        "{message}"
+    );
+    assert!(!message.contains('?'), "{message}");
+
     // Every command refuses to run on a bad configuration.
     assert_eq!(code(&ws.run(&["call", "get_datetime"])), 2);
 
@@ -598,6 +614,49 @@ fn file_tools_through_the_gate() {
         stdout(&ws.run(&["call", "read_file", r#"{"path": ".env"}"#])),
         "TOKEN=x\n"
     );
+}
+
+#[test]
+fn classify_takes_words_or_one_string_and_agrees_with_run_command_guardrails() {
+    let ws = Ws::new();
+    for argv in [
+        &["classify", "ls", "-la"][..],
+        &["classify", "--", "ls", "-la"][..],
+        &["classify", "ls -la"][..],
+        &["classify", "ls", "-la", "--json", "--no-json"][..],
+    ] {
+        let output = ws.run(argv);
+        assert_eq!(code(&output), 0, "{argv:?}: {}", stderr(&output));
+        assert_eq!(stdout(&output), "safe\n", "{argv:?}");
+    }
+    // After `--`, a flag is the command's own.
+    let json: Value =
+        serde_json::from_str(&stdout(&ws.run(&["classify", "ls", "--json"]))).unwrap();
+    assert_eq!(json["command"], "ls");
+    let words = ws.run(&["classify", "--", "ls", "--json"]);
+    assert_eq!(stdout(&words), "dev\n", "{}", stderr(&words));
+    // A word with a space or a quote is quoted as the shell needs.
+    let json: Value = serde_json::from_str(&stdout(
+        &ws.run(&["--json", "classify", "echo", "a b", "it's"]),
+    ))
+    .unwrap();
+    assert_eq!(json["command"], r"echo 'a b' 'it'\''s'");
+
+    // `cat .env` reads only, but run_command's guardrail refuses it: so
+    // does classify, naming the guardrail.
+    let output = ws.run(&["classify", "cat .env"]);
+    assert_eq!(stdout(&output), "blocked\n");
+    let said = stderr(&output);
+    assert!(
+        said.contains("run_command would refuse it: guardrail: `.env` is a sensitive file"),
+        "{said}"
+    );
+    assert!(said.contains("the classifier alone says safe"), "{said}");
+    let json: Value =
+        serde_json::from_str(&stdout(&ws.run(&["classify", "cat .env", "--json"]))).unwrap();
+    assert_eq!(json["class"], "blocked");
+    assert_eq!(json["classifier"]["class"], "safe");
+    assert!(json["guardrail"].as_str().unwrap().contains(".env"));
 }
 
 #[test]

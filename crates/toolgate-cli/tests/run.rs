@@ -69,6 +69,9 @@ async fn run_reads_edits_answers_exits_0_and_the_session_can_be_listed_shown_and
     let id = list[0]["id"].as_str().unwrap().to_owned();
     assert_eq!(list[0]["task"], "Replace old with new");
     assert_eq!(list[0]["outcome"], "completed");
+    // The same count as the run's report (the start and end records of a
+    // run are not steps).
+    assert_eq!(list[0]["steps"], report["steps"]);
 
     let out = ws.run(&["sessions", "show", &id]).await;
     let so = text(&out.stdout);
@@ -88,9 +91,18 @@ async fn run_reads_edits_answers_exits_0_and_the_session_can_be_listed_shown_and
     assert_eq!(msgs[7]["content"], "Anything else?");
     assert_eq!(reqs[0].headers["authorization"], "Bearer sk-very-secret");
 
+    let out = ws.run(&["--json", "sessions", "list"]).await;
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list[0]["steps"], 4, "3 steps, then 1 resumed");
+
     let out = ws.run(&["sessions", "show", "nope"]).await;
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("sessions list"));
+    let se = text(&out.stderr);
+    assert!(
+        se.starts_with("error: there is no session `nope` in this workspace's store\n"),
+        "{se}"
+    );
+    assert!(se.contains("sessions list"), "{se}");
 }
 
 #[tokio::test]
@@ -149,7 +161,7 @@ async fn auth_failure_exits_4_and_missing_model_exits_3() {
     std::fs::write(ws.path().join("toolgate.yaml"), "llm:\n  stream: false\n").unwrap();
     let out = ws.run(&["run", "hi"]).await;
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("llm.model"));
+    assert!(text(&out.stderr).contains("`toolgate init`"));
 
     std::fs::write(ws.path().join("toolgate.yaml"), "llm:\n  modle: x\n").unwrap();
     let out = ws.run(&["run", "hi"]).await;

@@ -165,6 +165,8 @@ impl ToolSpec {
 /// Compiled once at registration, so a call pays only for the check itself.
 pub struct ArgsValidator {
     validator: jsonschema::Validator,
+    /// The schema, to name the fields there are when one is unknown.
+    schema: Value,
 }
 
 impl fmt::Debug for ArgsValidator {
@@ -195,7 +197,10 @@ impl ArgsValidator {
             .should_validate_formats(true)
             .build(schema)
             .map_err(|error| format!("invalid argument schema: {error}"))?;
-        Ok(Self { validator })
+        Ok(Self {
+            validator,
+            schema: schema.clone(),
+        })
     }
 
     /// Checks `args`, returning every problem found, in a form a model can act on.
@@ -209,7 +214,7 @@ impl ArgsValidator {
         let mut problems: Vec<String> = self
             .validator
             .iter_errors(args)
-            .map(|e| describe(&e))
+            .map(|e| describe(&e, &self.schema))
             .collect();
         if problems.is_empty() {
             return Ok(());
@@ -230,7 +235,22 @@ impl fmt::Display for ArgsProblems {
     }
 }
 
-fn describe(error: &jsonschema::ValidationError<'_>) -> String {
+/// The properties of the schema object whose keyword failed at
+/// `schema_path` (`/properties/a/additionalProperties` → the schema at
+/// `/properties/a`), as `` `a`, `b` ``.
+fn known_fields(schema: &Value, schema_path: &str) -> Option<String> {
+    let parent = schema_path
+        .rsplit_once('/')
+        .map_or("", |(parent, _)| parent);
+    let properties = schema.pointer(parent)?.get("properties")?.as_object()?;
+    if properties.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = properties.keys().map(|k| format!("`{k}`")).collect();
+    Some(names.join(", "))
+}
+
+fn describe(error: &jsonschema::ValidationError<'_>, schema: &Value) -> String {
     let path = error.instance_path().as_str();
     let at = if path.is_empty() {
         String::new()
@@ -267,10 +287,16 @@ fn describe(error: &jsonschema::ValidationError<'_>) -> String {
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let names: Vec<String> = unexpected.iter().map(|n| format!("`{n}`")).collect();
             let noun = if names.len() == 1 { "field" } else { "fields" };
-            format!(
-                "{at}unknown {noun} {} (not in the schema)",
-                names.join(", ")
-            )
+            match known_fields(schema, error.schema_path().as_str()) {
+                Some(known) => format!(
+                    "{at}unknown {noun} {} (the fields are {known})",
+                    names.join(", ")
+                ),
+                None => format!(
+                    "{at}unknown {noun} {} (not in the schema)",
+                    names.join(", ")
+                ),
+            }
         }
         ValidationErrorKind::Type { kind } => {
             let expected = match kind {
@@ -371,7 +397,7 @@ mod tests {
             ),
             (
                 json!({"path": "a", "extra": 1}),
-                Some("unknown field `extra` (not in the schema)"),
+                Some("unknown field `extra` (the fields are `count`, `mode`, `path`)"),
             ),
             (
                 json!({"path": "a", "mode": "replace"}),

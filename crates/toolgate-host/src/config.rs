@@ -777,6 +777,11 @@ pub struct Overrides {
     pub mode: Option<ConfirmationMode>,
     /// `--allow-commands` (true) / `--no-commands` (false).
     pub commands: Option<bool>,
+    /// `--provider`: its wire format, URL, key variable and model (the
+    /// model only where none is configured).
+    pub provider: Option<crate::ProviderKind>,
+    /// `--api-key-env`: the variable that holds the key.
+    pub api_key_env: Option<String>,
 }
 
 /// Loads every layer for a workspace. When the workspace file has keys that
@@ -860,6 +865,20 @@ pub(crate) fn load(
     if let Some(enabled) = overrides.commands {
         config.commands.enabled = enabled;
     }
+    if let Some(kind) = overrides.provider {
+        let llm = &mut config.llm;
+        llm.provider = kind.wire();
+        if let Some(url) = kind.base_url() {
+            llm.base_url = Some(url.to_owned());
+        }
+        llm.api_key_env = kind.api_key_env().map(str::to_owned);
+        if llm.model.is_none() {
+            llm.model = kind.model().map(str::to_owned);
+        }
+    }
+    if let Some(var) = &overrides.api_key_env {
+        config.llm.api_key_env = Some(var.clone());
+    }
     for path in [config.audit.path.as_mut(), config.store.path.as_mut()]
         .into_iter()
         .flatten()
@@ -920,12 +939,20 @@ fn parse_file_layer(text: &str, path: &Path) -> Result<Value, LoadError> {
         let key = error.path().to_string();
         let inner = error.into_inner();
         let location = inner.location().map(|l| (l.line(), l.column()));
-        return Err(LoadError::Layer(Box::new(layer_error(
+        // A syntax error has no key: the path ends in `?`, which named
+        // nothing a person could find (`llm.?`).
+        let syntax = key == "?" || key.ends_with(".?");
+        let mut error = layer_error(
             Source::File(path.to_owned()),
             key,
             &inner.to_string(),
             location,
-        ))));
+        );
+        if syntax {
+            error.key = String::new();
+            error.message = format!("not valid YAML: {}", error.message);
+        }
+        return Err(LoadError::Layer(Box::new(error)));
     }
     serde_yaml_ng::from_str(text).map_err(LoadError::Merged)
 }
@@ -1087,6 +1114,7 @@ mod tests {
             &Overrides {
                 mode: Some(ConfirmationMode::ConfirmSensitive),
                 commands: Some(false),
+                ..Overrides::default()
             },
         )
         .unwrap();

@@ -329,15 +329,24 @@ impl Host {
         }
     }
 
+    /// The model checks of [`Host::doctor`] alone (what `toolgate init`
+    /// checks): the server reachable with the key, the model served, its
+    /// context window, tool calling.
+    pub async fn model_checks(&self, options: &DoctorOptions) -> Vec<Check> {
+        self.check_model(options).await
+    }
+
     async fn check_model(&self, options: &DoctorOptions) -> Vec<Check> {
         let choice = match self.choose_model(&options.llm).await {
             Ok(choice) => choice,
             Err(error) => {
                 let fix = error.hint().unwrap_or_else(|| GET_A_MODEL.to_owned());
-                let state = if matches!(error, HostError::NoModel { .. }) {
-                    "no model server"
-                } else {
-                    "model server"
+                let state = match error {
+                    HostError::NoModel { .. } | HostError::ModelUntrusted { .. } => {
+                        "no model server"
+                    }
+                    HostError::KeyMissing { .. } => "api key",
+                    _ => "model server",
                 };
                 return vec![Check::bad(
                     CheckState::Fail,

@@ -104,11 +104,41 @@ pub enum HostError {
         #[source]
         source: toolgate_store::StoreError,
     },
-    /// No model is configured and none could be found.
-    #[error("no model is configured{}", tried_text(.tried))]
+    /// No model server is configured and none of the usual local ones
+    /// answers.
+    #[error("{}", no_model_text(model.as_deref(), tried))]
     NoModel {
-        /// The servers tried and what happened, one line each.
+        /// The model, when one is configured (without a server).
+        model: Option<String>,
+        /// The local servers tried and what happened, one clause each.
         tried: Vec<String>,
+    },
+    /// The server serves several models and none was named.
+    #[error("{base_url} serves several models ({}) and none is configured", served.join(", "))]
+    ChooseModel {
+        /// The server.
+        base_url: String,
+        /// What it serves.
+        served: Vec<String>,
+    },
+    /// The server does not list its models and none was named.
+    #[error("no model is configured, and {base_url} does not say which models it serves")]
+    UnnamedModel {
+        /// The server.
+        base_url: String,
+    },
+    /// The model server's keys are in a workspace file that is not trusted,
+    /// so they were ignored and no server was found.
+    #[error(
+        "the model server is set in {} ({}), which is not trusted, so it was ignored and no model server was found",
+        file.display(),
+        keys.join(", ")
+    )]
+    ModelUntrusted {
+        /// The workspace file.
+        file: PathBuf,
+        /// Its ignored `llm.*` keys.
+        keys: Vec<String>,
     },
     /// The model server cannot be reached.
     #[error("the model server at {base_url} cannot be reached: {reason}")]
@@ -124,11 +154,13 @@ pub enum HostError {
         /// What the server said.
         reason: String,
     },
-    /// The variable `llm.api_key_env` names is not set.
-    #[error("the environment variable {var} (llm.api_key_env) is not set")]
+    /// The variable `llm.api_key_env` names is not set, or empty.
+    #[error("the environment variable {var} (llm.api_key_env) is {}", if *empty { "empty" } else { "not set" })]
     KeyMissing {
         /// The variable.
         var: String,
+        /// Set, but to nothing.
+        empty: bool,
     },
     /// The model's context window cannot hold the prompt and the tools.
     #[error("{0}")]
@@ -160,20 +192,48 @@ pub enum HostError {
     },
 }
 
-fn tried_text(tried: &[String]) -> String {
-    if tried.is_empty() {
-        return String::new();
+fn no_model_text(model: Option<&str>, tried: &[String]) -> String {
+    let mut text = match model {
+        None => "no model is configured".to_owned(),
+        Some(model) => format!("the model `{model}` is configured without a server (llm.base_url)"),
+    };
+    if !tried.is_empty() {
+        text.push_str(" and no local model server answers: ");
+        text.push_str(&tried.join("; "));
     }
-    format!(" and none was found running: {}", tried.join("; "))
+    text
 }
 
-/// How to get a model, for the errors that say there is none.
-pub(crate) const GET_A_MODEL: &str = "set `llm.model` (or pass --model) for a running server, or start one: \
-`ollama serve` then `ollama pull qwen2.5-coder:7b` (Ollama, found on its default port); \
-or a llama.cpp, vLLM or LM Studio server with `--base-url http://127.0.0.1:PORT/v1 --model NAME`; \
-or a provider: `--base-url https://api.openai.com/v1 --model gpt-4.1-mini` with \
-`TOOLGATE_LLM__API_KEY_ENV=OPENAI_API_KEY` (or `llm.provider: anthropic` and \
-`llm.api_key_env: ANTHROPIC_API_KEY`); `toolgate doctor` checks the result";
+/// The one command that gets a model, for the errors that say there is none.
+pub(crate) const GET_A_MODEL: &str = "run `toolgate init` to choose a provider (Ollama, llama.cpp, OpenAI, \
+Anthropic, OpenRouter or any OpenAI-compatible URL)";
+
+/// What to do when nothing answers at `base_url`: start the server that
+/// usually listens there, or choose another.
+fn start_the_server(base_url: &str) -> String {
+    let local = |port: &str| {
+        ["127.0.0.1", "localhost"]
+            .iter()
+            .any(|h| base_url.starts_with(&format!("http://{h}:{port}")))
+    };
+    if local("11434") {
+        "start Ollama: `ollama serve`".to_owned()
+    } else if local("8080") {
+        "start llama.cpp: `llama-server --jinja -m MODEL.gguf`".to_owned()
+    } else {
+        format!("start the server at {base_url}, or choose another: `toolgate init --force`")
+    }
+}
+
+/// `toolgate trust` for the workspace file `file`.
+fn trust_command(file: &std::path::Path) -> String {
+    match file.parent() {
+        Some(dir) if file.file_name().is_some_and(|n| n == "toolgate.yaml") => {
+            format!("`toolgate trust {}`", dir.display())
+        }
+        _ => format!("`toolgate trust --config {}`", file.display()),
+    }
+}
 
 impl From<LoadError> for HostError {
     fn from(error: LoadError) -> Self {
@@ -209,8 +269,19 @@ impl HostError {
             Self::Delegation { .. } => "list other configured agents (or `improve` with \
                 `tools.persona.enabled`); an agent never lists itself"
                 .to_owned(),
-            Self::NoModel { .. } | Self::Unreachable { .. } => GET_A_MODEL.to_owned(),
-            Self::KeyMissing { var } => format!("export {var}=… with your API key"),
+            Self::NoModel { .. } => GET_A_MODEL.to_owned(),
+            Self::ChooseModel { served, .. } => format!(
+                "name one: `toolgate run --model {} …` (or set `llm.model`)",
+                served.first().map_or("NAME", String::as_str)
+            ),
+            Self::UnnamedModel { .. } => {
+                "name the model: `toolgate run --model NAME …` (or set `llm.model`)".to_owned()
+            }
+            Self::ModelUntrusted { file, .. } => {
+                format!("review the file, then trust it: {}", trust_command(file))
+            }
+            Self::Unreachable { base_url, .. } => start_the_server(base_url),
+            Self::KeyMissing { var, .. } => format!("put your API key in it: `read -rs {var} && export {var}`"),
             Self::AuthRefused { .. } => "check the key in the variable named by `llm.api_key_env`".to_owned(),
             Self::Fallback(_) => "fix `llm.fallback`: each entry needs a `model`, distinct names, \
                 and its `api_key_env` variable set"
@@ -228,7 +299,11 @@ impl HostError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Audit { .. } | Self::Registry(_) | Self::Store { .. } => ErrorKind::Runtime,
-            Self::NoModel { .. } | Self::Unreachable { .. } => ErrorKind::ModelUnavailable,
+            Self::NoModel { .. }
+            | Self::ChooseModel { .. }
+            | Self::UnnamedModel { .. }
+            | Self::ModelUntrusted { .. }
+            | Self::Unreachable { .. } => ErrorKind::ModelUnavailable,
             Self::KeyMissing { .. } | Self::AuthRefused { .. } => ErrorKind::Auth,
             _ => ErrorKind::Config,
         }

@@ -61,8 +61,11 @@ impl Host {
             return Ok(ApiKey::new(None));
         };
         match self.env_var(var) {
-            Some(key) if !key.is_empty() => Ok(ApiKey::new(Some(key.to_owned()))),
-            _ => Err(HostError::KeyMissing { var: var.clone() }),
+            Some(key) if !key.trim().is_empty() => Ok(ApiKey::new(Some(key.to_owned()))),
+            found => Err(HostError::KeyMissing {
+                var: var.clone(),
+                empty: found.is_some(),
+            }),
         }
     }
 
@@ -168,8 +171,10 @@ impl Host {
     ///    [`HostError::Unreachable`]; refused credentials are
     ///    [`HostError::AuthRefused`]; a server that does not list models
     ///    (HTTP 404) is used as configured.
-    /// 4. Nothing found, or a model that cannot be chosen, is
-    ///    [`HostError::NoModel`], naming what was tried.
+    /// 4. Nothing found is [`HostError::NoModel`], naming what was tried;
+    ///    but [`HostError::ModelUntrusted`] when the workspace file sets
+    ///    `llm.*` keys that were ignored because it is not trusted. A server
+    ///    serving several models, none named, is [`HostError::ChooseModel`].
     pub async fn choose_model(&self, overrides: &LlmOverrides) -> Result<ModelChoice, HostError> {
         let llm = &self.config().llm;
         let provider = llm.provider;
@@ -190,7 +195,7 @@ impl Host {
                 let found = detect_local_servers(PROBE_TIMEOUT).await;
                 let tried: Vec<String> = found.iter().map(ToString::to_string).collect();
                 let Some(up) = found.into_iter().find(LocalServer::is_up) else {
-                    return Err(HostError::NoModel { tried });
+                    return Err(self.no_model(model, tried));
                 };
                 let models = up.models.unwrap_or_default();
                 (up.base_url, Some(models))
@@ -200,21 +205,12 @@ impl Host {
             (Some(model), _) => model,
             (None, Some(models)) if models.len() == 1 => models[0].id.clone(),
             (None, Some(models)) if !models.is_empty() => {
-                let ids: Vec<String> = models.into_iter().map(|m| m.id).collect();
-                return Err(HostError::NoModel {
-                    tried: vec![format!(
-                        "{base_url} serves {}; choose one with --model or `llm.model`",
-                        ids.join(", ")
-                    )],
+                return Err(HostError::ChooseModel {
+                    base_url,
+                    served: models.into_iter().map(|m| m.id).collect(),
                 });
             }
-            (None, _) => {
-                return Err(HostError::NoModel {
-                    tried: vec![format!(
-                        "{base_url} does not say which models it serves; name one with --model or `llm.model`"
-                    )],
-                });
-            }
+            (None, _) => return Err(HostError::UnnamedModel { base_url }),
         };
         Ok(ModelChoice {
             provider,
@@ -250,6 +246,27 @@ impl Host {
         }
     }
 
+    /// Why no local server was found: the workspace file's ignored
+    /// `llm.*` keys first (they would have named the server), else nothing
+    /// configured.
+    fn no_model(&self, model: Option<String>, tried: Vec<String>) -> HostError {
+        if let Some(project) = &self.loaded().project {
+            let keys: Vec<String> = project
+                .ignored()
+                .iter()
+                .filter(|k| k.starts_with("llm."))
+                .cloned()
+                .collect();
+            if !keys.is_empty() {
+                return HostError::ModelUntrusted {
+                    file: project.file.clone(),
+                    keys,
+                };
+            }
+        }
+        HostError::NoModel { model, tried }
+    }
+
     /// The models `base_url` serves (`None` when it does not list them),
     /// or why it cannot be used (rule 3 of [`Host::choose_model`]).
     async fn list_models(
@@ -273,7 +290,14 @@ impl Host {
                 | ProbeError::InvalidUrl { .. }),
             ) => Err(HostError::Unreachable {
                 base_url: base_url.to_owned(),
-                reason: error.to_string(),
+                // The URL is in the message already.
+                reason: match error {
+                    ProbeError::Refused { .. } => "connection refused".to_owned(),
+                    ProbeError::Timeout { after, .. } => {
+                        format!("no answer within {} ms", after.as_millis())
+                    }
+                    other => other.to_string(),
+                },
             }),
             Err(error @ ProbeError::Auth { .. }) => Err(HostError::AuthRefused {
                 reason: error.to_string(),

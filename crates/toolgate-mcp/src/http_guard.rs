@@ -37,6 +37,21 @@ pub(crate) async fn require_token(token: Arc<String>, request: Request, next: Ne
     next.run(request).await
 }
 
+/// Answers a session's `DELETE` with 200 where rmcp says 202: the
+/// streamable HTTP transport expects 200 or 204 when a client ends its
+/// session, and the Python SDK logs "Session termination failed: 202"
+/// otherwise. Other answers (404 for an unknown session, 401) are kept.
+pub(crate) async fn answer_delete(request: Request, next: Next) -> Response {
+    if request.method() != Method::DELETE {
+        return next.run(request).await;
+    }
+    let mut response = next.run(request).await;
+    if response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
+}
+
 /// Whether `a` and `b` are equal, in time that depends on their lengths
 /// only (`subtle` keeps the optimiser from ending the loop early).
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {

@@ -164,6 +164,20 @@ impl McpServer {
         token: Option<String>,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
+        self.serve_http_announced(addr, token, shutdown, |_| {})
+            .await
+    }
+
+    /// [`McpServer::serve_http`], calling `listening` with the bound
+    /// address (the port chosen when `addr`'s is 0) once requests can be
+    /// made: a front end says where it listens.
+    pub async fn serve_http_announced(
+        self,
+        addr: SocketAddr,
+        token: Option<String>,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+        listening: impl FnOnce(SocketAddr),
+    ) -> Result<(), Error> {
         use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
         use rmcp::transport::streamable_http_server::{
             StreamableHttpServerConfig, StreamableHttpService,
@@ -194,13 +208,15 @@ impl McpServer {
         );
         let mut router = axum::Router::new()
             .nest_service("/mcp", service)
-            .layer(axum::middleware::from_fn(http_guard::answer_discover));
+            .layer(axum::middleware::from_fn(http_guard::answer_discover))
+            .layer(axum::middleware::from_fn(http_guard::answer_delete));
         if let Some(token) = token.map(Arc::new) {
             // Outermost: nothing is read before the token is checked.
             router = router.layer(axum::middleware::from_fn(move |request, next| {
                 http_guard::require_token(Arc::clone(&token), request, next)
             }));
         }
+        listening(bound);
         axum::serve(listener, router)
             .with_graceful_shutdown(shutdown)
             .await

@@ -202,7 +202,8 @@ pub struct SessionSummary {
     pub pid: Option<u32>,
     /// Runs begun.
     pub runs: u32,
-    /// Steps recorded, over all runs.
+    /// Model steps recorded (step 1 and later), over all runs: the number
+    /// each run's report gives, summed.
     pub steps: u64,
     /// Input tokens, over all steps.
     pub input_tokens: u64,

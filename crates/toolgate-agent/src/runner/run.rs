@@ -110,7 +110,10 @@ impl AgentRunner {
             report.outcome = Outcome::Aborted;
             report.error = Some("aborted: the run was stopped at once".to_owned());
         } else {
-            self.record(0, &messages, &report, &mut journal).await;
+            // The last step's answer (and any summary) is recorded under
+            // that step, so the store counts the steps the report does.
+            self.record(report.steps, &messages, &report, &mut journal)
+                .await;
         }
         if report.blocked_calls() > 0
             && matches!(

@@ -212,7 +212,12 @@ impl SessionStore for SqliteStore {
 const SUMMARY: &str = "SELECT s.id, s.created, s.updated, s.agent, s.task, s.outcome, s.pid,
         s.runs, COALESCE(t.steps, 0), COALESCE(t.input_tokens, 0), COALESCE(t.output_tokens, 0)
     FROM sessions s LEFT JOIN (
-        SELECT session_id, COUNT(*) AS steps, SUM(input_tokens) AS input_tokens,
+        SELECT session_id,
+               -- A run records step 0 when it starts and when it ends (the
+               -- task, the final messages): those are not model steps, and
+               -- counting them made `sessions` say 2 more than `run`.
+               COUNT(DISTINCT CASE WHEN step > 0 THEN run || ':' || step END) AS steps,
+               SUM(input_tokens) AS input_tokens,
                SUM(output_tokens) AS output_tokens
         FROM steps GROUP BY session_id
     ) t ON t.session_id = s.id";
