@@ -255,9 +255,9 @@ fn report(finished: &Finished, timeout: u64, is_script: bool) -> ToolResult {
     let result = match protocol {
         Some((true, content)) => ToolResult::success(content),
         Some((false, content)) => ToolResult::failure(content),
-        None => crate::command::outcome(finished, timeout, "the tool"),
+        None => toolgate_sandbox::outcome(finished, timeout, "the tool"),
     };
-    crate::command::with_run_metadata(result, finished)
+    toolgate_sandbox::with_run_metadata(result, finished)
 }
 
 /// `{"success": bool, "content": "…"}` as a whole stdout.
