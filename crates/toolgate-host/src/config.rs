@@ -499,31 +499,31 @@ pub struct ToolsSection {
     /// `echo` (diagnostic: callable, never offered to a model).
     pub echo: ToggleSection,
     /// `calculator` (on by default).
-    pub calculator: toolgate_tools::calc::CalculatorConfig,
+    pub calculator: toolgate_assistant::calc::CalculatorConfig,
     /// Notes (off by default).
-    pub notes: toolgate_tools::notes::NotesConfig,
+    pub notes: toolgate_assistant::notes::NotesConfig,
     /// Projects, tasks and the session plan (off by default).
-    pub tasks: toolgate_tools::tasks::TasksConfig,
+    pub tasks: toolgate_assistant::tasks::TasksConfig,
     /// `get_weather` on Open-Meteo (off by default).
-    pub weather: toolgate_tools::weather::WeatherConfig,
+    pub weather: toolgate_assistant::weather::WeatherConfig,
     /// `save_memory`, `memory_search`, `memory_get` (off by default).
-    pub memory: toolgate_tools::memory::MemoryConfig,
+    pub memory: toolgate_assistant::memory::MemoryConfig,
     /// `update_soul`, `update_identity`, `manage_goals` and the persona in
     /// the system prompt (off by default).
-    pub persona: toolgate_tools::memory::persona::PersonaConfig,
+    pub persona: toolgate_assistant::memory::persona::PersonaConfig,
     /// `cron`: scheduled messages and agent runs (off by default).
-    pub cron: toolgate_tools::cron::CronConfig,
+    pub cron: toolgate_assistant::cron::CronConfig,
     /// `phone_call` over Twilio (off by default).
-    pub phone: toolgate_tools::phone::PhoneConfig,
+    pub phone: toolgate_assistant::phone::PhoneConfig,
     /// `web_fetch` and `web_search` (off by default).
-    pub web: toolgate_tools::web::WebConfig,
+    pub web: toolgate_web::WebConfig,
     /// `self_inspect`: the effective configuration (secrets redacted), the
     /// tools and the health of the sandbox and MCP servers (off by
     /// default).
     pub self_inspect: OptInSection,
     /// `create_tool` and the tools it made once a person approved them
     /// (off by default).
-    pub dynamic: toolgate_tools::dynamic::DynamicConfig,
+    pub dynamic: toolgate_dynamic::DynamicConfig,
 }
 
 /// A tool that is off unless enabled.
@@ -540,17 +540,17 @@ impl Default for ToolsSection {
             timeout: 120,
             datetime: DateTimeSection::default(),
             echo: ToggleSection::default(),
-            calculator: toolgate_tools::calc::CalculatorConfig::default(),
-            notes: toolgate_tools::notes::NotesConfig::default(),
-            tasks: toolgate_tools::tasks::TasksConfig::default(),
-            weather: toolgate_tools::weather::WeatherConfig::default(),
-            memory: toolgate_tools::memory::MemoryConfig::default(),
-            persona: toolgate_tools::memory::persona::PersonaConfig::default(),
-            cron: toolgate_tools::cron::CronConfig::default(),
-            phone: toolgate_tools::phone::PhoneConfig::default(),
-            web: toolgate_tools::web::WebConfig::default(),
+            calculator: toolgate_assistant::calc::CalculatorConfig::default(),
+            notes: toolgate_assistant::notes::NotesConfig::default(),
+            tasks: toolgate_assistant::tasks::TasksConfig::default(),
+            weather: toolgate_assistant::weather::WeatherConfig::default(),
+            memory: toolgate_assistant::memory::MemoryConfig::default(),
+            persona: toolgate_assistant::memory::persona::PersonaConfig::default(),
+            cron: toolgate_assistant::cron::CronConfig::default(),
+            phone: toolgate_assistant::phone::PhoneConfig::default(),
+            web: toolgate_web::WebConfig::default(),
             self_inspect: OptInSection::default(),
-            dynamic: toolgate_tools::dynamic::DynamicConfig::default(),
+            dynamic: toolgate_dynamic::DynamicConfig::default(),
         }
     }
 }

@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use toolgate_assistant::{calc, cron, memory, notes, phone, tasks, weather};
+use toolgate_core::ToolGroup;
 use toolgate_store::{ScheduleStore, SessionHistory};
-use toolgate_tools::ToolGroup;
-use toolgate_tools::{calc, cron, memory, notes, phone, tasks, weather, web};
+use toolgate_web as web;
 
 use crate::error::HostError;
 use crate::host::Host;

@@ -6,14 +6,15 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use toolgate_agent::AgentDef;
+use toolgate_core::ToolGroup;
 use toolgate_core::{Registry, Workspace};
+use toolgate_dynamic::DynamicTools;
 use toolgate_engine::Approver;
 use toolgate_engine::{AuditLog, CommandGuard, GuardrailsEngine, HeadlessApprover, HookExecutor};
 use toolgate_policy::{CommandPolicy, ConfirmationMode, ConfirmationRules, RuleDecision};
 use toolgate_sandbox::{EnvPolicy, Sandbox, SandboxMode};
+use toolgate_tools::BuiltinOptions;
 use toolgate_tools::command::{CommandOptions, ProcessLimits};
-use toolgate_tools::dynamic::DynamicTools;
-use toolgate_tools::{BuiltinOptions, ToolGroup};
 
 use crate::config::{self, Config, Loaded, Overrides, ProjectFile, SandboxSetting};
 use crate::error::HostError;

@@ -61,8 +61,25 @@ pub use skills::{SkillInstructions, SkillsSection};
 pub use stores::session_outcome;
 pub use trust::{Trust, TrustError, TrustStore, TrustedFile};
 
+pub use toolgate_web::{DownloadError, download_text};
+
 pub mod env_vars;
 pub mod trust;
+
+/// The review of dynamic tools (`toolgate tools pending|approve|reject`),
+/// for front ends: they reach the tool crates through the host only.
+pub mod dynamic {
+    pub use toolgate_dynamic::{DynamicError, review};
+}
+
+/// The scheduler of the `cron` group (`toolgate schedule`), for front
+/// ends: they reach the tool crates through the host only.
+pub mod cron {
+    pub use toolgate_assistant::cron::{
+        DaemonReporter, OUTCOME_FAILED, RunReport, SchedulerError, daemon_with, describe_job,
+        describe_run, run_due,
+    };
+}
 
 mod atomic;
 mod config;

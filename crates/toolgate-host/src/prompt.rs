@@ -41,7 +41,7 @@ impl Host {
             .persona(self.persona()?)
             .agents_md(self.agents_md());
         if offered.iter().any(|t| t == "create_tool") {
-            builder = builder.block(toolgate_tools::dynamic::INSTRUCTIONS);
+            builder = builder.block(toolgate_dynamic::INSTRUCTIONS);
         }
         for group in self.group_outlines()? {
             if group.tools.iter().any(|t| offered.contains(t)) {
@@ -102,7 +102,7 @@ impl Host {
         if !self.config().tools.persona.enabled {
             return Ok(None);
         }
-        Ok(toolgate_tools::memory::persona::persona_prompt(
+        Ok(toolgate_assistant::memory::persona::persona_prompt(
             &self.persona_dir()?,
         ))
     }

@@ -13,11 +13,11 @@ use toolgate_agent::{
     messages_bytes,
 };
 use toolgate_core::SchemaFormat;
+use toolgate_dynamic::DynamicTools;
 use toolgate_engine::Approver;
 use toolgate_store::{
     NewSession, SessionEvent, SessionStore, SqliteStore, StepRecord, ToolCallRow, UsageRow,
 };
-use toolgate_tools::dynamic::DynamicTools;
 
 use crate::config::TextToolCalls;
 use crate::delegation::{HostSubAgents, RunLimits};

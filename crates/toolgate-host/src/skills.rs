@@ -26,10 +26,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use toolgate_agent::ToolInstructions;
+use toolgate_core::ToolGroup;
 use toolgate_skills::{
     Activations, DiscoverOptions, Discovery, SkillTool, catalog_block, discover,
 };
-use toolgate_tools::ToolGroup;
 
 use crate::config::user_config_dir;
 use crate::env_vars;
