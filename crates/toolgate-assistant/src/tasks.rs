@@ -1,26 +1,25 @@
 //! The `tasks` group: seed 003's project tools — projects, their tasks with
-//! a status and a priority, and an activity log of every change — plus
-//! `update_plan`, the checklist an agent keeps for its session as it works
-//! (Codex's `update_plan`, Claude Code's `TodoWrite`).
+//! a status and a priority, and an activity log of every change.
 //!
 //! | tool | does |
 //! |---|---|
 //! | `create_project`, `list_projects`, `update_project` | projects |
 //! | `add_task`, `list_tasks`, `update_task`, `delete_task` | tasks |
 //! | `project_activity` | a project's log, newest first |
-//! | `update_plan` | replaces the session's plan, returns it as a checklist |
+//!
+//! The session's plan (`update_plan`) is a coding tool of its own
+//! (`toolgate-tools`' `plan` module); [`TasksConfig::plan`] and
+//! [`TasksConfig::max_plan_steps`] still say whether the host offers it
+//! beside these tools, as they did when it lived here.
 //!
 //! # Sensitivity
 //!
-//! As for notes (see [`notes`](crate::notes)): projects, tasks and plans
-//! live in toolgate's own store, not in the user's workspace, so adding and
+//! As for notes (see [`notes`](crate::notes)): projects and tasks live in
+//! toolgate's own store, not in the user's workspace, so adding and
 //! changing them does not ask (`ReadOnly`) — every change is also in the
 //! project's activity log, so none is lost without a trace. `delete_task`
 //! is `Sensitive`: it removes what the user asked to track. The MCP
-//! annotations say which tools write (`readOnlyHint: false`), except
-//! `update_plan`: the plan is the agent's own working state, not the
-//! user's data, so it is annotated read-only and read-only agents (`plan`,
-//! `review`) may keep a plan too.
+//! annotations say which tools write (`readOnlyHint: false`).
 //!
 //! None declares [`Effects`]: they touch nothing but the store.
 //!
@@ -34,16 +33,9 @@
 //! 3. Every change to a project or task is recorded in the project's
 //!    activity log with its time, by the store, in the same transaction
 //!    ([`TaskStore`]'s rules).
-//! 4. `update_plan` replaces the whole plan of the calling session
-//!    (`ToolContext::session_id`); a call without a session keeps its plan
-//!    in this process only. A plan has at most `max_plan_steps` steps and
-//!    at most one `in_progress`. The result's output is the plan as a
-//!    checklist and its metadata `plan` is the [`Plan`] as JSON, for front
-//!    ends to show; [`PlanStore::plan`] reads a session's plan back.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -53,8 +45,8 @@ use toolgate_core::{
     Effects, EffectsError, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolResult, TypedTool,
 };
 use toolgate_store::{
-    NewProject, NewTask, Plan, PlanStep, PlanStore, Priority, Project, ProjectKey, ProjectStatus,
-    ProjectUpdate, StepStatus, Task, TaskFilter, TaskStatus, TaskStore, TaskUpdate,
+    NewProject, NewTask, Priority, Project, ProjectKey, ProjectStatus, ProjectUpdate, Task,
+    TaskFilter, TaskStatus, TaskStore, TaskUpdate,
 };
 
 use crate::notes::{format_time, preview, store_failure};
@@ -66,11 +58,6 @@ pub const INSTRUCTIONS: &str = "## Projects and tasks
 - When work on a task moves on, call `update_task` with the new status and a short `note` saying what happened.
 - `project_activity` shows what changed and when.
 - Only call `delete_task` when the user asks to delete a task; a finished task is marked done instead.
-
-## Your plan
-- For work with several steps, call `update_plan` first with the steps, then again each time a step starts or finishes.
-- Send the whole plan every time; exactly one step is in_progress while you work; mark steps completed as soon as they are done.
-- Skip the plan for a single quick step.
 ";
 
 /// The `tools.tasks` section of `toolgate.yaml`.
@@ -80,13 +67,14 @@ pub struct TasksConfig {
     /// Whether the group is registered. Default: false (an assistant
     /// feature: nine more tools in every prompt).
     pub enabled: bool,
-    /// Whether `update_plan` is part of the group. Default: true.
+    /// Whether the host offers `update_plan` (`toolgate-tools`' plan
+    /// module) with the group. Default: true.
     pub plan: bool,
     /// The longest task title or project name, in characters. Default: 200.
     pub max_title_chars: usize,
     /// The longest description or note, in characters. Default: 4,000.
     pub max_text_chars: usize,
-    /// The most steps a plan may have. Default: 30.
+    /// The most steps a plan of that `update_plan` may have. Default: 30.
     pub max_plan_steps: usize,
     /// The most tasks `list_tasks` shows. Default: 100.
     pub list_limit: usize,
@@ -109,21 +97,21 @@ impl Default for TasksConfig {
     }
 }
 
-/// The tools of the `tasks` group over `store`, which keeps both the
-/// projects and the plans (a [`SqliteStore`](toolgate_store::SqliteStore)
-/// does). Empty when the group is disabled.
+/// The tools of the `tasks` group over `store`, which keeps the projects
+/// (a [`SqliteStore`](toolgate_store::SqliteStore) does). Empty when the
+/// group is disabled.
 pub fn tools<S>(config: &TasksConfig, store: Arc<S>) -> Vec<Arc<dyn Tool>>
 where
-    S: TaskStore + PlanStore + 'static,
+    S: TaskStore + 'static,
 {
     if !config.enabled {
         return Vec::new();
     }
     let ctx = Tasks {
-        store: Arc::clone(&store) as Arc<dyn TaskStore>,
+        store: store as Arc<dyn TaskStore>,
         config: config.clone(),
     };
-    let mut tools: Vec<Arc<dyn Tool>> = vec![
+    vec![
         Arc::new(CreateProject(ctx.clone())),
         Arc::new(ListProjects(ctx.clone())),
         Arc::new(UpdateProject(ctx.clone())),
@@ -132,13 +120,7 @@ where
         Arc::new(UpdateTask(ctx.clone())),
         Arc::new(DeleteTask(ctx.clone())),
         Arc::new(ProjectActivity(ctx)),
-    ];
-    if config.plan {
-        tools.push(Arc::new(
-            UpdatePlan::new(Some(store as Arc<dyn PlanStore>)).max_steps(config.max_plan_steps),
-        ));
-    }
-    tools
+    ]
 }
 
 /// What every project tool holds.
@@ -896,229 +878,5 @@ impl TypedTool for ProjectActivity {
                 .map(|e| json!({"at": e.at, "action": e.action, "task_id": e.task_id, "detail": e.detail}))
                 .collect::<Vec<_>>(),
         )
-    }
-}
-
-// ------------------------------------------------------------- update_plan
-
-/// Where a step of the plan stands, as a call gives it.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum StepStatusArg {
-    /// Not started.
-    Pending,
-    /// Being worked on now (one step at most).
-    InProgress,
-    /// Finished.
-    Completed,
-}
-
-impl From<StepStatusArg> for StepStatus {
-    fn from(status: StepStatusArg) -> Self {
-        match status {
-            StepStatusArg::Pending => Self::Pending,
-            StepStatusArg::InProgress => Self::InProgress,
-            StepStatusArg::Completed => Self::Completed,
-        }
-    }
-}
-
-/// One step, as a call gives it.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PlanStepArg {
-    /// What the step does, in one short line.
-    pub step: String,
-    /// `pending`, `in_progress` or `completed`.
-    pub status: StepStatusArg,
-}
-
-/// Arguments of `update_plan`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdatePlanArgs {
-    /// The whole plan, in order. It replaces the previous one.
-    pub steps: Vec<PlanStepArg>,
-    /// Why the plan changed, in a sentence (optional).
-    pub explanation: Option<String>,
-}
-
-/// The longest step text, in characters.
-const MAX_STEP_CHARS: usize = 300;
-
-/// The longest explanation, in characters.
-const MAX_EXPLANATION_CHARS: usize = 1_000;
-
-/// `update_plan`: replaces the calling session's plan (rule 4).
-pub struct UpdatePlan {
-    store: Option<Arc<dyn PlanStore>>,
-    /// Plans kept in this process: the plan of calls without a session
-    /// (key `None`), and every plan when there is no store.
-    local: Mutex<HashMap<Option<String>, Plan>>,
-    max_steps: usize,
-}
-
-impl std::fmt::Debug for UpdatePlan {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UpdatePlan")
-            .field("store", &self.store.is_some())
-            .field("max_steps", &self.max_steps)
-            .finish_non_exhaustive()
-    }
-}
-
-impl UpdatePlan {
-    /// An `update_plan` that keeps session plans in `store` (`None`: in
-    /// this process only).
-    pub fn new(store: Option<Arc<dyn PlanStore>>) -> Self {
-        Self {
-            store,
-            local: Mutex::new(HashMap::new()),
-            max_steps: TasksConfig::default().max_plan_steps,
-        }
-    }
-
-    /// Sets the most steps a plan may have. By default, 30.
-    #[must_use]
-    pub fn max_steps(mut self, max: usize) -> Self {
-        self.max_steps = max;
-        self
-    }
-
-    /// The current plan of `session` (`None`: the process-local plan of
-    /// calls without a session).
-    pub async fn current(&self, session: Option<&str>) -> Result<Option<Plan>, String> {
-        if let (Some(store), Some(session)) = (&self.store, session) {
-            return store
-                .plan(session)
-                .await
-                .map_err(|e| toolgate_core::error_chain(&e));
-        }
-        let local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(local.get(&session.map(str::to_owned)).cloned())
-    }
-
-    fn check(&self, args: UpdatePlanArgs) -> Result<Plan, String> {
-        if args.steps.len() > self.max_steps {
-            return Err(format!(
-                "the plan has {} steps; at most {} are allowed: merge small steps",
-                args.steps.len(),
-                self.max_steps
-            ));
-        }
-        let mut steps = Vec::with_capacity(args.steps.len());
-        let mut in_progress = Vec::new();
-        for (i, step) in args.steps.into_iter().enumerate() {
-            let text = step.step.trim();
-            if text.is_empty() {
-                return Err(format!("step {} is empty", i + 1));
-            }
-            if text.contains('\n') {
-                return Err(format!("step {} must be one line", i + 1));
-            }
-            if text.chars().count() > MAX_STEP_CHARS {
-                return Err(format!(
-                    "step {} is longer than {MAX_STEP_CHARS} characters: keep steps short",
-                    i + 1
-                ));
-            }
-            let status = StepStatus::from(step.status);
-            if status == StepStatus::InProgress {
-                in_progress.push(i + 1);
-            }
-            steps.push(PlanStep {
-                step: text.to_owned(),
-                status,
-            });
-        }
-        if in_progress.len() > 1 {
-            return Err(format!(
-                "steps {} are all in_progress; at most one step may be in_progress at a time",
-                in_progress
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        let explanation = args
-            .explanation
-            .map(|e| e.trim().to_owned())
-            .filter(|e| !e.is_empty());
-        if explanation
-            .as_ref()
-            .is_some_and(|e| e.chars().count() > MAX_EXPLANATION_CHARS)
-        {
-            return Err(format!(
-                "the explanation is longer than {MAX_EXPLANATION_CHARS} characters"
-            ));
-        }
-        let updated = jiff::Timestamp::now().as_millisecond();
-        Ok(Plan {
-            steps,
-            explanation,
-            updated,
-        })
-    }
-}
-
-#[async_trait]
-impl TypedTool for UpdatePlan {
-    type Args = UpdatePlanArgs;
-    const NAME: &'static str = "update_plan";
-    const DESCRIPTION: &'static str = "Set your plan for this task as a checklist; it replaces \
-        the previous plan, so send every step each time. Each step: `step` (one short line) and \
-        `status` pending, in_progress or completed; at most one in_progress. Example: \
-        {\"steps\": [{\"step\": \"Read the failing test\", \"status\": \"completed\"}, \
-        {\"step\": \"Fix the parser\", \"status\": \"in_progress\"}, \
-        {\"step\": \"Run the tests\", \"status\": \"pending\"}]}";
-    const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
-
-    fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            // The plan is the agent's own working state (see the module
-            // docs), so read-only agents may keep one.
-            read_only_hint: Some(true),
-            destructive_hint: Some(false),
-            idempotent_hint: Some(true),
-            open_world_hint: Some(false),
-            ..ToolAnnotations::default()
-        }
-    }
-
-    /// None: it writes toolgate's own store (or memory) only.
-    fn effects(&self, _args: &UpdatePlanArgs) -> Result<Effects, EffectsError> {
-        Ok(Effects::none())
-    }
-
-    async fn run(&self, args: UpdatePlanArgs, ctx: &ToolContext) -> ToolResult {
-        let plan = match self.check(args) {
-            Ok(plan) => plan,
-            Err(message) => return ToolResult::failure(message),
-        };
-        let session = ctx.session_id.as_deref();
-        match (&self.store, session) {
-            (Some(store), Some(session)) => {
-                if let Err(error) = store.set_plan(session, &plan).await {
-                    return store_failure(&error);
-                }
-            }
-            _ => {
-                self.local
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(session.map(str::to_owned), plan.clone());
-            }
-        }
-        let mut out = plan.checklist();
-        if let Some(explanation) = &plan.explanation {
-            let _ = write!(out, "\nWhy: {explanation}");
-        }
-        let mut result = ToolResult::success(out)
-            .with_metadata("plan", serde_json::to_value(&plan).unwrap_or_default());
-        if let Some(session) = session {
-            result = result.with_metadata("session_id", session);
-        }
-        result
     }
 }

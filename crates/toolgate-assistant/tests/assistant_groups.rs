@@ -42,11 +42,6 @@ const SAMPLES: &[(&str, &str, bool)] = &[
     ("update_task", r#"{"id": 1, "status": "done"}"#, false),
     ("delete_task", r#"{"id": 1}"#, true),
     ("project_activity", r#"{"project": "Home"}"#, false),
-    (
-        "update_plan",
-        r#"{"steps": [{"step": "a", "status": "pending"}]}"#,
-        false,
-    ),
     ("calculator", r#"{"expression": "1+1"}"#, false),
     ("get_weather", r#"{"location": "Madrid"}"#, true),
 ];

@@ -85,6 +85,7 @@ pub use effects::{Change, CommandPlan, Effect, Effects, EffectsError, SandboxPro
 pub use error::{Error, error_chain};
 pub use group::ToolGroup;
 pub use name::{MAX_TOOL_NAME_LEN, check_tool_name};
+pub use plan::{Plan, PlanBook, PlanBookError, PlanStep, StepStatus};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, redact, register_secret};
 pub use registry::{RegisteredTool, Registry};
 pub use result::ToolResult;
@@ -113,6 +114,7 @@ mod effects;
 mod error;
 mod group;
 mod name;
+mod plan;
 mod redact;
 mod registry;
 mod result;

@@ -68,6 +68,7 @@ fn every_builtin(dir: &std::path::Path) -> Vec<Arc<dyn Tool>> {
         dir,
         None,
     ));
+    tools.push(Arc::new(toolgate_tools::plan::UpdatePlan::new(None)));
     tools.extend(toolgate_web::web_tools(&toolgate_web::WebConfig::default()).unwrap());
     let dynamic = DynamicTools::new(
         DynamicConfig::default(),

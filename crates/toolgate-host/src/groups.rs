@@ -7,6 +7,7 @@ use std::sync::Arc;
 use toolgate_assistant::{calc, cron, memory, notes, phone, tasks, weather};
 use toolgate_core::ToolGroup;
 use toolgate_store::{ScheduleStore, SessionHistory};
+use toolgate_tools::plan;
 use toolgate_web as web;
 
 use crate::error::HostError;
@@ -31,11 +32,17 @@ impl Host {
             ));
         }
         if tools.tasks.enabled {
-            groups.push(ToolGroup::new(
-                "tasks",
-                tasks::INSTRUCTIONS,
-                tasks::tools(&tools.tasks, self.store()?),
-            ));
+            let store = self.store()?;
+            let mut found = tasks::tools(&tools.tasks, Arc::clone(&store));
+            let mut instructions = std::borrow::Cow::Borrowed(tasks::INSTRUCTIONS);
+            if tools.tasks.plan {
+                let plans = Arc::new(crate::StorePlans::new(store));
+                found.push(Arc::new(
+                    plan::UpdatePlan::new(Some(plans)).max_steps(tools.tasks.max_plan_steps),
+                ));
+                instructions = format!("{}\n{}", tasks::INSTRUCTIONS, plan::INSTRUCTIONS).into();
+            }
+            groups.push(ToolGroup::new("tasks", instructions, found));
         }
         if tools.weather.enabled {
             let found = weather::tools(&tools.weather).map_err(|e| HostError::ToolGroup {

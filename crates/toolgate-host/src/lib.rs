@@ -58,7 +58,7 @@ pub use rules_file::{RulesFileError, UserRules};
 pub use run::{PreparedRun, RequestSize, RunControls, RunRequest, done_event};
 pub use schedule::HostJobRunner;
 pub use skills::{SkillInstructions, SkillsSection};
-pub use stores::session_outcome;
+pub use stores::{StorePlans, session_outcome};
 pub use trust::{Trust, TrustError, TrustStore, TrustedFile};
 
 pub use toolgate_web::{DownloadError, download_text};

@@ -19,6 +19,7 @@
 //! | [`search`] | `search_code`, `grep`, `find_files` (in process, on ripgrep's crates) |
 //! | [`command`] | `run_command`, `process` (background sessions) |
 //! | [`time`] | `get_datetime` |
+//! | [`plan`] | `update_plan` (the session's checklist, kept in a [`PlanBook`](toolgate_core::PlanBook)) |
 //! | [`diag`] | `echo` |
 //!
 //! [`builtin_tools`] lists them, configured, for a registry.
@@ -55,6 +56,7 @@ pub mod editing;
 mod effects;
 pub mod fs;
 pub mod patch;
+pub mod plan;
 pub mod search;
 pub mod time;
 
