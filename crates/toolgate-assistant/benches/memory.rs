@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
-use toolgate_assistant::memory::{MemoryConfig, memory_tools};
+use toolgate_assistant::memory::{self, MemoryConfig};
 use toolgate_core::ToolContext;
 use toolgate_store::{MemoryChunk, MemoryIndex, MemoryQuery, MemoryUpdate, SourceId, SqliteStore};
 
@@ -311,7 +311,7 @@ fn index(c: &mut Criterion) {
                 (dir, store)
             },
             |(dir, store)| {
-                let tools = memory_tools(
+                let tools = memory::tools(
                     &MemoryConfig::default(),
                     dir.path().join("memory"),
                     store.clone(),
@@ -336,7 +336,7 @@ fn search(c: &mut Criterion) {
     let logs = corpus(DAYS);
     write_logs(&dir.path().join("memory"), &logs);
     let store = Arc::new(SqliteStore::open(dir.path().join("toolgate.db")).unwrap());
-    let tools = memory_tools(
+    let tools = memory::tools(
         &MemoryConfig::default(),
         dir.path().join("memory"),
         store.clone(),

@@ -37,7 +37,7 @@ fn fixture_with(config: CronConfig, mode: ConfirmationMode) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SqliteStore::open(dir.path().join("toolgate.db")).unwrap());
     let registry = Registry::new();
-    for tool in cron::cron_tools(&config, Arc::clone(&store) as Arc<dyn ScheduleStore>) {
+    for tool in cron::tools(&config, Arc::clone(&store) as Arc<dyn ScheduleStore>) {
         registry.register_arc(tool).unwrap();
     }
     let engine = ExecutionEngine::builder(Arc::new(registry))

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
-use toolgate_assistant::memory::persona::{PersonaConfig, persona_prompt, persona_tools};
-use toolgate_assistant::memory::{MemoryConfig, NOTE_KIND, index_document, memory_tools};
+use toolgate_assistant::memory::persona::{self, PersonaConfig, persona_prompt};
+use toolgate_assistant::memory::{self, MemoryConfig, NOTE_KIND, index_document};
 use toolgate_core::{Effect, Registry, SchemaFormat, ToolCall, check_tool_name};
 use toolgate_engine::{Execution, ExecutionEngine};
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
@@ -39,7 +39,7 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(SqliteStore::open(dir.path().join("toolgate.db")).unwrap());
         let registry = Registry::new();
-        let memory = memory_tools(
+        let memory = memory::tools(
             config,
             dir.path().join("memory"),
             store.clone(),
@@ -47,7 +47,7 @@ impl Fixture {
         );
         for tool in memory
             .into_iter()
-            .chain(persona_tools(&PersonaConfig::default(), dir.path()))
+            .chain(persona::tools(&PersonaConfig::default(), dir.path()))
         {
             registry.register_arc(tool).unwrap();
         }
@@ -912,13 +912,12 @@ async fn goals_sensitivity_follows_the_action() {
 
 #[tokio::test]
 async fn notes_written_with_the_notes_tools_are_searched_and_kept_current() {
-    use toolgate_assistant::memory::memory_tools_with_notes;
     use toolgate_store::{NewNote, NoteStore, NoteUpdate};
 
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SqliteStore::open(dir.path().join("toolgate.db")).unwrap());
     let registry = Registry::new();
-    for tool in memory_tools_with_notes(
+    for tool in memory::tools_with_notes(
         &MemoryConfig::default(),
         dir.path().join("memory"),
         store.clone(),

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolgate_assistant::phone::{AuthToken, ContactBook, PhoneCall, PhoneConfig, phone_tools};
+use toolgate_assistant::phone::{self, AuthToken, ContactBook, PhoneCall, PhoneConfig};
 use toolgate_core::{Effect, Registry, SchemaFormat, Sensitivity, ToolCall, ToolResult};
 use toolgate_engine::ExecutionEngine;
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
@@ -46,7 +46,7 @@ struct Fixture {
 fn fixture(config: PhoneConfig, token: Option<&str>) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let registry = Registry::new();
-    for tool in phone_tools(&config, &dir.path().join("data"), token.map(AuthToken::new)) {
+    for tool in phone::tools(&config, &dir.path().join("data"), token.map(AuthToken::new)) {
         registry.register_arc(tool).unwrap();
     }
     let engine = ExecutionEngine::builder(Arc::new(registry))

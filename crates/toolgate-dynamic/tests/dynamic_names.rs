@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use toolgate_assistant::memory::persona::{PersonaConfig, persona_tools};
-use toolgate_assistant::memory::{MemoryConfig, memory_tools};
+use toolgate_assistant::memory::persona::{self, PersonaConfig};
+use toolgate_assistant::memory::{self, MemoryConfig};
 use toolgate_assistant::{calc, cron, notes, phone, tasks, weather};
 use toolgate_core::{Registry, SchemaFormat, Tool, Workspace};
 use toolgate_dynamic::{self as dynamic, DynamicConfig, DynamicTools, check_name};
@@ -49,27 +49,23 @@ fn every_builtin(dir: &std::path::Path) -> Vec<Arc<dyn Tool>> {
         })
         .unwrap(),
     );
-    tools.extend(cron::cron_tools(
+    tools.extend(cron::tools(
         &cron::CronConfig::default(),
         Arc::clone(&store) as Arc<dyn ScheduleStore>,
     ));
-    tools.extend(memory_tools(
+    tools.extend(memory::tools(
         &MemoryConfig::default(),
         dir.join("memory"),
         Arc::clone(&store) as Arc<dyn toolgate_store::MemoryIndex>,
         None,
     ));
-    tools.extend(persona_tools(
+    tools.extend(persona::tools(
         &PersonaConfig::default(),
         dir.join("persona"),
     ));
-    tools.extend(phone::phone_tools(
-        &phone::PhoneConfig::default(),
-        dir,
-        None,
-    ));
+    tools.extend(phone::tools(&phone::PhoneConfig::default(), dir, None));
     tools.push(Arc::new(toolgate_tools::plan::UpdatePlan::new(None)));
-    tools.extend(toolgate_web::web_tools(&toolgate_web::WebConfig::default()).unwrap());
+    tools.extend(toolgate_web::tools(&toolgate_web::WebConfig::default()).unwrap());
     let dynamic = DynamicTools::new(
         DynamicConfig::default(),
         store as Arc<dyn DynamicToolStore>,

@@ -52,7 +52,7 @@ impl Host {
             groups.push(ToolGroup::new("weather", weather::INSTRUCTIONS, found));
         }
         if tools.web.enabled {
-            let found = web::web_tools(&tools.web).map_err(|e| HostError::ToolGroup {
+            let found = web::tools(&tools.web).map_err(|e| HostError::ToolGroup {
                 group: "web",
                 reason: toolgate_core::error_chain(&e),
             })?;
@@ -67,7 +67,7 @@ impl Host {
             groups.push(ToolGroup::new(
                 "memory",
                 memory::INSTRUCTIONS,
-                memory::memory_tools_with_notes(
+                memory::tools_with_notes(
                     &tools.memory,
                     self.memory_dir()?,
                     Arc::clone(&store) as Arc<dyn toolgate_store::MemoryIndex>,
@@ -83,7 +83,7 @@ impl Host {
             groups.push(ToolGroup::new(
                 "persona",
                 memory::persona::INSTRUCTIONS,
-                memory::persona::persona_tools(&tools.persona, self.persona_dir()?),
+                memory::persona::tools(&tools.persona, self.persona_dir()?),
             ));
         }
         if tools.cron.enabled {
@@ -95,7 +95,7 @@ impl Host {
             groups.push(ToolGroup::new(
                 "cron",
                 cron::INSTRUCTIONS,
-                cron::cron_tools(&tools.cron, store),
+                cron::tools(&tools.cron, store),
             ));
         }
         if tools.phone.enabled {
@@ -105,7 +105,7 @@ impl Host {
             groups.push(ToolGroup::new(
                 "phone",
                 phone::INSTRUCTIONS,
-                phone::phone_tools(&tools.phone, &self.data_home()?, token),
+                phone::tools(&tools.phone, &self.data_home()?, token),
             ));
         }
         Ok(groups)

@@ -6,7 +6,7 @@
 //! | [`WebFetch`] `web_fetch(url)` | GETs a page and returns it as text: HTML converted to Markdown-like text, JSON pretty-printed, binary refused |
 //! | [`WebSearch`] `web_search(query, max_results?)` | asks Brave Search or a `SearXNG` instance and lists the results |
 //!
-//! Both are built by [`web_tools`] (or [`WebToolsBuilder`] to choose the
+//! Both are built by [`tools`] (or [`WebToolsBuilder`] to choose the
 //! resolver) from the `web:` section of the configuration ([`WebConfig`]);
 //! [`INSTRUCTIONS`] is their block of the system prompt. [`download_text`]
 //! fetches one text file for toolgate itself (a skill's SKILL.md to
@@ -303,7 +303,7 @@ impl WebToolsBuilder {
 
 /// `web_fetch` and `web_search` configured by `config`, with the system's
 /// resolver.
-pub fn web_tools(config: &WebConfig) -> Result<Vec<Arc<dyn Tool>>, WebError> {
+pub fn tools(config: &WebConfig) -> Result<Vec<Arc<dyn Tool>>, WebError> {
     WebToolsBuilder::new(config.clone()).build()
 }
 

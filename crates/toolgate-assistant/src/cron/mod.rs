@@ -11,7 +11,7 @@
 //!   through a [`JobRunner`] (the host runs the agent or records the
 //!   message), record each run and schedule the next.
 //! - [`CronConfig`]: the `tools.cron` section of `toolgate.yaml`;
-//!   [`cron_tools`] builds the group from it; [`INSTRUCTIONS`] is its
+//!   [`tools`] builds the group from it; [`INSTRUCTIONS`] is its
 //!   system-prompt block.
 //!
 //! # Example
@@ -38,7 +38,7 @@
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = tempfile::tempdir()?;
 //! let store: Arc<dyn ScheduleStore> = Arc::new(SqliteStore::open(dir.path().join("t.db"))?);
-//! let tools = cron::cron_tools(&CronConfig::default(), Arc::clone(&store));
+//! let tools = cron::tools(&CronConfig::default(), Arc::clone(&store));
 //! let added = tools[0]
 //!     .execute(
 //!         json!({"action": "add", "everyMs": 3_600_000, "text": "stretch"}),
@@ -165,7 +165,7 @@ impl CronConfig {
 
 /// The `cron` group: the `cron` tool over `store`. (Whether to register it
 /// is the host's call, from [`CronConfig::enabled`].)
-pub fn cron_tools(config: &CronConfig, store: Arc<dyn ScheduleStore>) -> Vec<Arc<dyn Tool>> {
+pub fn tools(config: &CronConfig, store: Arc<dyn ScheduleStore>) -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(CronTool::new(config.clone(), store))]
 }
 

@@ -7,7 +7,7 @@
 //!
 //! - **Daily logs**: `save_memory` appends each fact as a list item
 //!   (`- HH:MM fact`) to `YYYY-MM-DD.md` in the *memory directory* the host
-//!   gives [`memory_tools`] (by default `DATA_DIR/workspaces/<ws>/memory`,
+//!   gives [`tools`] (by default `DATA_DIR/workspaces/<ws>/memory`,
 //!   or `memory.dir`). Any other `.md` file there (a `MEMORY.md` the user
 //!   keeps) is memory too.
 //! - **The index**: a [`MemoryIndex`] (the workspace's `SQLite` store) holds
@@ -17,7 +17,7 @@
 //!   date incrementally before each search (only changed files and new
 //!   messages are read), then ranks with BM25.
 //! - **Persona files**: `SOUL.md`, `IDENTITY.md` and `GOALS.md` in the
-//!   directory given to [`persona::persona_tools`]; see [`persona`].
+//!   directory given to [`persona::tools`]; see [`persona`].
 //!
 //! Effects name the memory and persona files by their absolute paths
 //! (`…/memory/2025-01-15.md`): they are toolgate's own files, outside the
@@ -31,13 +31,13 @@
 //! use serde_json::json;
 //! use toolgate_core::ToolContext;
 //! use toolgate_store::SqliteStore;
-//! use toolgate_assistant::memory::{MemoryConfig, memory_tools};
+//! use toolgate_assistant::memory::{self, MemoryConfig};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let data = tempfile::tempdir()?;
 //! let store = Arc::new(SqliteStore::open(data.path().join("toolgate.db"))?);
-//! let tools = memory_tools(
+//! let tools = memory::tools(
 //!     &MemoryConfig::default(),
 //!     data.path().join("memory"),
 //!     store.clone(),
@@ -149,19 +149,19 @@ impl Default for MemoryConfig {
 /// The `memory` group's tools — `save_memory`, `memory_search`,
 /// `memory_get` — over the memory directory `dir` and `index`, searching
 /// `sessions` too when given (and `config.search_sessions` is on).
-pub fn memory_tools(
+pub fn tools(
     config: &MemoryConfig,
     dir: impl Into<PathBuf>,
     index: Arc<dyn MemoryIndex>,
     sessions: Option<Arc<dyn SessionHistory>>,
 ) -> Vec<Arc<dyn Tool>> {
-    memory_tools_with_notes(config, dir, index, sessions, None)
+    tools_with_notes(config, dir, index, sessions, None)
 }
 
-/// [`memory_tools`] that also search the notes of `notes` (the `notes`
+/// [`tools`] that also search the notes of `notes` (the `notes`
 /// group's store): kept in the index incrementally before each search, by
 /// each note's update time.
-pub fn memory_tools_with_notes(
+pub fn tools_with_notes(
     config: &MemoryConfig,
     dir: impl Into<PathBuf>,
     index: Arc<dyn MemoryIndex>,

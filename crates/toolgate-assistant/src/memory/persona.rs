@@ -3,7 +3,7 @@
 //! [`persona_prompt`], which turns the three files into a system-prompt
 //! block.
 //!
-//! The files live in the directory the host gives [`persona_tools`] —
+//! The files live in the directory the host gives [`tools`] —
 //! `DATA_DIR/workspaces/<ws>` beside the `memory` directory, in the layout
 //! of seed 002's soul loader — and are written atomically (temporary file,
 //! `fsync`, rename), so a crash or a concurrent reader never sees half a
@@ -88,7 +88,7 @@ impl Default for PersonaConfig {
 
 /// The `persona` group's tools — `update_soul`, `update_identity`,
 /// `manage_goals` — over the files in `dir`.
-pub fn persona_tools(config: &PersonaConfig, dir: impl Into<PathBuf>) -> Vec<Arc<dyn Tool>> {
+pub fn tools(config: &PersonaConfig, dir: impl Into<PathBuf>) -> Vec<Arc<dyn Tool>> {
     let persona = Arc::new(Persona {
         dir: FileDir::new(dir.into()),
         config: config.clone(),

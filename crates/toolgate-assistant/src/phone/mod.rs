@@ -4,7 +4,7 @@
 //! - [`PhoneCall`]: the `phone_call` tool, with actions `call`,
 //!   `add_contact`, `list_contacts`, `remove_contact`.
 //! - [`PhoneConfig`]: the `tools.phone` section of `toolgate.yaml`;
-//!   [`phone_tools`] builds the group; [`INSTRUCTIONS`] is its
+//!   [`tools`] builds the group; [`INSTRUCTIONS`] is its
 //!   system-prompt block.
 //!
 //! A call is `POST {base_url}/2010-04-01/Accounts/{account_sid}/Calls.json`
@@ -17,12 +17,12 @@
 //! ```
 //! use serde_json::json;
 //! use toolgate_core::ToolContext;
-//! use toolgate_assistant::phone::{PhoneConfig, phone_tools};
+//! use toolgate_assistant::phone::{self, PhoneConfig};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = tempfile::tempdir()?;
-//! let tools = phone_tools(&PhoneConfig::default(), dir.path(), None);
+//! let tools = phone::tools(&PhoneConfig::default(), dir.path(), None);
 //! let ctx = ToolContext::new("c1");
 //! let added = tools[0]
 //!     .execute(
@@ -100,7 +100,7 @@ pub struct PhoneConfig {
     #[serde(rename = "loop")]
     pub loop_count: u32,
     /// The contact book, a JSON file; relative paths are relative to the
-    /// directory given to [`phone_tools`] (toolgate's data directory).
+    /// directory given to [`tools`] (toolgate's data directory).
     /// Default: `contacts.json`.
     pub contacts_file: PathBuf,
     /// Whether a call may go to a number that is not a saved contact (nor
@@ -199,11 +199,7 @@ impl fmt::Debug for AuthToken {
 
 /// The `phone` group: `phone_call`, with its contact book under `dir` and
 /// the auth token the host read (see [`PhoneConfig::auth_token_from`]).
-pub fn phone_tools(
-    config: &PhoneConfig,
-    dir: &Path,
-    token: Option<AuthToken>,
-) -> Vec<Arc<dyn Tool>> {
+pub fn tools(config: &PhoneConfig, dir: &Path, token: Option<AuthToken>) -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(PhoneCall::new(config.clone(), dir, token))]
 }
 
