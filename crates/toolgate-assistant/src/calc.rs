@@ -716,6 +716,40 @@ fn round_to(x: f64, digits: f64) -> Result<f64, CalcError> {
     finite((x * scale).round() / scale)
 }
 
+/// The `calculator` group, `tools.calculator` (on by default).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CalculatorGroup;
+
+impl toolgate_core::Group for CalculatorGroup {
+    fn name(&self) -> &'static str {
+        "calculator"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("calculator")
+    }
+
+    fn untrusted_keys(&self) -> &'static [&'static str] {
+        &[""]
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["calculator"]
+    }
+
+    fn build(
+        &self,
+        ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        let section = ctx.section::<CalculatorConfig>()?;
+        Ok(toolgate_core::ToolGroup::new(
+            "calculator",
+            INSTRUCTIONS,
+            tools(section),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

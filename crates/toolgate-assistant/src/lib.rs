@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | [`calc`] | `calculator` | `calculator`, a safe arithmetic evaluator |
 //! | [`notes`] | `notes` | `create_note`, `list_notes`, `get_note`, `update_note`, `delete_note`, `search_notes` |
-//! | [`tasks`] | `tasks` | projects, their tasks and activity log, `update_plan` |
+//! | [`tasks`] | `tasks` | projects, their tasks and their activity log |
 //! | [`weather`] | `weather` | `get_weather` on Open-Meteo |
 //! | [`memory`] | `memory` | `save_memory`, `memory_search`, `memory_get` over daily logs and an index |
 //! | [`memory::persona`] | `persona` | `update_soul`, `update_identity`, `manage_goals` over the persona files |
@@ -14,8 +14,13 @@
 //!
 //! Each module has the group's `INSTRUCTIONS` (its block of the system
 //! prompt), its configuration section (`tools.<group>` of
-//! `toolgate.yaml`) and a function that builds the group's tools from that
-//! section. Groups that keep state use toolgate's own store
+//! `toolgate.yaml`), a `tools` function that builds the group's tools from
+//! that section and the stores it needs, and the group's type for the
+//! host's catalog ([`calc::CalculatorGroup`], [`notes::NotesGroup`],
+//! [`tasks::TasksGroup`], [`weather::WeatherGroup`],
+//! [`memory::MemoryGroup`], [`memory::persona::PersonaGroup`],
+//! [`cron::CronGroup`], [`phone::PhoneGroup`]: see
+//! [`Group`](toolgate_core::Group)). Groups that keep state use toolgate's own store
 //! (`toolgate-store`), never the user's workspace, unless the
 //! configuration says otherwise.
 //!

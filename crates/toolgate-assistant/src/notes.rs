@@ -596,3 +596,45 @@ impl TypedTool for SearchNotes {
             .with_metadata("ids", hits.iter().map(|h| h.note.id).collect::<Vec<_>>())
     }
 }
+
+/// The `notes` group, `tools.notes` (off by default). Part: `Arc<dyn NoteStore>`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NotesGroup;
+
+impl toolgate_core::Group for NotesGroup {
+    fn name(&self) -> &'static str {
+        "notes"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("notes")
+    }
+
+    fn untrusted_keys(&self) -> &'static [&'static str] {
+        &[""]
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &[
+            "create_note",
+            "list_notes",
+            "get_note",
+            "update_note",
+            "delete_note",
+            "search_notes",
+        ]
+    }
+
+    fn build(
+        &self,
+        ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        let section = ctx.section::<NotesConfig>()?;
+        let tools = if section.enabled {
+            tools(section, ctx.part::<Arc<dyn NoteStore>>()?)
+        } else {
+            Vec::new()
+        };
+        Ok(toolgate_core::ToolGroup::new("notes", INSTRUCTIONS, tools))
+    }
+}

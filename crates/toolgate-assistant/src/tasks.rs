@@ -100,15 +100,12 @@ impl Default for TasksConfig {
 /// The tools of the `tasks` group over `store`, which keeps the projects
 /// (a [`SqliteStore`](toolgate_store::SqliteStore) does). Empty when the
 /// group is disabled.
-pub fn tools<S>(config: &TasksConfig, store: Arc<S>) -> Vec<Arc<dyn Tool>>
-where
-    S: TaskStore + 'static,
-{
+pub fn tools(config: &TasksConfig, store: Arc<dyn TaskStore>) -> Vec<Arc<dyn Tool>> {
     if !config.enabled {
         return Vec::new();
     }
     let ctx = Tasks {
-        store: store as Arc<dyn TaskStore>,
+        store,
         config: config.clone(),
     };
     vec![
@@ -878,5 +875,49 @@ impl TypedTool for ProjectActivity {
                 .map(|e| json!({"at": e.at, "action": e.action, "task_id": e.task_id, "detail": e.detail}))
                 .collect::<Vec<_>>(),
         )
+    }
+}
+
+/// The `tasks` group, `tools.tasks` (off by default). Part: `Arc<dyn TaskStore>`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TasksGroup;
+
+impl toolgate_core::Group for TasksGroup {
+    fn name(&self) -> &'static str {
+        "tasks"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("tasks")
+    }
+
+    fn untrusted_keys(&self) -> &'static [&'static str] {
+        &[""]
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &[
+            "create_project",
+            "list_projects",
+            "update_project",
+            "add_task",
+            "list_tasks",
+            "update_task",
+            "delete_task",
+            "project_activity",
+        ]
+    }
+
+    fn build(
+        &self,
+        ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        let section = ctx.section::<TasksConfig>()?;
+        let tools = if section.enabled {
+            tools(section, ctx.part::<Arc<dyn TaskStore>>()?)
+        } else {
+            Vec::new()
+        };
+        Ok(toolgate_core::ToolGroup::new("tasks", INSTRUCTIONS, tools))
     }
 }

@@ -720,6 +720,37 @@ fn with_unit(number: f64, unit: &str) -> String {
     }
 }
 
+/// The `weather` group, `tools.weather` (off by default; where requests go needs trust).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WeatherGroup;
+
+impl toolgate_core::Group for WeatherGroup {
+    fn name(&self) -> &'static str {
+        "weather"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("weather")
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["get_weather"]
+    }
+
+    fn build(
+        &self,
+        ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        let section = ctx.section::<WeatherConfig>()?;
+        let tools = tools(section).map_err(|e| toolgate_core::GroupError::Config(Box::new(e)))?;
+        Ok(toolgate_core::ToolGroup::new(
+            "weather",
+            INSTRUCTIONS,
+            tools,
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

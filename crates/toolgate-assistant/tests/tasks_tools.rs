@@ -23,7 +23,7 @@ fn enabled() -> TasksConfig {
 
 fn registry(store: &Arc<SqliteStore>, config: &TasksConfig) -> Arc<Registry> {
     let registry = Registry::new();
-    for tool in tasks::tools(config, Arc::clone(store)) {
+    for tool in tasks::tools(config, Arc::clone(store) as Arc<dyn TaskStore>) {
         registry.register_arc(tool).unwrap();
     }
     Arc::new(registry)
@@ -294,8 +294,14 @@ async fn bad_task_input_is_refused() {
 fn the_group_is_off_by_default() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir);
-    assert!(tasks::tools(&TasksConfig::default(), Arc::clone(&store)).is_empty());
-    let names: Vec<String> = tasks::tools(&enabled(), Arc::clone(&store))
+    assert!(
+        tasks::tools(
+            &TasksConfig::default(),
+            Arc::clone(&store) as Arc<dyn TaskStore>
+        )
+        .is_empty()
+    );
+    let names: Vec<String> = tasks::tools(&enabled(), Arc::clone(&store) as Arc<dyn TaskStore>)
         .iter()
         .map(|t| t.name().to_owned())
         .collect();

@@ -138,7 +138,7 @@ impl<'a> Draft<'a> {
 ///    line names; it is python3, node or sh, and must be known.
 /// 6. The schema follows [`parameters`].
 pub(crate) fn check(config: &DynamicConfig, draft: &Draft<'_>) -> Result<Checked, String> {
-    check_name(draft.name)?;
+    check_name(draft.name, &config.reserved)?;
     let description = draft.description.trim();
     if description.is_empty() {
         return Err("the description is empty; say in a sentence what the tool does".to_owned());

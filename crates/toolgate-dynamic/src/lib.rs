@@ -116,7 +116,7 @@ pub use analysis::{Category, Finding, analyze};
 pub use create::{CreateTool, CreateToolArgs, KindArg, ScopeArg};
 pub use definition::Interpreter;
 pub use names::{
-    MAX_NAME_LEN, NameCheck, RESERVED_NAMES, RESERVED_PREFIXES, check_name, registry_names,
+    MAX_NAME_LEN, NameCheck, RESERVED_PREFIXES, ReservedNames, check_name, registry_names,
 };
 pub use params::ALLOW_DASH;
 pub use template::{FillError, MAX_WORDS, Template, TemplateError};
@@ -167,6 +167,11 @@ pub struct DynamicConfig {
     /// Refuse to run a dynamic tool where the kernel cannot provide the
     /// full sandbox. Default: true.
     pub sandbox_required: bool,
+    /// The names of toolgate's own tools, which no dynamic tool may take
+    /// ([`check_name`]). Not read from the file: the host fills it from
+    /// its catalog of groups. Default: none.
+    #[serde(skip)]
+    pub reserved: ReservedNames,
 }
 
 impl Default for DynamicConfig {
@@ -180,7 +185,39 @@ impl Default for DynamicConfig {
             max_schema_bytes: 4096,
             max_description_chars: 300,
             sandbox_required: true,
+            reserved: ReservedNames::default(),
         }
+    }
+}
+
+/// The `dynamic` group, `tools.dynamic` (off by default): `create_tool`
+/// and the tools it made once a person approved them.
+///
+/// They depend on the agent (each agent has its own), so the gate
+/// registers them for the agent it serves ([`DynamicTools::group`],
+/// [`DynamicTools::sync`]); the catalog's build offers nothing, and the
+/// entry is there for the section, the reserved name and the docs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DynamicGroup;
+
+impl toolgate_core::Group for DynamicGroup {
+    fn name(&self) -> &'static str {
+        "dynamic"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("dynamic")
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["create_tool"]
+    }
+
+    fn build(
+        &self,
+        _ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<ToolGroup, toolgate_core::GroupError> {
+        Ok(ToolGroup::new("dynamic", INSTRUCTIONS, Vec::new()))
     }
 }
 

@@ -1,5 +1,6 @@
 //! The names a dynamic tool may take.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
 
 use toolgate_core::Registry;
@@ -13,57 +14,33 @@ pub const MAX_NAME_LEN: usize = 64;
 /// offered in this configuration or not, and those of the agent loop (so
 /// that enabling a group later cannot find its name taken by an agent's
 /// tool, and a model cannot shadow one it knows).
-pub const RESERVED_NAMES: &[&str] = &[
-    // toolgate-tools
-    "add_task",
-    "apply_patch",
-    "calculator",
-    "create_note",
-    "create_project",
-    "create_tool",
-    "cron",
-    "delete_file",
-    "delete_note",
-    "delete_task",
-    "echo",
-    "edit_file",
-    "find_files",
-    "get_datetime",
-    "get_note",
-    "get_weather",
-    "grep",
-    "list_files",
-    "list_notes",
-    "list_projects",
-    "list_tasks",
-    "manage_goals",
-    "mcp_add_server",
-    "memory_get",
-    "memory_search",
-    "phone_call",
-    "process",
-    "project_activity",
-    "read_file",
-    "run_command",
-    "save_memory",
-    "search_code",
-    "search_notes",
-    "update_identity",
-    "update_note",
-    "update_plan",
-    "update_project",
-    "update_soul",
-    "update_task",
-    "web_fetch",
-    "web_search",
-    "write_file",
-    // the agent loop (issue 17)
-    "collaborate",
-    "delegate",
-    "improve",
-    "self_inspect",
-    "skill",
-];
+///
+/// The host fills it from its catalog of groups (every group's tool
+/// names); empty by default, when only the form rules and the registry's
+/// [`NameCheck`] apply.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReservedNames(Arc<BTreeSet<String>>);
+
+impl ReservedNames {
+    /// These names.
+    pub fn new<I, S>(names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self(Arc::new(names.into_iter().map(Into::into).collect()))
+    }
+
+    /// Whether `name` is reserved.
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.contains(name)
+    }
+
+    /// The names, sorted.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
+    }
+}
 
 /// Name prefixes a dynamic tool can never take: MCP tools are named
 /// `mcp_{server}_{tool}`.
@@ -102,13 +79,13 @@ pub fn registry_names(registry: &Arc<Registry>) -> NameCheck {
 ///
 /// 1. `^[a-z][a-z0-9_]{0,63}$`: `snake_case` ASCII, starting with a
 ///    letter, at most [`MAX_NAME_LEN`] bytes.
-/// 2. Not one of [`RESERVED_NAMES`], and not starting with one of
+/// 2. Not one of `reserved`, and not starting with one of
 ///    [`RESERVED_PREFIXES`].
 ///
 /// Whether another tool has the name is checked apart: against the
 /// registry ([`NameCheck`]) and, under the store's lock, against the other
 /// dynamic tools.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str, reserved: &ReservedNames) -> Result<(), String> {
     if name.is_empty() {
         return Err("the name is empty; use snake_case, like `git_recent`".to_owned());
     }
@@ -133,7 +110,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
             "`{name}` is not snake_case: use lower-case letters, digits and `_`, starting with a letter{hint}"
         ));
     }
-    if RESERVED_NAMES.contains(&name) {
+    if reserved.contains(name) {
         return Err(format!(
             "`{name}` is the name of a built-in tool; choose another name"
         ));
@@ -178,6 +155,11 @@ fn suggest(name: &str) -> String {
 mod tests {
     use super::*;
 
+    /// Some of the names the host's catalog reserves.
+    fn reserved() -> ReservedNames {
+        ReservedNames::new(["read_file", "run_command", "create_tool", "delegate"])
+    }
+
     #[test]
     fn name_rules() {
         // (name, Ok or the start of the error)
@@ -209,7 +191,7 @@ mod tests {
             ("mcp", Ok(())),
         ];
         for (name, expected) in cases {
-            match (check_name(name), expected) {
+            match (check_name(name, &reserved()), expected) {
                 (Ok(()), Ok(())) => {}
                 (Err(message), Err(start)) => {
                     assert!(message.starts_with(start), "{name:?}: {message}");
@@ -229,11 +211,11 @@ mod tests {
             ("!!!", "starting with a letter"),
         ];
         for (name, end) in cases {
-            let message = check_name(name).unwrap_err();
+            let message = check_name(name, &reserved()).unwrap_err();
             assert!(message.ends_with(end), "{name:?}: {message}");
             if end.starts_with(", like") {
                 let suggested = message.rsplit('`').nth(1).unwrap();
-                assert!(check_name(suggested).is_ok(), "{suggested}");
+                assert!(check_name(suggested, &reserved()).is_ok(), "{suggested}");
             }
         }
     }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use toolgate_core::{Registry, ToolCall, ToolResult};
-use toolgate_dynamic::{DynamicConfig, DynamicTools, registry_names, review};
+use toolgate_dynamic::{DynamicConfig, DynamicTools, ReservedNames, registry_names, review};
 use toolgate_engine::{Decision, Execution, ExecutionEngine};
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
 use toolgate_sandbox::{EnvPolicy, Level, Sandbox, SandboxBuilder, SandboxMode};
@@ -41,9 +41,11 @@ struct World {
     engine: ExecutionEngine,
 }
 
+/// On, with some of the names the host's catalog reserves.
 fn enabled() -> DynamicConfig {
     DynamicConfig {
         enabled: true,
+        reserved: ReservedNames::new(["read_file", "echo", "run_command"]),
         ..DynamicConfig::default()
     }
 }

@@ -357,7 +357,7 @@ impl Host {
         let mut groups: Vec<(String, Vec<String>)> = self
             .group_outlines()?
             .iter()
-            .filter(|g| g.name != "diagnostics")
+            .filter(|g| crate::catalog::routed(g.name))
             .map(|g| (g.name.to_owned(), g.tools.clone()))
             .collect();
         let mcp = gate.mcp.tool_names();

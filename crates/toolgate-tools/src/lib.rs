@@ -15,6 +15,7 @@
 //! | module | tools |
 //! |---|---|
 //! | [`fs`] | `read_file`, `write_file`, `delete_file`, `list_files` |
+//! | [`files`] | the `files` group: [`fs`] and [`editing`]'s tools together |
 //! | [`editing`] | `edit_file`, `apply_patch` (over the pure [`edit`] and [`patch`] engines) |
 //! | [`search`] | `search_code`, `grep`, `find_files` (in process, on ripgrep's crates) |
 //! | [`command`] | `run_command`, `process` (background sessions) |
@@ -22,7 +23,12 @@
 //! | [`plan`] | `update_plan` (the session's checklist, kept in a [`PlanBook`](toolgate_core::PlanBook)) |
 //! | [`diag`] | `echo` |
 //!
-//! [`builtin_tools`] lists them, configured, for a registry.
+//! Each group is one type implementing [`Group`](toolgate_core::Group)
+//! ([`files::FilesGroup`], [`search::SearchGroup`],
+//! [`command::CommandsGroup`], [`time::DateTimeGroup`],
+//! [`diag::DiagnosticsGroup`], [`plan::PlanGroup`]), listed in the host's
+//! catalog; [`builtin_tools`] lists them, configured, for a registry
+//! without a host.
 //!
 //! # Example
 //!
@@ -54,6 +60,7 @@ pub mod diag;
 pub mod edit;
 pub mod editing;
 mod effects;
+pub mod files;
 pub mod fs;
 pub mod patch;
 pub mod plan;
@@ -156,6 +163,26 @@ impl BuiltinOptions {
     }
 }
 
+impl BuiltinOptions {
+    /// The sandbox the tools' processes (commands, GNU `patch`) run in:
+    /// the configured one, else one of their own over `workspace` (`None`,
+    /// with an error logged, where none can be built).
+    pub fn sandbox_for(&self, workspace: &Workspace) -> Option<Sandbox> {
+        match &self.sandbox {
+            Some(sandbox) => Some(sandbox.clone()),
+            None => Sandbox::builder(workspace.root())
+                .build()
+                .inspect_err(|error| {
+                    tracing::error!(
+                        "run_command, process and GNU patch are not available: {}",
+                        toolgate_core::error_chain(error)
+                    );
+                })
+                .ok(),
+        }
+    }
+}
+
 /// Every built-in tool, working in `workspace` and configured by `options`.
 pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc<dyn Tool>> {
     builtin_groups(workspace, options)
@@ -165,50 +192,23 @@ pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc
 }
 
 /// The built-in tools by group: `files` (read, write, delete, list, edit,
-/// patch), `search`, `commands` (when `options.commands` is set),
-/// `datetime` and `diagnostics` (`echo`, never offered to a model).
+/// patch), `search`, `datetime`, `diagnostics` (`echo`, never offered to a
+/// model) and `commands` (when `options.commands` is set), as the host's
+/// catalog builds them with every section at its default.
 pub fn builtin_groups(workspace: &Workspace, options: &BuiltinOptions) -> Vec<ToolGroup> {
     // Every process a tool starts (commands, GNU `patch`) runs in the
     // sandbox: the configured one, or one of their own.
-    let sandbox = match &options.sandbox {
-        Some(sandbox) => Some(sandbox.clone()),
-        None => Sandbox::builder(workspace.root())
-            .build()
-            .inspect_err(|error| {
-                tracing::error!(
-                    "run_command, process and GNU patch are not available: {}",
-                    toolgate_core::error_chain(error)
-                );
-            })
-            .ok(),
-    };
-    let mut apply_patch =
-        editing::ApplyPatch::new(workspace.clone()).allow_delete(options.allow_delete);
-    if let Some(sandbox) = &sandbox {
-        apply_patch = apply_patch.gnu_patch_in(sandbox.clone());
-    }
-    let mut files: Vec<Arc<dyn Tool>> = vec![
-        Arc::new(fs::ReadFile::new(workspace.clone(), options.max_file_size)),
-        Arc::new(fs::WriteFile::new(workspace.clone())),
-        Arc::new(fs::ListFiles::new(workspace.clone())),
-        Arc::new(editing::EditFile::new(workspace.clone())),
-        Arc::new(apply_patch),
-    ];
-    // A tool that could only refuse is not offered: it costs every request
-    // its schema and invites calls that fail.
-    if options.allow_delete {
-        files.push(Arc::new(fs::DeleteFile::new(workspace.clone(), true)));
-    }
+    let sandbox = options.sandbox_for(workspace);
     let mut groups = vec![
-        ToolGroup::new("files", fs::INSTRUCTIONS, files),
+        ToolGroup::new(
+            "files",
+            fs::INSTRUCTIONS,
+            files::FilesGroup::tools(workspace, options, sandbox.as_ref()),
+        ),
         ToolGroup::new(
             "search",
             search::INSTRUCTIONS,
-            vec![
-                Arc::new(search::SearchCode::new(workspace.clone())),
-                Arc::new(search::Grep::new(workspace.clone())),
-                Arc::new(search::FindFiles::new(workspace.clone())),
-            ],
+            search::SearchGroup::tools(workspace),
         ),
         ToolGroup::new(
             "datetime",
@@ -219,22 +219,11 @@ pub fn builtin_groups(workspace: &Workspace, options: &BuiltinOptions) -> Vec<To
         ),
         ToolGroup::new("diagnostics", "", vec![Arc::new(diag::Echo)]),
     ];
-    if let (Some(commands), Some(sandbox)) = (&options.commands, sandbox) {
-        let table = Arc::new(command::ProcessTable::new(options.process_limits));
-        groups.push(ToolGroup::new(
-            "commands",
-            command::INSTRUCTIONS,
-            vec![
-                Arc::new(command::RunCommand::new(
-                    workspace.clone(),
-                    Arc::clone(&options.command_policy),
-                    commands.clone(),
-                    Arc::clone(&table),
-                    sandbox,
-                )),
-                Arc::new(command::ProcessTool::new(table)),
-            ],
-        ));
+    if let Some(sandbox) = sandbox {
+        let tools = command::CommandsGroup::tools(workspace, options, sandbox);
+        if !tools.is_empty() {
+            groups.push(ToolGroup::new("commands", command::INSTRUCTIONS, tools));
+        }
     }
     groups
 }

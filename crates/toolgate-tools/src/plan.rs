@@ -23,10 +23,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use toolgate_core::{
-    Effects, EffectsError, Plan, PlanBook, PlanStep, Sensitivity, StepStatus, ToolAnnotations,
-    ToolContext, ToolResult, TypedTool,
+    Effects, EffectsError, Group, GroupContext, GroupError, Plan, PlanBook, PlanStep, Sensitivity,
+    StepStatus, Tool, ToolAnnotations, ToolContext, ToolGroup, ToolResult, TypedTool,
 };
 
 /// The system-prompt block of the `plan` group.
@@ -38,6 +38,78 @@ pub const INSTRUCTIONS: &str = "## Your plan
 
 /// The most steps a plan may have, unless configured.
 pub const DEFAULT_MAX_STEPS: usize = 30;
+
+/// `tools.plan:`
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlanSection {
+    /// Whether `update_plan` is offered. Default: unset, which keeps the
+    /// behaviour of configurations written before the plan had a section
+    /// of its own: offered with the `tasks` group, unless `tools.tasks.plan`
+    /// is false ([`PlanDefaults`]).
+    pub enabled: Option<bool>,
+}
+
+/// A part: what the plan follows when `tools.plan.enabled` is unset, and
+/// the most steps a plan may have (the host reads both from `tools.tasks`:
+/// `enabled && plan`, `max_plan_steps`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanDefaults {
+    /// Whether `update_plan` is offered when `tools.plan.enabled` is unset.
+    pub enabled: bool,
+    /// The most steps a plan may have.
+    pub max_steps: usize,
+}
+
+impl Default for PlanDefaults {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            max_steps: DEFAULT_MAX_STEPS,
+        }
+    }
+}
+
+/// The `plan` group: `update_plan`. Parts: [`PlanDefaults`], and the
+/// [`PlanBook`] plans are kept in (`Arc<dyn PlanBook>`; without one, plans
+/// stay in the process).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanGroup;
+
+impl Group for PlanGroup {
+    fn name(&self) -> &'static str {
+        "plan"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("plan")
+    }
+
+    fn untrusted_keys(&self) -> &'static [&'static str] {
+        &[""]
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["update_plan"]
+    }
+
+    fn build(&self, ctx: &GroupContext<'_>) -> Result<ToolGroup, GroupError> {
+        let section = ctx.section::<PlanSection>()?;
+        let defaults = ctx.part::<PlanDefaults>().unwrap_or_default();
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        if section.enabled.unwrap_or(defaults.enabled) {
+            let book = match ctx.part::<Arc<dyn PlanBook>>() {
+                Ok(book) => Some(book),
+                Err(GroupError::MissingPart { .. }) => None,
+                Err(error) => return Err(error),
+            };
+            tools.push(Arc::new(
+                UpdatePlan::new(book).max_steps(defaults.max_steps),
+            ));
+        }
+        Ok(ToolGroup::new(self.name(), INSTRUCTIONS, tools))
+    }
+}
 
 /// Where a step of the plan stands, as a call gives it.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]

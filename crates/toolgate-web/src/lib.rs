@@ -388,6 +388,50 @@ fn validate(config: &WebConfig) -> Result<(), WebError> {
     Ok(())
 }
 
+/// The `web` group, `tools.web` (off by default; its limits apply from an
+/// untrusted workspace file, where requests go and with which key need
+/// trust).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WebGroup;
+
+impl toolgate_core::Group for WebGroup {
+    fn name(&self) -> &'static str {
+        "web"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("web")
+    }
+
+    fn untrusted_keys(&self) -> &'static [&'static str] {
+        &[
+            "max_content_length",
+            "max_body_bytes",
+            "timeout",
+            "cache_ttl",
+            "max_redirects",
+            "search.max_results",
+        ]
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["web_fetch", "web_search"]
+    }
+
+    fn build(
+        &self,
+        ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        let section = ctx.section::<WebConfig>()?;
+        let tools = if section.enabled {
+            tools(section).map_err(|e| toolgate_core::GroupError::Config(Box::new(e)))?
+        } else {
+            Vec::new()
+        };
+        Ok(toolgate_core::ToolGroup::new("web", INSTRUCTIONS, tools))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -169,6 +169,43 @@ pub fn tools(config: &CronConfig, store: Arc<dyn ScheduleStore>) -> Vec<Arc<dyn 
     vec![Arc::new(CronTool::new(config.clone(), store))]
 }
 
+/// The `cron` group, `tools.cron` (off by default; agent runs later, unattended, so it needs trust). Part: `Arc<dyn ScheduleStore>`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CronGroup;
+
+impl toolgate_core::Group for CronGroup {
+    fn name(&self) -> &'static str {
+        "cron"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("cron")
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["cron"]
+    }
+
+    fn build(
+        &self,
+        ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        let section = ctx.section::<CronConfig>()?;
+        if !section.enabled {
+            return Ok(toolgate_core::ToolGroup::new(
+                "cron",
+                INSTRUCTIONS,
+                Vec::new(),
+            ));
+        }
+        section
+            .validate()
+            .map_err(|e| toolgate_core::GroupError::Config(Box::new(e)))?;
+        let tools = tools(section, ctx.part::<Arc<dyn ScheduleStore>>()?);
+        Ok(toolgate_core::ToolGroup::new("cron", INSTRUCTIONS, tools))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

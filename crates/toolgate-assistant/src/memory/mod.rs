@@ -218,3 +218,79 @@ pub async fn forget_document(
         .await
         .map(drop)
 }
+
+/// A part: the directory `save_memory` writes its daily logs to (the host
+/// resolves `tools.memory.dir`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryDir(pub PathBuf);
+
+/// A part: the notes `memory_search` also searches (the `notes` group's
+/// store when that group is on, else `None`).
+#[derive(Clone)]
+pub struct MemoryNotes(pub Option<Arc<dyn toolgate_store::NoteStore>>);
+
+impl std::fmt::Debug for MemoryNotes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("MemoryNotes")
+            .field(&self.0.is_some())
+            .finish()
+    }
+}
+
+/// The `memory` group, `tools.memory` (off by default). Parts: [`MemoryDir`], `Arc<dyn MemoryIndex>`, [`MemoryNotes`], and `Arc<dyn SessionHistory>` with `search_sessions`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MemoryGroup;
+
+impl toolgate_core::Group for MemoryGroup {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("memory")
+    }
+
+    fn untrusted_keys(&self) -> &'static [&'static str] {
+        &[
+            "enabled",
+            "max_fact_chars",
+            "duplicate_similarity",
+            "timezone",
+            "max_results",
+            "min_score",
+            "search_sessions",
+            "max_get_lines",
+        ]
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["save_memory", "memory_search", "memory_get"]
+    }
+
+    fn build(
+        &self,
+        ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        let section = ctx.section::<MemoryConfig>()?;
+        if !section.enabled {
+            return Ok(toolgate_core::ToolGroup::new(
+                "memory",
+                INSTRUCTIONS,
+                Vec::new(),
+            ));
+        }
+        let sessions = if section.search_sessions {
+            Some(ctx.part::<Arc<dyn SessionHistory>>()?)
+        } else {
+            None
+        };
+        let tools = tools_with_notes(
+            section,
+            ctx.part::<MemoryDir>()?.0,
+            ctx.part::<Arc<dyn MemoryIndex>>()?,
+            sessions,
+            ctx.part::<MemoryNotes>()?.0,
+        );
+        Ok(toolgate_core::ToolGroup::new("memory", INSTRUCTIONS, tools))
+    }
+}

@@ -485,6 +485,49 @@ impl TypedTool for UpdateIdentity {
     }
 }
 
+/// A part: the directory of the persona files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersonaDir(pub PathBuf);
+
+/// The `persona` group, `tools.persona` (off by default). Part: [`PersonaDir`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PersonaGroup;
+
+impl toolgate_core::Group for PersonaGroup {
+    fn name(&self) -> &'static str {
+        "persona"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("persona")
+    }
+
+    fn untrusted_keys(&self) -> &'static [&'static str] {
+        &[""]
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["update_soul", "update_identity", "manage_goals"]
+    }
+
+    fn build(
+        &self,
+        ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        let section = ctx.section::<PersonaConfig>()?;
+        let tools = if section.enabled {
+            tools(section, ctx.part::<PersonaDir>()?.0)
+        } else {
+            Vec::new()
+        };
+        Ok(toolgate_core::ToolGroup::new(
+            "persona",
+            INSTRUCTIONS,
+            tools,
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -644,6 +644,46 @@ impl TypedTool for PhoneCall {
     }
 }
 
+/// The `phone` group, `tools.phone` (off by default; needs trust). Parts: [`DataHome`](toolgate_core::DataHome) (the contact book) and [`HostEnv`](toolgate_core::HostEnv) (the auth token).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PhoneGroup;
+
+impl toolgate_core::Group for PhoneGroup {
+    fn name(&self) -> &'static str {
+        "phone"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("phone")
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["phone_call"]
+    }
+
+    fn build(
+        &self,
+        ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        let section = ctx.section::<PhoneConfig>()?;
+        if !section.enabled {
+            return Ok(toolgate_core::ToolGroup::new(
+                "phone",
+                INSTRUCTIONS,
+                Vec::new(),
+            ));
+        }
+        let home = ctx.part::<toolgate_core::DataHome>()?;
+        let env = ctx.part::<toolgate_core::HostEnv>()?;
+        let token = section.auth_token_from(|name| (env.0)(name));
+        Ok(toolgate_core::ToolGroup::new(
+            "phone",
+            INSTRUCTIONS,
+            tools(section, &home.0, token),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

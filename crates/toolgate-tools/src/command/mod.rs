@@ -396,3 +396,65 @@ fn declared_cwd(workspace: &Workspace, cwd: Option<&str>) -> Result<Option<Strin
 fn report(finished: &Finished, timeout: u64) -> ToolResult {
     with_run_metadata(outcome(finished, timeout, "the command"), finished)
 }
+
+/// The `commands` group: `run_command` and `process`, when
+/// `options.commands` is set (the host's `commands.enabled`). Parts: the
+/// [`Workspace`] and the [`BuiltinOptions`](crate::BuiltinOptions), whose
+/// sandbox every command runs in (without one, there are no commands).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CommandsGroup;
+
+impl CommandsGroup {
+    /// The group's tools: none unless `options.commands` is set.
+    pub fn tools(
+        workspace: &Workspace,
+        options: &crate::BuiltinOptions,
+        sandbox: Sandbox,
+    ) -> Vec<Arc<dyn toolgate_core::Tool>> {
+        let Some(commands) = &options.commands else {
+            return Vec::new();
+        };
+        let table = Arc::new(ProcessTable::new(options.process_limits));
+        vec![
+            Arc::new(RunCommand::new(
+                workspace.clone(),
+                Arc::clone(&options.command_policy),
+                commands.clone(),
+                Arc::clone(&table),
+                sandbox,
+            )),
+            Arc::new(ProcessTool::new(table)),
+        ]
+    }
+}
+
+impl toolgate_core::Group for CommandsGroup {
+    fn name(&self) -> &'static str {
+        "commands"
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["run_command", "process"]
+    }
+
+    fn build(
+        &self,
+        ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        let options = ctx.part::<crate::BuiltinOptions>()?;
+        let tools = if options.commands.is_some() {
+            let workspace = ctx.part::<Workspace>()?;
+            options
+                .sandbox_for(&workspace)
+                .map(|sandbox| Self::tools(&workspace, &options, sandbox))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        Ok(toolgate_core::ToolGroup::new(
+            self.name(),
+            INSTRUCTIONS,
+            tools,
+        ))
+    }
+}
