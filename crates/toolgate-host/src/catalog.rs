@@ -83,6 +83,7 @@ catalog! {
     toolgate_tools::files::FilesGroup,
     toolgate_tools::search::SearchGroup,
     toolgate_tools::time::DateTimeGroup => datetime: toolgate_tools::time::DateTimeSection,
+    toolgate_tools::convert_time::ConvertTimeGroup => convert_time: toolgate_core::OptInSection,
     toolgate_tools::diag::DiagnosticsGroup => echo: toolgate_core::ToggleSection,
     toolgate_tools::command::CommandsGroup,
     toolgate_assistant::calc::CalculatorGroup => calculator: toolgate_assistant::calc::CalculatorConfig,

@@ -20,6 +20,7 @@
 //! | [`search`] | `search_code`, `grep`, `find_files` (in process, on ripgrep's crates) |
 //! | [`command`] | `run_command`, `process` (background sessions) |
 //! | [`time`] | `get_datetime` |
+//! | [`convert_time`] | `convert_time` (a time shown in another zone; off by default) |
 //! | [`plan`] | `update_plan` (the session's checklist, kept in a [`PlanBook`](toolgate_core::PlanBook)) |
 //! | [`diag`] | `echo` |
 //!
@@ -56,6 +57,7 @@ use toolgate_sandbox::Sandbox;
 
 mod bounded;
 pub mod command;
+pub mod convert_time;
 pub mod diag;
 pub mod edit;
 pub mod editing;
