@@ -388,9 +388,9 @@ async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError
 
 /// `toolgate tools pending|approve|reject`: the review of dynamic tools.
 async fn tools_review(setup: &Setup, cmd: ToolsCommand) -> Result<Exit, CliError> {
-    use toolgate_tools::dynamic::review;
+    use toolgate_host::dynamic::review;
     let store = setup.host.store()?;
-    let failed = |e: toolgate_tools::dynamic::DynamicError| {
+    let failed = |e: toolgate_host::dynamic::DynamicError| {
         CliError::new(Exit::Failure, anyhow::Error::new(e))
     };
     let text = match cmd {

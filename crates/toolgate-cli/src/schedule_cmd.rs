@@ -6,11 +6,11 @@ use std::fmt::Write as _;
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-use toolgate_host::{HostError, HostJobRunner};
-use toolgate_store::ScheduleStore;
-use toolgate_tools::cron::{
+use toolgate_host::cron::{
     DaemonReporter, OUTCOME_FAILED, RunReport, SchedulerError, describe_job, describe_run, run_due,
 };
+use toolgate_host::{HostError, HostJobRunner};
+use toolgate_store::ScheduleStore;
 
 use crate::Setup;
 use crate::cli::ScheduleCommand;
@@ -93,7 +93,7 @@ pub(crate) async fn schedule(setup: &Setup, cmd: ScheduleCommand) -> Result<Exit
             let stop = async {
                 let _ = tokio::signal::ctrl_c().await;
             };
-            toolgate_tools::cron::daemon_with(store.as_ref(), &runner, &options, &Printer, stop)
+            toolgate_host::cron::daemon_with(store.as_ref(), &runner, &options, &Printer, stop)
                 .await;
             Ok(Exit::Success)
         }

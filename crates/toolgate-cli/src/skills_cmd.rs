@@ -143,7 +143,7 @@ async fn install(setup: &Setup, source: &str, user: bool) -> Result<Exit, CliErr
         // `tools.web.allow_hosts` the only exemption, a size cap.
         let web = &setup.host.config().tools.web;
         let max = usize::try_from(MAX_SKILL_FILE_BYTES).unwrap_or(usize::MAX);
-        let text = toolgate_tools::web::download_text(web, source, max)
+        let text = toolgate_host::download_text(web, source, max)
             .await
             .map_err(|e| {
                 CliError::new(Exit::Failure, anyhow::Error::new(e).context(format!(

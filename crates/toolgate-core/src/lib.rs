@@ -32,6 +32,9 @@
 //! - [`redact`] takes secrets out of what toolgate shows, reports and logs:
 //!   credentials in URLs, headers and fields, known key shapes, and the
 //!   values given to [`register_secret`].
+//! - [`Group`] describes a group of tools once (name, configuration section,
+//!   trusted keys, tool names) and builds its tools from a [`GroupContext`]:
+//!   the host's catalog of groups is a list of them.
 //! - [`address`] says which IP addresses are public: the address half of
 //!   the web tools' and the network proxy's SSRF rules.
 //!
@@ -80,10 +83,16 @@
 //! ```
 
 pub use call::ToolCall;
+pub use catalog::{
+    DataHome, EnvLookup, Group, GroupContext, GroupError, HostEnv, NoParts, OptInSection, Parts,
+    ToggleSection,
+};
 pub use diff::unified_diff;
 pub use effects::{Change, CommandPlan, Effect, Effects, EffectsError, SandboxProfile};
 pub use error::{Error, error_chain};
+pub use group::ToolGroup;
 pub use name::{MAX_TOOL_NAME_LEN, check_tool_name};
+pub use plan::{Plan, PlanBook, PlanBookError, PlanStep, StepStatus};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, redact, register_secret};
 pub use registry::{RegisteredTool, Registry};
 pub use result::ToolResult;
@@ -107,10 +116,13 @@ pub mod address;
 pub mod private_files;
 
 mod call;
+mod catalog;
 mod diff;
 mod effects;
 mod error;
+mod group;
 mod name;
+mod plan;
 mod redact;
 mod registry;
 mod result;

@@ -49,7 +49,7 @@ pub struct Config {
     /// `run_command` and background processes.
     pub commands: CommandsSection,
     /// Per-tool options.
-    pub tools: ToolsSection,
+    pub tools: crate::catalog::ToolsSection,
     /// Lifecycle hooks (DESIGN.md §6).
     pub hooks: toolgate_engine::HooksConfig,
     /// Deterministic guardrails (DESIGN.md §7).
@@ -488,106 +488,6 @@ pub struct StoreSection {
     pub path: Option<PathBuf>,
 }
 
-/// `tools:`
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ToolsSection {
-    /// Seconds a tool may run when it sets no timeout of its own. Default: 120.
-    pub timeout: u64,
-    /// `get_datetime`.
-    pub datetime: DateTimeSection,
-    /// `echo` (diagnostic: callable, never offered to a model).
-    pub echo: ToggleSection,
-    /// `calculator` (on by default).
-    pub calculator: toolgate_tools::calc::CalculatorConfig,
-    /// Notes (off by default).
-    pub notes: toolgate_tools::notes::NotesConfig,
-    /// Projects, tasks and the session plan (off by default).
-    pub tasks: toolgate_tools::tasks::TasksConfig,
-    /// `get_weather` on Open-Meteo (off by default).
-    pub weather: toolgate_tools::weather::WeatherConfig,
-    /// `save_memory`, `memory_search`, `memory_get` (off by default).
-    pub memory: toolgate_tools::memory::MemoryConfig,
-    /// `update_soul`, `update_identity`, `manage_goals` and the persona in
-    /// the system prompt (off by default).
-    pub persona: toolgate_tools::memory::persona::PersonaConfig,
-    /// `cron`: scheduled messages and agent runs (off by default).
-    pub cron: toolgate_tools::cron::CronConfig,
-    /// `phone_call` over Twilio (off by default).
-    pub phone: toolgate_tools::phone::PhoneConfig,
-    /// `web_fetch` and `web_search` (off by default).
-    pub web: toolgate_tools::web::WebConfig,
-    /// `self_inspect`: the effective configuration (secrets redacted), the
-    /// tools and the health of the sandbox and MCP servers (off by
-    /// default).
-    pub self_inspect: OptInSection,
-    /// `create_tool` and the tools it made once a person approved them
-    /// (off by default).
-    pub dynamic: toolgate_tools::dynamic::DynamicConfig,
-}
-
-/// A tool that is off unless enabled.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct OptInSection {
-    /// Whether the tool is registered. Default: false.
-    pub enabled: bool,
-}
-
-impl Default for ToolsSection {
-    fn default() -> Self {
-        Self {
-            timeout: 120,
-            datetime: DateTimeSection::default(),
-            echo: ToggleSection::default(),
-            calculator: toolgate_tools::calc::CalculatorConfig::default(),
-            notes: toolgate_tools::notes::NotesConfig::default(),
-            tasks: toolgate_tools::tasks::TasksConfig::default(),
-            weather: toolgate_tools::weather::WeatherConfig::default(),
-            memory: toolgate_tools::memory::MemoryConfig::default(),
-            persona: toolgate_tools::memory::persona::PersonaConfig::default(),
-            cron: toolgate_tools::cron::CronConfig::default(),
-            phone: toolgate_tools::phone::PhoneConfig::default(),
-            web: toolgate_tools::web::WebConfig::default(),
-            self_inspect: OptInSection::default(),
-            dynamic: toolgate_tools::dynamic::DynamicConfig::default(),
-        }
-    }
-}
-
-/// `tools.datetime:`
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DateTimeSection {
-    /// Whether `get_datetime` is registered. Default: true.
-    pub enabled: bool,
-    /// IANA zone used when a call names none. Default: the system zone.
-    pub timezone: Option<String>,
-}
-
-impl Default for DateTimeSection {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            timezone: None,
-        }
-    }
-}
-
-/// A tool group that can only be switched on or off.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ToggleSection {
-    /// Whether the tools are registered. Default: true.
-    pub enabled: bool,
-}
-
-impl Default for ToggleSection {
-    fn default() -> Self {
-        Self { enabled: true }
-    }
-}
-
 /// Sections DESIGN.md §12 names at the top level that live under `tools:`
 /// with their group's enable flag (seed 002's shape): a key there is
 /// pointed to its place.
@@ -859,6 +759,7 @@ pub(crate) fn load(
     }
 
     let mut config: Config = serde_yaml_ng::from_value(merged).map_err(LoadError::Merged)?;
+    config.tools.dynamic.reserved = crate::catalog::reserved_names();
     if let Some(mode) = overrides.mode {
         config.confirmation.mode = mode;
     }
@@ -1303,7 +1204,12 @@ mod tests {
         other.commands.network = NetworkSetting::Domains(crate::network::DomainLists::default());
         let other = serde_yaml_ng::to_value(other).unwrap();
         let agent = serde_yaml_ng::to_value(toolgate_agent::AgentConfig::default()).unwrap();
-        for pattern in trust::APPLIES_UNTRUSTED {
+        let groups = crate::untrusted_tool_keys();
+        for pattern in trust::APPLIES_UNTRUSTED
+            .iter()
+            .copied()
+            .chain(groups.iter().map(String::as_str))
+        {
             let found = match pattern.strip_prefix("agents.*.") {
                 Some(field) => agent.get(field).is_some(),
                 None => [&defaults, &other].into_iter().any(|config| {

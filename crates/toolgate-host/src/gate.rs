@@ -18,7 +18,7 @@ use crate::error::HostError;
 use crate::host::Host;
 use crate::inspect::SelfInspect;
 use crate::network::{ApproverConsent, AuditObserver, NetworkSetting};
-use toolgate_tools::dynamic::registry_names;
+use toolgate_dynamic::registry_names;
 
 /// Builds a [`Gate`] from a [`Host`] ([`Host::gate`]).
 pub struct GateBuilder<'h> {

@@ -1,108 +1,11 @@
-//! The assistant tool groups of seeds 002 and 003, as the configuration
-//! enables them, and the directories they keep their files in.
+//! The directories the assistant groups keep their files in.
 
 use std::path::PathBuf;
-use std::sync::Arc;
-
-use toolgate_store::{ScheduleStore, SessionHistory};
-use toolgate_tools::ToolGroup;
-use toolgate_tools::{calc, cron, memory, notes, phone, tasks, weather, web};
 
 use crate::error::HostError;
 use crate::host::Host;
 
 impl Host {
-    /// The assistant groups `tools.<group>.enabled` turns on (the
-    /// calculator is on by default, the others off): calculator, notes,
-    /// tasks, weather, web, memory, persona, cron, phone.
-    pub(crate) fn assistant_groups(&self) -> Result<Vec<ToolGroup>, HostError> {
-        let tools = &self.config().tools;
-        let mut groups = vec![ToolGroup::new(
-            "calculator",
-            calc::INSTRUCTIONS,
-            calc::tools(&tools.calculator),
-        )];
-        if tools.notes.enabled {
-            groups.push(ToolGroup::new(
-                "notes",
-                notes::INSTRUCTIONS,
-                notes::tools(&tools.notes, self.store()?),
-            ));
-        }
-        if tools.tasks.enabled {
-            groups.push(ToolGroup::new(
-                "tasks",
-                tasks::INSTRUCTIONS,
-                tasks::tools(&tools.tasks, self.store()?),
-            ));
-        }
-        if tools.weather.enabled {
-            let found = weather::tools(&tools.weather).map_err(|e| HostError::ToolGroup {
-                group: "weather",
-                reason: toolgate_core::error_chain(&e),
-            })?;
-            groups.push(ToolGroup::new("weather", weather::INSTRUCTIONS, found));
-        }
-        if tools.web.enabled {
-            let found = web::web_tools(&tools.web).map_err(|e| HostError::ToolGroup {
-                group: "web",
-                reason: toolgate_core::error_chain(&e),
-            })?;
-            groups.push(ToolGroup::new("web", web::INSTRUCTIONS, found));
-        }
-        if tools.memory.enabled {
-            let store = self.store()?;
-            let sessions = tools
-                .memory
-                .search_sessions
-                .then(|| Arc::clone(&store) as Arc<dyn SessionHistory>);
-            groups.push(ToolGroup::new(
-                "memory",
-                memory::INSTRUCTIONS,
-                memory::memory_tools_with_notes(
-                    &tools.memory,
-                    self.memory_dir()?,
-                    Arc::clone(&store) as Arc<dyn toolgate_store::MemoryIndex>,
-                    sessions,
-                    tools
-                        .notes
-                        .enabled
-                        .then_some(store as Arc<dyn toolgate_store::NoteStore>),
-                ),
-            ));
-        }
-        if tools.persona.enabled {
-            groups.push(ToolGroup::new(
-                "persona",
-                memory::persona::INSTRUCTIONS,
-                memory::persona::persona_tools(&tools.persona, self.persona_dir()?),
-            ));
-        }
-        if tools.cron.enabled {
-            tools.cron.validate().map_err(|e| HostError::ToolGroup {
-                group: "cron",
-                reason: toolgate_core::error_chain(&e),
-            })?;
-            let store: Arc<dyn ScheduleStore> = self.store()?;
-            groups.push(ToolGroup::new(
-                "cron",
-                cron::INSTRUCTIONS,
-                cron::cron_tools(&tools.cron, store),
-            ));
-        }
-        if tools.phone.enabled {
-            let token = tools
-                .phone
-                .auth_token_from(|name| self.env_var(name).map(str::to_owned));
-            groups.push(ToolGroup::new(
-                "phone",
-                phone::INSTRUCTIONS,
-                phone::phone_tools(&tools.phone, &self.data_home()?, token),
-            ));
-        }
-        Ok(groups)
-    }
-
     /// The directory of this workspace's data outside the workspace: the
     /// store's directory (`DATA_DIR/workspaces/NAME-HASH/`, or the
     /// directory of `store.path`). Persona files and the phone's contact

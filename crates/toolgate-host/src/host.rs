@@ -7,15 +7,15 @@ use std::time::Duration;
 
 use toolgate_agent::AgentDef;
 use toolgate_core::{Registry, Workspace};
+use toolgate_dynamic::DynamicTools;
 use toolgate_engine::Approver;
 use toolgate_engine::{AuditLog, CommandGuard, GuardrailsEngine, HeadlessApprover, HookExecutor};
 use toolgate_policy::{
     CommandPolicy, ConfirmationMode, ConfirmationRules, ConfirmationRulesBuilder, RuleDecision,
 };
 use toolgate_sandbox::{EnvPolicy, Sandbox, SandboxMode};
+use toolgate_tools::BuiltinOptions;
 use toolgate_tools::command::{CommandOptions, ProcessLimits};
-use toolgate_tools::dynamic::DynamicTools;
-use toolgate_tools::{BuiltinOptions, ToolGroup};
 
 use crate::config::{self, Config, Loaded, Overrides, ProjectFile, SandboxSetting};
 use crate::error::HostError;
@@ -436,15 +436,6 @@ impl Host {
         out
     }
 
-    /// The tool groups the configuration enables, each with its tools and
-    /// its system-prompt block: the built-ins (`files`, `search`,
-    /// `commands` by `commands.enabled`, `datetime`, `diagnostics` by
-    /// `tools.echo.enabled`) and the assistant groups by
-    /// `tools.<group>.enabled`.
-    pub fn tool_groups(&self) -> Result<Vec<ToolGroup>, HostError> {
-        self.tool_groups_with(self.skill_activations())
-    }
-
     /// The outline of each of [`tool_groups`](Self::tool_groups), built
     /// once per host: every run's system prompt (its delegates' too) and
     /// router read it, instead of building every tool again.
@@ -464,12 +455,10 @@ impl Host {
         Ok(self.group_outlines.get_or_init(|| outlines))
     }
 
-    fn tool_groups_with(
-        &self,
-        activations: toolgate_skills::Activations,
-    ) -> Result<Vec<ToolGroup>, HostError> {
+    /// The options of the built-in tools (`files`, `commands`): the
+    /// workspace and command sections, the command policy, the sandbox.
+    pub(crate) fn builtin_options(&self) -> Result<BuiltinOptions, HostError> {
         let config = self.config();
-        let tools = &config.tools;
         let commands = &config.commands;
         let command_options = commands.enabled.then(|| {
             CommandOptions::default()
@@ -482,27 +471,14 @@ impl Host {
             finished_ttl: Duration::from_secs(commands.session_ttl),
             output_cap: commands.session_output_cap.max(1024),
         };
-        let options = BuiltinOptions::default()
-            .default_timezone(tools.datetime.timezone.clone())
+        Ok(BuiltinOptions::default()
+            .default_timezone(config.tools.datetime.timezone.clone())
             .max_file_size(config.workspace.max_file_size)
             .allow_delete(config.workspace.allow_delete)
             .commands(command_options)
             .command_policy(Arc::clone(&self.command_policy))
             .process_limits(limits)
-            .sandbox(self.sandbox()?);
-        let mut groups: Vec<ToolGroup> =
-            toolgate_tools::builtin_groups(&self.workspace_view()?, &options)
-                .into_iter()
-                .filter(|g| match g.name {
-                    "datetime" => tools.datetime.enabled,
-                    "diagnostics" => tools.echo.enabled,
-                    _ => true,
-                })
-                .collect();
-        groups.extend(self.assistant_groups()?);
-        groups.extend(self.skills_group(activations));
-        groups.retain(|g| !g.tools.is_empty());
-        Ok(groups)
+            .sandbox(self.sandbox()?))
     }
 
     /// The tools the configuration enables, in a new registry (no MCP

@@ -151,6 +151,39 @@ impl TypedTool for SelfInspect {
     }
 }
 
+/// The `self_inspect` group, `tools.self_inspect` (off by default). The
+/// tool reads the gate it is registered in (its registry, the health of
+/// the sandbox and MCP servers), so the gate registers it; the catalog's
+/// build offers nothing, and the entry is there for the section, the
+/// trust key and the reserved name.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SelfInspectGroup;
+
+impl toolgate_core::Group for SelfInspectGroup {
+    fn name(&self) -> &'static str {
+        "self_inspect"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("self_inspect")
+    }
+
+    fn untrusted_keys(&self) -> &'static [&'static str] {
+        &[""]
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["self_inspect"]
+    }
+
+    fn build(
+        &self,
+        _ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        Ok(toolgate_core::ToolGroup::new(self.name(), "", Vec::new()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

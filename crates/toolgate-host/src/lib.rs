@@ -9,6 +9,12 @@
 //!   documented, `serde`), loaded in layers by [`HostBuilder::load`]
 //!   (defaults, the workspace file, the user file, `TOOLGATE_*` variables,
 //!   flags) with file-and-line errors ([`ConfigError`]).
+//! - [`GROUPS`] is the group catalog: every tool group once, as a type
+//!   implementing [`Group`](toolgate_core::Group). The `tools:` section
+//!   ([`ToolsSection`]), the keys a workspace file may set untrusted
+//!   ([`untrusted_tool_keys`]), the names no dynamic tool may take
+//!   ([`reserved_names`]), routing categories and [`Host::tool_groups`] are
+//!   derived from it. Adding a group is its file and one line there.
 //! - [`trust`] decides which keys of a workspace file apply before the user
 //!   trusts it ([`TrustPolicy`], [`TrustStore`]).
 //! - [`Host::gate`] assembles the gate: the registry (built-in tools by
@@ -40,17 +46,18 @@
 //! # }
 //! ```
 
+pub use catalog::{AgentLoopGroup, GROUPS, ToolsSection, reserved_names, untrusted_tool_keys};
 pub use config::{
     AgentPermission, AuditSection, CommandsSection, Config, ConfigError, ConfirmationSection,
-    DateTimeSection, EnvSection, LlmProvider, LlmSection, LoadError, Loaded, Overrides,
-    ProjectFile, ProjectStatus, SandboxSetting, Source, ToggleSection, ToolsSection, UiSection,
-    WorkspaceSection, trust_store_path,
+    EnvSection, LlmProvider, LlmSection, LoadError, Loaded, Overrides, ProjectFile, ProjectStatus,
+    SandboxSetting, Source, UiSection, WorkspaceSection, trust_store_path,
 };
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};
 pub use gate::{Gate, GateBuilder};
 pub use host::{Host, HostBuilder, TrustPolicy, confirmation_rules_builder, resolve_workspace};
 pub use init::{InitError, LlmSetup, ProviderKind, Written};
+pub use inspect::SelfInspectGroup;
 pub use judge::CommandJudgement;
 pub use llm::{LlmOverrides, ModelChoice, ModelClient};
 pub use network::{DomainLists, NETWORK_TOOL, NetworkSetting};
@@ -59,14 +66,34 @@ pub use prompt::PromptReport;
 pub use rules_file::{RulesFileError, UserRules};
 pub use run::{PreparedRun, RequestSize, RunControls, RunRequest, done_event};
 pub use schedule::HostJobRunner;
-pub use skills::{SkillInstructions, SkillsSection};
-pub use stores::session_outcome;
+pub use skills::{SkillInstructions, SkillsGroup, SkillsSection};
+pub use stores::{StorePlans, session_outcome};
 pub use trust::{Trust, TrustError, TrustStore, TrustedFile};
+
+pub use toolgate_core::ToggleSection;
+pub use toolgate_tools::time::DateTimeSection;
+pub use toolgate_web::{DownloadError, download_text};
 
 pub mod env_vars;
 pub mod trust;
 
+/// The review of dynamic tools (`toolgate tools pending|approve|reject`),
+/// for front ends: they reach the tool crates through the host only.
+pub mod dynamic {
+    pub use toolgate_dynamic::{DynamicError, review};
+}
+
+/// The scheduler of the `cron` group (`toolgate schedule`), for front
+/// ends: they reach the tool crates through the host only.
+pub mod cron {
+    pub use toolgate_assistant::cron::{
+        DaemonReporter, OUTCOME_FAILED, RunReport, SchedulerError, daemon_with, describe_job,
+        describe_run, run_due,
+    };
+}
+
 mod atomic;
+mod catalog;
 mod config;
 mod delegation;
 mod doctor;

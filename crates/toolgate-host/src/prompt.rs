@@ -9,7 +9,7 @@ use crate::error::HostError;
 use crate::host::Host;
 
 /// The tool whose offer brings the instructions on creating tools.
-const CREATE_TOOL: &str = <toolgate_tools::dynamic::CreateTool as TypedTool>::NAME;
+const CREATE_TOOL: &str = <toolgate_dynamic::CreateTool as TypedTool>::NAME;
 
 /// What an agent's first request carries beside the task: the system prompt
 /// and the tool schemas, with their estimated sizes.
@@ -52,7 +52,7 @@ impl Host {
             .persona(self.persona()?)
             .agents_md(self.agents_md());
         if offered.iter().any(|t| t == CREATE_TOOL) {
-            builder = builder.block(toolgate_tools::dynamic::INSTRUCTIONS);
+            builder = builder.block(toolgate_dynamic::INSTRUCTIONS);
         }
         for group in self.group_outlines()? {
             if group.tools.iter().any(|t| offered.contains(t)) {
@@ -113,7 +113,7 @@ impl Host {
         if !self.config().tools.persona.enabled {
             return Ok(None);
         }
-        Ok(toolgate_tools::memory::persona::persona_prompt(
+        Ok(toolgate_assistant::memory::persona::persona_prompt(
             &self.persona_dir()?,
         ))
     }

@@ -13,11 +13,11 @@ use toolgate_agent::{
     ToolRefresh, messages_bytes,
 };
 use toolgate_core::SchemaFormat;
+use toolgate_dynamic::DynamicTools;
 use toolgate_engine::Approver;
 use toolgate_store::{
     NewSession, SessionEvent, SessionStore, SqliteStore, StepRecord, ToolCallRow, UsageRow,
 };
-use toolgate_tools::dynamic::DynamicTools;
 
 use crate::config::TextToolCalls;
 use crate::delegation::{HostSubAgents, RunLimits};
@@ -357,7 +357,7 @@ impl Host {
         let mut groups: Vec<(String, Vec<String>)> = self
             .group_outlines()?
             .iter()
-            .filter(|g| g.name != "diagnostics")
+            .filter(|g| crate::catalog::routed(g.name))
             .map(|g| (g.name.to_owned(), g.tools.clone()))
             .collect();
         let mcp = gate.mcp.tool_names();

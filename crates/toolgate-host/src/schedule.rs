@@ -14,11 +14,11 @@
 //! 3. A job whose agent cannot start (no model server, a bad agent name)
 //!    fails with the reason and the hint, and the scheduler goes on; a
 //!    one-shot job that failed is kept, disabled, with that run recorded,
-//!    so its task is not lost (rule 3 of `toolgate_tools::cron::run_due`).
+//!    so its task is not lost (rule 3 of `toolgate_assistant::cron::run_due`).
 
 use async_trait::async_trait;
 use toolgate_agent::{Outcome, PromptMode};
-use toolgate_tools::cron::{DueJob, JobOutcome, JobRunner, JobTask};
+use toolgate_assistant::cron::{DueJob, JobOutcome, JobRunner, JobTask};
 
 use crate::host::Host;
 use crate::run::{RunControls, RunRequest};

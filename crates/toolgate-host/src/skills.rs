@@ -26,10 +26,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use toolgate_agent::ToolInstructions;
+use toolgate_core::{Group, GroupContext, GroupError, ToolGroup};
 use toolgate_skills::{
-    Activations, DiscoverOptions, Discovery, SkillTool, catalog_block, discover,
+    Activations, DiscoverOptions, Discovery, Skill, SkillTool, catalog_block, discover,
 };
-use toolgate_tools::ToolGroup;
 
 use crate::config::user_config_dir;
 use crate::env_vars;
@@ -115,20 +115,6 @@ impl Host {
         }
     }
 
-    /// The `skills` group over `activations` (rule 2), when there are
-    /// skills.
-    pub(crate) fn skills_group(&self, activations: Activations) -> Option<ToolGroup> {
-        let skills = &self.skills().skills;
-        if skills.is_empty() {
-            return None;
-        }
-        Some(ToolGroup::new(
-            "skills",
-            catalog_block(skills),
-            vec![Arc::new(SkillTool::new(activations))],
-        ))
-    }
-
     /// A fresh record of activations over the skills found (rule 3).
     pub fn skill_activations(&self) -> Activations {
         Activations::new(self.skills().skills.iter().cloned())
@@ -168,5 +154,34 @@ impl ToolInstructions for SkillInstructions {
                 .collect::<Vec<_>>()
                 .join("\n\n"),
         )
+    }
+}
+
+/// The `skills` group: the `skill` tool over the skills found, their
+/// catalog as its prompt block; nothing when none was found (or
+/// `skills.enabled` is off). Parts: the skills found (`Vec<Skill>`) and the
+/// gate's [`Activations`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SkillsGroup;
+
+impl Group for SkillsGroup {
+    fn name(&self) -> &'static str {
+        "skills"
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["skill"]
+    }
+
+    fn build(&self, ctx: &GroupContext<'_>) -> Result<ToolGroup, GroupError> {
+        let skills = ctx.part::<Vec<Skill>>()?;
+        if skills.is_empty() {
+            return Ok(ToolGroup::new(self.name(), "", Vec::new()));
+        }
+        Ok(ToolGroup::new(
+            self.name(),
+            catalog_block(&skills),
+            vec![Arc::new(SkillTool::new(ctx.part::<Activations>()?))],
+        ))
     }
 }

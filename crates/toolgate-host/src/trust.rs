@@ -38,7 +38,8 @@ use sha2::{Digest, Sha256};
 use toolgate_engine::{HookSpec, QualityGate};
 use toolgate_mcp::McpServerConfig;
 
-/// The keys of the project file that apply without trust, as dotted paths;
+/// The keys of the project file that apply without trust, beside those the
+/// tool groups name ([`untrusted_tool_keys`](crate::untrusted_tool_keys)), as dotted paths;
 /// `*` stands for any one name (an agent's). A pattern covers everything
 /// below it. Lists are taken whole.
 ///
@@ -55,7 +56,8 @@ use toolgate_mcp::McpServerConfig;
 /// | `guardrails.blocked_commands`, `guardrails.code_rules` | refuse or warn more |
 /// | `guardrails.max_files_modified`, `guardrails.max_lines_changed` | unlimited by default |
 /// | `workspace.max_file_size` | a size limit |
-/// | `tools.timeout`, `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled`, `tools.calculator`, `tools.notes`, `tools.tasks`, `tools.persona`, `tools.self_inspect`, `tools.memory.*` but `dir`, the `tools.web` limits (`max_content_length`, `max_body_bytes`, `timeout`, `cache_ttl`, `max_redirects`, `search.max_results`) | harmless tools and limits (notes, tasks, memory and persona live in toolgate's own data directory) |
+/// | `tools.timeout` | a limit |
+/// | the keys each tool group names ([`Group::untrusted_keys`](toolgate_core::Group::untrusted_keys), listed by [`untrusted_tool_keys`](crate::untrusted_tool_keys)): today `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled`, `tools.calculator`, `tools.notes`, `tools.tasks`, `tools.plan`, `tools.persona`, `tools.self_inspect`, `tools.memory.*` but `dir`, the `tools.web` limits (`max_content_length`, `max_body_bytes`, `timeout`, `cache_ttl`, `max_redirects`, `search.max_results`) | harmless tools and limits (notes, tasks, memory and persona live in toolgate's own data directory) |
 /// | `llm.provider`, `llm.model`, `llm.timeout`, `llm.max_retries`, `llm.stream`, `llm.max_tokens`, `llm.temperature`, `llm.context_window` | which model and how it samples, not where requests and the key go |
 /// | `llm.input_price_per_mtok`, `llm.output_price_per_mtok`, `llm.budget_usd` | cost accounting and a budget |
 /// | `llm.text_tool_calls` | whether calls written as text are recovered; every call still goes through the gate |
@@ -96,28 +98,6 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "guardrails.max_lines_changed",
     "workspace.max_file_size",
     "tools.timeout",
-    "tools.self_inspect",
-    "tools.datetime.enabled",
-    "tools.datetime.timezone",
-    "tools.echo.enabled",
-    "tools.calculator",
-    "tools.notes",
-    "tools.tasks",
-    "tools.persona",
-    "tools.memory.enabled",
-    "tools.memory.max_fact_chars",
-    "tools.memory.duplicate_similarity",
-    "tools.memory.timezone",
-    "tools.memory.max_results",
-    "tools.memory.min_score",
-    "tools.memory.search_sessions",
-    "tools.memory.max_get_lines",
-    "tools.web.max_content_length",
-    "tools.web.max_body_bytes",
-    "tools.web.timeout",
-    "tools.web.cache_ttl",
-    "tools.web.max_redirects",
-    "tools.web.search.max_results",
     "llm.provider",
     "llm.model",
     "llm.timeout",
@@ -171,17 +151,23 @@ fn relation(pattern: &str, key: &str) -> Relation {
 /// `agents.docs.mode`) applies without trust: some pattern of
 /// [`APPLIES_UNTRUSTED`] is `key` or one of its parents.
 pub fn applies_untrusted(key: &str) -> bool {
+    patterns().any(|pattern| relation(pattern, key) == Relation::Covered)
+}
+
+/// [`APPLIES_UNTRUSTED`], then the keys the tool groups name.
+fn patterns() -> impl Iterator<Item = &'static str> {
+    static GROUP_KEYS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let groups = GROUP_KEYS.get_or_init(crate::catalog::untrusted_tool_keys);
     APPLIES_UNTRUSTED
         .iter()
-        .any(|pattern| relation(pattern, key) == Relation::Covered)
+        .copied()
+        .chain(groups.iter().map(String::as_str))
 }
 
 /// Whether some key below `key` applies without trust (so a mapping at
 /// `key` is split key by key rather than taken whole).
 fn leads_to_untrusted(key: &str) -> bool {
-    APPLIES_UNTRUSTED
-        .iter()
-        .any(|pattern| relation(pattern, key) == Relation::Parent)
+    patterns().any(|pattern| relation(pattern, key) == Relation::Parent)
 }
 
 /// A project layer split by [`split`].

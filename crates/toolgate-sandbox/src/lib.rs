@@ -67,6 +67,7 @@ pub use net::{
     NetworkMode, NetworkObserver, NetworkPolicy, NetworkPolicyBuilder, NetworkStatus, PatternError,
     Protocol, Resolve, SystemResolver,
 };
+pub use outcome::{limit_notes, outcome, with_run_metadata};
 pub use placeholder::Lease;
 pub use runner::{Capture, Finished, RunOptions, kill_group};
 pub use sandbox::{Prepared, Running, Sandbox};
@@ -83,6 +84,7 @@ pub mod gitconfig;
 pub mod limits;
 mod linux;
 mod net;
+mod outcome;
 mod placeholder;
 mod resolve;
 mod runner;

@@ -153,10 +153,10 @@ pub fn install_dir(src: &Path, dest_root: &Path, origin: SkillOrigin) -> Result<
 /// SSRF rules as `web_fetch`, and hands it over:
 ///
 /// ```ignore
-/// # async fn example(web: &toolgate_tools::web::WebConfig, root: &std::path::Path)
+/// # async fn example(web: &toolgate_web::WebConfig, root: &std::path::Path)
 /// #     -> Result<(), Box<dyn std::error::Error>> {
 /// use toolgate_skills::{MAX_SKILL_FILE_BYTES, SkillOrigin, install_text};
-/// use toolgate_tools::web::download_text;
+/// use toolgate_web::download_text;
 ///
 /// let url = "https://example.com/skills/pdf-forms/SKILL.md";
 /// let text = download_text(web, url, MAX_SKILL_FILE_BYTES as usize).await?;

@@ -20,7 +20,7 @@
 //!   or not at all.
 //!
 //! This crate reaches no network: to install a SKILL.md from a URL, fetch
-//! it with `toolgate_tools::web::download_text` (the web tools' SSRF-checked
+//! it with `toolgate_web::download_text` (the web tools' SSRF-checked
 //! client) and pass the text to [`install_text`].
 //!
 //! # Example

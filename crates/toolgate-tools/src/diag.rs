@@ -3,7 +3,48 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolgate_core::{Effects, EffectsError, Sensitivity, ToolContext, ToolResult, TypedTool};
+use std::sync::Arc;
+
+use toolgate_core::{
+    Effects, EffectsError, Group, GroupContext, GroupError, Sensitivity, ToggleSection, Tool,
+    ToolContext, ToolGroup, ToolResult, TypedTool,
+};
+
+/// The `diagnostics` group: `echo`, switched by `tools.echo.enabled`;
+/// callable, never offered to a model, never a routing category.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DiagnosticsGroup;
+
+impl Group for DiagnosticsGroup {
+    fn name(&self) -> &'static str {
+        "diagnostics"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("echo")
+    }
+
+    fn untrusted_keys(&self) -> &'static [&'static str] {
+        &["enabled"]
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["echo"]
+    }
+
+    fn routed(&self) -> bool {
+        false
+    }
+
+    fn build(&self, ctx: &GroupContext<'_>) -> Result<ToolGroup, GroupError> {
+        let tools: Vec<Arc<dyn Tool>> = if ctx.section::<ToggleSection>()?.enabled {
+            vec![Arc::new(Echo)]
+        } else {
+            Vec::new()
+        };
+        Ok(ToolGroup::new(self.name(), "", tools))
+    }
+}
 
 /// Arguments of `echo`.
 #[derive(Debug, Deserialize, JsonSchema)]

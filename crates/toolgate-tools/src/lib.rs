@@ -15,13 +15,21 @@
 //! | module | tools |
 //! |---|---|
 //! | [`fs`] | `read_file`, `write_file`, `delete_file`, `list_files` |
+//! | [`files`] | the `files` group: [`fs`] and [`editing`]'s tools together |
 //! | [`editing`] | `edit_file`, `apply_patch` (over the pure [`edit`] and [`patch`] engines) |
 //! | [`search`] | `search_code`, `grep`, `find_files` (in process, on ripgrep's crates) |
 //! | [`command`] | `run_command`, `process` (background sessions) |
 //! | [`time`] | `get_datetime` |
+//! | [`convert_time`] | `convert_time` (a time shown in another zone; off by default) |
+//! | [`plan`] | `update_plan` (the session's checklist, kept in a [`PlanBook`](toolgate_core::PlanBook)) |
 //! | [`diag`] | `echo` |
 //!
-//! [`builtin_tools`] lists them, configured, for a registry.
+//! Each group is one type implementing [`Group`](toolgate_core::Group)
+//! ([`files::FilesGroup`], [`search::SearchGroup`],
+//! [`command::CommandsGroup`], [`time::DateTimeGroup`],
+//! [`diag::DiagnosticsGroup`], [`plan::PlanGroup`]), listed in the host's
+//! catalog; [`builtin_tools`] lists them, configured, for a registry
+//! without a host.
 //!
 //! # Example
 //!
@@ -43,29 +51,23 @@
 
 use std::sync::Arc;
 
-use toolgate_core::{Tool, Workspace};
+use toolgate_core::{Tool, ToolGroup, Workspace};
 use toolgate_policy::CommandPolicy;
 use toolgate_sandbox::Sandbox;
 
 mod bounded;
-pub mod calc;
 pub mod command;
-pub mod cron;
+pub mod convert_time;
 pub mod diag;
-pub mod dynamic;
 pub mod edit;
 pub mod editing;
 mod effects;
+pub mod files;
 pub mod fs;
-pub mod memory;
-pub mod notes;
 pub mod patch;
-pub mod phone;
+pub mod plan;
 pub mod search;
-pub mod tasks;
 pub mod time;
-pub mod weather;
-pub mod web;
 
 /// Options for the built-in tools.
 #[derive(Debug, Clone)]
@@ -163,42 +165,22 @@ impl BuiltinOptions {
     }
 }
 
-/// A group of tools that is switched on and off together, with the block of
-/// instructions the system prompt carries when the group's tools are
-/// offered (seed 002's `SystemPromptBuilder` blocks).
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct ToolGroup {
-    /// The group's name, as in `tools.<group>.enabled`.
-    pub name: &'static str,
-    /// Instructions for the model; empty when the tools' own descriptions
-    /// say enough.
-    pub instructions: std::borrow::Cow<'static, str>,
-    /// The tools.
-    pub tools: Vec<Arc<dyn Tool>>,
-}
-
-impl std::fmt::Debug for ToolGroup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
-        f.debug_struct("ToolGroup")
-            .field("name", &self.name)
-            .field("tools", &names)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ToolGroup {
-    /// A group of `tools`.
-    pub fn new(
-        name: &'static str,
-        instructions: impl Into<std::borrow::Cow<'static, str>>,
-        tools: Vec<Arc<dyn Tool>>,
-    ) -> Self {
-        Self {
-            name,
-            instructions: instructions.into(),
-            tools,
+impl BuiltinOptions {
+    /// The sandbox the tools' processes (commands, GNU `patch`) run in:
+    /// the configured one, else one of their own over `workspace` (`None`,
+    /// with an error logged, where none can be built).
+    pub fn sandbox_for(&self, workspace: &Workspace) -> Option<Sandbox> {
+        match &self.sandbox {
+            Some(sandbox) => Some(sandbox.clone()),
+            None => Sandbox::builder(workspace.root())
+                .build()
+                .inspect_err(|error| {
+                    tracing::error!(
+                        "run_command, process and GNU patch are not available: {}",
+                        toolgate_core::error_chain(error)
+                    );
+                })
+                .ok(),
         }
     }
 }
@@ -212,50 +194,23 @@ pub fn builtin_tools(workspace: &Workspace, options: &BuiltinOptions) -> Vec<Arc
 }
 
 /// The built-in tools by group: `files` (read, write, delete, list, edit,
-/// patch), `search`, `commands` (when `options.commands` is set),
-/// `datetime` and `diagnostics` (`echo`, never offered to a model).
+/// patch), `search`, `datetime`, `diagnostics` (`echo`, never offered to a
+/// model) and `commands` (when `options.commands` is set), as the host's
+/// catalog builds them with every section at its default.
 pub fn builtin_groups(workspace: &Workspace, options: &BuiltinOptions) -> Vec<ToolGroup> {
     // Every process a tool starts (commands, GNU `patch`) runs in the
     // sandbox: the configured one, or one of their own.
-    let sandbox = match &options.sandbox {
-        Some(sandbox) => Some(sandbox.clone()),
-        None => Sandbox::builder(workspace.root())
-            .build()
-            .inspect_err(|error| {
-                tracing::error!(
-                    "run_command, process and GNU patch are not available: {}",
-                    toolgate_core::error_chain(error)
-                );
-            })
-            .ok(),
-    };
-    let mut apply_patch =
-        editing::ApplyPatch::new(workspace.clone()).allow_delete(options.allow_delete);
-    if let Some(sandbox) = &sandbox {
-        apply_patch = apply_patch.gnu_patch_in(sandbox.clone());
-    }
-    let mut files: Vec<Arc<dyn Tool>> = vec![
-        Arc::new(fs::ReadFile::new(workspace.clone(), options.max_file_size)),
-        Arc::new(fs::WriteFile::new(workspace.clone())),
-        Arc::new(fs::ListFiles::new(workspace.clone())),
-        Arc::new(editing::EditFile::new(workspace.clone())),
-        Arc::new(apply_patch),
-    ];
-    // A tool that could only refuse is not offered: it costs every request
-    // its schema and invites calls that fail.
-    if options.allow_delete {
-        files.push(Arc::new(fs::DeleteFile::new(workspace.clone(), true)));
-    }
+    let sandbox = options.sandbox_for(workspace);
     let mut groups = vec![
-        ToolGroup::new("files", fs::INSTRUCTIONS, files),
+        ToolGroup::new(
+            "files",
+            fs::INSTRUCTIONS,
+            files::FilesGroup::tools(workspace, options, sandbox.as_ref()),
+        ),
         ToolGroup::new(
             "search",
             search::INSTRUCTIONS,
-            vec![
-                Arc::new(search::SearchCode::new(workspace.clone())),
-                Arc::new(search::Grep::new(workspace.clone())),
-                Arc::new(search::FindFiles::new(workspace.clone())),
-            ],
+            search::SearchGroup::tools(workspace),
         ),
         ToolGroup::new(
             "datetime",
@@ -266,22 +221,11 @@ pub fn builtin_groups(workspace: &Workspace, options: &BuiltinOptions) -> Vec<To
         ),
         ToolGroup::new("diagnostics", "", vec![Arc::new(diag::Echo)]),
     ];
-    if let (Some(commands), Some(sandbox)) = (&options.commands, sandbox) {
-        let table = Arc::new(command::ProcessTable::new(options.process_limits));
-        groups.push(ToolGroup::new(
-            "commands",
-            command::INSTRUCTIONS,
-            vec![
-                Arc::new(command::RunCommand::new(
-                    workspace.clone(),
-                    Arc::clone(&options.command_policy),
-                    commands.clone(),
-                    Arc::clone(&table),
-                    sandbox,
-                )),
-                Arc::new(command::ProcessTool::new(table)),
-            ],
-        ));
+    if let Some(sandbox) = sandbox {
+        let tools = command::CommandsGroup::tools(workspace, options, sandbox);
+        if !tools.is_empty() {
+            groups.push(ToolGroup::new("commands", command::INSTRUCTIONS, tools));
+        }
     }
     groups
 }

@@ -4,15 +4,70 @@
 pub const INSTRUCTIONS: &str = "## Date and time
 Never guess today's date or the time: call get_datetime.";
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use toolgate_core::{
-    Effects, EffectsError, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool,
+    Effects, EffectsError, Group, GroupContext, GroupError, Sensitivity, Tool, ToolAnnotations,
+    ToolContext, ToolGroup, ToolResult, TypedTool,
 };
+
+/// `tools.datetime:`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DateTimeSection {
+    /// Whether `get_datetime` is registered. Default: true.
+    pub enabled: bool,
+    /// IANA zone used when a call names none. Default: the system zone.
+    pub timezone: Option<String>,
+}
+
+impl Default for DateTimeSection {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            timezone: None,
+        }
+    }
+}
+
+/// The `datetime` group: `get_datetime`, switched and given its default
+/// zone by `tools.datetime`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DateTimeGroup;
+
+impl Group for DateTimeGroup {
+    fn name(&self) -> &'static str {
+        "datetime"
+    }
+
+    fn section_key(&self) -> Option<&'static str> {
+        Some("datetime")
+    }
+
+    fn untrusted_keys(&self) -> &'static [&'static str] {
+        &["enabled", "timezone"]
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["get_datetime"]
+    }
+
+    fn build(&self, ctx: &GroupContext<'_>) -> Result<ToolGroup, GroupError> {
+        let section = ctx.section::<DateTimeSection>()?;
+        let tools: Vec<Arc<dyn Tool>> = if section.enabled {
+            vec![Arc::new(GetDateTime::new(section.timezone.clone()))]
+        } else {
+            Vec::new()
+        };
+        Ok(ToolGroup::new(self.name(), INSTRUCTIONS, tools))
+    }
+}
 
 /// Arguments of `get_datetime`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -834,7 +834,7 @@ async fn dynamic(State(app): State<Arc<App>>) -> ApiResult {
         return Ok(Json(json!({"enabled": false, "pending": []})));
     }
     let store = app.host.store().map_err(ApiError::host)?;
-    let pending = toolgate_tools::dynamic::review::pending(store.as_ref())
+    let pending = toolgate_host::dynamic::review::pending(store.as_ref())
         .await
         .map_err(|e| {
             ApiError::new(
@@ -845,7 +845,7 @@ async fn dynamic(State(app): State<Arc<App>>) -> ApiResult {
     let rows: Vec<Value> = pending
         .iter()
         .map(|record| {
-            let mut row = toolgate_tools::dynamic::review::record_json(record);
+            let mut row = toolgate_host::dynamic::review::record_json(record);
             row["kind"] = row["type"].clone();
             // Control and reordering characters shown as escapes, line by
             // line, as the terminal review does (a source must not hide
@@ -868,18 +868,18 @@ async fn review_dynamic(
 ) -> ApiResult {
     let store = app.host.store().map_err(ApiError::host)?;
     let config = &app.host.config().tools.dynamic;
-    let failed = |e: toolgate_tools::dynamic::DynamicError| {
+    let failed = |e: toolgate_host::dynamic::DynamicError| {
         ApiError::new(StatusCode::BAD_REQUEST, toolgate_core::error_chain(&e))
     };
     let status = match action.as_str() {
         "approve" => {
-            toolgate_tools::dynamic::review::approve(store.as_ref(), config, id)
+            toolgate_host::dynamic::review::approve(store.as_ref(), config, id)
                 .await
                 .map_err(failed)?;
             "approved"
         }
         "reject" => {
-            toolgate_tools::dynamic::review::reject(store.as_ref(), id)
+            toolgate_host::dynamic::review::reject(store.as_ref(), id)
                 .await
                 .map_err(failed)?;
             "rejected"

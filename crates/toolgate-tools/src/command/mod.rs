@@ -48,7 +48,9 @@ use toolgate_core::{
     ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace, error_chain,
 };
 use toolgate_policy::{CommandPolicy, Verdict, VerdictKind};
-use toolgate_sandbox::{Capture, Finished, Level, LimitHit, Profile, RunOptions, Sandbox, Spawn};
+use toolgate_sandbox::{
+    Capture, Finished, Level, Profile, RunOptions, Sandbox, Spawn, outcome, with_run_metadata,
+};
 
 use crate::effects::named;
 
@@ -401,86 +403,64 @@ fn report(finished: &Finished, timeout: u64) -> ToolResult {
     with_run_metadata(outcome(finished, timeout, "the command"), finished)
 }
 
-/// A finished process as a result: stdout, then stderr under `[stderr]`;
-/// a success when it exited 0, else a failure saying how it ended (`what`
-/// names it: "the command", "the tool"), and which limit it hit with the
-/// key that raises it. Shared by `run_command` and dynamic tools.
-pub(crate) fn outcome(finished: &Finished, timeout: u64, what: &str) -> ToolResult {
-    let mut output = finished.stdout.clone();
-    if !finished.stderr.is_empty() {
-        if !output.is_empty() && !output.ends_with('\n') {
-            output.push('\n');
-        }
-        output.push_str("[stderr]\n");
-        output.push_str(&finished.stderr);
+/// The `commands` group: `run_command` and `process`, when
+/// `options.commands` is set (the host's `commands.enabled`). Parts: the
+/// [`Workspace`] and the [`BuiltinOptions`](crate::BuiltinOptions), whose
+/// sandbox every command runs in (without one, there are no commands).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CommandsGroup;
+
+impl CommandsGroup {
+    /// The group's tools: none unless `options.commands` is set.
+    pub fn tools(
+        workspace: &Workspace,
+        options: &crate::BuiltinOptions,
+        sandbox: Sandbox,
+    ) -> Vec<Arc<dyn toolgate_core::Tool>> {
+        let Some(commands) = &options.commands else {
+            return Vec::new();
+        };
+        let table = Arc::new(ProcessTable::new(options.process_limits));
+        vec![
+            Arc::new(RunCommand::new(
+                workspace.clone(),
+                Arc::clone(&options.command_policy),
+                commands.clone(),
+                Arc::clone(&table),
+                sandbox,
+            )),
+            Arc::new(ProcessTool::new(table)),
+        ]
     }
-    let limits = limit_notes(&finished.limits_hit, what);
-    if finished.exit_code == Some(0) && !finished.timed_out {
-        if output.is_empty() {
-            "(no output; exit code 0)".clone_into(&mut output);
-        }
-        if !limits.is_empty() {
-            if !output.ends_with('\n') {
-                output.push('\n');
-            }
-            output.push_str(&limits);
-        }
-        return ToolResult::success(output);
-    }
-    let mut ended = if finished.timed_out {
-        format!("timed out after {timeout}s; {what} and everything it started were killed")
-    } else if let Some(code) = finished.exit_code {
-        format!("exit code {code}")
-    } else {
-        format!("killed by signal {}", finished.signal.unwrap_or(0))
-    };
-    if !limits.is_empty() {
-        ended.push_str("; ");
-        ended.push_str(&limits);
-    }
-    ToolResult::failure(ended).with_output(output)
 }
 
-/// "the command hit the process limit (512 per command; raise
-/// commands.limits.processes)", one sentence per limit hit, joined with
-/// "; ".
-pub(crate) fn limit_notes(hits: &[LimitHit], what: &str) -> String {
-    hits.iter()
-        .map(|hit| {
-            format!(
-                "{what} {} the {} limit ({}; raise commands.limits.{})",
-                if hit.certain() { "hit" } else { "may have hit" },
-                hit.limit().name(),
-                hit.value(),
-                hit.limit().key()
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
-}
+impl toolgate_core::Group for CommandsGroup {
+    fn name(&self) -> &'static str {
+        "commands"
+    }
 
-/// `result` with how the process ran: exit code, whether it timed out, its
-/// duration, whether lines were cut, and the keys of the limits it hit
-/// (when it hit one).
-pub(crate) fn with_run_metadata(result: ToolResult, finished: &Finished) -> ToolResult {
-    let result = if finished.limits_hit.is_empty() {
-        result
-    } else {
-        result.with_metadata(
-            "limits_hit",
-            finished
-                .limits_hit
-                .iter()
-                .map(|hit| hit.limit().key())
-                .collect::<Vec<_>>(),
-        )
-    };
-    result
-        .with_metadata("exit_code", finished.exit_code)
-        .with_metadata("timed_out", finished.timed_out)
-        .with_metadata(
-            "duration_ms",
-            u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
-        )
-        .with_metadata("lines_cut", finished.cut)
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["run_command", "process"]
+    }
+
+    fn build(
+        &self,
+        ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        let options = ctx.part::<crate::BuiltinOptions>()?;
+        let tools = if options.commands.is_some() {
+            let workspace = ctx.part::<Workspace>()?;
+            options
+                .sandbox_for(&workspace)
+                .map(|sandbox| Self::tools(&workspace, &options, sandbox))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        Ok(toolgate_core::ToolGroup::new(
+            self.name(),
+            INSTRUCTIONS,
+            tools,
+        ))
+    }
 }

@@ -90,7 +90,7 @@ impl Session {
             .unwrap_or_else(PoisonError::into_inner);
         if !hits.is_empty() {
             state.push_str("; ");
-            state.push_str(&super::limit_notes(&hits, "it"));
+            state.push_str(&toolgate_sandbox::limit_notes(&hits, "it"));
         }
         state
     }

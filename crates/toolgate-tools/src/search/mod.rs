@@ -654,3 +654,41 @@ fn find_files(
         .with_metadata("sensitive_hidden", hidden)
         .with_metadata("truncated", total > shown))
 }
+
+/// The `search` group: `search_code`, `grep`, `find_files`. Part: the
+/// [`Workspace`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SearchGroup;
+
+impl SearchGroup {
+    /// The group's tools over `workspace`.
+    pub fn tools(workspace: &Workspace) -> Vec<Arc<dyn toolgate_core::Tool>> {
+        vec![
+            Arc::new(SearchCode::new(workspace.clone())),
+            Arc::new(Grep::new(workspace.clone())),
+            Arc::new(FindFiles::new(workspace.clone())),
+        ]
+    }
+}
+
+impl toolgate_core::Group for SearchGroup {
+    fn name(&self) -> &'static str {
+        "search"
+    }
+
+    fn tool_names(&self) -> &'static [&'static str] {
+        &["search_code", "grep", "find_files"]
+    }
+
+    fn build(
+        &self,
+        ctx: &toolgate_core::GroupContext<'_>,
+    ) -> Result<toolgate_core::ToolGroup, toolgate_core::GroupError> {
+        let workspace = ctx.part::<Workspace>()?;
+        Ok(toolgate_core::ToolGroup::new(
+            self.name(),
+            INSTRUCTIONS,
+            Self::tools(&workspace),
+        ))
+    }
+}
