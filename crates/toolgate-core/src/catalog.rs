@@ -134,7 +134,8 @@ impl<'a> GroupContext<'a> {
     }
 }
 
-/// A group of tools, described once. See the [module docs](self).
+/// A group of tools, described once: its name, its configuration section, the
+/// keys an untrusted workspace may set, and the tools it builds.
 ///
 /// Implementations are unit structs listed in the host's `GROUPS`; every
 /// method but [`build`](Self::build) is a fact about the group, the same

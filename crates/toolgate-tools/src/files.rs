@@ -1,6 +1,6 @@
 //! The `files` group: `read_file`, `write_file`, `list_files`,
 //! `delete_file` (when deleting is allowed), `edit_file` and `apply_patch`
-//! ([`fs`](crate::fs) and [`editing`](crate::editing)).
+//! ([`fs`] and [`editing`]).
 
 use std::sync::Arc;
 

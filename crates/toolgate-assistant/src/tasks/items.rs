@@ -275,7 +275,7 @@ pub struct DeleteTaskArgs {
     pub id: i64,
 }
 
-/// `delete_task`: removes a task (sensitive: see the [module docs](self));
+/// `delete_task`: removes a task (sensitive: see the module docs of `tasks`);
 /// the activity log keeps a record of it.
 #[derive(Debug, Clone)]
 pub struct DeleteTask(pub(super) Tasks);

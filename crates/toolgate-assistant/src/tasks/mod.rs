@@ -21,7 +21,7 @@
 //! is `Sensitive`: it removes what the user asked to track. The MCP
 //! annotations say which tools write (`readOnlyHint: false`).
 //!
-//! None declares [`Effects`]: they touch nothing but the store.
+//! None declares [`Effects`](toolgate_core::Effects): they touch nothing but the store.
 //!
 //! # Rules
 //!
