@@ -113,7 +113,7 @@ fn tools_list_json_is_openai_function_schemas() {
     assert!(
         stdout(&text)
             .lines()
-            .any(|l| l.starts_with("get_datetime  Get the current date")),
+            .any(|l| l.starts_with("get_datetime  never     Get the current date")),
         "{}",
         stdout(&text)
     );

@@ -257,6 +257,10 @@ fn tools_list_and_classify() {
         "tools_list_plan",
         &ws.shown(&["tools", "list", "--agent", "plan"]),
     );
+    snap(
+        "tools_list_confirm_all",
+        &ws.shown(&["--mode", "confirm-all", "tools", "list"]),
+    );
     let mut text = String::new();
     for color in ["never", "always"] {
         for command in [
