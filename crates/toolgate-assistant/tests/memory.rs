@@ -949,8 +949,13 @@ async fn notes_written_with_the_notes_tools_are_searched_and_kept_current() {
     let found = search("catamaran Palma").await;
     assert!(found.contains(&format!("note {}", note.id)), "{found}");
 
-    // Changed: the new text is found, the old is not.
-    std::thread::sleep(Duration::from_millis(5));
+    // Changed: the new text is found, the old is not. A note's fingerprint
+    // is its update time in milliseconds, so the update must land in a later
+    // millisecond than the creation: wait for the clock to pass it rather
+    // than sleeping a guessed amount.
+    while now_millis() <= note.updated {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     store
         .update_note(
             note.id,
@@ -970,4 +975,13 @@ async fn notes_written_with_the_notes_tools_are_searched_and_kept_current() {
     store.delete_note(note.id).await.unwrap();
     let found = search("ferry Alcudia").await;
     assert!(!found.contains(&format!("note {}", note.id)), "{found}");
+}
+
+/// The wall clock in milliseconds since the Unix epoch, as the store stamps
+/// notes.
+fn now_millis() -> i64 {
+    let since = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    i64::try_from(since.as_millis()).unwrap()
 }

@@ -15,10 +15,13 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use clap::Parser;
-use toolgate_core::{SchemaFormat, ToolCall, ToolResult};
+use toolgate_core::{
+    CommandClass, RegisteredTool, SchemaFormat, Sensitivity, ToolCall, ToolResult,
+};
 use toolgate_engine::{Approver, Decision};
 use toolgate_host::{Gate, Host, HostBuilder, HostError, Overrides, TrustPolicy, env_vars};
 use toolgate_mcp::ServerState;
+use toolgate_policy::ConfirmationMode;
 
 use crate::approver::PromptApprover;
 use crate::cli::{
@@ -373,17 +376,59 @@ async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError
         ));
         return Ok(Exit::Success);
     }
+    let mode = setup.host.mode_for(Some(&def))?;
     let width = tools.iter().map(|t| t.name().len()).max().unwrap_or(0);
     let mut text = String::new();
     for tool in &tools {
+        let spec = tool.spec();
         let _ = writeln!(
             text,
-            "{:width$}  {}",
+            "{:width$}  {:8}  {}",
             tool.name(),
-            one_line(&tool.spec().description)
+            asks(mode, tool),
+            one_line(&spec.description)
         );
     }
-    show(&text)
+    show(&text)?;
+    render::note(asks_legend(mode));
+    Ok(Exit::Success)
+}
+
+/// Whether a tool's calls ask for approval in `mode`. Command tools (their
+/// spec says every call runs a command) ask by the command's class
+/// (`toolgate classify`); the others by their [`Sensitivity`]: read-only
+/// never asks under `confirm-sensitive`, sensitive does. The sensitivity is
+/// the tool's own (for an MCP tool, the one its server's trust gives, not
+/// the server's hints); a tool whose sensitivity depends on its arguments
+/// (`process`: looking does not ask) shows that of a call without them,
+/// the sensitive one. Rules (`toolgate rules`) may still allow or ask more.
+fn asks(mode: ConfirmationMode, tool: &RegisteredTool) -> &'static str {
+    let sensitivity = if tool.spec().annotations.runs_commands {
+        Sensitivity::Command(CommandClass::Dangerous)
+    } else {
+        tool.tool().sensitivity(&serde_json::json!({}))
+    };
+    match (mode, sensitivity) {
+        (ConfirmationMode::Yolo, _)
+        | (ConfirmationMode::ConfirmSensitive, Sensitivity::ReadOnly) => "never",
+        (ConfirmationMode::ConfirmSensitive, Sensitivity::Command(_)) => "by class",
+        (ConfirmationMode::ConfirmAll | ConfirmationMode::ConfirmSensitive, _) => "asks",
+    }
+}
+
+/// What the middle column of `tools list` means in `mode`.
+fn asks_legend(mode: ConfirmationMode) -> &'static str {
+    match mode {
+        ConfirmationMode::Yolo => {
+            "mode yolo: no call asks for approval (blocked commands and guardrails still apply)"
+        }
+        ConfirmationMode::ConfirmSensitive => {
+            "mode confirm-sensitive: `asks` tools ask before their calls that change something; \
+             `by class` ask unless the command is safe (`toolgate classify CMD`); \
+             rules (`toolgate rules`) may allow or ask more"
+        }
+        ConfirmationMode::ConfirmAll => "mode confirm-all: every call asks for approval",
+    }
 }
 
 /// `toolgate tools pending|approve|reject`: the review of dynamic tools.

@@ -18,14 +18,13 @@ use serde_json::Value;
 mod common;
 
 struct Ws {
-    dir: tempfile::TempDir,
+    dir: toolgate_test::TempHome,
     trusted: bool,
 }
 
 impl Ws {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("home")).unwrap();
+        let dir = toolgate_test::TempHome::new().unwrap();
         Self {
             dir,
             trusted: false,
@@ -42,7 +41,7 @@ impl Ws {
     }
 
     fn path(&self) -> &Path {
-        self.dir.path()
+        self.dir.workspace()
     }
 
     fn write(&self, name: &str, text: &str) {
@@ -52,11 +51,7 @@ impl Ws {
     /// The binary, run in the workspace with a private HOME and no TOOLGATE_*
     /// variables from the outside.
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = common::clean_command(
-            env!("CARGO_BIN_EXE_toolgate"),
-            self.path(),
-            &self.path().join("home"),
-        );
+        let mut cmd = self.dir.command(env!("CARGO_BIN_EXE_toolgate"));
         cmd.args(args);
         if self.trusted {
             cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");
@@ -113,7 +108,7 @@ fn tools_list_json_is_openai_function_schemas() {
     assert!(
         stdout(&text)
             .lines()
-            .any(|l| l.starts_with("get_datetime  Get the current date")),
+            .any(|l| l.starts_with("get_datetime  never     Get the current date")),
         "{}",
         stdout(&text)
     );

@@ -16,19 +16,18 @@ use serde_json::Value;
 mod common;
 
 struct Ws {
-    dir: tempfile::TempDir,
+    dir: toolgate_test::TempHome,
 }
 
 impl Ws {
     fn new(config: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("home")).unwrap();
-        std::fs::write(dir.path().join("toolgate.yaml"), config).unwrap();
+        let dir = toolgate_test::TempHome::new().unwrap();
+        std::fs::write(dir.workspace().join("toolgate.yaml"), config).unwrap();
         Self { dir }
     }
 
     fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
+        self.dir.workspace().join(rel)
     }
 
     fn script(&self, rel: &str, body: &str) {
@@ -39,11 +38,7 @@ impl Ws {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = common::clean_command(
-            env!("CARGO_BIN_EXE_toolgate"),
-            self.dir.path(),
-            &self.path("home"),
-        );
+        let mut cmd = self.dir.command(env!("CARGO_BIN_EXE_toolgate"));
         cmd.args(args);
         // The hooks under test are in the workspace file: trust it.
         cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");

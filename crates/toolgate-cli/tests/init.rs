@@ -17,24 +17,23 @@ use serde_yaml_ng::Value;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use common::{answer, clean_command, output, text};
+use common::{answer, output, text};
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolgate");
 
 /// A workspace with an empty HOME inside it.
 struct Home {
-    dir: tempfile::TempDir,
+    dir: toolgate_test::TempHome,
 }
 
 impl Home {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("home")).unwrap();
+        let dir = toolgate_test::TempHome::new().unwrap();
         Self { dir }
     }
 
     fn ws(&self) -> &Path {
-        self.dir.path()
+        self.dir.workspace()
     }
 
     fn config_file(&self) -> PathBuf {
@@ -42,11 +41,9 @@ impl Home {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = clean_command(BIN, self.ws(), &self.ws().join("home"));
-        // A key of the caller's must not send a test to a hosted API.
-        for var in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"] {
-            cmd.env_remove(var);
-        }
+        // A clean environment: a key of the caller's must not send a test
+        // to a hosted API.
+        let mut cmd = self.dir.command(BIN);
         cmd.args(args);
         cmd
     }
@@ -403,16 +400,15 @@ async fn on_a_terminal_init_asks_for_the_provider_and_its_settings() {
     let url = format!("http://127.0.0.1:{}/v1", closed_port());
     // `script` (util-linux) runs it on a pseudo-terminal; the answers are
     // typed ahead: the provider by name, the model's default, a variable.
-    let mut cmd = clean_command("script", home.ws(), &home.ws().join("home"));
-    cmd.env_remove("MY_KEY")
-        .args([
-            "-qec",
-            &format!("{BIN} --color never init --base-url {url}"),
-            "/dev/null",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+    let mut cmd = home.dir.command("script");
+    cmd.args([
+        "-qec",
+        &format!("{BIN} --color never init --base-url {url}"),
+        "/dev/null",
+    ])
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
     let out = tokio::task::spawn_blocking(move || {
         use std::io::Write as _;
         let mut child = cmd

@@ -744,12 +744,14 @@ fn processes_in(ws: &Ws, except: &[u32]) -> Vec<u32> {
     pids
 }
 
-/// Waits up to five seconds for `pid` to be gone.
+/// Waits for `pid` to be gone: it dies at once when it does (the kernel
+/// signals it), so the deadline only bounds a failure; 20 s, not "about
+/// now", because a loaded two-core CI machine can be slow to schedule.
 fn assert_dies(pid: u32, what: &str) {
     let start = Instant::now();
     while pid_alive(pid) {
         assert!(
-            start.elapsed() < Duration::from_secs(5),
+            start.elapsed() < Duration::from_secs(20),
             "server process {pid} outlived {what}"
         );
         std::thread::sleep(Duration::from_millis(20));

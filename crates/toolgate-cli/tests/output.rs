@@ -26,37 +26,29 @@ use std::process::{Command, Output};
 use regex::Regex;
 use wiremock::MockServer;
 
-use common::{answer, clean_command, tool_call};
+use common::{answer, tool_call};
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolgate");
 
 /// A workspace with its own HOME, as a new user has it.
 struct Ws {
-    dir: tempfile::TempDir,
+    dir: toolgate_test::TempHome,
 }
 
 impl Ws {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("home")).unwrap();
+        let dir = toolgate_test::TempHome::new().unwrap();
         Self { dir }
     }
 
     fn path(&self) -> &Path {
-        self.dir.path()
+        self.dir.workspace()
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = clean_command(BIN, self.path(), &self.path().join("home"));
-        for var in [
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "OPENROUTER_API_KEY",
-            "NO_COLOR",
-            "CLICOLOR_FORCE",
-        ] {
-            cmd.env_remove(var);
-        }
+        // A clean environment: no key, `NO_COLOR` or `CLICOLOR_FORCE` of the
+        // caller's.
+        let mut cmd = self.dir.command(BIN);
         // clap wraps help at the terminal's width; there is none here.
         cmd.env("COLUMNS", "100").args(args);
         cmd
@@ -256,6 +248,10 @@ fn tools_list_and_classify() {
     snap(
         "tools_list_plan",
         &ws.shown(&["tools", "list", "--agent", "plan"]),
+    );
+    snap(
+        "tools_list_confirm_all",
+        &ws.shown(&["--mode", "confirm-all", "tools", "list"]),
     );
     let mut text = String::new();
     for color in ["never", "always"] {

@@ -332,6 +332,9 @@ async fn a_spinner_shows_on_a_terminal_while_the_model_thinks() {
     let bin = env!("CARGO_BIN_EXE_toolgate");
     let mut cmd = ws.command("script");
     cmd.args(["-qec", &format!("{bin} run 'Think'"), "/dev/null"]);
+    // The clean environment has no TERM; a spinner needs a terminal that
+    // can erase a line.
+    cmd.env("TERM", "xterm-256color");
     let out = output(cmd).await;
     let tty = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{tty}");

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use serde_json::json;
 use toolgate_engine::Approver;
 use toolgate_host::{Host, RunRequest, TrustPolicy};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use toolgate_test::model;
+use wiremock::MockServer;
 
 const CONFIG: &str = "\
 confirmation:
@@ -65,15 +65,7 @@ impl Approver for Person {
 #[tokio::test]
 async fn every_front_end_gets_the_same_stages_from_the_host() {
     let dir = tempfile::tempdir().unwrap();
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": "done"}}]
-        })))
-        .mount(&server)
-        .await;
+    let server = model::server("/v1/chat/completions", vec![model::answer("done")]).await;
     let host = host(dir.path(), &server);
 
     // `call` (no terminal) and `tools list`.

@@ -1,63 +1,32 @@
-//! The scripted model server and the gate the agent-loop tests share.
+//! The gate and scripted replies the agent-loop tests share (the model
+//! server itself is `toolgate-test`'s).
 
 #![allow(
     dead_code,
     unreachable_pub,
     clippy::unwrap_used,
-    clippy::format_push_string,
+    unused_imports,
     reason = "each test file uses a part; a failed unwrap is a failed test"
 )]
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use toolgate_agent::{ApiKey, HttpSettings, LlmClient, OpenAiClient};
 use toolgate_core::{Registry, Tool, Workspace};
 use toolgate_engine::ExecutionEngine;
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use wiremock::{MockServer, ResponseTemplate};
 
-/// Answers the n-th request with the n-th template (the last one repeats).
-pub(crate) struct Script {
-    pub(crate) replies: Vec<ResponseTemplate>,
-    pub(crate) n: AtomicUsize,
-}
-
-impl Respond for Script {
-    fn respond(&self, _req: &Request) -> ResponseTemplate {
-        let i = self.n.fetch_add(1, Ordering::SeqCst);
-        self.replies[i.min(self.replies.len() - 1)].clone()
-    }
-}
-
+/// The scripted model server (`toolgate-test`): the n-th request to
+/// `endpoint` gets the n-th reply, the last one repeats.
 pub(crate) async fn server(endpoint: &str, replies: Vec<ResponseTemplate>) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path(endpoint))
-        .respond_with(Script {
-            replies,
-            n: AtomicUsize::new(0),
-        })
-        .mount(&server)
-        .await;
-    server
+    toolgate_test::model::server(endpoint, replies).await
 }
 
 pub(crate) fn tool_calls(calls: &[(&str, &str, &str)]) -> ResponseTemplate {
-    let calls: Vec<Value> = calls
-        .iter()
-        .map(|(id, name, args)| {
-            json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
-        })
-        .collect();
-    ResponseTemplate::new(200).set_body_json(json!({
-        "choices": [{"index": 0, "finish_reason": "tool_calls",
-                     "message": {"role": "assistant", "content": null, "tool_calls": calls}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5}
-    }))
+    toolgate_test::model::tool_calls_with_usage(calls, (10, 5))
 }
 
 /// A workspace holding `a.txt`, and a model that reads it in `n` steps and
@@ -83,21 +52,10 @@ pub(crate) fn reads_of_a_then(n: usize, last: &str) -> Vec<ResponseTemplate> {
 }
 
 pub(crate) fn answer(text: &str) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_json(json!({
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 20, "completion_tokens": 7}
-    }))
+    toolgate_test::model::answer_with_usage(text, (20, 7))
 }
 
-pub(crate) fn sse(events: &[Value]) -> ResponseTemplate {
-    let mut body = String::new();
-    for e in events {
-        body.push_str(&format!("data: {e}\n\n"));
-    }
-    body.push_str("data: [DONE]\n\n");
-    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
-}
+pub(crate) use toolgate_test::model::sse;
 
 pub(crate) fn settings(server: &MockServer, stream: bool) -> HttpSettings {
     let mut s = HttpSettings::new(
