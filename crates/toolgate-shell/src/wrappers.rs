@@ -21,11 +21,11 @@
 
 use toolgate_core::CommandClass;
 
-use super::builtins::{Scope, judge_name};
-use super::classify::{Judgement, dangerous, dev};
-use super::forks;
-use super::options::{Scanned, Spec, scan_prefix};
-use super::words::Word;
+use crate::builtins::{Scope, judge_name};
+use crate::forks;
+use crate::judgement::{Judgement, dangerous, dev};
+use crate::options::{Scanned, Spec, scan_prefix};
+use crate::words::Word;
 
 /// What a wrapper is and how its command is found.
 struct Wrapper {
@@ -487,34 +487,34 @@ fn wrapper(name: &str) -> Option<&'static Wrapper> {
 
 /// Whether `name` is a wrapper that is a program of its own (so it runs
 /// the wrapped command through `execve`).
-pub(crate) fn execs(name: &str) -> bool {
+pub fn execs(name: &str) -> bool {
     wrapper(name).is_some_and(|w| w.execs)
 }
 
 /// What unwrapping found.
 #[derive(Debug, Default)]
-pub(crate) struct Unwrapped {
+pub struct Unwrapped {
     /// Index of the wrapped program in the words.
-    pub(crate) start: usize,
+    pub start: usize,
     /// The wrappers seen through, outermost first.
-    pub(crate) wrappers: Vec<String>,
+    pub wrappers: Vec<String>,
     /// Index of each wrapper's word, outermost first.
-    pub(crate) wrapper_words: Vec<usize>,
+    pub wrapper_words: Vec<usize>,
     /// `NAME=value` words given to `env`.
-    pub(crate) assignments: Vec<Word>,
+    pub assignments: Vec<Word>,
     /// Why the wrapped program may not be the one found, if it may not: a
     /// wrapper option toolgate does not know.
-    pub(crate) problem: Option<String>,
+    pub problem: Option<String>,
     /// The least class the wrappers give the command, and why.
-    pub(crate) floor: Option<Judgement>,
+    pub floor: Option<Judgement>,
     /// The string `xargs -I` replaces with input in the wrapped command.
-    pub(crate) replace: Option<String>,
+    pub replace: Option<String>,
     /// The wrapper that starts the command in the background and returns
     /// at once (`setsid -f`), as `&` does.
-    pub(crate) forks: Option<String>,
+    pub forks: Option<String>,
     /// A shell script the last wrapper runs (`watch ls -l`, `script -c CMD`,
     /// `flock FILE -c CMD`), which is then the program.
-    pub(crate) script: Option<Word>,
+    pub script: Option<Word>,
 }
 
 impl Unwrapped {
@@ -536,7 +536,7 @@ enum Step {
 ///
 /// `words` may be rewritten: `env -S 'a b'` splits its argument into words as
 /// `env` does.
-pub(crate) fn unwrap(words: &mut Vec<Word>) -> Unwrapped {
+pub fn unwrap(words: &mut Vec<Word>) -> Unwrapped {
     let mut out = Unwrapped::default();
     let mut i = 0;
     while let Some(word) = words.get(i) {
@@ -765,12 +765,12 @@ fn xargs_replace(options: &[Word]) -> Option<String> {
 }
 
 /// The last path component: `/usr/bin/env` → `env`.
-pub(crate) fn basename(program: &str) -> &str {
+pub fn basename(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
 }
 
 /// Whether a word is `NAME=value` with a valid shell name.
-pub(crate) fn is_assignment(text: &str) -> bool {
+pub fn is_assignment(text: &str) -> bool {
     match text.split_once('=') {
         Some((name, _)) => {
             !name.is_empty()
@@ -783,8 +783,8 @@ pub(crate) fn is_assignment(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::options::validate;
     use super::*;
+    use crate::options::validate;
 
     /// A command, its program, its wrappers, whether a wrapper option is
     /// unknown, and the floor the wrappers set.

@@ -15,13 +15,13 @@ use std::panic::{self, AssertUnwindSafe};
 use brush_parser::ParserOptions;
 use brush_parser::ast;
 
-use super::forks;
-use super::limits::check_limits;
-use super::model::{
+use crate::forks;
+use crate::limits::check_limits;
+use crate::model::{
     CommandContext, Kind, Origin, ParsedCommand, PipelineSlot, Redirection, RedirectionKind,
     Script, ShellFeatures, SimpleCommand,
 };
-use super::words::{self, Nested, Word};
+use crate::words::{self, Nested, Word};
 
 /// How deep substitutions and inline scripts may nest inside each other.
 const MAX_SCRIPT_DEPTH: usize = 8;
@@ -74,14 +74,14 @@ pub enum ParseError {
 /// # Example
 ///
 /// ```
-/// use toolgate_policy::parse_command;
+/// use toolgate_shell::parse_command;
 ///
 /// let parsed = parse_command("echo 'rm -rf /' | tee out.txt")?;
 /// let [echo, tee] = parsed.simple_commands() else { panic!() };
 /// assert_eq!(echo.args()[0].text(), "rm -rf /");
 /// assert_eq!(echo.context().piped_into.as_deref(), Some("tee"));
 /// assert_eq!(tee.program(), "tee");
-/// # Ok::<(), toolgate_policy::ParseError>(())
+/// # Ok::<(), toolgate_shell::ParseError>(())
 /// ```
 pub fn parse_command(cmd: &str) -> Result<ParsedCommand, ParseError> {
     let mut builder = Builder {
