@@ -9,10 +9,15 @@
 use std::fmt;
 use std::time::Duration;
 
-use futures_util::future::join_all;
 use serde_json::{Value, json};
 
 use crate::llm::{ApiKey, ModelToolCall};
+
+pub use error::ProbeError;
+pub use local::{LOCAL_SERVERS, LocalServer, detect_local_servers, detect_servers};
+
+mod error;
+mod local;
 
 /// The wire format a server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,122 +107,6 @@ pub struct ContextWindow {
     pub tokens: u64,
     /// Where the number comes from.
     pub source: ContextSource,
-}
-
-/// Why a check failed or was not made.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ProbeError {
-    /// The base URL does not parse.
-    #[error("{url} is not a valid URL")]
-    InvalidUrl {
-        /// The URL as given.
-        url: String,
-        /// The cause.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// Nothing listens there.
-    #[error("connection refused at {url}")]
-    Refused {
-        /// The server's origin (`http://host:port`).
-        url: String,
-    },
-    /// No answer in time.
-    #[error("no answer from {url} within {} ms", after.as_millis())]
-    Timeout {
-        /// The URL asked.
-        url: String,
-        /// The timeout.
-        after: Duration,
-    },
-    /// Another failure to connect (name resolution, TLS, reset).
-    #[error("cannot connect to {url}")]
-    Connect {
-        /// The server's origin, or the URL asked.
-        url: String,
-        /// The cause.
-        #[source]
-        source: reqwest::Error,
-    },
-    /// The server refused the credentials (401/403).
-    #[error("{url} refused the credentials (HTTP {status}); check the API key")]
-    Auth {
-        /// The URL asked.
-        url: String,
-        /// HTTP status.
-        status: u16,
-    },
-    /// Another HTTP error status.
-    #[error("{url} answered HTTP {status}{}", detail(body))]
-    Status {
-        /// The URL asked.
-        url: String,
-        /// HTTP status.
-        status: u16,
-        /// The start of the body.
-        body: String,
-    },
-    /// The answer is not what the endpoint returns.
-    #[error("{url} answered with something other than {expected}")]
-    Malformed {
-        /// The URL asked.
-        url: String,
-        /// What was expected (`a model list`, …).
-        expected: &'static str,
-    },
-    /// The configured model is not among the served ones.
-    #[error("model {model} is not served here; {}", served(available))]
-    ModelNotServed {
-        /// The configured model.
-        model: String,
-        /// The served models.
-        available: Vec<String>,
-    },
-    /// The tool check got text and no tool call.
-    #[error("answers in text only (tool calls may be written as text)")]
-    TextOnly {
-        /// The start of the text.
-        text: String,
-    },
-    /// The tool check's answer hit its token limit before any tool call.
-    #[error("no tool call within {max_tokens} tokens (the answer was cut at the limit)")]
-    Truncated {
-        /// The limit asked for.
-        max_tokens: u32,
-    },
-    /// Nothing tells the context window.
-    #[error("the server does not tell its context window")]
-    ContextUnknown,
-    /// The check was not made.
-    #[error("not checked: {reason}")]
-    NotChecked {
-        /// Why.
-        reason: &'static str,
-    },
-    /// No HTTP client could be built.
-    #[error("cannot build an HTTP client")]
-    Client {
-        /// The cause.
-        #[source]
-        source: reqwest::Error,
-    },
-}
-
-fn detail(body: &str) -> String {
-    if body.is_empty() {
-        String::new()
-    } else {
-        format!(": {body}")
-    }
-}
-
-fn served(models: &[String]) -> String {
-    if models.is_empty() {
-        "it serves none".to_owned()
-    } else {
-        format!("it serves {}", models.join(", "))
-    }
 }
 
 /// What to probe. By default: no model, no API key, 2 s per request, no
@@ -855,95 +744,6 @@ fn is_refused(e: &(dyn std::error::Error + 'static)) -> bool {
 pub async fn list_models(request: &ProbeRequest) -> Result<Vec<ServedModel>, ProbeError> {
     let base_url = request.base_url.trim_end_matches('/').to_owned();
     Prober::new(request, &base_url)?.models().await
-}
-
-/// The usual local model servers and their OpenAI-compatible base URLs.
-pub const LOCAL_SERVERS: &[(ServerKind, &str)] = &[
-    (ServerKind::Ollama, "http://127.0.0.1:11434/v1"),
-    (ServerKind::LlamaCpp, "http://127.0.0.1:8080/v1"),
-    (ServerKind::LmStudio, "http://127.0.0.1:1234/v1"),
-    (ServerKind::Vllm, "http://127.0.0.1:8000/v1"),
-];
-
-/// What was found at one candidate address.
-///
-/// Its `Display` is one clause for a person: `Ollama at
-/// http://127.0.0.1:11434/v1: connection refused`, `llama.cpp at
-/// http://127.0.0.1:8080/v1: up, serving qwen2.5-coder`.
-#[derive(Debug)]
-pub struct LocalServer {
-    /// The server usually found there.
-    pub expected: ServerKind,
-    /// The base URL tried.
-    pub base_url: String,
-    /// The server actually found, when recognisable.
-    pub kind: Option<ServerKind>,
-    /// Its models, or why they could not be listed.
-    pub models: Result<Vec<ServedModel>, ProbeError>,
-}
-
-impl LocalServer {
-    /// Whether it answered with a model list that has at least one model.
-    pub fn is_up(&self) -> bool {
-        self.models.as_ref().is_ok_and(|m| !m.is_empty())
-    }
-}
-
-impl fmt::Display for LocalServer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at {}: ", self.expected, self.base_url)?;
-        match &self.models {
-            Ok(models) => {
-                f.write_str("up")?;
-                if let Some(kind) = self.kind.filter(|k| *k != self.expected) {
-                    write!(f, " ({kind})")?;
-                }
-                if models.is_empty() {
-                    f.write_str(", serving no model")
-                } else {
-                    let ids: Vec<&str> = models.iter().map(|m| m.id.as_str()).collect();
-                    write!(f, ", serving {}", ids.join(", "))
-                }
-            }
-            Err(ProbeError::Refused { .. }) => f.write_str("connection refused"),
-            Err(ProbeError::Timeout { after, .. }) => {
-                write!(f, "no answer within {} ms", after.as_millis())
-            }
-            Err(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-/// Lists the models of each candidate `(expected kind, base URL)` at once,
-/// each request bounded by `timeout`. The results are in the candidates'
-/// order.
-pub async fn detect_servers(
-    candidates: &[(ServerKind, &str)],
-    timeout: Duration,
-) -> Vec<LocalServer> {
-    join_all(candidates.iter().map(|&(expected, base)| async move {
-        let request = ProbeRequest::new(Provider::OpenAi, base).timeout(timeout);
-        let base_url = base.trim_end_matches('/').to_owned();
-        let models = match Prober::new(&request, &base_url) {
-            Ok(prober) => prober.models().await,
-            Err(e) => Err(e),
-        };
-        LocalServer {
-            expected,
-            kind: models.as_deref().ok().and_then(kind_from_list),
-            base_url,
-            models,
-        }
-    }))
-    .await
-}
-
-/// Asks the usual local servers ([`LOCAL_SERVERS`]: Ollama, llama.cpp, LM
-/// Studio, vLLM) at once which models they serve; for the first-run
-/// message ("tried Ollama at …: connection refused; …") and to pick a
-/// server when none is configured.
-pub async fn detect_local_servers(timeout: Duration) -> Vec<LocalServer> {
-    detect_servers(LOCAL_SERVERS, timeout).await
 }
 
 #[cfg(test)]

@@ -43,6 +43,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
          (`echo`, `grep`, `filter.<driver>.process`), not tools",
     ),
     (
+        "crates/toolgate-shell/src/",
+        "*",
+        "the shell parser and command model: the words are programs (`echo`, `grep`), not tools",
+    ),
+    (
         "crates/toolgate-sandbox/src/gitconfig.rs",
         "grep",
         "a git configuration section",

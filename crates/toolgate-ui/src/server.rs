@@ -21,14 +21,17 @@ use toolgate_host::{
     AgentPermission, ErrorKind, Host, HostError, RunControls, RunRequest, UserRules,
 };
 use toolgate_mcp::ServerState;
-use toolgate_policy::ConfirmationRule;
 use toolgate_store::{AuditFilter, AuditStore, SessionStore, SessionSummary};
 
-use crate::approvals::{Answer, Approvals, Binding, ResolveError, UiApprover};
+use crate::approvals::{Approvals, Binding, UiApprover};
 use crate::assets;
 use crate::auth::{self, AuthGuard};
 use crate::describe::Describer;
 use crate::hub::Hub;
+
+use answers::{add_rule, answer_many, answer_one, approvals, remove_rule, rules, rules_error};
+
+mod answers;
 
 /// Builds a fresh [`Host`] for each run, so rules and permissions changed
 /// since the server started apply to it.
@@ -600,145 +603,6 @@ fn store_error(error: toolgate_store::StoreError) -> ApiError {
         StatusCode::INTERNAL_SERVER_ERROR
     };
     ApiError::new(status, toolgate_core::error_chain(&error))
-}
-
-async fn approvals(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(Value::Array(app.approvals.pending()))
-}
-
-#[derive(Deserialize)]
-struct AnswerBody {
-    answer: Answer,
-    /// Whether the person has seen the whole card (a folded one must be
-    /// expanded before it is allowed).
-    #[serde(default)]
-    seen: bool,
-}
-
-async fn answer_one(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-    Json(body): Json<AnswerBody>,
-) -> ApiResult {
-    // A folded card is not allowed unseen, and "Always allow" must not
-    // save its rule for one.
-    if body.answer != Answer::Deny && !body.seen {
-        app.approvals.check_seen(&id).map_err(resolve_error)?;
-    }
-    let rule = if body.answer == Answer::Always {
-        let rule = app
-            .approvals
-            .rule_of(&id)
-            .map_err(resolve_error)?
-            .ok_or(ResolveError::NoRule)
-            .map_err(resolve_error)?;
-        let number = save_rule(&app, &rule)?;
-        Some((number, rule))
-    } else {
-        None
-    };
-    app.approvals
-        .resolve(&id, body.answer, body.seen)
-        .map_err(resolve_error)?;
-    Ok(Json(json!({
-        "id": id,
-        "answer": body.answer,
-        "rule": rule.map(|(number, rule)| json!({"number": number, "rule": rule})),
-    })))
-}
-
-#[derive(Deserialize)]
-struct AnswerMany {
-    answer: Answer,
-    #[serde(default)]
-    ids: Option<Vec<String>>,
-    /// The approvals the person has seen whole; a folded one not listed
-    /// is not allowed (it stays pending).
-    #[serde(default)]
-    seen: Vec<String>,
-}
-
-async fn answer_many(State(app): State<Arc<App>>, Json(body): Json<AnswerMany>) -> ApiResult {
-    if !matches!(body.answer, Answer::Allow | Answer::Deny) {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "answer several calls with allow or deny",
-        ));
-    }
-    let ids = body.ids.unwrap_or_else(|| {
-        app.approvals
-            .pending()
-            .iter()
-            .filter_map(|p| p["id"].as_str().map(str::to_owned))
-            .collect()
-    });
-    let resolved: Vec<String> = ids
-        .into_iter()
-        .filter(|id| {
-            let seen = body.seen.iter().any(|s| s == id);
-            app.approvals.resolve(id, body.answer, seen).is_ok()
-        })
-        .collect();
-    Ok(Json(json!({"resolved": resolved})))
-}
-
-#[expect(clippy::needless_pass_by_value, reason = "a `map_err` argument")]
-fn resolve_error(error: ResolveError) -> ApiError {
-    let status = match error {
-        ResolveError::NotPending(_) => StatusCode::NOT_FOUND,
-        ResolveError::NoRule => StatusCode::BAD_REQUEST,
-        ResolveError::Unseen(_) => StatusCode::CONFLICT,
-    };
-    ApiError::new(status, error.to_string())
-}
-
-#[expect(clippy::needless_pass_by_value, reason = "a `map_err` argument")]
-fn rules_error(error: toolgate_host::RulesFileError) -> ApiError {
-    let status = if error.is_io() {
-        StatusCode::INTERNAL_SERVER_ERROR
-    } else {
-        StatusCode::BAD_REQUEST
-    };
-    let hint = error.hint().unwrap_or(
-        "rules live in `confirmation.rules` of the user's config file; `toolgate rules list` shows them",
-    );
-    ApiError::new(status, toolgate_core::error_chain(&error)).hint(hint)
-}
-
-fn save_rule(app: &App, rule: &ConfirmationRule) -> Result<usize, ApiError> {
-    let mut file = UserRules::open_user(app.host.env()).map_err(rules_error)?;
-    let number = file.add(rule).map_err(rules_error)?;
-    file.save().map_err(rules_error)?;
-    app.hub.emit(&json!({"type": "rules_changed"}));
-    Ok(number)
-}
-
-async fn rules(State(app): State<Arc<App>>) -> ApiResult {
-    let file = UserRules::open_user(app.host.env()).map_err(rules_error)?;
-    let rules = file.rules().map_err(rules_error)?;
-    let rows: Vec<Value> = rules
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let mut row = serde_json::to_value(r).unwrap_or_default();
-            row["number"] = Value::from(i + 1);
-            row
-        })
-        .collect();
-    Ok(Json(json!({"file": file.path(), "rules": rows})))
-}
-
-async fn add_rule(State(app): State<Arc<App>>, Json(rule): Json<ConfirmationRule>) -> ApiResult {
-    let number = save_rule(&app, &rule)?;
-    Ok(Json(json!({"number": number})))
-}
-
-async fn remove_rule(State(app): State<Arc<App>>, Path(number): Path<usize>) -> ApiResult {
-    let mut file = UserRules::open_user(app.host.env()).map_err(rules_error)?;
-    let removed = file.remove(number).map_err(rules_error)?;
-    file.save().map_err(rules_error)?;
-    app.hub.emit(&json!({"type": "rules_changed"}));
-    Ok(Json(json!({"removed": removed})))
 }
 
 async fn mcp(State(app): State<Arc<App>>) -> ApiResult {

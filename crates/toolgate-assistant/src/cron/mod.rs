@@ -64,7 +64,7 @@ use serde::{Deserialize, Serialize};
 use toolgate_core::Tool;
 use toolgate_store::ScheduleStore;
 
-pub use request::{CronArgs, ScheduleArg, ScheduleObject};
+pub use args::{CronArgs, ScheduleArg, ScheduleObject};
 pub use schedule::{
     AT_PAST_TOLERANCE_MS, MAX_EVERY_MS, Schedule, ScheduleError, describe, human_ms, next_run,
     parse_at, parse_cron, parse_interval, show_time,
@@ -76,6 +76,7 @@ pub use scheduler::{
 };
 pub use tool::{CronTool, describe_job, describe_run};
 
+mod args;
 mod request;
 mod schedule;
 mod scheduler;

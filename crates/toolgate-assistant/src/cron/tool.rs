@@ -12,7 +12,8 @@ use toolgate_core::{
 };
 use toolgate_store::{JobRecord, NewJob, RunRecord, ScheduleStore, Trigger};
 
-use super::request::{AddRequest, AtSpec, CronArgs, JobRef, Request, ScheduleSpec, TaskKind};
+use super::args::CronArgs;
+use super::request::{AddRequest, AtSpec, JobRef, Request, ScheduleSpec, TaskKind};
 use super::schedule::{
     AT_PAST_TOLERANCE_MS, Schedule, ScheduleError, check_every, describe, next_run, parse_at,
     parse_cron, show_time, timestamp, zone,

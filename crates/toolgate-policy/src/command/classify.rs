@@ -5,12 +5,8 @@ use std::collections::HashSet;
 
 use toolgate_core::CommandClass;
 
-use super::builtins::{self, Scope, assign_target};
-use super::forks;
 use super::git::git;
 use super::hooks;
-use super::model::{Kind, Script, SimpleCommand};
-use super::options::{Scanned, Spec, scan};
 use super::scripts::{awk, sed};
 use super::specs;
 use super::tables::{Check, Rule, known_danger, lookup};
@@ -18,35 +14,12 @@ use super::toolchains::{
     bun, cargo, deno, docker, dotnet, go, gradle, helm, kubectl, make, maven, node, npm, npx, pip,
     pnpm, python, runner, rustc, rustup, terraform, yarn,
 };
-use super::words::Word;
-
-/// A class and the reason for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Judgement {
-    pub(crate) class: CommandClass,
-    pub(crate) reason: String,
-}
-
-pub(super) fn safe(reason: impl Into<String>) -> Judgement {
-    Judgement {
-        class: CommandClass::Safe,
-        reason: reason.into(),
-    }
-}
-
-pub(super) fn dev(reason: impl Into<String>) -> Judgement {
-    Judgement {
-        class: CommandClass::Dev,
-        reason: reason.into(),
-    }
-}
-
-pub(super) fn dangerous(reason: impl Into<String>) -> Judgement {
-    Judgement {
-        class: CommandClass::Dangerous,
-        reason: reason.into(),
-    }
-}
+use toolgate_shell::builtins::{self, Scope, assign_target};
+use toolgate_shell::forks;
+use toolgate_shell::judgement::{Judgement, dangerous, dev, safe, short};
+use toolgate_shell::model::{Kind, Script, SimpleCommand};
+use toolgate_shell::options::{Scanned, Spec, scan};
+use toolgate_shell::words::Word;
 
 /// Programs added by configuration.
 #[derive(Debug, Clone, Default)]
@@ -345,18 +318,6 @@ fn reader(name: &str, spec: &Spec, args: &[Word]) -> Judgement {
         Ok(_) => safe(format!("`{name}` only reads or prints")),
         Err(j) => j,
     }
-}
-
-/// A word for a reason: on one line, and not too long to read.
-pub(crate) fn short(raw: &str) -> String {
-    const MAX: usize = 48;
-    let one_line = raw.trim_end().replace('\n', "\u{23ce}");
-    if one_line.chars().count() <= MAX {
-        return one_line;
-    }
-    let mut out: String = one_line.chars().take(MAX).collect();
-    out.push('\u{2026}');
-    out
 }
 
 /// The words before `--`.

@@ -25,10 +25,10 @@
 //! does under the `safe` profile). `git --no-optional-locks status` skips
 //! it.
 
-use super::classify::{Judgement, dangerous, dev, safe, short};
 use super::hooks;
-use super::options::{Scanned, Spec, scan, scan_prefix};
-use super::words::Word;
+use toolgate_shell::judgement::{Judgement, dangerous, dev, safe, short};
+use toolgate_shell::options::{Scanned, Spec, scan, scan_prefix};
+use toolgate_shell::words::Word;
 
 #[rustfmt::skip]
 const GLOBAL: Spec = Spec {
@@ -783,8 +783,8 @@ fn stash(args: &[Word]) -> Judgement {
 
 #[cfg(test)]
 mod tests {
-    use super::super::options::validate;
     use super::*;
+    use toolgate_shell::options::validate;
 
     #[test]
     fn every_table_is_valid() {

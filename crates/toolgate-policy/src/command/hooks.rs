@@ -39,9 +39,10 @@
 //! Environment variables that do the same (`RUSTC_WRAPPER`, `CARGO_*`,
 //! `GOFLAGS`, `npm_config_*`, `CC`) are judged in `variables.rs`.
 
-use super::classify::{Judgement, dangerous, options, short};
-use super::variables::{VarClass, classify_variable};
-use super::words::Word;
+use super::classify::options;
+use toolgate_shell::judgement::{Judgement, dangerous, short};
+use toolgate_shell::variables::{VarClass, classify_variable};
+use toolgate_shell::words::Word;
 
 /// A value given to a long option, attached (`--x=v`) or in the next word,
 /// with whether it is exactly known.

@@ -12,61 +12,27 @@
 //!
 //! - `blocklist/`: layer 1, refused in every mode;
 //! - `classify.rs`: the order of the rules for one simple command;
-//! - `options.rs`: the one option matcher (GNU `getopt_long` semantics,
-//!   abbreviations included) every table is read with;
+//! - `toolgate_shell::options`: the one option matcher (GNU `getopt_long`
+//!   semantics, abbreviations included) every table is read with;
 //! - `specs.rs` and `git.rs`: the option tables of the programs that may be
 //!   `safe`; `tables.rs`: which program gets which rule;
 //! - `toolchains.rs`: build tools and package managers; `hooks.rs`: their
 //!   options that name a program to run (`cargo --config
 //!   build.rustc-wrapper=…`, `go build -toolexec`, `make SHELL=…`);
-//! - `variables.rs` and `builtins.rs`: variable names that change how
-//!   programs load, and the bash builtins that set them or change the shell;
-//! - `wrappers.rs`: `env`, `xargs`, `timeout`, `setsid`, `flock`, … seen
-//!   through;
-//! - `forks.rs`: what multiplies processes (a background job in a loop,
-//!   `xargs -P`, recursive functions);
+//! - in `toolgate-shell`, read while parsing: `variables` and `builtins`
+//!   (variable names that change how programs load, and the bash builtins
+//!   that set them or change the shell), `wrappers` (`env`, `xargs`,
+//!   `timeout`, `setsid`, `flock`, … seen through) and `forks` (what
+//!   multiplies processes: a background job in a loop, `xargs -P`,
+//!   recursive functions);
 //! - `programs.rs`: what a `safe` line may `execve`;
 //! - `scripts/`: `sed` scripts and `awk` programs, each read with a lexer
 //!   of its language.
 //!
 //! # The parser
 //!
-//! We use [brush-parser](https://docs.rs/brush-parser), the parser of the
-//! [brush](https://github.com/reubeno/brush) shell. Evaluated against the
-//! alternatives (2025):
-//!
-//! - **brush-parser** (MIT, pure Rust): written to run real bash scripts,
-//!   with a test suite that compares brush with bash, so its coverage of
-//!   bash syntax is broad: pipelines, `;`/`&&`/`||`/newlines, subshells, brace
-//!   groups, `if`/`for`/`while`/`case`, functions, `[[ ]]`, `(( ))`,
-//!   here-documents and here-strings, `&>`/`>|`/`<>`, command and process
-//!   substitution, ANSI-C quoting, extglob. It returns a typed syntax tree
-//!   and a typed error; words come with their quoting pieces. It is actively
-//!   maintained (releases through 2025) and builds in under a minute with no
-//!   C toolchain. Its cost: a few dependencies we would not otherwise need
-//!   (`peg`, `bon`, `cached`, and `insta`, which it lists as a normal
-//!   dependency), and it is not hardened against hostile input. Fuzzing it
-//!   through our classifier (`fuzz/fuzz_targets/command_classify.rs`) found
-//!   two `unwrap` panics (a file descriptor number beyond `i32`; a
-//!   here-document meeting `$((…))`), an endless loop (a here-document
-//!   operator with no delimiter inside `$(…)`), and exponential
-//!   backtracking on unclosed `(`/`$(`/`${`/`case`. So every call is
-//!   guarded by `catch_unwind`, and the raw text is checked first
-//!   (`limits.rs`): length ([`MAX_COMMAND_LEN`]), nesting
-//!   ([`MAX_NESTING`], which also bounds stack use), unclosed openers, and
-//!   the constructs above; what fails a check is `dangerous`.
-//! - **tree-sitter-bash** (MIT, C): error-tolerant and fast, but a 10 MB
-//!   generated C parser plus the tree-sitter runtime to compile, C code in a
-//!   security path, stringly-typed node kinds, and error recovery that
-//!   builds a tree for invalid input (we would have to reject every `ERROR`
-//!   node anyway, since a shell would not run that input as we read it).
-//! - **yash-syntax** (pure Rust): GPL-3.0, which our MIT/Apache licence
-//!   cannot take; it also targets POSIX sh rather than bash, and its API is
-//!   built around an async lexer.
-//!
-//! brush-parser memoises word parsing in a small process-wide cache (64
-//! entries). That is its business; the answers are a function of the input
-//! alone, so this module stays pure.
+//! The bash parser and the command model live in `toolgate-shell`, which
+//! says why brush-parser and how it is guarded.
 //!
 //! # What the blocklist can and cannot do
 //!
@@ -83,37 +49,25 @@ use regex::RegexSet;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 use toolgate_core::CommandClass;
+use toolgate_shell::{builtins, forks};
 
-pub use limits::{MAX_COMMAND_LEN, MAX_NESTING};
-pub use model::{
-    CommandContext, Origin, ParsedCommand, PipelineSlot, Redirection, RedirectionKind,
-    ShellFeatures, SimpleCommand,
+pub use toolgate_shell::{
+    CommandContext, MAX_COMMAND_LEN, MAX_NESTING, Operand, OperandKind, Origin, ParseError,
+    ParsedCommand, PipelineSlot, Redirection, RedirectionKind, ShellFeatures, SimpleCommand, Word,
+    command_operands, parse_command,
 };
-pub use operands::{Operand, OperandKind, command_operands};
-pub use parse::{ParseError, parse_command};
-pub use words::Word;
 
-pub(crate) use model::Script;
+pub(crate) use toolgate_shell::model::Script;
 
 mod blocklist;
-mod builtins;
 mod classify;
-mod forks;
 mod git;
 mod hooks;
-mod limits;
-mod model;
-mod operands;
-mod options;
-mod parse;
 mod programs;
 mod scripts;
 mod specs;
 mod tables;
 mod toolchains;
-mod variables;
-mod words;
-mod wrappers;
 
 /// What a command line is: refused, or allowed with a class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -504,7 +458,7 @@ impl CommandPolicy {
         if let Some(reason) = blocklist::check(parsed) {
             return Verdict::blocked(reason);
         }
-        let mut worst: Option<classify::Judgement> = None;
+        let mut worst: Option<toolgate_shell::judgement::Judgement> = None;
         let mut names: Vec<&str> = Vec::new();
         for simple in parsed.simple_commands() {
             let judgement = classify::classify_simple(simple, &self.extra);
@@ -574,7 +528,7 @@ impl CommandPolicy {
         if verdict.is_blocked() {
             return verdict;
         }
-        let mut worst: Option<classify::Judgement> = None;
+        let mut worst: Option<toolgate_shell::judgement::Judgement> = None;
         for name in env_names {
             if let Some(j) =
                 builtins::judge_name(name, builtins::Scope::Exported, "the `env` argument")

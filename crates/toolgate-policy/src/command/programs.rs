@@ -17,10 +17,10 @@
 //!   wrapper that is a program runs the file of that name (`env echo`,
 //!   `xargs echo`, `exec echo`) or the line names it by path (`/bin/echo`).
 
-use super::builtins::is_builtin;
-use super::model::SimpleCommand;
 use super::tables::implied_programs;
-use super::wrappers;
+use toolgate_shell::builtins::is_builtin;
+use toolgate_shell::model::SimpleCommand;
+use toolgate_shell::wrappers;
 
 /// Adds the programs `cmd` may run to `out`, each once, in order.
 pub(crate) fn executed(cmd: &SimpleCommand, out: &mut Vec<String>) {

@@ -14,7 +14,7 @@
 //! runs anything, so a word only known at run time (`cat "$f"`, `wc *.rs`)
 //! cannot become a dangerous option even if it starts with `-`.
 
-use super::options::Spec;
+use toolgate_shell::options::Spec;
 
 #[rustfmt::skip]
 const HELP: &[&str] = &["--help", "--version"];
@@ -1340,8 +1340,8 @@ pub(crate) const ALL: &[(&str, &Spec)] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::options::validate;
     use super::*;
+    use toolgate_shell::options::validate;
 
     /// Every table parses, and no option is listed twice (a danger entry
     /// shadowed by a read-only one would be a hole).

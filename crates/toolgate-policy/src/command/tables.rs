@@ -4,8 +4,8 @@
 //! The base lists are seed 000's; everything not listed is `dangerous`. A
 //! program is `safe` only with the options in its table (`specs.rs`).
 
-use super::options::Spec;
 use super::specs;
+use toolgate_shell::options::Spec;
 
 /// How a program is judged.
 #[derive(Debug, Clone, Copy)]

@@ -12,14 +12,13 @@
 
 use toolgate_core::CommandClass;
 
-use super::classify::{
-    Extra, Judgement, classify_simple, dangerous, dev, has_option, options, positionals, subcommand,
-};
+use super::classify::{Extra, classify_simple, has_option, options, positionals, subcommand};
 use super::hooks;
-use super::model::SimpleCommand;
 use super::tables::lookup;
-use super::words::Word;
-use super::wrappers::basename;
+use toolgate_shell::judgement::{Judgement, dangerous, dev};
+use toolgate_shell::model::SimpleCommand;
+use toolgate_shell::words::Word;
+use toolgate_shell::wrappers::basename;
 
 pub(super) fn cargo(args: &[Word]) -> Judgement {
     let mut i = 0;

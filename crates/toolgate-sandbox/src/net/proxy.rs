@@ -26,7 +26,7 @@ use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -36,10 +36,12 @@ use tokio::sync::{OnceCell, Semaphore};
 use super::policy::{self, Judgement, Listed, Target};
 use super::socks::{self, SocksTarget, reply};
 use super::{
-    Attachments, ConnectionRecord, ConsentAnswer, ConsentRequest, Decision, NetworkPolicy,
-    Protocol, http,
+    Attachments, ConnectionRecord, ConsentAnswer, Decision, NetworkPolicy, Protocol, http,
 };
 use crate::linux::netns::NetNs;
+use consent::consent;
+
+mod consent;
 
 /// See the [limits](self).
 pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -622,107 +624,6 @@ async fn open(
         format!("toolgate could not reach {shown}: {message}"),
         code,
     ))
-}
-
-/// Whether an unlisted `name` may be reached: what a person said before,
-/// or what they say now. `Err` is the decision and why, for the refusal.
-async fn consent(
-    shared: &Shared,
-    name: &str,
-    port: u16,
-    protocol: Protocol,
-) -> Result<ConsentAnswer, (Decision, String)> {
-    let lock = |m: &Mutex<HashSet<String>>| {
-        m.lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(name)
-    };
-    if lock(&shared.refused) {
-        return Err((
-            Decision::Refused,
-            format!("`{name}` is not in the allow list, and the person refused it earlier"),
-        ));
-    }
-    if lock(&shared.allowed) {
-        return Ok(ConsentAnswer::AllowForSession);
-    }
-    let Some(consent) = shared.attachments.current().and_then(|a| a.consent.clone()) else {
-        return Err((
-            Decision::Unlisted,
-            format!("`{name}` is not in the allow list"),
-        ));
-    };
-    let cell = {
-        let mut questions = shared
-            .questions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(cell) = questions.get(name) {
-            Arc::clone(cell)
-        } else {
-            if questions.len() >= MAX_QUESTIONS {
-                return Err((
-                    Decision::Busy,
-                    format!(
-                        "`{name}` is not in the allow list, and too many questions are already waiting"
-                    ),
-                ));
-            }
-            let cell = Arc::new(OnceCell::new());
-            questions.insert(name.to_owned(), Arc::clone(&cell));
-            cell
-        }
-    };
-    let request = ConsentRequest {
-        host: name.to_owned(),
-        port,
-        protocol,
-    };
-    let answer = *cell
-        .get_or_init(|| async {
-            let answer = tokio::time::timeout(CONSENT_TIMEOUT, consent.ask(&request))
-                .await
-                .ok();
-            match answer {
-                Some(ConsentAnswer::AllowForSession | ConsentAnswer::AlwaysAllow) => {
-                    shared
-                        .allowed
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(name.to_owned());
-                }
-                Some(ConsentAnswer::Deny) => {
-                    shared
-                        .refused
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(name.to_owned());
-                }
-                _ => {}
-            }
-            answer
-        })
-        .await;
-    {
-        let mut questions = shared
-            .questions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if questions.get(name).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
-            questions.remove(name);
-        }
-    }
-    match answer {
-        Some(ConsentAnswer::Deny) => Err((
-            Decision::Refused,
-            format!("`{name}` is not in the allow list, and the person refused it"),
-        )),
-        None => Err((
-            Decision::Refused,
-            format!("`{name}` is not in the allow list, and nobody answered in time"),
-        )),
-        Some(answer) => Ok(answer),
-    }
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 //! luksFormat`, …), and the `SysRq` key, which reboots or halts the
 //! machine.
 
-use super::super::model::SimpleCommand;
-use super::super::words::Word;
 use super::paths::normalise_path;
+use toolgate_shell::model::SimpleCommand;
+use toolgate_shell::words::Word;
 
 /// A redirection of `cmd` writing to a disk device or to `SysRq`.
 pub(super) fn redirections(cmd: &SimpleCommand) -> Option<String> {

@@ -23,11 +23,11 @@
 //! until run time, and is `dangerous`, not blocked). The OS sandbox (layer 5)
 //! is the boundary for that.
 
-use super::forks;
-use super::model::{ParsedCommand, SimpleCommand};
 use super::toolchains;
-use super::words::Word;
-use super::wrappers::basename;
+use toolgate_shell::forks;
+use toolgate_shell::model::{ParsedCommand, SimpleCommand};
+use toolgate_shell::words::Word;
+use toolgate_shell::wrappers::basename;
 
 mod disks;
 mod paths;

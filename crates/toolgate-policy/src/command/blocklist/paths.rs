@@ -2,8 +2,8 @@
 //! `/`, the home directory, the top-level system directories, however they
 //! are spelt (globs, `..`, `$HOME`, a `cd` earlier in the line).
 
-use super::super::model::SimpleCommand;
-use super::super::words::Word;
+use toolgate_shell::model::SimpleCommand;
+use toolgate_shell::words::Word;
 
 /// The directory the line is in at a given command, as far as `cd` and
 /// `pushd` earlier in the line tell.
@@ -321,7 +321,7 @@ mod tests {
     fn home_spellings() {
         let word = |raw: &str| {
             let opts = brush_parser::ParserOptions::default();
-            super::super::super::words::convert(raw, &opts)
+            toolgate_shell::words::convert(raw, &opts)
                 .map(|(w, _)| w)
                 .unwrap()
         };

@@ -1,7 +1,7 @@
 //! Stopping the machine: `systemctl poweroff`, `loginctl reboot`,
 //! `kexec -e`, `init 0`, the login manager's D-Bus calls.
 
-use super::super::words::Word;
+use toolgate_shell::words::Word;
 
 /// A program call that stops, reboots or suspends the machine.
 pub(super) fn program(name: &str, args: &[Word]) -> Option<String> {

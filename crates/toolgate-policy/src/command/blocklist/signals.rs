@@ -3,7 +3,7 @@
 //! (`pkill -u bob`, `killall -u bob`), every process with a name
 //! (`pkill -9 -f`, `killall -9`), init (`kill -INT 1`).
 
-use super::super::words::Word;
+use toolgate_shell::words::Word;
 
 /// A program call that signals every process, or every one of a kind.
 pub(super) fn program(name: &str, args: &[Word]) -> Option<String> {

@@ -3,10 +3,10 @@
 //! and downloaded text run as code through `xargs` or `parallel`
 //! (`curl … | xargs -0 bash -c`).
 
-use super::super::model::{Origin, RedirectionKind, Script, SimpleCommand};
 use super::super::tables::{DOWNLOADERS, STDIN_INTERPRETERS};
-use super::super::words::Word;
-use super::super::wrappers::basename;
+use toolgate_shell::model::{Origin, RedirectionKind, Script, SimpleCommand};
+use toolgate_shell::words::Word;
+use toolgate_shell::wrappers::basename;
 
 fn is_stdin_interpreter(name: &str) -> bool {
     STDIN_INTERPRETERS.contains(&name) || name.starts_with("python") || name.starts_with("pypy")
@@ -212,7 +212,7 @@ pub(super) fn stdin_program(commands: &[SimpleCommand], cmd: &SimpleCommand) -> 
                     | RedirectionKind::HereString
             )
     });
-    let how = match own.map(super::super::model::Redirection::kind) {
+    let how = match own.map(toolgate_shell::model::Redirection::kind) {
         Some(RedirectionKind::HereDocument) => "a here-document",
         Some(RedirectionKind::HereString) => "a here-string",
         Some(_) => "a file",

@@ -11,7 +11,7 @@
 
 use toolgate_core::CommandClass;
 
-use super::classify::Judgement;
+use toolgate_shell::judgement::Judgement;
 
 pub(crate) mod awk;
 pub(crate) mod sed;

@@ -51,31 +51,31 @@
 //! | `-name`      | a whole word starting with one dash (`find -newer`, `xxd -ps`) |
 //! | `-name=`     | the same, with an argument in the next word               |
 
-use super::classify::{Judgement, dangerous, dev, short};
-use super::words::Word;
+use crate::judgement::{Judgement, dangerous, dev, short};
+use crate::words::Word;
 
 /// How a program's options are judged (see the [module docs](self)).
 #[derive(Debug)]
-pub(crate) struct Spec {
+pub struct Spec {
     /// Options that only change what is read or printed, in one or more
     /// tables (so common sets can be shared, as `git log` and `git show`
     /// share the diff options).
-    pub(crate) read: &'static [&'static [&'static str]],
+    pub read: &'static [&'static [&'static str]],
     /// Options that write files, run programs or load code, with what they
     /// do, said after the option: "runs a program for each file".
-    pub(crate) danger: &'static [(&'static str, &'static str)],
+    pub danger: &'static [(&'static str, &'static str)],
     /// `-NUM` is an option (`head -5`, `git log -3`).
-    pub(crate) numeric: bool,
+    pub numeric: bool,
     /// The tables list every option the program has (GNU coreutils 9 and
     /// the like), so a word whose value is only known at run time
     /// (`"$f"`, `*.rs`) cannot turn into an option that writes or runs
     /// anything. Otherwise such a word in option position is `dev`.
-    pub(crate) complete: bool,
+    pub complete: bool,
 }
 
 impl Spec {
     /// A spec with read-only options only.
-    pub(crate) const fn read(read: &'static [&'static [&'static str]], complete: bool) -> Self {
+    pub const fn read(read: &'static [&'static [&'static str]], complete: bool) -> Self {
         Self {
             read,
             danger: &[],
@@ -87,7 +87,7 @@ impl Spec {
 
 /// Whether an option takes an argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Arg {
+pub enum Arg {
     /// A flag.
     No,
     /// An argument, attached or in the next word.
@@ -140,24 +140,26 @@ fn aliases(entry: &str) -> impl Iterator<Item = Alias<'_>> {
 
 /// A value given to an option: `x` in `-o x`, `-ox`, `--output=x`.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Value<'a> {
-    pub(crate) text: &'a str,
+pub struct Value<'a> {
+    /// The value as written, quotes removed.
+    pub text: &'a str,
     /// Whether the value is exactly `text` (no expansion, substitution or
     /// pattern).
-    pub(crate) literal: bool,
+    pub literal: bool,
 }
 
 /// A read-only option found in the arguments.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Found<'a> {
+pub struct Found<'a> {
     /// The table entry, all aliases (`-o|--output=`).
-    pub(crate) entry: &'static str,
-    pub(crate) value: Option<Value<'a>>,
+    pub entry: &'static str,
+    /// The value given to it, for an option that takes one.
+    pub value: Option<Value<'a>>,
 }
 
 impl Found<'_> {
     /// Whether this option is `spelling` (`-t`, `--list`), or an alias of it.
-    pub(crate) fn is(&self, spelling: &str) -> bool {
+    pub fn is(&self, spelling: &str) -> bool {
         let wanted = alias(spelling);
         aliases(self.entry).any(|a| a.name == wanted.name && a.form == wanted.form)
     }
@@ -165,27 +167,24 @@ impl Found<'_> {
 
 /// The arguments of a command, read against its [`Spec`].
 #[derive(Debug, Default)]
-pub(crate) struct Scanned<'a> {
+pub struct Scanned<'a> {
     /// The options given, in order.
-    pub(crate) options: Vec<Found<'a>>,
+    pub options: Vec<Found<'a>>,
     /// The operands (words that are not options), in order; after `--`,
     /// every word.
-    pub(crate) operands: Vec<&'a Word>,
+    pub operands: Vec<&'a Word>,
 }
 
 impl<'a> Scanned<'a> {
     /// Whether any of `spellings` was given.
-    pub(crate) fn has(&self, spellings: &[&str]) -> bool {
+    pub fn has(&self, spellings: &[&str]) -> bool {
         self.options
             .iter()
             .any(|f| spellings.iter().any(|s| f.is(s)))
     }
 
     /// The values given to any of `spellings`, in order.
-    pub(crate) fn values<'s>(
-        &'s self,
-        spellings: &'s [&str],
-    ) -> impl Iterator<Item = Value<'a>> + 's {
+    pub fn values<'s>(&'s self, spellings: &'s [&str]) -> impl Iterator<Item = Value<'a>> + 's {
         self.options
             .iter()
             .filter(|f| spellings.iter().any(|s| f.is(s)))
@@ -318,7 +317,7 @@ fn long_spelling(entry: &str) -> String {
 /// Whether a word whose value is only known at run time could be an option:
 /// it does not start with text that rules a leading `-` out (`src/$f`,
 /// `./*`, `~/x` cannot be options; `"$f"`, `*.rs`, `{-x,y}` can).
-pub(crate) fn may_be_option(word: &Word) -> bool {
+pub fn may_be_option(word: &Word) -> bool {
     if word.is_literal() {
         return false;
     }
@@ -336,11 +335,7 @@ pub(crate) fn may_be_option(word: &Word) -> bool {
 ///
 /// The judgement when the arguments are not all read-only: `dangerous` for
 /// an option in the danger table, `dev` for one toolgate does not know.
-pub(crate) fn scan<'a>(
-    program: &str,
-    spec: &Spec,
-    args: &'a [Word],
-) -> Result<Scanned<'a>, Judgement> {
+pub fn scan<'a>(program: &str, spec: &Spec, args: &'a [Word]) -> Result<Scanned<'a>, Judgement> {
     let mut reader = Reader::new(program, spec, args);
     reader.run(Mode::Strict);
     match reader.problem {
@@ -355,7 +350,7 @@ pub(crate) fn scan<'a>(
 ///
 /// Returns what was read, the index of the first operand (`args.len()` if
 /// none), and the first problem found, if any.
-pub(crate) fn scan_prefix<'a>(
+pub fn scan_prefix<'a>(
     program: &str,
     spec: &Spec,
     args: &'a [Word],
@@ -593,8 +588,7 @@ fn unknown(program: &str, option: &str) -> Judgement {
 /// Checks a table for mistakes a reader would not see: unparseable
 /// spellings, aliases disagreeing on their argument, an option listed twice.
 /// Used by the invariant tests over every table.
-#[cfg(test)]
-pub(crate) fn validate(spec: &Spec) -> Result<(), String> {
+pub fn validate(spec: &Spec) -> Result<(), String> {
     let mut seen: Vec<(String, Form)> = Vec::new();
     let all = entries(spec).chain(spec.danger.iter().map(|(e, _)| *e));
     for entry in all {

@@ -2,9 +2,9 @@
 //!
 //! These are our own types; nothing of brush-parser's syntax tree leaks out.
 
-use super::classify::Judgement;
-use super::words::Word;
-use super::wrappers;
+use crate::judgement::Judgement;
+use crate::words::Word;
+use crate::wrappers;
 
 /// Where a simple command sits relative to the command line as written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -172,9 +172,9 @@ const HARMLESS_SINKS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/d
 /// One redirection of a simple command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Redirection {
-    pub(super) fd: Option<i32>,
-    pub(super) kind: RedirectionKind,
-    pub(super) target: Word,
+    pub(crate) fd: Option<i32>,
+    pub(crate) kind: RedirectionKind,
+    pub(crate) target: Word,
 }
 
 impl Redirection {
@@ -239,7 +239,7 @@ impl Redirection {
 
 /// What a command does with a script given as a string.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) enum Script {
+pub enum Script {
     /// The command runs no inline script.
     #[default]
     None,
@@ -251,7 +251,7 @@ pub(crate) enum Script {
 
 /// What kind of thing a [`SimpleCommand`] entry stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Kind {
+pub enum Kind {
     /// A real simple command.
     #[default]
     Simple,
@@ -264,24 +264,32 @@ pub(crate) enum Kind {
 /// One simple command: a program, its arguments and its redirections.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SimpleCommand {
-    pub(super) words: Vec<Word>,
-    pub(super) start: usize,
-    pub(super) wrappers: Vec<String>,
-    pub(super) wrapper_words: Vec<usize>,
-    pub(super) assignments: Vec<Word>,
-    pub(super) redirections: Vec<Redirection>,
-    pub(super) context: CommandContext,
-    pub(crate) wrapper_problem: Option<String>,
-    pub(crate) wrapper_floor: Option<Judgement>,
-    pub(crate) wrapper_script: Option<Word>,
-    pub(crate) xargs_replace: Option<String>,
-    pub(crate) forks: Option<String>,
-    pub(crate) script: Script,
-    pub(crate) kind: Kind,
+    pub(crate) words: Vec<Word>,
+    pub(crate) start: usize,
+    pub(crate) wrappers: Vec<String>,
+    pub(crate) wrapper_words: Vec<usize>,
+    pub(crate) assignments: Vec<Word>,
+    pub(crate) redirections: Vec<Redirection>,
+    pub(crate) context: CommandContext,
+    /// Why a wrapper could not be seen through (an option toolgate does not
+    /// know), if one could not.
+    pub wrapper_problem: Option<String>,
+    /// The least class the wrappers give the command, and why.
+    pub wrapper_floor: Option<Judgement>,
+    /// The script a wrapper runs (`flock FILE -c CMD`), if any.
+    pub wrapper_script: Option<Word>,
+    /// The string `xargs -I` replaces with input in the wrapped command.
+    pub xargs_replace: Option<String>,
+    /// Why the command starts processes that outlive it, if it does.
+    pub forks: Option<String>,
+    /// What the command does with a script given as a string.
+    pub script: Script,
+    /// What kind of thing this entry stands for.
+    pub kind: Kind,
 }
 
 impl SimpleCommand {
-    pub(super) fn new(
+    pub(crate) fn new(
         mut words: Vec<Word>,
         mut assignments: Vec<Word>,
         redirections: Vec<Redirection>,
@@ -308,11 +316,11 @@ impl SimpleCommand {
     }
 
     /// A command from bare words, wrappers seen through (`uv run X`).
-    pub(crate) fn from_words(words: Vec<Word>) -> Self {
+    pub fn from_words(words: Vec<Word>) -> Self {
         Self::new(words, Vec::new(), Vec::new(), CommandContext::default())
     }
 
-    pub(super) fn keyword(
+    pub(crate) fn keyword(
         words: Vec<Word>,
         redirections: Vec<Redirection>,
         context: CommandContext,
@@ -365,7 +373,7 @@ impl SimpleCommand {
     }
 
     /// The wrappers as written (`/usr/bin/env`), outermost first.
-    pub(crate) fn wrapper_spellings(&self) -> impl Iterator<Item = &str> {
+    pub fn wrapper_spellings(&self) -> impl Iterator<Item = &str> {
         self.wrapper_words
             .iter()
             .filter_map(|i| self.words.get(*i).map(Word::text))
@@ -433,11 +441,11 @@ impl SimpleCommand {
 /// A command line, parsed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ParsedCommand {
-    pub(super) commands: Vec<SimpleCommand>,
-    pub(super) features: ShellFeatures,
+    pub(crate) commands: Vec<SimpleCommand>,
+    pub(crate) features: ShellFeatures,
     /// The functions defined in the line that call themselves, directly or
     /// through each other.
-    pub(super) recursive: Vec<String>,
+    pub recursive: Vec<String>,
 }
 
 impl ParsedCommand {
@@ -462,7 +470,7 @@ impl ParsedCommand {
 
     /// The functions defined in the line that call themselves, directly or
     /// through each other (`f(){ g; }; g(){ f; }`).
-    pub(crate) fn recursive_functions(&self) -> &[String] {
+    pub fn recursive_functions(&self) -> &[String] {
         &self.recursive
     }
 

@@ -23,24 +23,24 @@
 //! the fork bomb, which the blocklist refuses under any name
 //! ([`ParsedCommand::recursive_functions`]).
 //!
-//! [`CommandContext::in_loop`]: super::CommandContext::in_loop
-//! [`CommandContext::background_repeats`]: super::CommandContext::background_repeats
+//! [`CommandContext::in_loop`]: crate::CommandContext::in_loop
+//! [`CommandContext::background_repeats`]: crate::CommandContext::background_repeats
 
 use std::collections::{HashMap, HashSet};
 
-use super::classify::{Judgement, dev, short};
-use super::model::{Kind, ParsedCommand, SimpleCommand};
-use super::options::Scanned;
+use crate::judgement::{Judgement, dev, short};
+use crate::model::{Kind, ParsedCommand, SimpleCommand};
+use crate::options::Scanned;
 
 /// The most processes `xargs -P` may run at once in a `safe` line.
-pub(crate) const MAX_PARALLEL: u64 = 8;
+pub const MAX_PARALLEL: u64 = 8;
 
 /// The most processes a `safe` line may start at once: pipeline stages plus
 /// background jobs.
-pub(crate) const MAX_AT_ONCE: usize = 64;
+pub const MAX_AT_ONCE: usize = 64;
 
 /// `xargs -P N` running more than [`MAX_PARALLEL`] processes at once.
-pub(crate) fn xargs_parallel(scanned: &Scanned<'_>) -> Option<Judgement> {
+pub fn xargs_parallel(scanned: &Scanned<'_>) -> Option<Judgement> {
     // The last `-P` counts; each is checked, which is no less strict.
     scanned.values(&["-P"]).find_map(|value| {
         if !value.literal {
@@ -63,7 +63,7 @@ pub(crate) fn xargs_parallel(scanned: &Scanned<'_>) -> Option<Judgement> {
 }
 
 /// A command started in the background where it may run again and again.
-pub(crate) fn background_in_loop(cmd: &SimpleCommand) -> Option<Judgement> {
+pub fn background_in_loop(cmd: &SimpleCommand) -> Option<Judgement> {
     let ctx = cmd.context();
     if cmd.kind != Kind::Simple {
         return None;
@@ -83,7 +83,7 @@ pub(crate) fn background_in_loop(cmd: &SimpleCommand) -> Option<Judgement> {
 }
 
 /// A line starting more than [`MAX_AT_ONCE`] processes at once.
-pub(crate) fn fan_out(parsed: &ParsedCommand) -> Option<Judgement> {
+pub fn fan_out(parsed: &ParsedCommand) -> Option<Judgement> {
     let commands = parsed.simple_commands();
     let background = commands
         .iter()
@@ -103,14 +103,14 @@ pub(crate) fn fan_out(parsed: &ParsedCommand) -> Option<Judgement> {
 }
 
 /// Whether a program word calls the function it is in: `$FUNCNAME`.
-pub(crate) fn is_funcname(program: &str) -> bool {
+pub fn is_funcname(program: &str) -> bool {
     matches!(program, "$FUNCNAME" | "${FUNCNAME}" | "${FUNCNAME[0]}")
 }
 
 /// Finds the functions of the line that call themselves, directly or
 /// through each other, and marks every command in their bodies as run in a
 /// loop. Returns those functions.
-pub(crate) fn mark_recursion(commands: &mut [SimpleCommand]) -> Vec<String> {
+pub fn mark_recursion(commands: &mut [SimpleCommand]) -> Vec<String> {
     let defined: HashSet<&str> = commands
         .iter()
         .filter_map(|c| c.context().function.as_deref())
@@ -177,8 +177,8 @@ fn reaches(calls: &HashMap<&str, HashSet<&str>>, from: &str, to: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::parse::parse_command;
     use super::background_in_loop;
+    use crate::parse::parse_command;
 
     #[test]
     fn recursive_functions_are_found() {

@@ -3,8 +3,8 @@
 use brush_parser::ParserOptions;
 use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 
-use super::model::Origin;
-use super::parse::{ParseError, guarded};
+use crate::model::Origin;
+use crate::parse::{ParseError, guarded};
 
 const QUOTED: u8 = 1;
 const EXPANSION: u8 = 1 << 1;
@@ -31,7 +31,7 @@ pub struct Word {
 
 impl Word {
     /// A word with no quoting or expansion: its text is its raw spelling.
-    pub(crate) fn literal(s: &str) -> Self {
+    pub fn literal(s: &str) -> Self {
         Self {
             raw: s.to_owned(),
             text: s.to_owned(),
@@ -40,7 +40,7 @@ impl Word {
     }
 
     /// A word standing for a process substitution such as `<(ls)`.
-    pub(crate) fn process_substitution(raw: String) -> Self {
+    pub fn process_substitution(raw: String) -> Self {
         Self {
             text: raw.clone(),
             raw,
@@ -49,14 +49,16 @@ impl Word {
     }
 
     /// The same word, marked as holding an expansion.
-    pub(crate) fn with_expansion(mut self) -> Self {
+    #[must_use]
+    pub fn with_expansion(mut self) -> Self {
         self.flags |= EXPANSION;
         self
     }
 
     /// The same word, marked as evaluating a variable's value as
     /// arithmetic (see [`evaluates_variables`](Self::evaluates_variables)).
-    pub(crate) fn with_arithmetic(mut self) -> Self {
+    #[must_use]
+    pub fn with_arithmetic(mut self) -> Self {
         self.flags |= ARITHMETIC | EXPANSION;
         self
     }
@@ -127,7 +129,7 @@ impl Word {
 
 /// A command to parse on its own, found inside a word.
 #[derive(Debug)]
-pub(crate) struct Nested {
+pub struct Nested {
     pub(crate) source: String,
     pub(crate) origin: Origin,
 }
@@ -136,7 +138,7 @@ pub(crate) struct Nested {
 ///
 /// Returns the word and the sources of the command substitutions found in it,
 /// for the caller to parse.
-pub(crate) fn convert(raw: &str, opts: &ParserOptions) -> Result<(Word, Vec<Nested>), ParseError> {
+pub fn convert(raw: &str, opts: &ParserOptions) -> Result<(Word, Vec<Nested>), ParseError> {
     if is_plain(raw) {
         return Ok((Word::literal(raw), Vec::new()));
     }
@@ -149,7 +151,7 @@ pub(crate) fn convert(raw: &str, opts: &ParserOptions) -> Result<(Word, Vec<Nest
 
 /// Converts the body of a here-document; without expansion (`<<'EOF'`) the
 /// body is data.
-pub(crate) fn convert_heredoc(
+pub fn convert_heredoc(
     body: &str,
     expand: bool,
     opts: &ParserOptions,
@@ -311,7 +313,7 @@ fn has_pattern(s: &str) -> bool {
 /// Whether an arithmetic expression names a variable (or holds an
 /// expansion), rather than only numbers and operators. Numbers include
 /// `0x1f` and `16#ff`.
-pub(crate) fn refers_to_variable(expr: &str) -> bool {
+pub fn refers_to_variable(expr: &str) -> bool {
     let bytes = expr.as_bytes();
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {

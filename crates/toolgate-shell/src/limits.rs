@@ -5,7 +5,7 @@
 //! overflow the stack or reach those `unwrap`s; what they refuse is
 //! `dangerous` (unparseable), never a crash.
 
-use super::parse::ParseError;
+use crate::parse::ParseError;
 
 /// Commands longer than this are not analysed (they are `dangerous`).
 pub const MAX_COMMAND_LEN: usize = 64 * 1024;
@@ -230,8 +230,8 @@ fn check_numbers(bytes: &[u8]) -> Result<(), ParseError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::parse::parse_command;
     use super::*;
+    use crate::parse::parse_command;
 
     #[test]
     fn heredoc_with_arithmetic_is_refused() {

@@ -19,7 +19,7 @@
 
 /// What setting a variable can do to the programs that see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum VarClass {
+pub enum VarClass {
     /// Changes formatting or locale only.
     Harmless,
     /// Changes which programs or code run: the search path, the dynamic
@@ -226,7 +226,7 @@ const CODE_LOADING_PREFIXES: &[&str] = &[
 /// How setting `name` can change the programs that see it.
 ///
 /// `name` may carry an array subscript (`BASH_CMDS[ls]`), which is ignored.
-pub(crate) fn classify_variable(name: &str) -> VarClass {
+pub fn classify_variable(name: &str) -> VarClass {
     let name = name.split_once('[').map_or(name, |(n, _)| n);
     let name = name.strip_suffix('+').unwrap_or(name);
     if HARMLESS.contains(&name) || name.starts_with("LC_") {
@@ -250,7 +250,7 @@ pub(crate) fn classify_variable(name: &str) -> VarClass {
 /// (`f`, `count`, `my_dir`). Environment variables are upper-case by
 /// convention, so an upper-case name may already be exported and reach
 /// every program the line runs.
-pub(crate) fn is_shell_local(name: &str) -> bool {
+pub fn is_shell_local(name: &str) -> bool {
     name.bytes().any(|b| b.is_ascii_lowercase())
         && !matches!(
             name,
@@ -259,7 +259,7 @@ pub(crate) fn is_shell_local(name: &str) -> bool {
 }
 
 /// Whether a word is a valid shell variable name (`[A-Za-z_][A-Za-z0-9_]*`).
-pub(crate) fn is_name(name: &str) -> bool {
+pub fn is_name(name: &str) -> bool {
     !name.is_empty()
         && !name.starts_with(|c: char| c.is_ascii_digit())
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')

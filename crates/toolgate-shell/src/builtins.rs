@@ -6,10 +6,10 @@
 //! (`trap`, `mapfile -C`), and how later words are evaluated (`declare -i`,
 //! `declare -n`, `set -k`). Each is judged here.
 
-use super::classify::{Judgement, dangerous, dev, safe, short};
-use super::options::{Spec, scan};
-use super::variables::{VarClass, classify_variable, is_name, is_shell_local};
-use super::words::{Word, refers_to_variable};
+use crate::judgement::{Judgement, dangerous, dev, safe, short};
+use crate::options::{Spec, scan};
+use crate::variables::{VarClass, classify_variable, is_name, is_shell_local};
+use crate::words::{Word, refers_to_variable};
 
 /// Bash's builtins and reserved words. Bash runs these itself, so they are
 /// never among the programs a line executes (unless a wrapper such as `env`
@@ -104,13 +104,13 @@ const BUILTINS: &[&str] = &[
 ];
 
 /// Whether bash runs `name` itself.
-pub(crate) fn is_builtin(name: &str) -> bool {
+pub fn is_builtin(name: &str) -> bool {
     BUILTINS.contains(&name)
 }
 
 /// Where a variable set by a command ends up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Scope {
+pub enum Scope {
     /// In the shell only (`x=1`, `read x`, `for x in`), unless the name is
     /// already exported.
     Shell,
@@ -124,7 +124,7 @@ pub(crate) enum Scope {
 /// "`read`", "the assignment".
 ///
 /// `None` when it changes nothing that matters.
-pub(crate) fn assign_target(target: &Word, scope: Scope, by: &str) -> Option<Judgement> {
+pub fn assign_target(target: &Word, scope: Scope, by: &str) -> Option<Judgement> {
     if !target.is_literal() {
         return Some(dangerous(format!(
             "{by} sets a variable whose name is only known at run time (`{}`)",
@@ -135,7 +135,7 @@ pub(crate) fn assign_target(target: &Word, scope: Scope, by: &str) -> Option<Jud
 }
 
 /// [`assign_target`] for a name known as text.
-pub(crate) fn judge_name(target: &str, scope: Scope, by: &str) -> Option<Judgement> {
+pub fn judge_name(target: &str, scope: Scope, by: &str) -> Option<Judgement> {
     let (name, subscript) = match target.split_once('[') {
         Some((name, rest)) => (name, Some(rest.strip_suffix(']').unwrap_or(rest))),
         None => (target, None),
@@ -240,7 +240,7 @@ const SET_OPTIONS: &[&str] = &[
 
 /// Judges a builtin; `None` for a name that is not one judged here (the
 /// tables then decide).
-pub(crate) fn builtin(name: &str, args: &[Word]) -> Option<Judgement> {
+pub fn builtin(name: &str, args: &[Word]) -> Option<Judgement> {
     Some(match name {
         ":" | "true" | "false" | "break" | "continue" | "exit" | "return" | "shift" | "pwd"
         | "dirs" | "pushd" | "popd" | "jobs" | "times" | "type" | "echo" | "help" | "caller"

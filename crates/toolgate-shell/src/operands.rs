@@ -1,7 +1,7 @@
 //! Every file a command could name: the operands a guardrail has to look at.
 
-use super::model::RedirectionKind;
-use super::parse::{ParseError, parse_command};
+use crate::model::RedirectionKind;
+use crate::parse::{ParseError, parse_command};
 
 /// How a command names a possible file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

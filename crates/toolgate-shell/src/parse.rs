@@ -9,55 +9,29 @@
 //! (`if`, `for`, `while`, `case`, `{ …; }`, `( … )`) are in the list too, each
 //! with its [`Origin`].
 
-use std::error::Error as StdError;
 use std::panic::{self, AssertUnwindSafe};
 
 use brush_parser::ParserOptions;
 use brush_parser::ast;
 
-use super::forks;
-use super::limits::check_limits;
-use super::model::{
+use crate::forks;
+use crate::limits::check_limits;
+use crate::model::{
     CommandContext, Kind, Origin, ParsedCommand, PipelineSlot, Redirection, RedirectionKind,
     Script, ShellFeatures, SimpleCommand,
 };
-use super::words::{self, Nested, Word};
+use crate::words::{self, Nested, Word};
+use context::{child_context, looping};
+use inline::{SHELLS, find_exec_commands, shell_script_arg};
+
+pub use error::ParseError;
+
+mod context;
+mod error;
+mod inline;
 
 /// How deep substitutions and inline scripts may nest inside each other.
 const MAX_SCRIPT_DEPTH: usize = 8;
-
-/// Why a command could not be analysed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ParseError {
-    /// The command is longer than [`MAX_COMMAND_LEN`](crate::MAX_COMMAND_LEN).
-    #[error("the command is {len} bytes long, more than the {max} bytes analysed")]
-    TooLong {
-        /// Length of the command in bytes.
-        len: usize,
-        /// The limit.
-        max: usize,
-    },
-    /// The command nests deeper than the analysis allows.
-    #[error("the command nests more than {max} levels deep")]
-    TooDeep {
-        /// The limit.
-        max: usize,
-    },
-    /// The command is not valid shell syntax.
-    #[error("not valid shell syntax")]
-    Syntax(#[source] Box<dyn StdError + Send + Sync>),
-    /// The command combines constructs the parser is known to fail on.
-    #[error("the command uses {0}, which toolgate does not analyse")]
-    Unsupported(&'static str),
-    /// The command holds a number the parser cannot represent (a file
-    /// descriptor beyond `i32`, a brace-sequence bound beyond `i64`).
-    #[error("the command has a number too large to analyse")]
-    NumberTooLarge,
-    /// The parser failed on this input instead of returning an error.
-    #[error("the shell parser failed on this input")]
-    ParserFailed,
-}
 
 /// Parses a command line as bash.
 ///
@@ -74,14 +48,14 @@ pub enum ParseError {
 /// # Example
 ///
 /// ```
-/// use toolgate_policy::parse_command;
+/// use toolgate_shell::parse_command;
 ///
 /// let parsed = parse_command("echo 'rm -rf /' | tee out.txt")?;
 /// let [echo, tee] = parsed.simple_commands() else { panic!() };
 /// assert_eq!(echo.args()[0].text(), "rm -rf /");
 /// assert_eq!(echo.context().piped_into.as_deref(), Some("tee"));
 /// assert_eq!(tee.program(), "tee");
-/// # Ok::<(), toolgate_policy::ParseError>(())
+/// # Ok::<(), toolgate_shell::ParseError>(())
 /// ```
 pub fn parse_command(cmd: &str) -> Result<ParsedCommand, ParseError> {
     let mut builder = Builder {
@@ -801,82 +775,6 @@ impl Builder {
         }
         Ok(())
     }
-}
-
-/// Shells whose `-c` argument is a script we parse.
-pub(crate) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"];
-
-/// The script word of `sh -c SCRIPT` (with options before it, `-lc`, `-e -c`,
-/// `-o pipefail -c`), if the shell is given one.
-fn shell_script_arg(args: &[Word]) -> Option<&Word> {
-    let mut has_c = false;
-    let mut i = 0;
-    while let Some(word) = args.get(i) {
-        let text = word.text();
-        if text == "--" || text == "-" {
-            i += 1;
-            break;
-        }
-        if let Some(cluster) = text.strip_prefix('-').or_else(|| text.strip_prefix('+')) {
-            if cluster.starts_with('-') {
-                // Long options (`--norc`, `--login`) take no argument.
-                i += 1;
-                continue;
-            }
-            if cluster.contains('c') {
-                has_c = true;
-            }
-            if cluster.contains('o') || cluster.contains('O') {
-                i += 1;
-            }
-            i += 1;
-            continue;
-        }
-        break;
-    }
-    if has_c { args.get(i) } else { None }
-}
-
-/// The command words of each `-exec … ;` / `-exec … +` in a `find` command.
-fn find_exec_commands(args: &[Word]) -> Vec<Vec<Word>> {
-    let mut out = Vec::new();
-    let mut iter = args.iter();
-    while let Some(word) = iter.next() {
-        if matches!(word.text(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let words: Vec<Word> = iter
-                .by_ref()
-                .take_while(|w| !matches!(w.text(), ";" | "+"))
-                .cloned()
-                .collect();
-            if !words.is_empty() {
-                out.push(words);
-            }
-        }
-    }
-    out
-}
-
-fn child_context(ctx: &CommandContext, origin: Origin, parent: usize) -> CommandContext {
-    CommandContext {
-        origin,
-        depth: ctx.depth + 1,
-        parent: Some(parent),
-        in_subshell: true,
-        function: ctx.function.clone(),
-        background: false,
-        background_repeats: false,
-        in_loop: ctx.in_loop,
-        pipeline: None,
-        piped_into: None,
-        stdin_redirected: false,
-    }
-}
-
-/// The context of a loop's condition and body.
-fn looping(ctx: &CommandContext) -> CommandContext {
-    let mut inner = ctx.clone();
-    inner.in_loop = true;
-    inner
 }
 
 /// Whether a compound command's redirections give it a standard input of

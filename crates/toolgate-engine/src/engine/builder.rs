@@ -1,0 +1,173 @@
+//! Configuring an engine: [`ExecutionEngine::builder`] and its setters.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use toolgate_core::{Registry, Workspace};
+use toolgate_policy::{ConfirmationPolicy, ConfirmationRules};
+
+use super::ExecutionEngine;
+use crate::approval::{ApprovalScope, Approver, HeadlessApprover};
+use crate::audit::{AuditLog, AuditSink};
+use crate::stages::{Guardrails, NoGuardrails, NoHooks, PostToolUse, PreToolUse};
+
+/// Configures an [`ExecutionEngine`].
+pub struct EngineBuilder {
+    registry: Arc<Registry>,
+    guardrails: Arc<dyn Guardrails>,
+    pre_hooks: Arc<dyn PreToolUse>,
+    post_hooks: Arc<dyn PostToolUse>,
+    policy: ConfirmationPolicy,
+    rules: ConfirmationRules,
+    approver: Arc<dyn Approver>,
+    dry_run: bool,
+    default_timeout: Duration,
+    audit: Vec<Arc<dyn AuditSink>>,
+    session_id: Option<String>,
+    workspace: Option<Workspace>,
+    scope: String,
+}
+
+impl ExecutionEngine {
+    /// A builder for an engine over `registry`.
+    pub fn builder(registry: Arc<Registry>) -> EngineBuilder {
+        EngineBuilder {
+            registry,
+            guardrails: Arc::new(NoGuardrails),
+            pre_hooks: Arc::new(NoHooks),
+            post_hooks: Arc::new(NoHooks),
+            policy: ConfirmationPolicy::default(),
+            rules: ConfirmationRules::default(),
+            approver: Arc::new(HeadlessApprover::default()),
+            dry_run: false,
+            default_timeout: Duration::from_secs(120),
+            audit: Vec::new(),
+            session_id: None,
+            workspace: None,
+            scope: "this run".to_owned(),
+        }
+    }
+}
+
+impl EngineBuilder {
+    /// Sets the workspace the files a call writes are read from, to show
+    /// the person the diff. By default, none: a write is shown with its
+    /// new content only.
+    #[must_use]
+    pub fn workspace(mut self, workspace: Workspace) -> Self {
+        self.workspace = Some(workspace);
+        self
+    }
+
+    /// Names the scope of [`ExecutionEngine::execute`]'s approvals for
+    /// people (see [`ApprovalScope`]). By default, `this run`.
+    #[must_use]
+    pub fn scope_name(mut self, name: impl Into<String>) -> Self {
+        self.scope = name.into();
+        self
+    }
+
+    /// Sets the guardrails (step 3). By default, none.
+    #[must_use]
+    pub fn guardrails(mut self, guardrails: Arc<dyn Guardrails>) -> Self {
+        self.guardrails = guardrails;
+        self
+    }
+
+    /// Sets the `pre_tool_use` hooks (step 4). By default, none.
+    #[must_use]
+    pub fn pre_hooks(mut self, hooks: Arc<dyn PreToolUse>) -> Self {
+        self.pre_hooks = hooks;
+        self
+    }
+
+    /// Sets the `post_tool_use` hooks (step 8). By default, none.
+    #[must_use]
+    pub fn post_hooks(mut self, hooks: Arc<dyn PostToolUse>) -> Self {
+        self.post_hooks = hooks;
+        self
+    }
+
+    /// Sets the confirmation policy (step 5). By default, `confirm-sensitive`.
+    #[must_use]
+    pub fn policy(mut self, policy: ConfirmationPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Sets the persistent allow/ask/deny rules consulted at step 5, before
+    /// the mode (see [`ConfirmationRules`] for how they match). By default,
+    /// none.
+    #[must_use]
+    pub fn rules(mut self, rules: ConfirmationRules) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    /// Sets who is asked when a call needs confirmation. By default, a
+    /// [`HeadlessApprover`]: nobody, so such calls fail with a hint.
+    #[must_use]
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// Sets dry-run (step 6): calls that pass steps 1–4 succeed with a
+    /// `[DRY-RUN]` description instead of running, and nobody is asked.
+    /// By default, off.
+    #[must_use]
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// Sets how long a tool may run when it does not say (step 7).
+    /// By default, 120 seconds.
+    #[must_use]
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Adds a JSONL audit file (step 9). By default, only the `tracing`
+    /// event.
+    #[must_use]
+    pub fn audit(self, audit: AuditLog) -> Self {
+        self.audit_sink(Arc::new(audit))
+    }
+
+    /// Adds a place audit records go (step 9): a store, a file. Every sink
+    /// gets every record. By default, only the `tracing` event.
+    #[must_use]
+    pub fn audit_sink(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit.push(sink);
+        self
+    }
+
+    /// Sets the session id passed to tools, stages and the audit log.
+    /// By default, none.
+    #[must_use]
+    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Builds the engine.
+    pub fn build(self) -> ExecutionEngine {
+        ExecutionEngine {
+            registry: self.registry,
+            guardrails: self.guardrails,
+            pre_hooks: self.pre_hooks,
+            post_hooks: self.post_hooks,
+            policy: self.policy,
+            rules: self.rules,
+            approver: self.approver,
+            scope: ApprovalScope::new(self.scope),
+            dry_run: self.dry_run,
+            default_timeout: self.default_timeout,
+            audit: self.audit,
+            session_id: self.session_id,
+            workspace: self.workspace,
+        }
+    }
+}
