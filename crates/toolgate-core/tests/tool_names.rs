@@ -22,21 +22,6 @@ use std::path::{Path, PathBuf};
 /// `/`; the literal, or `*` for any; reason).
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
-        "crates/toolgate-tools/src/dynamic/names.rs",
-        "*",
-        "RESERVED_NAMES, the hand-kept list of names a dynamic tool may not take, until the group catalog derives it",
-    ),
-    (
-        "crates/toolgate-host/src/groups.rs",
-        "calculator",
-        "the name of the calculator group, not of its tool",
-    ),
-    (
-        "crates/toolgate-host/src/groups.rs",
-        "cron",
-        "the name of the cron group, not of its tool",
-    ),
-    (
         "crates/toolgate-policy/src/command/",
         "*",
         "the shell parser and command classifier: the words are programs and git's \

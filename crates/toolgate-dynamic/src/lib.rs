@@ -210,7 +210,8 @@ impl toolgate_core::Group for DynamicGroup {
     }
 
     fn tool_names(&self) -> &'static [&'static str] {
-        &["create_tool"]
+        const NAMES: &[&str] = &[<CreateTool as toolgate_core::TypedTool>::NAME];
+        NAMES
     }
 
     fn build(

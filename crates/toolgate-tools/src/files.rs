@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use toolgate_core::{Group, GroupContext, GroupError, Tool, ToolGroup, Workspace};
+use toolgate_core::{Group, GroupContext, GroupError, Tool, ToolGroup, TypedTool, Workspace};
 use toolgate_sandbox::Sandbox;
 
 use crate::{BuiltinOptions, editing, fs};
@@ -50,14 +50,15 @@ impl Group for FilesGroup {
     }
 
     fn tool_names(&self) -> &'static [&'static str] {
-        &[
-            "read_file",
-            "write_file",
-            "list_files",
-            "delete_file",
-            "edit_file",
-            "apply_patch",
-        ]
+        const NAMES: &[&str] = &[
+            <fs::ReadFile as TypedTool>::NAME,
+            <fs::WriteFile as TypedTool>::NAME,
+            <fs::ListFiles as TypedTool>::NAME,
+            <fs::DeleteFile as TypedTool>::NAME,
+            <editing::EditFile as TypedTool>::NAME,
+            <editing::ApplyPatch as TypedTool>::NAME,
+        ];
+        NAMES
     }
 
     fn build(&self, ctx: &GroupContext<'_>) -> Result<ToolGroup, GroupError> {

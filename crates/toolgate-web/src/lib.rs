@@ -415,7 +415,11 @@ impl toolgate_core::Group for WebGroup {
     }
 
     fn tool_names(&self) -> &'static [&'static str] {
-        &["web_fetch", "web_search"]
+        const NAMES: &[&str] = &[
+            <fetch::WebFetch as toolgate_core::TypedTool>::NAME,
+            <search::WebSearch as toolgate_core::TypedTool>::NAME,
+        ];
+        NAMES
     }
 
     fn build(
