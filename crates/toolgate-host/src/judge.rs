@@ -8,8 +8,8 @@ use serde_json::json;
 use toolgate_engine::{CallView, Guardrails as _};
 use toolgate_policy::Verdict;
 
+use crate::assembly::host::Host;
 use crate::error::HostError;
-use crate::host::Host;
 
 /// The tool whose calls are judged.
 const RUN_COMMAND: &str = "run_command";

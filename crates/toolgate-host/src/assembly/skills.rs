@@ -31,9 +31,9 @@ use toolgate_skills::{
     Activations, DiscoverOptions, Discovery, Skill, SkillTool, catalog_block, discover,
 };
 
+use crate::assembly::host::Host;
+use crate::config::env_vars;
 use crate::config::user_config_dir;
-use crate::env_vars;
-use crate::host::Host;
 
 /// The `skills` section of the configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
