@@ -1,18 +1,20 @@
 //! The tool registry.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use serde_json::Value;
 
 use crate::schema::{ArgsProblems, ArgsValidator, SchemaFormat, ToolSpec};
 use crate::{Error, Tool, check_tool_name};
 
-/// A tool as registered: the tool, its spec and its compiled argument schema.
+/// A tool as registered: the tool, its spec and its argument schema,
+/// compiled on the first call's check (a command that only lists tools, or
+/// calls one, compiles none or one).
 pub struct RegisteredTool {
     tool: Arc<dyn Tool>,
     spec: ToolSpec,
-    validator: ArgsValidator,
+    validator: OnceLock<Result<ArgsValidator, String>>,
 }
 
 impl std::fmt::Debug for RegisteredTool {
@@ -40,8 +42,20 @@ impl RegisteredTool {
     }
 
     /// Checks arguments against the tool's schema.
+    ///
+    /// The schema is compiled on the first check; a schema that does not
+    /// compile refuses every call, saying why.
     pub fn validate(&self, args: &Value) -> Result<(), ArgsProblems> {
-        self.validator.validate(args)
+        match self
+            .validator
+            .get_or_init(|| ArgsValidator::new(&self.spec.parameters))
+        {
+            Ok(validator) => validator.validate(args),
+            Err(reason) => Err(ArgsProblems(vec![format!(
+                "the tool `{}` cannot be called: {reason}; its argument schema must be fixed",
+                self.spec.name
+            )])),
+        }
     }
 }
 
@@ -49,7 +63,7 @@ impl RegisteredTool {
 ///
 /// Every method takes `&self`: tools can be added while calls are in flight
 /// (an MCP server connected at run time, say). Each tool's schema is compiled
-/// once, at registration.
+/// once, on its first call.
 #[derive(Debug, Default)]
 pub struct Registry {
     tools: RwLock<BTreeMap<String, Arc<RegisteredTool>>>,
@@ -62,7 +76,7 @@ impl Registry {
     }
 
     /// Adds a tool. Fails if the name breaks the name rules, the schema is not
-    /// a valid object schema, or a tool of that name exists.
+    /// an object schema, or a tool of that name exists.
     pub fn register(&self, tool: impl Tool) -> Result<(), Error> {
         self.insert(Arc::new(tool), false)
     }
@@ -84,7 +98,7 @@ impl Registry {
             reason,
         })?;
         let parameters = tool.args_schema();
-        let validator = ArgsValidator::new(&parameters).map_err(|reason| Error::InvalidSchema {
+        ArgsValidator::check_shape(&parameters).map_err(|reason| Error::InvalidSchema {
             name: name.clone(),
             reason,
         })?;
@@ -97,7 +111,7 @@ impl Registry {
         let entry = Arc::new(RegisteredTool {
             tool,
             spec,
-            validator,
+            validator: OnceLock::new(),
         });
         let mut tools = self.tools.write().unwrap_or_else(PoisonError::into_inner);
         if !replace && tools.contains_key(&name) {
@@ -287,6 +301,22 @@ mod tests {
             Err(Error::InvalidSchema { .. })
         ));
         assert_eq!(registry.count(), 0);
+    }
+
+    #[test]
+    fn a_schema_that_does_not_compile_refuses_every_call() {
+        let registry = Registry::new();
+        let broken = Raw {
+            name: "broken",
+            schema: json!({"type": "object", "properties": {"a": {"type": 12}}}),
+        };
+        registry.register(broken).unwrap();
+        let entry = registry.get("broken").unwrap();
+        let problems = entry.validate(&json!({"a": 1})).unwrap_err();
+        assert!(
+            problems.0[0].contains("`broken` cannot be called: invalid argument schema"),
+            "{problems:?}"
+        );
     }
 
     #[test]

@@ -162,7 +162,8 @@ impl ToolSpec {
 
 /// A compiled argument schema.
 ///
-/// Compiled once at registration, so a call pays only for the check itself.
+/// Compiled once (the registry does it on a tool's first call), so a call pays
+/// only for the check itself.
 pub struct ArgsValidator {
     validator: jsonschema::Validator,
     /// The schema, to name the fields there are when one is unknown.
@@ -179,6 +180,22 @@ impl ArgsValidator {
     /// Compiles `schema`. Fails when it is not a valid JSON Schema, or is not
     /// an object schema (tool arguments are always a JSON object).
     pub fn new(schema: &Value) -> Result<Self, String> {
+        Self::check_shape(schema)?;
+        // Compile with schema validation on, so a broken schema is refused
+        // here rather than silently accepting everything later.
+        let validator = jsonschema::options()
+            .should_validate_formats(true)
+            .build(schema)
+            .map_err(|error| format!("invalid argument schema: {error}"))?;
+        Ok(Self {
+            validator,
+            schema: schema.clone(),
+        })
+    }
+
+    /// The cheap part of [`new`](Self::new)'s checks, without compiling:
+    /// `schema` is a JSON object describing an object.
+    pub fn check_shape(schema: &Value) -> Result<(), String> {
         let Some(object) = schema.as_object() else {
             return Err("the argument schema must be a JSON object".to_owned());
         };
@@ -191,16 +208,7 @@ impl ArgsValidator {
                 ));
             }
         }
-        // Compile with schema validation on, so a broken schema is refused
-        // here rather than silently accepting everything later.
-        let validator = jsonschema::options()
-            .should_validate_formats(true)
-            .build(schema)
-            .map_err(|error| format!("invalid argument schema: {error}"))?;
-        Ok(Self {
-            validator,
-            schema: schema.clone(),
-        })
+        Ok(())
     }
 
     /// Checks `args`, returning every problem found, in a form a model can act on.

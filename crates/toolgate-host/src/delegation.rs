@@ -31,9 +31,9 @@ use toolgate_engine::{Approver, ExecutionEngine};
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
 use toolgate_tools::BuiltinOptions;
 
+use crate::assembly::gate::Gate;
+use crate::assembly::host::Host;
 use crate::error::HostError;
-use crate::gate::Gate;
-use crate::host::Host;
 
 /// The role of the built-in `improve` agent.
 const IMPROVE_PROMPT: &str = "You improve an assistant's persona and memory files: SOUL.md \

@@ -8,11 +8,11 @@ use toolgate_agent::{ProbeRequest, Provider, probe};
 use toolgate_mcp::ServerState;
 use toolgate_sandbox::{Level, NetworkMode};
 
+use crate::assembly::host::Host;
+use crate::assembly::llm::LlmOverrides;
 use crate::config::LlmProvider;
+use crate::config::trust::Trust;
 use crate::error::{GET_A_MODEL, HostError};
-use crate::host::Host;
-use crate::llm::LlmOverrides;
-use crate::trust::Trust;
 
 /// How a check went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -176,12 +176,12 @@ impl Host {
         let dirs: Vec<String> = loose
             .iter()
             .filter(|(path, _)| path.is_dir())
-            .map(|(path, _)| crate::trust::quote(&path.display().to_string()))
+            .map(|(path, _)| crate::config::trust::quote(&path.display().to_string()))
             .collect();
         let files: Vec<String> = loose
             .iter()
             .filter(|(path, _)| !path.is_dir())
-            .map(|(path, _)| crate::trust::quote(&path.display().to_string()))
+            .map(|(path, _)| crate::config::trust::quote(&path.display().to_string()))
             .collect();
         let mut fix = Vec::new();
         if !dirs.is_empty() {

@@ -41,7 +41,7 @@ pub enum HostError {
     Load(#[source] LoadError),
     /// The trust store could not be read or written.
     #[error(transparent)]
-    Trust(crate::trust::TrustError),
+    Trust(crate::config::trust::TrustError),
     /// `commands.blocked_patterns` or `guardrails.blocked_commands` holds a
     /// bad regex.
     #[error("invalid configuration")]

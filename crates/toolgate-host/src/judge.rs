@@ -8,11 +8,11 @@ use serde_json::json;
 use toolgate_engine::{CallView, Guardrails as _};
 use toolgate_policy::Verdict;
 
+use crate::assembly::host::Host;
 use crate::error::HostError;
-use crate::host::Host;
 
 /// The tool whose calls are judged.
-const RUN_COMMAND: &str = "run_command";
+const RUN_COMMAND: &str = <toolgate_tools::command::RunCommand as toolgate_core::TypedTool>::NAME;
 
 /// What `run_command` would do with a command line.
 #[derive(Debug, Clone, Serialize)]

@@ -46,7 +46,18 @@
 //! # }
 //! ```
 
-pub use catalog::{AgentLoopGroup, GROUPS, ToolsSection, reserved_names, untrusted_tool_keys};
+pub use assembly::catalog::{
+    AgentLoopGroup, GROUPS, ToolsSection, reserved_names, untrusted_tool_keys,
+};
+pub use assembly::gate::{Gate, GateBuilder};
+pub use assembly::host::{
+    Host, HostBuilder, TrustPolicy, confirmation_rules_builder, resolve_workspace,
+};
+pub use assembly::llm::{LlmOverrides, ModelChoice, ModelClient};
+pub use assembly::skills::{SkillInstructions, SkillsGroup, SkillsSection};
+pub use assembly::stores::{StorePlans, session_outcome};
+pub use config::rules_file::{RulesFileError, UserRules};
+pub use config::trust::{Trust, TrustError, TrustStore, TrustedFile};
 pub use config::{
     AgentPermission, AuditSection, CommandsSection, Config, ConfigError, ConfirmationSection,
     EnvSection, LlmProvider, LlmSection, LoadError, Loaded, Overrides, ProjectFile, ProjectStatus,
@@ -54,28 +65,20 @@ pub use config::{
 };
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};
-pub use gate::{Gate, GateBuilder};
-pub use host::{Host, HostBuilder, TrustPolicy, confirmation_rules_builder, resolve_workspace};
 pub use init::{InitError, LlmSetup, ProviderKind, Written};
 pub use inspect::SelfInspectGroup;
 pub use judge::CommandJudgement;
-pub use llm::{LlmOverrides, ModelChoice, ModelClient};
 pub use network::{DomainLists, NETWORK_TOOL, NetworkSetting};
 pub use own_state::{OwnKind, OwnPath, OwnState};
 pub use prompt::PromptReport;
-pub use rules_file::{RulesFileError, UserRules};
 pub use run::{PreparedRun, RequestSize, RunControls, RunRequest, done_event};
 pub use schedule::HostJobRunner;
-pub use skills::{SkillInstructions, SkillsGroup, SkillsSection};
-pub use stores::{StorePlans, session_outcome};
-pub use trust::{Trust, TrustError, TrustStore, TrustedFile};
 
 pub use toolgate_core::ToggleSection;
 pub use toolgate_tools::time::DateTimeSection;
 pub use toolgate_web::{DownloadError, download_text};
 
-pub mod env_vars;
-pub mod trust;
+pub use config::{env_vars, trust};
 
 /// The review of dynamic tools (`toolgate tools pending|approve|reject`),
 /// for front ends: they reach the tool crates through the host only.
@@ -92,30 +95,22 @@ pub mod cron {
     };
 }
 
+mod assembly;
 mod atomic;
-mod catalog;
 mod config;
 mod delegation;
 mod doctor;
 mod error;
-mod gate;
-mod groups;
-mod host;
 mod init;
 pub mod inspect;
 mod judge;
-mod llm;
 pub mod network;
 mod own_state;
 mod prompt;
 pub mod reference;
-mod rules_file;
 mod run;
 mod schedule;
 mod secrets;
-mod skills;
-mod stores;
-mod yaml_edit;
 
 impl Host {
     /// A builder for a gate over this host's configuration.

@@ -268,7 +268,7 @@ impl NetworkObserver for AuditObserver {
             "port": record.port,
             "protocol": record.protocol.as_str(),
         });
-        let digest = crate::trust::sha256_hex(args.to_string().as_bytes());
+        let digest = crate::config::trust::sha256_hex(args.to_string().as_bytes());
         let call_id = format!("net-{}", record.id);
         let effects = Effects::known([Effect::Network {
             url: format!("{}:{}", record.host, record.port),

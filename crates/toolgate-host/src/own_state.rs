@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 
 use toolgate_core::private_files;
 
+use crate::assembly::host::Host;
+use crate::config::env_vars;
 use crate::config::{trust_store_path, user_config_dir, user_config_path};
-use crate::env_vars;
-use crate::host::Host;
 
 /// What a path of toolgate's own state is, which decides how it is kept out
 /// of reach.

@@ -5,8 +5,8 @@ use std::path::Path;
 use toolgate_agent::{AgentDef, ContextBudget, Environment, PromptBuilder};
 use toolgate_core::{Registry, SchemaFormat, TypedTool};
 
+use crate::assembly::host::Host;
 use crate::error::HostError;
-use crate::host::Host;
 
 /// The tool whose offer brings the instructions on creating tools.
 const CREATE_TOOL: &str = <toolgate_dynamic::CreateTool as TypedTool>::NAME;

@@ -9,7 +9,7 @@
 use serde_yaml_ng::Value;
 
 use crate::Config;
-use crate::trust;
+use crate::config::trust;
 
 /// One configuration key.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,12 +19,12 @@ use toolgate_store::{
     NewSession, SessionEvent, SessionStore, SqliteStore, StepRecord, ToolCallRow, UsageRow,
 };
 
+use crate::assembly::gate::Gate;
+use crate::assembly::host::Host;
+use crate::assembly::llm::{LlmOverrides, ModelChoice};
 use crate::config::TextToolCalls;
 use crate::delegation::{HostSubAgents, RunLimits};
 use crate::error::HostError;
-use crate::gate::Gate;
-use crate::host::Host;
-use crate::llm::{LlmOverrides, ModelChoice};
 
 /// What a run is asked to do.
 #[derive(Debug, Clone, Default)]
@@ -357,7 +357,7 @@ impl Host {
         let mut groups: Vec<(String, Vec<String>)> = self
             .group_outlines()?
             .iter()
-            .filter(|g| crate::catalog::routed(g.name))
+            .filter(|g| crate::assembly::catalog::routed(g.name))
             .map(|g| (g.name.to_owned(), g.tools.clone()))
             .collect();
         let mcp = gate.mcp.tool_names();

@@ -20,7 +20,7 @@ use async_trait::async_trait;
 use toolgate_agent::{Outcome, PromptMode};
 use toolgate_assistant::cron::{DueJob, JobOutcome, JobRunner, JobTask};
 
-use crate::host::Host;
+use crate::assembly::host::Host;
 use crate::run::{RunControls, RunRequest};
 
 /// Runs due jobs on a [`Host`] (see the module's rules).

@@ -14,8 +14,8 @@ use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
 use toolgate_sandbox::{NetworkAttachment, NetworkConsent, NetworkObserver};
 use toolgate_skills::SkillTool;
 
+use crate::assembly::host::Host;
 use crate::error::HostError;
-use crate::host::Host;
 use crate::inspect::SelfInspect;
 use crate::network::{ApproverConsent, AuditObserver, NetworkSetting};
 use toolgate_dynamic::registry_names;

@@ -4,7 +4,7 @@
 //! - the `tools:` section of `toolgate.yaml` ([`ToolsSection`]): `timeout`,
 //!   then one field per group with a section, of the group's type;
 //! - the keys of those sections a workspace file may set before it is
-//!   trusted ([`untrusted_tool_keys`], read by [`trust`](crate::trust));
+//!   trusted ([`untrusted_tool_keys`], read by [`trust`](crate::config::trust));
 //! - the names no dynamic tool may take ([`reserved_names`]);
 //! - the routing categories ([`routed`]: every group but those that say no);
 //! - assembly ([`Host::tool_groups`]): each group built, in this order,
@@ -31,8 +31,8 @@ use toolgate_store::{MemoryIndex, NoteStore, ScheduleStore, SessionHistory, Task
 use toolgate_tools::BuiltinOptions;
 use toolgate_tools::plan::PlanDefaults;
 
+use crate::assembly::host::Host;
 use crate::error::HostError;
-use crate::host::Host;
 
 /// Writes [`GROUPS`] and [`ToolsSection`] from one list: each entry is a
 /// group's type, followed by `=> key: SectionType` when it has a section
@@ -96,7 +96,7 @@ catalog! {
     toolgate_assistant::memory::persona::PersonaGroup => persona: toolgate_assistant::memory::persona::PersonaConfig,
     toolgate_assistant::cron::CronGroup => cron: toolgate_assistant::cron::CronConfig,
     toolgate_assistant::phone::PhoneGroup => phone: toolgate_assistant::phone::PhoneConfig,
-    crate::skills::SkillsGroup,
+    crate::assembly::skills::SkillsGroup,
     toolgate_dynamic::DynamicGroup => dynamic: toolgate_dynamic::DynamicConfig,
     crate::inspect::SelfInspectGroup => self_inspect: toolgate_core::OptInSection,
     AgentLoopGroup,
@@ -115,7 +115,13 @@ impl Group for AgentLoopGroup {
     }
 
     fn tool_names(&self) -> &'static [&'static str] {
-        &["collaborate", "delegate", "improve", "mcp_add_server"]
+        const NAMES: &[&str] = &[
+            toolgate_agent::delegate::COLLABORATE,
+            toolgate_agent::delegate::DELEGATE,
+            toolgate_agent::delegate::IMPROVE,
+            <toolgate_mcp::AddServerTool as toolgate_core::TypedTool>::NAME,
+        ];
+        NAMES
     }
 
     fn routed(&self) -> bool {

@@ -157,7 +157,7 @@ pub fn applies_untrusted(key: &str) -> bool {
 /// [`APPLIES_UNTRUSTED`], then the keys the tool groups name.
 fn patterns() -> impl Iterator<Item = &'static str> {
     static GROUP_KEYS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let groups = GROUP_KEYS.get_or_init(crate::catalog::untrusted_tool_keys);
+    let groups = GROUP_KEYS.get_or_init(crate::assembly::catalog::untrusted_tool_keys);
     APPLIES_UNTRUSTED
         .iter()
         .copied()

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use toolgate_engine::{AuditRecord, AuditSink};
 use toolgate_store::{AuditEntry, AuditWriter, RUNNING, SessionSummary, SqliteStore};
 
+use crate::assembly::host::Host;
 use crate::error::HostError;
-use crate::host::Host;
 
 /// A session's outcome for people: a `running` session whose process is
 /// gone was killed (its last complete step is stored; resume continues

@@ -8,7 +8,7 @@
 //! 1. built-in defaults;
 //! 2. the workspace file, `WORKSPACE/toolgate.yaml` (or the file given by
 //!    `--config` / `TOOLGATE_CONFIG`, which must exist) — only the keys
-//!    [`crate::trust`] lets apply untrusted, unless the file is trusted;
+//!    [`crate::config::trust`] lets apply untrusted, unless the file is trusted;
 //! 3. the user file, `$XDG_CONFIG_HOME/toolgate/config.yaml` or
 //!    `~/.config/toolgate/config.yaml`;
 //! 4. `TOOLGATE_<SECTION>__<KEY>` environment variables;
@@ -23,6 +23,11 @@
 //! are the bytes parsed, so the file cannot change between the check and
 //! the use.
 
+pub mod env_vars;
+pub(crate) mod rules_file;
+pub mod trust;
+pub(crate) mod yaml_edit;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -30,9 +35,8 @@ use serde::{Deserialize, Serialize};
 use serde_yaml_ng::{Mapping, Value};
 use toolgate_policy::{ConfirmationMode, ConfirmationRule};
 
-use crate::env_vars;
 use crate::network::NetworkSetting;
-use crate::trust::{self, ReviewItem, Trust, TrustError};
+use trust::{ReviewItem, Trust, TrustError};
 
 /// The whole configuration.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -49,7 +53,7 @@ pub struct Config {
     /// `run_command` and background processes.
     pub commands: CommandsSection,
     /// Per-tool options.
-    pub tools: crate::catalog::ToolsSection,
+    pub tools: crate::assembly::catalog::ToolsSection,
     /// Lifecycle hooks (DESIGN.md §6).
     pub hooks: toolgate_engine::HooksConfig,
     /// Deterministic guardrails (DESIGN.md §7).
@@ -64,7 +68,7 @@ pub struct Config {
     /// task needs, and only their tools are offered (off by default).
     pub routing: toolgate_agent::RoutingConfig,
     /// Skills (`SKILL.md`): discovery and the `skill` tool.
-    pub skills: crate::skills::SkillsSection,
+    pub skills: crate::assembly::skills::SkillsSection,
     /// The web UI (`toolgate ui`): each agent's permission toggle.
     pub ui: UiSection,
 }
@@ -759,7 +763,7 @@ pub(crate) fn load(
     }
 
     let mut config: Config = serde_yaml_ng::from_value(merged).map_err(LoadError::Merged)?;
-    config.tools.dynamic.reserved = crate::catalog::reserved_names();
+    config.tools.dynamic.reserved = crate::assembly::catalog::reserved_names();
     if let Some(mode) = overrides.mode {
         config.confirmation.mode = mode;
     }

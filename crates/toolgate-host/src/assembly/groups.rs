@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::assembly::host::Host;
 use crate::error::HostError;
-use crate::host::Host;
 
 impl Host {
     /// The directory of this workspace's data outside the workspace: the

@@ -9,9 +9,9 @@ use toolgate_agent::{
     detect_local_servers,
 };
 
+use crate::assembly::host::Host;
 use crate::config::LlmProvider;
 use crate::error::HostError;
-use crate::host::Host;
 
 /// Flags that win over `llm.model` and `llm.base_url`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -31,9 +31,9 @@ use toolgate_skills::{
     Activations, DiscoverOptions, Discovery, Skill, SkillTool, catalog_block, discover,
 };
 
+use crate::assembly::host::Host;
+use crate::config::env_vars;
 use crate::config::user_config_dir;
-use crate::env_vars;
-use crate::host::Host;
 
 /// The `skills` section of the configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,7 +170,8 @@ impl Group for SkillsGroup {
     }
 
     fn tool_names(&self) -> &'static [&'static str] {
-        &["skill"]
+        const NAMES: &[&str] = &[toolgate_skills::SkillTool::NAME];
+        NAMES
     }
 
     fn build(&self, ctx: &GroupContext<'_>) -> Result<ToolGroup, GroupError> {

@@ -17,13 +17,13 @@ use toolgate_sandbox::{EnvPolicy, Sandbox, SandboxMode};
 use toolgate_tools::BuiltinOptions;
 use toolgate_tools::command::{CommandOptions, ProcessLimits};
 
+use crate::config::trust::{Trust, TrustError, TrustStore};
 use crate::config::{self, Config, Loaded, Overrides, ProjectFile, SandboxSetting};
 use crate::error::HostError;
 use crate::network::NetworkSetting;
-use crate::trust::{Trust, TrustError, TrustStore};
 
 /// How a workspace configuration file with keys that need trust is settled
-/// when it is not in the trust store (see [`crate::trust`]).
+/// when it is not in the trust store (see [`crate::config::trust`]).
 #[non_exhaustive]
 pub enum TrustPolicy {
     /// Its trust-only keys are ignored (reported in
@@ -258,7 +258,7 @@ pub struct Host {
     sandbox: OnceLock<Sandbox>,
     pub(crate) store: OnceLock<Arc<toolgate_store::SqliteStore>>,
     pub(crate) dynamic: OnceLock<Arc<DynamicTools>>,
-    pub(crate) store_audit: OnceLock<Arc<crate::stores::StoreAudit>>,
+    pub(crate) store_audit: OnceLock<Arc<crate::assembly::stores::StoreAudit>>,
     pub(crate) skills: OnceLock<toolgate_skills::Discovery>,
     /// [`Host::group_outlines`], built once.
     group_outlines: OnceLock<Vec<GroupOutline>>,
