@@ -1,5 +1,5 @@
 //! Arbitrary templates and argument values through dynamic tools' command
-//! templates (`toolgate_tools::dynamic::Template`). Nothing may panic, and
+//! templates (`toolgate_dynamic::Template`). Nothing may panic, and
 //! for every template that parses and every fill that succeeds:
 //!
 //! - the argument vector has exactly one word per template word after the
@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
-use toolgate_tools::dynamic::Template;
+use toolgate_dynamic::Template;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -47,7 +47,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(argv) = template.fill(&args, &BTreeSet::new()) else {
         return;
     };
-    assert_eq!(argv.len(), words.len() - 1, "{source:?} {args:?} -> {argv:?}");
+    assert_eq!(
+        argv.len(),
+        words.len() - 1,
+        "{source:?} {args:?} -> {argv:?}"
+    );
     let mut after_dashes = false;
     for (word, filled) in words[1..].iter().zip(&argv) {
         after_dashes |= *word == "--";

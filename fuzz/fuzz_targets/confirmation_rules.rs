@@ -27,10 +27,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(line) = std::str::from_utf8(data) else {
         return;
     };
-    let effects = Effects::known([Effect::Command {
-        command: line.into(),
-        cwd: None,
-    }]);
+    let effects = Effects::known([Effect::command(line, None)]);
     for prefix in PREFIXES {
         let (Some(allow), Some(deny)) = (
             rules(prefix, RuleDecision::Allow),
@@ -38,8 +35,8 @@ fuzz_target!(|data: &[u8]| {
         ) else {
             panic!("the prefix `{prefix}` must compile");
         };
-        let allowed = allow.evaluate("run_command", &effects, &[]).is_some();
-        let denied = deny.evaluate("run_command", &effects, &[]).is_some();
+        let allowed = allow.evaluate("run_command", &effects).is_some();
+        let denied = deny.evaluate("run_command", &effects).is_some();
         assert!(!allowed || denied, "{prefix:?} {line:?}");
         if allowed {
             let parsed = parse_command(line).unwrap_or_else(|e| panic!("{line:?}: {e}"));

@@ -215,10 +215,11 @@ impl Input<'_> {
                 from: self.path(),
                 to: self.path(),
             },
-            5 => Effect::Command {
-                command: self.command(),
-                cwd: (self.byte() % 3 == 0).then(|| self.path()),
-            },
+            5 => {
+                let command = self.command();
+                let cwd = (self.byte() % 3 == 0).then(|| self.path());
+                Effect::command(command, cwd)
+            }
             _ => Effect::Network { url: self.raw() },
         }
     }

@@ -46,7 +46,12 @@ fn world() -> &'static World {
         std::fs::write(ws.join(".env"), "KEY=x\n").unwrap();
         std::fs::write(beside.join("data.txt"), "data\n").unwrap();
         let sandbox = Sandbox::builder(&ws).build().unwrap();
-        assert_eq!(sandbox.status().level(), Level::Full, "{}", sandbox.status());
+        assert_eq!(
+            sandbox.status().level(),
+            Level::Full,
+            "{}",
+            sandbox.status()
+        );
         World {
             root: dir.path().to_owned(),
             _dir: dir,

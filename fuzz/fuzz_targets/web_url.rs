@@ -10,7 +10,7 @@
 //! - the marker neutraliser leaves no marker in any text.
 //!
 //! The independent judgement is deliberately simpler than
-//! `toolgate_tools::web::address` (which refuses more): the target checks
+//! `toolgate_core::address` (which refuses more): the target checks
 //! that nothing it knows to be private ever gets through.
 //!
 //!     cargo +nightly fuzz run web_url -- -max_total_time=600
@@ -21,8 +21,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use toolgate_tools::web::markers;
-use toolgate_tools::web::ssrf::UrlPolicy;
+use toolgate_web::markers;
+use toolgate_web::ssrf::UrlPolicy;
 use url::{Host, Url};
 
 /// Whether an IPv4 address is certainly not public.
