@@ -54,14 +54,15 @@ pub use assembly::host::{
     Host, HostBuilder, TrustPolicy, confirmation_rules_builder, resolve_workspace,
 };
 pub use assembly::llm::{LlmOverrides, ModelChoice, ModelClient};
-pub use assembly::skills::{SkillInstructions, SkillsGroup, SkillsSection};
+pub use assembly::skills::{SkillInstructions, SkillsGroup};
 pub use assembly::stores::{StorePlans, session_outcome};
 pub use config::rules_file::{RulesFileError, UserRules};
 pub use config::trust::{Trust, TrustError, TrustStore, TrustedFile};
 pub use config::{
     AgentPermission, AuditSection, CommandsSection, Config, ConfigError, ConfirmationSection,
-    EnvSection, LlmProvider, LlmSection, LoadError, Loaded, Overrides, ProjectFile, ProjectStatus,
-    SandboxSetting, Source, UiSection, WorkspaceSection, trust_store_path,
+    EnvSection, LimitsSection, LlmProvider, LlmSection, LoadError, Loaded, Overrides, ProjectFile,
+    ProjectStatus, SandboxSetting, SkillsSection, Source, StoreSection, TextToolCalls, UiSection,
+    WorkspaceSection, trust_store_path,
 };
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};

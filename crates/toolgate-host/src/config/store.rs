@@ -1,0 +1,38 @@
+//! `audit:` and `store:` — where calls, sessions and the assistant tools'
+//! data are recorded.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// `audit:`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuditSection {
+    /// Where to append one JSON line per call. Default: no file.
+    pub path: Option<PathBuf>,
+    /// Whether every call is also recorded in the store (`toolgate audit`,
+    /// the web UI's audit page). Default: true.
+    pub store: bool,
+}
+
+impl Default for AuditSection {
+    fn default() -> Self {
+        Self {
+            path: None,
+            store: true,
+        }
+    }
+}
+
+/// `store:`
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreSection {
+    /// The `SQLite` file. Default: `toolgate.db` in the user's data
+    /// directory (`$XDG_DATA_HOME/toolgate`, else
+    /// `~/.local/share/toolgate`), under `workspaces/NAME-HASH/`, one per
+    /// workspace — never inside the workspace. Relative paths are relative
+    /// to the workspace.
+    pub path: Option<PathBuf>,
+}
