@@ -28,6 +28,7 @@ pub mod env_vars;
 mod error;
 mod llm;
 pub(crate) mod load;
+pub(crate) mod network;
 mod paths;
 pub(crate) mod rules_file;
 mod skills;
