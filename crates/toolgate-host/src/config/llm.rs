@@ -76,6 +76,22 @@ pub enum TextToolCalls {
     Off,
 }
 
+impl LlmSection {
+    /// Points the section at a known provider (`--provider`): its wire
+    /// format, URL and key variable, and its model where none is
+    /// configured.
+    pub(crate) fn use_provider(&mut self, kind: crate::ProviderKind) {
+        self.provider = kind.wire();
+        if let Some(url) = kind.base_url() {
+            self.base_url = Some(url.to_owned());
+        }
+        self.api_key_env = kind.api_key_env().map(str::to_owned);
+        if self.model.is_none() {
+            self.model = kind.model().map(str::to_owned);
+        }
+    }
+}
+
 impl Default for LlmSection {
     fn default() -> Self {
         Self {

@@ -113,6 +113,24 @@ pub struct Overrides {
     pub api_key_env: Option<String>,
 }
 
+impl Overrides {
+    /// Applies the flags over the merged layers (layer 5).
+    fn apply(&self, config: &mut Config) {
+        if let Some(mode) = self.mode {
+            config.confirmation.mode = mode;
+        }
+        if let Some(enabled) = self.commands {
+            config.commands.enabled = enabled;
+        }
+        if let Some(kind) = self.provider {
+            config.llm.use_provider(kind);
+        }
+        if let Some(var) = &self.api_key_env {
+            config.llm.api_key_env = Some(var.clone());
+        }
+    }
+}
+
 /// Loads every layer for a workspace. When the workspace file has keys that
 /// need trust, `decide` says whether they apply (it is not called
 /// otherwise); an error from it ends the load.
@@ -189,33 +207,9 @@ pub(crate) fn load(
 
     let mut config: Config = serde_yaml_ng::from_value(merged).map_err(LoadError::Merged)?;
     config.tools.dynamic.reserved = crate::assembly::catalog::reserved_names();
-    if let Some(mode) = overrides.mode {
-        config.confirmation.mode = mode;
-    }
-    if let Some(enabled) = overrides.commands {
-        config.commands.enabled = enabled;
-    }
-    if let Some(kind) = overrides.provider {
-        let llm = &mut config.llm;
-        llm.provider = kind.wire();
-        if let Some(url) = kind.base_url() {
-            llm.base_url = Some(url.to_owned());
-        }
-        llm.api_key_env = kind.api_key_env().map(str::to_owned);
-        if llm.model.is_none() {
-            llm.model = kind.model().map(str::to_owned);
-        }
-    }
-    if let Some(var) = &overrides.api_key_env {
-        config.llm.api_key_env = Some(var.clone());
-    }
-    for path in [config.audit.path.as_mut(), config.store.path.as_mut()]
-        .into_iter()
-        .flatten()
-        .filter(|p| p.is_relative())
-    {
-        *path = workspace.join(&*path);
-    }
+    overrides.apply(&mut config);
+    config.audit.anchor(workspace);
+    config.store.anchor(workspace);
     Ok(Loaded {
         config,
         sources,

@@ -1,7 +1,7 @@
 //! `audit:` and `store:` — where calls, sessions and the assistant tools'
 //! data are recorded.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +14,13 @@ pub struct AuditSection {
     /// Whether every call is also recorded in the store (`toolgate audit`,
     /// the web UI's audit page). Default: true.
     pub store: bool,
+}
+
+impl AuditSection {
+    /// A relative `path` made relative to the workspace root.
+    pub(crate) fn anchor(&mut self, workspace: &Path) {
+        anchor(&mut self.path, workspace);
+    }
 }
 
 impl Default for AuditSection {
@@ -35,4 +42,19 @@ pub struct StoreSection {
     /// workspace — never inside the workspace. Relative paths are relative
     /// to the workspace.
     pub path: Option<PathBuf>,
+}
+
+impl StoreSection {
+    /// A relative `path` made relative to the workspace root.
+    pub(crate) fn anchor(&mut self, workspace: &Path) {
+        anchor(&mut self.path, workspace);
+    }
+}
+
+/// Relative paths in the configuration are relative to the workspace root,
+/// not to the directory toolgate was started in.
+fn anchor(path: &mut Option<PathBuf>, workspace: &Path) {
+    if let Some(path) = path.as_mut().filter(|p| p.is_relative()) {
+        *path = workspace.join(&*path);
+    }
 }
