@@ -1,4 +1,27 @@
-//! Loading the layers (see the [rules](super)).
+//! Loading the configuration in layers.
+//!
+//! # Rules
+//!
+//! Layers are applied in this order, a later layer winning key by key
+//! (mappings merge; scalars and lists replace):
+//!
+//! 1. built-in defaults;
+//! 2. the workspace file, `WORKSPACE/toolgate.yaml` (or the file given by
+//!    `--config` / `TOOLGATE_CONFIG`, which must exist) — only the keys
+//!    [`crate::config::trust`] lets apply untrusted, unless the file is trusted;
+//! 3. the user file, `$XDG_CONFIG_HOME/toolgate/config.yaml` or
+//!    `~/.config/toolgate/config.yaml`;
+//! 4. `TOOLGATE_<SECTION>__<KEY>` environment variables;
+//! 5. command-line flags (`--mode`, `--dry-run`).
+//!
+//! Each layer is checked on its own before merging, so an unknown key or a
+//! wrong type is reported with the layer it came from (file and line, or the
+//! variable's name). Relative paths in the configuration are relative to the
+//! workspace root.
+//!
+//! The workspace file is read once: the bytes hashed for the trust check
+//! are the bytes parsed, so the file cannot change between the check and
+//! the use.
 
 use std::path::{Path, PathBuf};
 

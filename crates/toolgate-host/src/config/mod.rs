@@ -1,27 +1,54 @@
-//! Configuration: the typed sections, and loading them in layers.
+//! Configuration data: the typed sections of `toolgate.yaml`, loading them
+//! in layers, workspace trust, and the small edits toolgate makes to the
+//! files. Nothing here builds a runtime part; building the registry, the
+//! gate, the model client and the stores from a [`Config`] is
+//! [`Host`](crate::Host)'s (the `assembly` module).
 //!
-//! # Rules
+//! # Where things are
 //!
-//! Layers are applied in this order, a later layer winning key by key
-//! (mappings merge; scalars and lists replace):
+//! | file | holds |
+//! |---|---|
+//! | `mod.rs` | [`Config`], the whole file: one field per top-level section |
+//! | `workspace.rs` | `workspace:` and `confirmation:` |
+//! | `commands.rs` | `commands:` with `env`, `sandbox` and `limits` |
+//! | `network.rs` | `commands.network` and its three forms |
+//! | `llm.rs` | `llm:`, the model client's settings |
+//! | `store.rs` | `audit:` and `store:`, where things are recorded |
+//! | `skills.rs` | `skills:` |
+//! | `ui.rs` | `ui:`, what the web UI saves |
+//! | `load.rs` | the layers, [`Loaded`], [`Overrides`] (flags), [`ProjectFile`] |
+//! | `error.rs` | [`LoadError`], [`ConfigError`]: which key, which layer, why |
+//! | `paths.rs` | where the user's configuration and trust store live |
+//! | `trust.rs` | the keys a workspace file may set before it is trusted; the trust store |
+//! | `env_vars.rs` | every environment variable toolgate reads |
+//! | `rules_file.rs`, `yaml_edit.rs` | edits of the user's file that keep its comments |
 //!
-//! 1. built-in defaults;
-//! 2. the workspace file, `WORKSPACE/toolgate.yaml` (or the file given by
-//!    `--config` / `TOOLGATE_CONFIG`, which must exist) — only the keys
-//!    [`crate::config::trust`] lets apply untrusted, unless the file is trusted;
-//! 3. the user file, `$XDG_CONFIG_HOME/toolgate/config.yaml` or
-//!    `~/.config/toolgate/config.yaml`;
-//! 4. `TOOLGATE_<SECTION>__<KEY>` environment variables;
-//! 5. command-line flags (`--mode`, `--dry-run`).
+//! Sections owned by another crate are that crate's types, used here as
+//! they are: `hooks` and `guardrails` ([`toolgate_engine`]), `mcp`
+//! ([`toolgate_mcp`]), `agents` and `routing` ([`toolgate_agent`]). The
+//! `tools:` section is derived from the group catalog ([`crate::GROUPS`]):
+//! a tool group's options are its own section type, in its own crate.
 //!
-//! Each layer is checked on its own before merging, so an unknown key or a
-//! wrong type is reported with the layer it came from (file and line, or the
-//! variable's name). Relative paths in the configuration are relative to the
-//! workspace root.
+//! # Adding a key
 //!
-//! The workspace file is read once: the bytes hashed for the trust check
-//! are the bytes parsed, so the file cannot change between the check and
-//! the use.
+//! 1. Add the field, with a doc comment that ends with its default
+//!    (`Default: 120.`), to the section's type in the file above; give the
+//!    default in the type's `Default`. A new top-level section is a new
+//!    file with its type, a field of [`Config`] and a line in the table
+//!    above. A tool group's option goes on the group's section type
+//!    instead.
+//! 2. Validate it where it is read: a `deserialize_with` function or a
+//!    type with its own `Deserialize` (see `llm.temperature`,
+//!    `commands.limits`, `commands.network`), so a bad value is reported
+//!    with its file and line, not later by whatever uses it.
+//! 3. Decide trust: a key that runs a program or loosens policy needs
+//!    nothing (it needs trust by default); a key that only tightens policy
+//!    or is cosmetic goes in [`trust::APPLIES_UNTRUSTED`].
+//! 4. Regenerate `docs/config-keys.md`, the table of every key with its
+//!    default and trust (`crates/toolgate-cli/tests/docs.rs` says how).
+//!
+//! How the layers combine, and in what order, is the `# Rules` section of
+//! `load.rs`.
 
 mod commands;
 pub mod env_vars;
