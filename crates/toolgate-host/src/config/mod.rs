@@ -19,7 +19,7 @@
 //! | `load.rs` | the layers, [`Loaded`], [`Overrides`] (flags), [`ProjectFile`] |
 //! | `error.rs` | [`LoadError`], [`ConfigError`]: which key, which layer, why |
 //! | `paths.rs` | where the user's configuration and trust store live |
-//! | `trust.rs` | the keys a workspace file may set before it is trusted; the trust store |
+//! | `trust/` | the keys a workspace file may set before it is trusted (`mod.rs`), what the others would run (`review.rs`), the trust store (`store.rs`) |
 //! | `env_vars.rs` | every environment variable toolgate reads |
 //! | `rules_file.rs`, `yaml_edit.rs` | edits of the user's file that keep its comments |
 //!
