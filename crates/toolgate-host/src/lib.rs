@@ -56,6 +56,7 @@ pub use assembly::host::{
 pub use assembly::llm::{LlmOverrides, ModelChoice, ModelClient};
 pub use assembly::skills::{SkillInstructions, SkillsGroup};
 pub use assembly::stores::{StorePlans, session_outcome};
+pub use config::init::{InitError, LlmSetup, ProviderKind, Written};
 pub use config::rules_file::{RulesFileError, UserRules};
 pub use config::trust::{Trust, TrustError, TrustStore, TrustedFile};
 pub use config::{
@@ -66,7 +67,6 @@ pub use config::{
 };
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};
-pub use init::{InitError, LlmSetup, ProviderKind, Written};
 pub use inspect::SelfInspectGroup;
 pub use judge::CommandJudgement;
 pub use network::{DomainLists, NETWORK_TOOL, NetworkSetting};
@@ -102,7 +102,6 @@ mod config;
 mod delegation;
 mod doctor;
 mod error;
-mod init;
 pub mod inspect;
 mod judge;
 pub mod network;

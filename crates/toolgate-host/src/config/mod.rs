@@ -15,6 +15,7 @@
 //! | `llm.rs` | `llm:`, the model client's settings |
 //! | `store.rs` | `audit:` and `store:`, where things are recorded |
 //! | `skills.rs` | `skills:` |
+//! | `init.rs` | a model provider written to the user's file (`toolgate init`, `--provider`) |
 //! | `ui.rs` | `ui:`, what the web UI saves |
 //! | `load.rs` | the layers, [`Loaded`], [`Overrides`] (flags), [`ProjectFile`] |
 //! | `error.rs` | [`LoadError`], [`ConfigError`]: which key, which layer, why |
@@ -53,6 +54,7 @@
 mod commands;
 pub mod env_vars;
 mod error;
+pub(crate) mod init;
 mod llm;
 pub(crate) mod load;
 pub(crate) mod network;
