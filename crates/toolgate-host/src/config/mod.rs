@@ -1,7 +1,9 @@
 //! Configuration data: the typed sections of `toolgate.yaml`, loading them
 //! in layers, workspace trust, and the small edits toolgate makes to the
-//! files. Nothing here builds a runtime part; building the registry, the
-//! gate, the model client and the stores from a [`Config`] is
+//! files. Nothing here starts or assembles the runtime (a section at most
+//! converts itself into the value a library takes, as
+//! [`LimitsSection::to_limits`] does); building the registry, the gate,
+//! the model client and the stores from a [`Config`] is
 //! [`Host`](crate::Host)'s (the `assembly` module).
 //!
 //! # Where things are
@@ -35,9 +37,9 @@
 //! 1. Add the field, with a doc comment that ends with its default
 //!    (`Default: 120.`), to the section's type in the file above; give the
 //!    default in the type's `Default`. A new top-level section is a new
-//!    file with its type, a field of [`Config`] and a line in the table
-//!    above. A tool group's option goes on the group's section type
-//!    instead.
+//!    file with its type, a field of [`Config`], a line in the table above
+//!    and a re-export in the crate root. A tool group's option goes on the
+//!    group's section type instead.
 //! 2. Validate it where it is read: a `deserialize_with` function or a
 //!    type with its own `Deserialize` (see `llm.temperature`,
 //!    `commands.limits`, `commands.network`), so a bad value is reported
@@ -56,7 +58,7 @@ pub mod env_vars;
 mod error;
 pub(crate) mod init;
 mod llm;
-pub(crate) mod load;
+mod load;
 pub(crate) mod network;
 mod paths;
 pub(crate) mod rules_file;
