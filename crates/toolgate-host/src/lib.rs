@@ -79,7 +79,7 @@ pub use toolgate_core::ToggleSection;
 pub use toolgate_tools::time::DateTimeSection;
 pub use toolgate_web::{DownloadError, download_text};
 
-pub use config::{env_vars, trust};
+pub use config::{env_vars, reference, trust};
 
 /// The review of dynamic tools (`toolgate tools pending|approve|reject`),
 /// for front ends: they reach the tool crates through the host only.
@@ -107,7 +107,6 @@ mod judge;
 pub mod network;
 mod own_state;
 mod prompt;
-pub mod reference;
 mod run;
 mod schedule;
 mod secrets;

@@ -23,6 +23,7 @@
 //! | `error.rs` | [`LoadError`], [`ConfigError`]: which key, which layer, why |
 //! | `paths.rs` | where the user's configuration and trust store live |
 //! | `trust/` | the keys a workspace file may set before it is trusted (`mod.rs`), what the others would run (`review.rs`), the trust store (`store.rs`) |
+//! | `reference.rs` | every key with its default and trust, as data (the generated `docs/config-keys.md`) |
 //! | `env_vars.rs` | every environment variable toolgate reads |
 //! | `rules_file.rs`, `yaml_edit.rs` | edits of the user's file that keep its comments |
 //!
@@ -48,7 +49,8 @@
 //!    nothing (it needs trust by default); a key that only tightens policy
 //!    or is cosmetic goes in [`trust::APPLIES_UNTRUSTED`].
 //! 4. Regenerate `docs/config-keys.md`, the table of every key with its
-//!    default and trust (`crates/toolgate-cli/tests/docs.rs` says how).
+//!    default and trust that `reference.rs` reads off the defaults
+//!    (`crates/toolgate-cli/tests/docs.rs` says how).
 //!
 //! How the layers combine, and in what order, is the `# Rules` section of
 //! `load.rs`.
@@ -61,6 +63,7 @@ mod llm;
 mod load;
 pub(crate) mod network;
 mod paths;
+pub mod reference;
 pub(crate) mod rules_file;
 mod skills;
 mod store;
