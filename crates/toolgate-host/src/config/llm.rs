@@ -124,3 +124,75 @@ fn temperature<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f32>, D:
         _ => Ok(value),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ProviderKind;
+
+    /// The kind, the configured model; then the wire format, URL, key
+    /// variable and model after it.
+    type Case = (
+        ProviderKind,
+        Option<&'static str>,
+        LlmProvider,
+        &'static str,
+        Option<&'static str>,
+        Option<&'static str>,
+    );
+
+    #[test]
+    fn a_provider_sets_its_keys_and_keeps_a_configured_model() {
+        // Over a section with a URL and key variable of its own: the wire
+        // format, URL, key variable and (where none is set) model after
+        // `--provider`.
+        let cases: &[Case] = &[
+            (
+                ProviderKind::Anthropic,
+                None,
+                LlmProvider::Anthropic,
+                "https://api.anthropic.com/v1",
+                Some("ANTHROPIC_API_KEY"),
+                Some("claude-sonnet-4-5"),
+            ),
+            (
+                ProviderKind::Openai,
+                Some("mine"),
+                LlmProvider::Openai,
+                "https://api.openai.com/v1",
+                Some("OPENAI_API_KEY"),
+                Some("mine"),
+            ),
+            (
+                ProviderKind::Ollama,
+                None,
+                LlmProvider::Openai,
+                "http://127.0.0.1:11434/v1",
+                None,
+                None,
+            ),
+            (
+                ProviderKind::OpenaiCompatible,
+                Some("mine"),
+                LlmProvider::Openai,
+                "http://configured/v1",
+                None,
+                Some("mine"),
+            ),
+        ];
+        for &(kind, model, wire, url, key, expected_model) in cases {
+            let mut llm = LlmSection {
+                provider: LlmProvider::Anthropic,
+                model: model.map(str::to_owned),
+                base_url: Some("http://configured/v1".to_owned()),
+                api_key_env: Some("MY_KEY".to_owned()),
+                ..LlmSection::default()
+            };
+            llm.use_provider(kind);
+            assert_eq!(llm.provider, wire, "{kind}");
+            assert_eq!(llm.base_url.as_deref(), Some(url), "{kind}");
+            assert_eq!(llm.api_key_env.as_deref(), key, "{kind}");
+            assert_eq!(llm.model.as_deref(), expected_model, "{kind}");
+        }
+    }
+}
