@@ -34,10 +34,8 @@
 )]
 
 use std::io::{BufWriter, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
-
-mod common;
 
 /// GNU time: `-f %M` prints the peak resident set in KiB.
 const GNU_TIME: &str = "/usr/bin/time";
@@ -54,7 +52,7 @@ const MIB: usize = 1024 * 1024;
 /// A workspace with a home of its own beside it (not inside: the walks
 /// would find toolgate's own files there).
 struct Ws {
-    dir: tempfile::TempDir,
+    dir: toolgate_test::TempHome,
 }
 
 /// One measured call.
@@ -82,15 +80,16 @@ impl Ws {
                 "{tool} is missing: install the `{package}` package (.ci/run does)"
             );
         }
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("ws")).unwrap();
-        std::fs::create_dir(dir.path().join("home")).unwrap();
-        std::fs::write(dir.path().join("ws/small.txt"), "a needle\n").unwrap();
+        let dir = toolgate_test::TempHome::builder()
+            .workspace_dir("ws")
+            .build()
+            .unwrap();
+        std::fs::write(dir.workspace().join("small.txt"), "a needle\n").unwrap();
         Self { dir }
     }
 
-    fn root(&self) -> PathBuf {
-        self.dir.path().join("ws")
+    fn root(&self) -> &Path {
+        self.dir.workspace()
     }
 
     /// Writes `name`: a line of `len` copies of `fill`, then `rest`.
@@ -110,12 +109,8 @@ impl Ws {
     /// `toolgate --mode yolo call TOOL ARGS` under the memory limit, with
     /// its peak resident set.
     fn call(&self, tool: &str, args: &str) -> Call {
-        let report = self.dir.path().join("peak.txt");
-        let mut cmd = common::clean_command(
-            "/usr/bin/prlimit",
-            &self.root(),
-            &self.dir.path().join("home"),
-        );
+        let report = self.dir.root().join("peak.txt");
+        let mut cmd = self.dir.command("/usr/bin/prlimit");
         cmd.arg(format!("--data={DATA_LIMIT}"))
             .arg("--")
             .arg(GNU_TIME)

@@ -70,6 +70,34 @@ fn subcommands(help: &str) -> Vec<String> {
     names
 }
 
+/// The heading clap gives the global options (`next_help_heading` in
+/// `src/cli.rs`).
+const GLOBAL_OPTIONS: &str = "Global options:";
+
+/// A subcommand's help without its `Global options:` section: from the
+/// heading to the next line that is not indented (the next heading, or
+/// text after the options), with the blank lines before it.
+fn without_global_options(help: &str) -> String {
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in help.lines() {
+        if line == GLOBAL_OPTIONS {
+            skipping = true;
+            continue;
+        }
+        if skipping && (line.trim().is_empty() || line.starts_with(' ')) {
+            continue;
+        }
+        skipping = false;
+        out.push_str(line);
+        out.push('\n');
+    }
+    let kept = out.trim_end_matches('\n').len();
+    out.truncate(kept);
+    out.push('\n');
+    out
+}
+
 /// Every command's help, depth first, in the order `--help` lists them.
 fn walk(path: &mut Vec<String>, out: &mut String) {
     let args: Vec<&str> = path.iter().map(String::as_str).collect();
@@ -79,8 +107,15 @@ fn walk(path: &mut Vec<String>, out: &mut String) {
     } else {
         format!("toolgate {}", path.join(" "))
     };
-    write!(out, "\n## `{title}`\n\n```text\n{text}").unwrap();
-    if !text.ends_with('\n') {
+    // The global options are the same under every command: listed once,
+    // under `toolgate`.
+    let shown = if path.is_empty() {
+        text.clone()
+    } else {
+        without_global_options(&text)
+    };
+    write!(out, "\n## `{title}`\n\n```text\n{shown}").unwrap();
+    if !shown.ends_with('\n') {
         out.push('\n');
     }
     out.push_str("```\n");
@@ -101,9 +136,10 @@ fn cli_reference() -> String {
     out.push_str(REGENERATE);
     out.push_str(
         "\n```\n\n\
-         Global flags (`--workspace`, `--config`, `--mode`, `--dry-run`, `--json`, …) are\n\
-         accepted before or after the subcommand. Exit codes and output conventions:\n\
-         [cli-conventions.md](cli-conventions.md).\n",
+         Global options (`--workspace`, `--config`, `--mode`, `--dry-run`, `--json`, …) are\n\
+         accepted before or after the subcommand; they are listed once, under\n\
+         [`toolgate`](#toolgate), and each command below lists only its own. Exit codes and\n\
+         output conventions: [cli-conventions.md](cli-conventions.md).\n",
     );
     walk(&mut Vec::new(), &mut out);
     out
@@ -190,6 +226,13 @@ fn cli_reference_matches_help() {
     // The walk reached the nested commands, not just the top level.
     assert!(generated.contains("## `toolgate mcp serve`"));
     assert!(generated.contains("## `toolgate rules add`"));
+    // The global options once, under `toolgate`; every command's own still.
+    assert_eq!(generated.matches(GLOBAL_OPTIONS).count(), 1);
+    assert!(generated.contains("      --workspace <DIR>"));
+    let call = generated.split("## `toolgate call`").nth(1).unwrap();
+    let call = call.split("\n## ").next().unwrap();
+    assert!(call.contains("Options:"), "{call}");
+    assert!(!call.contains("--workspace"), "{call}");
     check("cli.md", &generated);
 }
 

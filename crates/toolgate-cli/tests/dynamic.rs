@@ -7,51 +7,30 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use serde_json::Value;
 use toolgate_store::{DynamicToolStatus, DynamicToolStore, SqliteStore};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use toolgate_test::model::{self, Script};
+use wiremock::MockServer;
 
 use common::{Ws, answer, chat_bodies, offered, text, tool_call};
 
-/// The model: creates a tool; then, while "someone" approves it in the
-/// store from another thread (as `toolgate tools approve` would from
-/// another process), reads the time; then calls the new tool; then
-/// answers.
-struct Script {
-    n: AtomicUsize,
-    db: std::path::PathBuf,
-}
-
-impl Respond for Script {
-    fn respond(&self, _req: &Request) -> ResponseTemplate {
-        match self.n.fetch_add(1, Ordering::SeqCst) {
-            0 => tool_call(
-                "c1",
-                "create_tool",
-                r#"{"name": "say_back", "description": "Print the message back.", "type": "command", "source": "printf [%s] {{msg}}", "parameters": {"type": "object", "properties": {"msg": {"type": "string"}}}}"#,
-            ),
-            1 => {
-                let db = self.db.clone();
-                std::thread::spawn(move || {
-                    let runtime = tokio::runtime::Builder::new_current_thread()
-                        .build()
-                        .unwrap();
-                    let store = SqliteStore::open(&db).unwrap();
-                    runtime
-                        .block_on(store.set_dynamic_tool_status(1, DynamicToolStatus::Approved))
-                        .unwrap();
-                })
-                .join()
-                .unwrap();
-                tool_call("c2", "get_datetime", "{}")
-            }
-            2 => tool_call("c3", "say_back", r#"{"msg": "a; touch pwned"}"#),
-            _ => answer("Done."),
-        }
-    }
+/// Approves dynamic tool 1 in the store at `db`, as `toolgate tools
+/// approve` would from another process.
+fn approve(db: &std::path::Path) {
+    let db = db.to_owned();
+    // The model server's runtime calls this: the store gets a runtime of
+    // its own, on a thread of its own.
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let store = SqliteStore::open(&db).unwrap();
+        runtime
+            .block_on(store.set_dynamic_tool_status(1, DynamicToolStatus::Approved))
+            .unwrap();
+    })
+    .join()
+    .unwrap();
 }
 
 #[tokio::test]
@@ -60,14 +39,20 @@ async fn a_tool_made_by_the_model_runs_only_after_approval_and_takes_no_extra_co
     let ws = Ws::new(&server);
     let data = ws.path().join("home/.local/share/toolgate");
     let db = toolgate_store::default_path(&data, &ws.path().canonicalize().unwrap());
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(Script {
-            n: AtomicUsize::new(0),
-            db,
-        })
-        .mount(&server)
-        .await;
+    // The model: creates a tool; then, while "someone" approves it in the
+    // store, reads the time; then calls the new tool; then answers.
+    let script = Script::new(vec![
+        tool_call(
+            "c1",
+            "create_tool",
+            r#"{"name": "say_back", "description": "Print the message back.", "type": "command", "source": "printf [%s] {{msg}}", "parameters": {"type": "object", "properties": {"msg": {"type": "string"}}}}"#,
+        ),
+        tool_call("c2", "get_datetime", "{}"),
+        tool_call("c3", "say_back", r#"{"msg": "a; touch pwned"}"#),
+        answer("Done."),
+    ])
+    .before(1, move || approve(&db));
+    model::mount(&server, "/v1/chat/completions", script).await;
     let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
     std::fs::write(
         ws.path().join("toolgate.yaml"),

@@ -8,8 +8,9 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
-use std::path::Path;
 use std::process::Output;
+
+use toolgate_test::TempHome;
 
 mod common;
 
@@ -22,15 +23,15 @@ commands:
     tmp_size: 64MiB
 ";
 
-fn toolgate(ws: &Path, args: &[&str]) -> Output {
-    let mut cmd = common::clean_command(env!("CARGO_BIN_EXE_toolgate"), ws, &ws.join("home"));
+fn toolgate(ws: &TempHome, args: &[&str]) -> Output {
+    let mut cmd = ws.command(env!("CARGO_BIN_EXE_toolgate"));
     // `commands.limits` may raise limits: it applies once the file is
     // trusted.
     cmd.env("TOOLGATE_TRUST_WORKSPACE", "1").args(args);
     cmd.output().unwrap()
 }
 
-fn run_command(ws: &Path, command: &str, timeout: u64) -> (Output, String) {
+fn run_command(ws: &TempHome, command: &str, timeout: u64) -> (Output, String) {
     let args = serde_json::json!({"command": command, "timeout": timeout}).to_string();
     let out = toolgate(
         ws,
@@ -42,13 +43,13 @@ fn run_command(ws: &Path, command: &str, timeout: u64) -> (Output, String) {
 
 #[test]
 fn commands_limits_are_enforced_and_named_in_the_result() {
-    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let ws = dir.path();
-    std::fs::create_dir(ws.join("home")).unwrap();
+    // Not under /tmp: each command gets a private /tmp (`tmp_size`).
+    let dir = TempHome::builder().parent("/var/tmp").build().unwrap();
+    let ws = dir.workspace();
     std::fs::write(ws.join("toolgate.yaml"), CONFIG).unwrap();
 
     // What the configuration says, and how it is enforced here.
-    let out = toolgate(ws, &["config", "check"]);
+    let out = toolgate(&dir, &["config", "check"]);
     let stderr = common::text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
@@ -66,7 +67,7 @@ fn commands_limits_are_enforced_and_named_in_the_result() {
     // 2,000 processes asked for, each staying until the command is killed:
     // at most the limit started.
     let (out, text) = run_command(
-        ws,
+        &dir,
         "seq 2000 | xargs -P 2000 -I{} sh -c 'echo x >> started; exec sleep 60'",
         6,
     );
@@ -88,7 +89,7 @@ fn commands_limits_are_enforced_and_named_in_the_result() {
     }
 
     // A CPU loop, stopped after a second of CPU time.
-    let (out, text) = run_command(ws, "while :; do :; done", 60);
+    let (out, text) = run_command(&dir, "while :; do :; done", 60);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
         text.contains(
@@ -98,7 +99,7 @@ fn commands_limits_are_enforced_and_named_in_the_result() {
     );
 
     // 3 GiB asked for.
-    let (out, text) = run_command(ws, "python3 -c 'b = bytearray(3 << 30)'", 60);
+    let (out, text) = run_command(&dir, "python3 -c 'b = bytearray(3 << 30)'", 60);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("MemoryError"), "{text}");
     assert!(
@@ -109,7 +110,7 @@ fn commands_limits_are_enforced_and_named_in_the_result() {
 
     // 2 GiB into /tmp.
     let (out, text) = run_command(
-        ws,
+        &dir,
         "head -c 2G /dev/zero > /tmp/big; s=$?; stat -c %s /tmp/big; exit $s",
         60,
     );

@@ -20,8 +20,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-mod common;
-
 /// The `.ci` directory holding the installed peers.
 fn peers() -> PathBuf {
     std::env::var_os("TOOLGATE_MCP_PEERS").map_or_else(
@@ -55,21 +53,24 @@ fn py_client() -> PathBuf {
 }
 
 struct Ws {
-    dir: tempfile::TempDir,
+    dir: toolgate_test::TempHome,
 }
 
 impl Ws {
+    /// A workspace `ws/` with `hello.txt`, a home beside it, and
+    /// `outside.txt` outside both.
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("home")).unwrap();
-        std::fs::create_dir(dir.path().join("ws")).unwrap();
-        std::fs::write(dir.path().join("ws/hello.txt"), "hello from toolgate\n").unwrap();
-        std::fs::write(dir.path().join("outside.txt"), "secret\n").unwrap();
+        let dir = toolgate_test::TempHome::builder()
+            .workspace_dir("ws")
+            .build()
+            .unwrap();
+        std::fs::write(dir.workspace().join("hello.txt"), "hello from toolgate\n").unwrap();
+        std::fs::write(dir.root().join("outside.txt"), "secret\n").unwrap();
         Self { dir }
     }
 
     fn root(&self) -> PathBuf {
-        self.dir.path().join("ws")
+        self.dir.workspace().to_path_buf()
     }
 
     fn config(&self, yaml: &str) {
@@ -77,11 +78,7 @@ impl Ws {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = common::clean_command(
-            env!("CARGO_BIN_EXE_toolgate"),
-            &self.root(),
-            &self.dir.path().join("home"),
-        );
+        let mut cmd = self.dir.command(env!("CARGO_BIN_EXE_toolgate"));
         cmd.args(args);
         // The MCP servers under test are in the workspace file: trust it.
         cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");
@@ -111,14 +108,19 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Runs the Python SDK client script and parses its JSON report.
-fn py(args: &[&str]) -> Value {
-    py_with_stderr(args).0
+/// Runs the Python SDK client script in `ws` and parses its JSON report.
+/// Its environment is the harness's clean one: a `toolgate` it starts over
+/// stdio (which gets the SDK's default environment, `HOME` among it) sees
+/// the workspace's home, never the caller's.
+fn py(ws: &Ws, args: &[&str]) -> Value {
+    py_with_stderr(ws, args).0
 }
 
 /// [`py`], and what the SDK logged on stderr.
-fn py_with_stderr(args: &[&str]) -> (Value, String) {
-    let output = Command::new(python())
+fn py_with_stderr(ws: &Ws, args: &[&str]) -> (Value, String) {
+    let output = ws
+        .dir
+        .command(python())
         .arg(py_client())
         .args(args)
         .output()
@@ -165,11 +167,14 @@ fn check_python_report(report: &Value) {
 fn python_sdk_over_stdio_goes_through_the_gate() {
     let ws = Ws::new();
     let root = ws.root();
-    let report = py(&[
-        "stdio",
-        env!("CARGO_BIN_EXE_toolgate"),
-        root.to_str().unwrap(),
-    ]);
+    let report = py(
+        &ws,
+        &[
+            "stdio",
+            env!("CARGO_BIN_EXE_toolgate"),
+            root.to_str().unwrap(),
+        ],
+    );
     check_python_report(&report);
     // No elicitation declared: the sensitive call is refused with a way out.
     assert_eq!(report["write"]["is_error"], true);
@@ -186,13 +191,19 @@ fn python_sdk_elicitation_confirms_or_cancels_a_sensitive_call() {
     let ws = Ws::new();
     let root = ws.root();
     let bin = env!("CARGO_BIN_EXE_toolgate");
-    let declined = py(&["stdio", bin, root.to_str().unwrap(), "--elicit", "decline"]);
+    let declined = py(
+        &ws,
+        &["stdio", bin, root.to_str().unwrap(), "--elicit", "decline"],
+    );
     assert_eq!(declined["write"]["is_error"], true);
     assert_eq!(declined["write"]["text"], "cancelled by user");
     assert_eq!(declined["elicitations"].as_array().unwrap().len(), 1);
     assert!(!root.join("new.txt").exists());
 
-    let accepted = py(&["stdio", bin, root.to_str().unwrap(), "--elicit", "accept"]);
+    let accepted = py(
+        &ws,
+        &["stdio", bin, root.to_str().unwrap(), "--elicit", "accept"],
+    );
     assert_eq!(accepted["write"]["is_error"], false, "{accepted}");
     let asked = accepted["elicitations"][0].as_str().unwrap();
     assert!(asked.contains("write_file"), "{asked}");
@@ -321,7 +332,7 @@ fn python_sdk_over_streamable_http_with_a_bearer_token() {
     );
     assert!(probe.starts_with("HTTP/1.1 401"), "{probe}");
 
-    let (report, logged) = py_with_stderr(&["http", &url, "--token", "t0ken-for-tests"]);
+    let (report, logged) = py_with_stderr(&ws, &["http", &url, "--token", "t0ken-for-tests"]);
     check_python_report(&report);
     assert_eq!(report["write"]["is_error"], true);
     // The session's DELETE at disconnect is answered as the SDK expects
@@ -648,7 +659,7 @@ fn test_certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
 #[test]
 fn https_server_with_a_private_ca() {
     let ws = Ws::new();
-    let (ca, cert, key) = test_certificates(ws.dir.path());
+    let (ca, cert, key) = test_certificates(ws.dir.root());
     let port = free_port();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/tls_server.py");
     let mut cmd = Command::new(python());
@@ -685,10 +696,10 @@ fn https_server_with_a_private_ca() {
 
     // A CA file that is not one, and `ca_cert` on plain http, are config
     // errors that say what to do.
-    std::fs::write(ws.dir.path().join("junk.pem"), "not a certificate\n").unwrap();
+    std::fs::write(ws.dir.root().join("junk.pem"), "not a certificate\n").unwrap();
     ws.config(&format!(
         "mcp:\n  servers:\n    tls:\n      url: {url}\n      ca_cert: {}\n",
-        ws.dir.path().join("junk.pem").display()
+        ws.dir.root().join("junk.pem").display()
     ));
     let listed = text(&ws.run(&["mcp", "list"]).stdout);
     assert!(listed.contains("holds no certificate"), "{listed}");
@@ -982,7 +993,7 @@ fn mcp_serve_refuses_an_empty_token() {
 fn a_server_the_sandbox_hides_is_reported_with_what_to_do() {
     let ws = Ws::new();
     // Installed under the home directory, which the sandbox hides.
-    let server = ws.dir.path().join("home/bin/my-server");
+    let server = ws.dir.home().join("bin/my-server");
     std::fs::create_dir_all(server.parent().unwrap()).unwrap();
     std::fs::write(&server, "#!/bin/sh\nexec cat\n").unwrap();
     std::fs::set_permissions(&server, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();

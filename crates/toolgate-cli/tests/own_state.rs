@@ -20,8 +20,6 @@ use std::process::Output;
 
 use serde_json::json;
 
-mod common;
-
 /// Text in every file of toolgate's own, always followed by `-` and what
 /// it is; no output may contain it so (a search may echo the word alone).
 const SECRET: &str = "OWNSECRET";
@@ -37,7 +35,7 @@ fn user_config() -> String {
 }
 
 struct World {
-    _tmp: tempfile::TempDir,
+    _tmp: toolgate_test::TempHome,
     base: PathBuf,
     home: PathBuf,
     /// Extra environment for every run.
@@ -46,10 +44,13 @@ struct World {
 
 impl World {
     fn new() -> Self {
-        let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-        let base = tmp.path().canonicalize().unwrap();
+        // Not under /tmp: each command gets a private /tmp.
+        let tmp = toolgate_test::TempHome::builder()
+            .parent("/var/tmp")
+            .build()
+            .unwrap();
+        let base = tmp.root().canonicalize().unwrap();
         let home = base.join("home");
-        std::fs::create_dir_all(&home).unwrap();
         Self {
             _tmp: tmp,
             base,
@@ -61,7 +62,7 @@ impl World {
     /// `toolgate ARGS` in `workspace`, under `umask 022`, with the world's
     /// HOME and nothing of the caller's environment that toolgate reads.
     fn run(&self, workspace: &Path, args: &[&str]) -> Output {
-        let mut cmd = common::clean_command("sh", workspace, &self.home);
+        let mut cmd = toolgate_test::clean_command("sh", workspace, &self.home);
         cmd.args(["-c", "umask 022; exec \"$0\" \"$@\""])
             .arg(env!("CARGO_BIN_EXE_toolgate"))
             .args(args);

@@ -12,36 +12,31 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-mod common;
-
 /// A workspace with its own HOME; stdin is not a terminal, so a call that
 /// needs confirmation fails instead of asking.
 struct Ws {
-    dir: tempfile::TempDir,
+    dir: toolgate_test::TempHome,
 }
 
 impl Ws {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        let dir = toolgate_test::TempHome::builder()
+            .workspace_dir("ws")
+            .build()
+            .unwrap();
         Self { dir }
     }
 
     fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
+        self.dir.workspace().to_path_buf()
     }
 
     fn user_file(&self) -> PathBuf {
-        self.dir.path().join("home/.config/toolgate/config.yaml")
+        self.dir.home().join(".config/toolgate/config.yaml")
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = common::clean_command(
-            env!("CARGO_BIN_EXE_toolgate"),
-            &self.ws(),
-            &self.dir.path().join("home"),
-        );
+        let mut cmd = self.dir.command(env!("CARGO_BIN_EXE_toolgate"));
         cmd.args(args);
         cmd
     }
@@ -244,7 +239,7 @@ fn list_add_and_remove_edit_only_the_rules_of_the_user_file() {
 #[test]
 fn rules_go_to_xdg_config_home_when_set() {
     let ws = Ws::new();
-    let xdg = ws.dir.path().join("xdg");
+    let xdg = ws.dir.root().join("xdg");
     let out = ws
         .cmd(&["rules", "add", "--tool", "read_file", "--decision", "deny"])
         .env("XDG_CONFIG_HOME", &xdg)

@@ -7,13 +7,21 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
-mod common;
+use toolgate_test::TempHome;
 
-fn toolgate(ws: &Path, data: &Path, args: &[&str]) -> Output {
-    let mut cmd = common::clean_command(env!("CARGO_BIN_EXE_toolgate"), ws, &ws.join("home"));
+/// A workspace `ws/` with a home beside it, and the data directory
+/// (`XDG_DATA_HOME`) `data/` outside both.
+fn world() -> (TempHome, PathBuf) {
+    let dir = TempHome::builder().workspace_dir("ws").build().unwrap();
+    let data = dir.root().join("data");
+    (dir, data)
+}
+
+fn toolgate(ws: &TempHome, data: &Path, args: &[&str]) -> Output {
+    let mut cmd = ws.command(env!("CARGO_BIN_EXE_toolgate"));
     cmd.env("XDG_DATA_HOME", data).args(args);
     cmd.output().unwrap()
 }
@@ -24,7 +32,7 @@ fn text(bytes: &[u8]) -> String {
 
 /// The store file of the workspace (its directory is keyed by workspace,
 /// so it is found rather than built).
-fn store_file(data: &Path) -> std::path::PathBuf {
+fn store_file(data: &Path) -> PathBuf {
     let dir = data.join("toolgate/workspaces");
     let entry = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap();
     entry.path().join("toolgate.db")
@@ -32,9 +40,7 @@ fn store_file(data: &Path) -> std::path::PathBuf {
 
 #[test]
 fn a_damaged_store_is_moved_aside_only_when_the_person_asks() {
-    let dir = tempfile::tempdir().unwrap();
-    let (ws, data) = (dir.path().join("ws"), dir.path().join("data"));
-    std::fs::create_dir_all(ws.join("home")).unwrap();
+    let (ws, data) = world();
     // A store, then damaged.
     let out = toolgate(&ws, &data, &["sessions", "list"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -81,10 +87,7 @@ fn a_damaged_store_is_moved_aside_only_when_the_person_asks() {
 /// private mount namespace (`unshare`, util-linux; no root needed).
 #[test]
 fn a_full_disk_is_named_with_its_path() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    let data = dir.path().join("data");
-    std::fs::create_dir_all(ws.join("home")).unwrap();
+    let (ws, data) = world();
     std::fs::create_dir_all(&data).unwrap();
     let bin = env!("CARGO_BIN_EXE_toolgate");
     // Mount, fill it up, then ask toolgate to make its store there.
@@ -94,7 +97,7 @@ fn a_full_disk_is_named_with_its_path() {
          exec {bin} sessions list",
         data = data.display()
     );
-    let mut cmd = common::clean_command("unshare", &ws, &ws.join("home"));
+    let mut cmd = ws.command("unshare");
     cmd.args(["-Urm", "sh", "-c", &script])
         .env("XDG_DATA_HOME", &data);
     let out = cmd

@@ -13,33 +13,32 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-mod common;
-
 /// A hook that leaves a marker file when it runs.
 const HOOK: &str = "hooks:\n  pre_tool_use:\n    - {name: marker, command: 'touch hook-ran'}\n";
 
 struct Ws {
-    dir: tempfile::TempDir,
+    dir: toolgate_test::TempHome,
 }
 
 impl Ws {
     /// A workspace `ws/` with `config` as its `toolgate.yaml`, and an empty
-    /// home `home/` for the user file and the trust store.
+    /// home `home/` beside it for the user file and the trust store.
     fn new(config: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("home")).unwrap();
-        std::fs::create_dir(dir.path().join("ws")).unwrap();
+        let dir = toolgate_test::TempHome::builder()
+            .workspace_dir("ws")
+            .build()
+            .unwrap();
         let ws = Self { dir };
         ws.config(config);
         ws
     }
 
     fn root(&self) -> PathBuf {
-        self.dir.path().join("ws")
+        self.dir.workspace().to_path_buf()
     }
 
     fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
+        self.dir.home()
     }
 
     fn config(&self, yaml: &str) {
@@ -62,7 +61,7 @@ impl Ws {
     /// `program` in the workspace with a private HOME and no `TOOLGATE_*`
     /// variables from the outside.
     fn command(&self, program: &str) -> Command {
-        common::clean_command(program, &self.root(), &self.home())
+        self.dir.command(program)
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
@@ -322,8 +321,8 @@ fn config_check_shows_what_was_ignored() {
 #[test]
 fn explicit_config_files_need_trust_and_the_user_file_does_not() {
     let ws = Ws::new("");
-    std::fs::write(ws.dir.path().join("other.yaml"), HOOK).unwrap();
-    let other = ws.dir.path().join("other.yaml");
+    std::fs::write(ws.dir.root().join("other.yaml"), HOOK).unwrap();
+    let other = ws.dir.root().join("other.yaml");
     let other = other.to_str().unwrap();
     let out = ws.run(&["--config", other, "call", "get_datetime", "{}"]);
     assert!(!ws.marker(), "an untrusted --config hook ran");
@@ -359,7 +358,7 @@ fn explicit_config_files_need_trust_and_the_user_file_does_not() {
 #[test]
 fn the_store_follows_xdg_config_home_and_a_corrupt_one_is_an_error() {
     let ws = Ws::new(HOOK);
-    let xdg = ws.dir.path().join("xdg");
+    let xdg = ws.dir.root().join("xdg");
     let out = ws
         .cmd(&["trust"])
         .env("XDG_CONFIG_HOME", &xdg)
@@ -416,7 +415,7 @@ fn trust_without_a_file_and_list_and_json() {
 
     // DIR names another workspace; --json reports the review.
     ws.config(HOOK);
-    let elsewhere = ws.dir.path();
+    let elsewhere = ws.dir.root();
     let out = ws
         .command(env!("CARGO_BIN_EXE_toolgate"))
         .current_dir(elsewhere)

@@ -54,18 +54,19 @@ pub use assembly::host::{
     Host, HostBuilder, TrustPolicy, confirmation_rules_builder, resolve_workspace,
 };
 pub use assembly::llm::{LlmOverrides, ModelChoice, ModelClient};
-pub use assembly::skills::{SkillInstructions, SkillsGroup, SkillsSection};
+pub use assembly::skills::{SkillInstructions, SkillsGroup};
 pub use assembly::stores::{StorePlans, session_outcome};
+pub use config::init::{InitError, LlmSetup, ProviderKind, Written};
 pub use config::rules_file::{RulesFileError, UserRules};
 pub use config::trust::{Trust, TrustError, TrustStore, TrustedFile};
 pub use config::{
     AgentPermission, AuditSection, CommandsSection, Config, ConfigError, ConfirmationSection,
-    EnvSection, LlmProvider, LlmSection, LoadError, Loaded, Overrides, ProjectFile, ProjectStatus,
-    SandboxSetting, Source, UiSection, WorkspaceSection, trust_store_path,
+    EnvSection, LimitsSection, LlmProvider, LlmSection, LoadError, Loaded, Overrides, ProjectFile,
+    ProjectStatus, SandboxSetting, SkillsSection, Source, StoreSection, TextToolCalls, UiSection,
+    WorkspaceSection, trust_store_path,
 };
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};
-pub use init::{InitError, LlmSetup, ProviderKind, Written};
 pub use inspect::SelfInspectGroup;
 pub use judge::CommandJudgement;
 pub use network::{DomainLists, NETWORK_TOOL, NetworkSetting};
@@ -78,7 +79,7 @@ pub use toolgate_core::ToggleSection;
 pub use toolgate_tools::time::DateTimeSection;
 pub use toolgate_web::{DownloadError, download_text};
 
-pub use config::{env_vars, trust};
+pub use config::{env_vars, reference, trust};
 
 /// The review of dynamic tools (`toolgate tools pending|approve|reject`),
 /// for front ends: they reach the tool crates through the host only.
@@ -101,13 +102,11 @@ mod config;
 mod delegation;
 mod doctor;
 mod error;
-mod init;
 pub mod inspect;
 mod judge;
 pub mod network;
 mod own_state;
 mod prompt;
-pub mod reference;
 mod run;
 mod schedule;
 mod secrets;

@@ -10,7 +10,8 @@
 //!   `TOOLGATE_*`, XDG directories or `RUST_LOG`);
 //! - [`TempHome`]: a temporary directory holding a workspace and a home
 //!   apart from it, so a test reads and writes neither the caller's
-//!   configuration nor its data.
+//!   configuration nor its data ([`TempHome::builder`] for another
+//!   place or the workspace beside the home).
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -29,7 +30,7 @@
 //! # }
 //! ```
 
-pub use env::{TempHome, clean_command};
+pub use env::{TempHome, TempHomeBuilder, clean_command};
 
 mod env;
 pub mod model;

@@ -7,9 +7,13 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+/// What a test does between two steps of a run: see [`Script::before`].
+type Action = Box<dyn Fn() + Send + Sync>;
+
 /// Answers the n-th request with the n-th reply; the last one repeats.
 pub struct Script {
     replies: Vec<ResponseTemplate>,
+    actions: Vec<(usize, Action)>,
     n: AtomicUsize,
 }
 
@@ -18,14 +22,29 @@ impl Script {
     pub fn new(replies: Vec<ResponseTemplate>) -> Self {
         Self {
             replies,
+            actions: Vec::new(),
             n: AtomicUsize::new(0),
         }
+    }
+
+    /// Runs `action` when request `n` (from 0) arrives, before its reply
+    /// is sent: for a test that changes the world between two steps of a
+    /// run (another process approves a tool, say), at exactly that point.
+    /// It runs on the server's runtime: an action that needs one of its own
+    /// starts a thread. By default, no actions.
+    #[must_use]
+    pub fn before(mut self, n: usize, action: impl Fn() + Send + Sync + 'static) -> Self {
+        self.actions.push((n, Box::new(action)));
+        self
     }
 }
 
 impl Respond for Script {
     fn respond(&self, _req: &Request) -> ResponseTemplate {
         let i = self.n.fetch_add(1, Ordering::SeqCst);
+        for (_, action) in self.actions.iter().filter(|(n, _)| *n == i) {
+            action();
+        }
         match self.replies.get(i).or_else(|| self.replies.last()) {
             Some(reply) => reply.clone(),
             None => ResponseTemplate::new(500).set_body_string("the test scripted no reply"),
@@ -37,12 +56,20 @@ impl Respond for Script {
 /// `/v1/chat/completions`) from the script `replies`.
 pub async fn server(endpoint: &str, replies: Vec<ResponseTemplate>) -> MockServer {
     let server = MockServer::start().await;
+    mount(&server, endpoint, Script::new(replies)).await;
+    server
+}
+
+/// Makes a started server answer `POST endpoint` from `script`: for a
+/// test that needs the server's address before it can write the script
+/// (the workspace's configuration names the server, the script names the
+/// workspace's files).
+pub async fn mount(server: &MockServer, endpoint: &str, script: Script) {
     Mock::given(method("POST"))
         .and(path(endpoint))
-        .respond_with(Script::new(replies))
-        .mount(&server)
+        .respond_with(script)
+        .mount(server)
         .await;
-    server
 }
 
 /// The POST requests the server received, in order (toolgate also asks

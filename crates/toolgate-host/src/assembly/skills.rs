@@ -24,7 +24,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use toolgate_agent::ToolInstructions;
 use toolgate_core::{Group, GroupContext, GroupError, ToolGroup};
 use toolgate_skills::{
@@ -34,27 +33,6 @@ use toolgate_skills::{
 use crate::assembly::host::Host;
 use crate::config::env_vars;
 use crate::config::user_config_dir;
-
-/// The `skills` section of the configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-#[non_exhaustive]
-pub struct SkillsSection {
-    /// Whether skills are discovered and the `skill` tool offered. Default:
-    /// true.
-    pub enabled: bool,
-    /// Skill names never offered. Default: none.
-    pub disabled: Vec<String>,
-}
-
-impl Default for SkillsSection {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            disabled: Vec::new(),
-        }
-    }
-}
 
 impl Host {
     /// Where skills are looked for: the workspace, the home directory
