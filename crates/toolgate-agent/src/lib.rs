@@ -36,7 +36,10 @@
 //! # }
 //! ```
 
-pub use agent::{AgentConfig, AgentDef, DEFAULT_MAX_REPEATED_CALLS, DEFAULT_MAX_STEPS};
+pub use agent::{
+    AgentConfig, AgentDef, DEFAULT_MAX_CALLS_PER_STEP, DEFAULT_MAX_REPEATED_CALLS,
+    DEFAULT_MAX_STEPS,
+};
 pub use bridge::GuardrailGates;
 pub use context::{
     BYTES_PER_TOKEN_X2, ContextBudget, DEFAULT_CONTEXT_WINDOW, ENVELOPE_BYTES, fit, message_bytes,

@@ -21,11 +21,12 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use toolgate_core::{Registry, SchemaFormat, error_chain};
 
+use super::decision::LoopDecision;
 use super::events::AgentEvent;
 use super::lifecycle::LifecycleEvent;
 use super::report::{Outcome, RunReport};
 use super::run::{Journal, Stop};
-use super::tools::{Repeats, UNREADABLE_CALL, text_call};
+use super::tools::{Repeats, UNREADABLE_CALL, dropped_note, sift, text_call};
 use super::{AgentRunner, EMPTY_REPLY_NUDGE, sleep_until};
 use crate::context::{fit, messages_bytes};
 use crate::llm::{LlmError, LlmResponse, Message, ModelToolCall, Role};
@@ -49,6 +50,11 @@ enum State {
         calls: Vec<ModelToolCall>,
         /// The calls were written as text and recovered.
         recovered: bool,
+        /// The calls of the reply that do not run, with why.
+        dropped: Vec<(ModelToolCall, LoopDecision)>,
+        /// What the model is told after the results: why calls did not
+        /// run, why its reply was cut.
+        note: Option<String>,
     },
     /// The loop is over.
     Stopped(Stop),
@@ -147,7 +153,12 @@ impl AgentRunner {
                 step,
                 calls,
                 recovered,
-            } => self.calling(step, &calls, recovered, p).await,
+                dropped,
+                note,
+            } => {
+                self.calling(step, &calls, recovered, &dropped, note, p)
+                    .await
+            }
             State::Stopped(stop) => State::Stopped(stop),
         }
     }
@@ -271,6 +282,28 @@ impl AgentRunner {
                     .collect();
             }
         }
+        // Guards on one reply: identical calls run once, at most
+        // `max_calls_per_step` run, and the model is told of the rest and
+        // of a reply cut short.
+        let cap = self.agent.max_calls_per_step.max(1) as usize;
+        let (kept, dropped) = sift(std::mem::take(&mut resp.tool_calls), cap);
+        resp.tool_calls = kept;
+        let mut note = dropped_note(&dropped, cap);
+        if let Some(why) = &resp.cut {
+            self.emit(&AgentEvent::ReplyCut {
+                step,
+                reason: why.clone(),
+            });
+            if !note.is_empty() {
+                note.push(' ');
+            }
+            let _ = write!(
+                note,
+                "Your reply was cut off because {why}. Do not repeat yourself: make each call \
+                 you need once, or give your final answer."
+            );
+        }
+        let note = (!note.is_empty()).then_some(note);
         // A call that could not be read is not sent back as a call (a
         // model shown a call named `unreadable_tool_call` copies it): the
         // reply keeps its text as written, and the error follows as a user
@@ -296,7 +329,14 @@ impl AgentRunner {
                 step,
                 calls: resp.tool_calls,
                 recovered,
+                dropped,
+                note,
             };
+        }
+        if let Some(note) = note {
+            // A reply cut short is no answer: the model is told and goes on.
+            p.messages.push(Message::text(Role::User, note));
+            return self.next_step(step, p).await;
         }
         if resp.content.trim().is_empty() && !p.nudged {
             p.nudged = true;
@@ -339,11 +379,17 @@ impl AgentRunner {
         step: u32,
         calls: &[ModelToolCall],
         recovered: bool,
+        dropped: &[(ModelToolCall, LoopDecision)],
+        note: Option<String>,
         p: &mut Progress<'_>,
     ) -> State {
         let aborted = self
             .run_tools(step, calls, recovered, p.messages, p.report, &mut p.repeats)
             .await;
+        self.record_dropped(step, dropped, recovered, p.report);
+        if let Some(note) = note {
+            p.messages.push(Message::text(Role::User, note));
+        }
         self.record(step, p.messages, p.report, p.journal).await;
         if aborted {
             return State::Stopped(Stop::Fail(

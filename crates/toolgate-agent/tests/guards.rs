@@ -1,0 +1,338 @@
+//! The loop's guards against the scripted model server on 127.0.0.1, with
+//! real files: one reply's calls deduplicated and capped, a reply that
+//! repeats itself or runs past its token cap cut off and the model told,
+//! and a repeated call that changes something not run again.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+mod common;
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use common::{answer, bodies, engine, server, settings, sse, tool_calls};
+use serde_json::{Value, json};
+use toolgate_agent::{
+    AgentDef, AgentRunner, ContextBudget, LlmClient, OpenAiClient, Outcome, RunReport,
+};
+use wiremock::{MockServer, ResponseTemplate};
+
+const READ: &str = r#"{"path": "a.txt"}"#;
+const SEARCH: &str = r#"{"pattern": "hello"}"#;
+
+/// `task` run by the build agent in `dir` against `server`.
+async fn run(
+    server: &MockServer,
+    dir: &std::path::Path,
+    stream: bool,
+    context: Option<ContextBudget>,
+) -> RunReport {
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(server, stream)));
+    let mut builder = AgentRunner::builder(
+        llm,
+        engine(dir, vec![]),
+        AgentDef::builtin("build").unwrap(),
+    );
+    if let Some(c) = context {
+        builder = builder.context(c);
+    }
+    builder.build().run("Look at a.txt", Vec::new()).await
+}
+
+/// A streamed reply of text, in chunks of `chunk` characters.
+fn streamed_text(text: &str, chunk: usize) -> ResponseTemplate {
+    let chars: Vec<char> = text.chars().collect();
+    let mut events: Vec<Value> = chars
+        .chunks(chunk)
+        .map(|c| {
+            let t: String = c.iter().collect();
+            json!({"choices": [{"index": 0, "delta": {"content": t}}]})
+        })
+        .collect();
+    events.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}));
+    sse(&events)
+}
+
+/// A streamed reply of tool calls, one event each.
+fn streamed_calls(calls: &[(&str, &str)]) -> ResponseTemplate {
+    let mut events: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| {
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i,
+                "id": format!("c{i}"), "type": "function",
+                "function": {"name": name, "arguments": args}}]}}]})
+        })
+        .collect();
+    events.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}));
+    sse(&events)
+}
+
+struct Case {
+    name: &'static str,
+    reply: ResponseTemplate,
+    stream: bool,
+    context: Option<ContextBudget>,
+    /// The calls run, as (tool, decision), then the others' decisions
+    /// with how many.
+    executed: Vec<&'static str>,
+    not_run: Vec<(&'static str, usize)>,
+    /// What the next request tells the model (empty: nothing).
+    told: &'static str,
+}
+
+#[tokio::test]
+async fn one_reply_guards_case_table() {
+    let runaway_pairs: Vec<(&str, &str, &str)> = (0..160)
+        .map(|i| {
+            if i % 2 == 0 {
+                ("x", "read_file", READ)
+            } else {
+                ("x", "search_code", SEARCH)
+            }
+        })
+        .collect();
+    let ids: Vec<String> = (0..160).map(|i| format!("c{i}")).collect();
+    let runaway: Vec<(&str, &str, &str)> = runaway_pairs
+        .iter()
+        .zip(&ids)
+        .map(|((_, n, a), id)| (id.as_str(), *n, *a))
+        .collect();
+    // 80 read_file then 80 search_code, on one line: nothing repeats line
+    // by line, so the reply is read whole and deduplicated.
+    let one_line: Vec<String> = (0..160)
+        .map(|i| {
+            if i < 80 {
+                format!(r#"{{"name": "read_file", "arguments": {READ}}}"#)
+            } else {
+                format!(r#"{{"name": "search_code", "arguments": {SEARCH}}}"#)
+            }
+        })
+        .collect();
+    let one_line = format!("[TOOL_CALLS] [{}]", one_line.join(", "));
+    // The same two calls written as text, one per line, 80 times each.
+    let lines = format!(
+        "<tool_call>{{\"name\": \"read_file\", \"arguments\": {READ}}}</tool_call>\n\
+         <tool_call>{{\"name\": \"search_code\", \"arguments\": {SEARCH}}}</tool_call>\n"
+    )
+    .repeat(80);
+    let distinct: Vec<String> = (0..12)
+        .map(|i| format!(r#"{{"pattern": "word{i}"}}"#))
+        .collect();
+    let distinct_ids: Vec<String> = (0..12).map(|i| format!("d{i}")).collect();
+    let twelve: Vec<(&str, &str, &str)> = distinct
+        .iter()
+        .zip(&distinct_ids)
+        .map(|(a, id)| (id.as_str(), "search_code", a.as_str()))
+        .collect();
+    let prose = (0..300).fold(String::new(), |mut s, i| {
+        let _ = write!(s, "Sentence {i} of an answer that goes on. ");
+        s
+    });
+    let cases = vec![
+        Case {
+            name: "160 structured calls, 80 x 2 the same",
+            reply: tool_calls(&runaway),
+            stream: false,
+            context: None,
+            executed: vec!["read_file", "search_code"],
+            not_run: vec![("duplicate_call", 158)],
+            told: "each call ran once",
+        },
+        Case {
+            name: "160 calls recovered from one line of text",
+            reply: answer(&one_line),
+            stream: false,
+            context: None,
+            executed: vec!["read_file", "search_code"],
+            not_run: vec![("duplicate_call", 158)],
+            told: "`read_file` x79, `search_code` x79",
+        },
+        Case {
+            name: "160 calls written line by line: cut after the first copy",
+            reply: answer(&lines),
+            stream: false,
+            context: None,
+            executed: vec!["read_file", "search_code"],
+            not_run: vec![],
+            told: "cut off because it repeated the same 2-line block",
+        },
+        Case {
+            name: "the same, streamed",
+            reply: streamed_text(&lines, 37),
+            stream: true,
+            context: None,
+            executed: vec!["read_file", "search_code"],
+            not_run: vec![],
+            told: "cut off because it repeated the same 2-line block",
+        },
+        Case {
+            name: "one call streamed again and again",
+            reply: streamed_calls(&[("read_file", READ); 40]),
+            stream: true,
+            context: None,
+            executed: vec!["read_file"],
+            not_run: vec![("duplicate_call", 3)],
+            told: "made the same call `read_file` 4 times",
+        },
+        Case {
+            name: "12 distinct calls: 8 run",
+            reply: tool_calls(&twelve),
+            stream: false,
+            context: None,
+            executed: vec!["search_code"; 8],
+            not_run: vec![("over_call_limit", 4)],
+            told: "At most 8 calls of one reply run",
+        },
+        Case {
+            name: "a streamed answer past its cap of 100 tokens",
+            reply: streamed_text(&prose, 20),
+            stream: true,
+            context: Some(ContextBudget::new(8192, 100)),
+            executed: vec![],
+            not_run: vec![],
+            told: "passed the cap of 100 tokens",
+        },
+        Case {
+            name: "two different calls: both run, nothing said",
+            reply: tool_calls(&[("a", "read_file", READ), ("b", "search_code", SEARCH)]),
+            stream: false,
+            context: None,
+            executed: vec!["read_file", "search_code"],
+            not_run: vec![],
+            told: "",
+        },
+    ];
+    for case in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+        let server = server(
+            "/v1/chat/completions",
+            vec![case.reply, answer("a.txt says hello.")],
+        )
+        .await;
+        let report = run(&server, dir.path(), case.stream, case.context).await;
+        let name = case.name;
+        assert_eq!(report.outcome, Outcome::Completed, "{name}");
+        assert_eq!(report.final_text, "a.txt says hello.", "{name}");
+        let executed: Vec<&str> = report
+            .tool_calls
+            .iter()
+            .filter(|c| c.decision.executed())
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(executed, case.executed, "{name}");
+        let mut not_run: Vec<(&str, usize)> = Vec::new();
+        for c in report.tool_calls.iter().filter(|c| !c.decision.executed()) {
+            match not_run.iter_mut().find(|(d, _)| *d == c.decision.as_str()) {
+                Some((_, n)) => *n += 1,
+                None => not_run.push((c.decision.as_str(), 1)),
+            }
+        }
+        assert_eq!(not_run, case.not_run, "{name}");
+        let reqs = bodies(&server).await;
+        assert_eq!(reqs.len(), 2, "{name}");
+        // The second request carries only the calls that ran, each with
+        // its result, then what the model is told.
+        let messages = reqs[1]["messages"].as_array().unwrap();
+        let sent: usize = messages
+            .iter()
+            .filter_map(|m| m["tool_calls"].as_array())
+            .map(Vec::len)
+            .sum();
+        let results = messages.iter().filter(|m| m["role"] == "tool").count();
+        assert_eq!(sent, case.executed.len(), "{name}");
+        assert_eq!(results, case.executed.len(), "{name}");
+        let last = messages.last().unwrap();
+        if case.told.is_empty() {
+            assert_eq!(last["role"], "tool", "{name}");
+        } else {
+            assert_eq!(last["role"], "user", "{name}");
+            let text = last["content"].as_str().unwrap();
+            assert!(text.contains(case.told), "{name}: {text}");
+        }
+        // The reply as kept holds no repeated copies.
+        let assistant = messages.iter().find(|m| m["role"] == "assistant").unwrap();
+        assert!(
+            assistant["content"].as_str().unwrap_or("").len() < 2_000,
+            "{name}: {assistant}"
+        );
+        if let Some(c) = case.context {
+            assert_eq!(reqs[0]["max_tokens"], c.output_tokens(), "{name}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_repeated_append_runs_once() {
+    let append = r#"{"path": "notes.txt", "content": "one line\n", "mode": "append"}"#;
+    // (the model's calls, step by step; the file's content at the end;
+    // the decisions)
+    let cases: Vec<(Vec<ResponseTemplate>, &str, Vec<&str>)> = vec![
+        // The same append in three steps in a row: run once.
+        (
+            vec![
+                tool_calls(&[("w1", "write_file", append)]),
+                tool_calls(&[("w2", "write_file", append)]),
+                tool_calls(&[("w3", "write_file", append)]),
+            ],
+            "one line\n",
+            vec!["executed", "repeated_change", "repeated_change"],
+        ),
+        // A read in between changes nothing: still not run again.
+        (
+            vec![
+                tool_calls(&[("w1", "write_file", append)]),
+                tool_calls(&[("r1", "read_file", r#"{"path": "notes.txt"}"#)]),
+                tool_calls(&[("w2", "write_file", append)]),
+            ],
+            "one line\n",
+            vec!["executed", "executed", "repeated_change"],
+        ),
+        // Another change in between: the append runs again.
+        (
+            vec![
+                tool_calls(&[("w1", "write_file", append)]),
+                tool_calls(&[(
+                    "o1",
+                    "write_file",
+                    r#"{"path": "other.txt", "content": "x"}"#,
+                )]),
+                tool_calls(&[("w2", "write_file", append)]),
+            ],
+            "one line\none line\n",
+            vec!["executed", "executed", "executed"],
+        ),
+    ];
+    for (mut replies, content, decisions) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        replies.push(answer("Done."));
+        let server = server("/v1/chat/completions", replies).await;
+        let report = run(&server, dir.path(), false, None).await;
+        let got: Vec<&str> = report
+            .tool_calls
+            .iter()
+            .map(|c| c.decision.as_str())
+            .collect();
+        assert_eq!(got, decisions);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+            content,
+            "{decisions:?}"
+        );
+        for c in report
+            .tool_calls
+            .iter()
+            .filter(|c| c.decision.as_str() == "repeated_change")
+        {
+            assert!(
+                c.output.contains("Not run again") && c.output.contains("created `notes.txt`"),
+                "{}",
+                c.output
+            );
+        }
+    }
+}
