@@ -42,8 +42,9 @@ pub use agent::{
 };
 pub use bridge::GuardrailGates;
 pub use context::{
-    BYTES_PER_TOKEN_X2, ContextBudget, DEFAULT_CONTEXT_WINDOW, ENVELOPE_BYTES, fit, message_bytes,
-    messages_bytes,
+    BYTES_PER_TOKEN_X2, ContextBudget, DEFAULT_CONTEXT_WINDOW, ENVELOPE_BYTES,
+    WIRE_BYTES_PER_TOKEN, exceeds_context, fit, fit_wire, message_bytes, messages_bytes,
+    wire_messages_bytes,
 };
 pub use fallback::{
     FallbackClient, FallbackClientBuilder, FallbackEntry, FallbackError, ProviderKind,

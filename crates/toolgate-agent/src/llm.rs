@@ -168,6 +168,19 @@ pub enum LlmError {
     /// The answer did not parse.
     #[error("the model server sent an answer that does not parse: {0}")]
     Protocol(String),
+    /// The request does not fit the model's context window even cut down
+    /// as far as it goes, so it was not sent.
+    #[error(
+        "the request needs about {tokens} tokens, more than the {window}-token context window \
+         leaves for it even after compression, so it was not sent; use a model with a larger \
+         window, give the agent fewer tools, or shorten the system prompt and task"
+    )]
+    TooLarge {
+        /// Tokens the request would take, counted conservatively.
+        tokens: usize,
+        /// The window.
+        window: u32,
+    },
 }
 
 /// A chat model.

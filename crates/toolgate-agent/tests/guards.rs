@@ -336,3 +336,125 @@ async fn a_repeated_append_runs_once() {
         }
     }
 }
+
+/// A model server with a 16,384-token window that counts a token for every
+/// `tenths` tenths of a byte of the request body, refuses a request over its
+/// window as llama.cpp or OpenAI do (`refusal`), and otherwise answers from
+/// its script. It keeps the size of every request.
+struct WindowServer {
+    tenths: usize,
+    refusal: Refusal,
+    script: Vec<ResponseTemplate>,
+    answered: std::sync::atomic::AtomicUsize,
+    sizes: Arc<std::sync::Mutex<Vec<usize>>>,
+}
+
+const WINDOW: usize = 16_384;
+
+impl wiremock::Respond for WindowServer {
+    fn respond(&self, req: &wiremock::Request) -> ResponseTemplate {
+        let tokens = (req.body.len() * 10).div_ceil(self.tenths);
+        self.sizes.lock().unwrap().push(tokens);
+        if tokens > WINDOW {
+            return (self.refusal)(tokens);
+        }
+        let i = self
+            .answered
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.script[i.min(self.script.len() - 1)].clone()
+    }
+}
+
+/// How a server refuses a request of so many tokens.
+type Refusal = fn(usize) -> ResponseTemplate;
+
+fn llama_refusal(tokens: usize) -> ResponseTemplate {
+    ResponseTemplate::new(400).set_body_json(json!({"error": {"code": 400,
+        "message": "the request exceeds the available context size, try increasing it",
+        "type": "exceed_context_size_error", "n_prompt_tokens": tokens, "n_ctx": WINDOW}}))
+}
+
+fn openai_refusal(tokens: usize) -> ResponseTemplate {
+    ResponseTemplate::new(400).set_body_json(json!({"error": {
+        "message": format!("This model's maximum context length is {WINDOW} tokens. However, your messages resulted in {tokens} tokens."),
+        "type": "invalid_request_error", "code": "context_length_exceeded"}}))
+}
+
+#[tokio::test]
+async fn no_request_over_the_reported_window_case_table() {
+    // (server's tenths of a byte a token, its refusal, requests it
+    // refuses, outcome)
+    let cases: Vec<(usize, Refusal, usize, Outcome)> = vec![
+        // Counting as toolgate does: nothing over the window is sent.
+        (30, llama_refusal, 0, Outcome::Completed),
+        (40, llama_refusal, 0, Outcome::Completed),
+        // A server that counts more tokens than toolgate: one refusal,
+        // then a harder compression and one more try that fits.
+        (15, llama_refusal, 1, Outcome::Completed),
+        (15, openai_refusal, 1, Outcome::Completed),
+        // A server whose window cannot hold even the first request: it is
+        // refused once, and not sent again when toolgate cannot make it
+        // fit; the run fails saying so.
+        (1, llama_refusal, 1, Outcome::Failed),
+    ];
+    for (tenths, refusal, refused, outcome) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        // Six files of code whose quotes and line ends JSON escapes: their
+        // results overflow the window.
+        let calls: Vec<(String, String)> = (0..6)
+            .map(|i| {
+                let body = "say(\"x\")\n".repeat(3_000);
+                std::fs::write(dir.path().join(format!("f{i}.py")), body).unwrap();
+                (format!("c{i}"), format!(r#"{{"path": "f{i}.py"}}"#))
+            })
+            .collect();
+        let calls: Vec<(&str, &str, &str)> = calls
+            .iter()
+            .map(|(id, a)| (id.as_str(), "read_file", a.as_str()))
+            .collect();
+        let sizes = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let server = MockServer::start().await;
+        wiremock::Mock::given(wiremock::matchers::method("POST"))
+            .and(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(WindowServer {
+                tenths,
+                refusal,
+                script: vec![tool_calls(&calls), answer("Read them.")],
+                answered: std::sync::atomic::AtomicUsize::new(0),
+                sizes: Arc::clone(&sizes),
+            })
+            .mount(&server)
+            .await;
+        let report = run(
+            &server,
+            dir.path(),
+            false,
+            Some(ContextBudget::new(16_384, 4096)),
+        )
+        .await;
+        let sizes = sizes.lock().unwrap().clone();
+        let over = sizes.iter().filter(|&&t| t > WINDOW).count();
+        let case = format!("{tenths} tenths of a byte a token: {sizes:?}");
+        assert_eq!(over, refused, "{case}");
+        assert_eq!(report.outcome, outcome, "{case}: {:?}", report.error);
+        if outcome == Outcome::Completed {
+            assert_eq!(report.final_text, "Read them.", "{case}");
+            // The results overflowed the window: they were trimmed.
+            assert!(
+                report
+                    .tool_calls
+                    .iter()
+                    .filter(|c| c.decision.executed())
+                    .count()
+                    == 6,
+                "{case}"
+            );
+        } else {
+            let error = report.error.unwrap_or_default();
+            assert!(
+                error.contains("context window") && error.contains("not sent"),
+                "{case}: {error}"
+            );
+        }
+    }
+}

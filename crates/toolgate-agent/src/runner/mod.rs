@@ -102,6 +102,9 @@ pub struct AgentRunner {
     instructions: Option<Arc<dyn ToolInstructions>>,
     /// Recorded events not yet handed to the recorder.
     recording: Arc<Recording>,
+    /// The share of the window requests may use, as `f64` bits: 1 until
+    /// the server refuses a request as too large.
+    squeeze: std::sync::atomic::AtomicU64,
 }
 
 /// What a run and the runs it delegates to spend together, in USD: one

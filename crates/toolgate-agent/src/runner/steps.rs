@@ -28,7 +28,7 @@ use super::report::{Outcome, RunReport};
 use super::run::{Journal, Stop};
 use super::tools::{Repeats, UNREADABLE_CALL, dropped_note, sift, text_call};
 use super::{AgentRunner, EMPTY_REPLY_NUDGE, sleep_until};
-use crate::context::{fit, messages_bytes};
+use crate::context::{ENVELOPE_BYTES, fit, messages_bytes};
 use crate::llm::{LlmError, LlmResponse, Message, ModelToolCall, Role};
 use crate::recover::recover_tool_calls;
 
@@ -188,6 +188,12 @@ impl AgentRunner {
             self.context.input_bytes().saturating_sub(p.offer.bytes),
         ) {
             p.journal.clean_until = p.journal.clean_until.min(from);
+        }
+        // And as the server will count it (rule 6 of `context`).
+        match self.fit_to_window(p.messages, p.offer.bytes + ENVELOPE_BYTES) {
+            Ok(Some(from)) => p.journal.clean_until = p.journal.clean_until.min(from),
+            Ok(None) => {}
+            Err(e) => return State::Stopped(Stop::Fail(Outcome::Failed, e.to_string())),
         }
         let verdict = self
             .hooks
