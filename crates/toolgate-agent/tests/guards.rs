@@ -458,3 +458,188 @@ async fn no_request_over_the_reported_window_case_table() {
         }
     }
 }
+
+/// `run_command` as the loop sees it: declares the command it runs, runs
+/// it with `sh -c` in the workspace, fails with its exit code.
+struct Shell(std::path::PathBuf);
+
+#[async_trait::async_trait]
+impl toolgate_core::Tool for Shell {
+    fn name(&self) -> &'static str {
+        "run_command"
+    }
+    fn description(&self) -> &'static str {
+        "Runs a command line."
+    }
+    fn args_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"command": {"type": "string"}},
+               "required": ["command"]})
+    }
+    fn sensitivity(&self, _args: &Value) -> toolgate_core::Sensitivity {
+        toolgate_core::Sensitivity::Sensitive
+    }
+    fn annotations(&self) -> toolgate_core::ToolAnnotations {
+        toolgate_core::ToolAnnotations {
+            runs_commands: true,
+            ..toolgate_core::ToolAnnotations::from_sensitivity(
+                toolgate_core::Sensitivity::Sensitive,
+            )
+        }
+    }
+    fn effects(&self, args: &Value) -> Result<toolgate_core::Effects, toolgate_core::EffectsError> {
+        let command = args["command"].as_str().unwrap_or_default();
+        Ok(toolgate_core::Effects::known([
+            toolgate_core::Effect::command(command, None),
+        ]))
+    }
+    async fn execute(
+        &self,
+        args: Value,
+        _ctx: &toolgate_core::ToolContext,
+    ) -> toolgate_core::ToolResult {
+        let command = args["command"].as_str().unwrap_or_default();
+        let out = std::process::Command::new("sh")
+            .args(["-c", command])
+            .current_dir(&self.0)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        match out.status.code() {
+            Some(0) => toolgate_core::ToolResult::success(text),
+            code => toolgate_core::ToolResult::failure(format!("exit code {}", code.unwrap_or(-1)))
+                .with_output(text),
+        }
+    }
+}
+
+/// A required quality gate that always fails, or always passes.
+struct Gate(bool);
+
+#[async_trait::async_trait]
+impl toolgate_agent::QualityGates for Gate {
+    async fn run(&self) -> Vec<toolgate_agent::GateReport> {
+        vec![toolgate_agent::GateReport {
+            name: "tests".into(),
+            passed: self.0,
+            required: true,
+            output: if self.0 { "ok" } else { "1 test failed" }.into(),
+        }]
+    }
+}
+
+#[tokio::test]
+async fn a_guard_stopped_run_case_table() {
+    let append = r#"{"path": "notes.txt", "content": "TODO: one\n", "mode": "append"}"#;
+    let read = r#"{"path": "notes.txt"}"#;
+    let fail = r#"{"command": "echo failing; exit 3"}"#;
+    let check = r#"{"command": "grep -q TODO notes.txt"}"#;
+    let write = |id: &'static str| tool_calls(&[(id, "write_file", append)]);
+    // (steps, gate passes, outcome, the summary holds, and not)
+    let cases: Vec<(Vec<ResponseTemplate>, bool, Outcome, Vec<&str>)> = vec![
+        // The change succeeded and the model kept making it: done.
+        (
+            vec![write("w1"), write("w2"), write("w3")],
+            true,
+            Outcome::Completed,
+            vec![
+                "kept repeating a change that had already succeeded",
+                "Files changed: notes.txt.",
+                "`write_file` x2: repeated_change",
+            ],
+        ),
+        // The same, but the quality gate fails: not done.
+        (
+            vec![write("w1"), write("w2"), write("w3")],
+            false,
+            Outcome::Repeating,
+            vec!["same call with the same arguments 3 steps in a row"],
+        ),
+        // Reading again and again is no sign of being done.
+        (
+            vec![
+                write("w0"),
+                tool_calls(&[("r1", "read_file", read)]),
+                tool_calls(&[("r2", "read_file", read)]),
+                tool_calls(&[("r3", "read_file", read)]),
+            ],
+            true,
+            Outcome::Repeating,
+            vec!["Files changed: notes.txt.", "4 made, 4 ran (0 failed)"],
+        ),
+        // A command failed and never ran again successfully: not done, and
+        // the summary says how it ended.
+        (
+            vec![
+                tool_calls(&[("c1", "run_command", fail)]),
+                write("w1"),
+                write("w2"),
+                write("w3"),
+            ],
+            true,
+            Outcome::Repeating,
+            vec![
+                "`echo failing; exit 3`: exit code 3",
+                "Files changed: notes.txt.",
+                "1 failed",
+            ],
+        ),
+        // The command failed, the change fixed it, the command passed (a
+        // command may change files: the append after it runs again), then
+        // the append repeated: done.
+        (
+            vec![
+                tool_calls(&[("c1", "run_command", check)]),
+                write("w1"),
+                tool_calls(&[("c2", "run_command", check)]),
+                write("w2"),
+                write("w3"),
+                write("w4"),
+            ],
+            true,
+            Outcome::Completed,
+            vec![
+                "step 1: `grep -q TODO notes.txt`: exit code 2",
+                "step 3: `grep -q TODO notes.txt`: exit code 0",
+            ],
+        ),
+    ];
+    for (mut replies, gate, outcome, holds) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let n = replies.len();
+        // What a model might claim when asked for a summary: never asked.
+        replies.push(answer("I fixed main.py and all 12 tests pass."));
+        let server = server("/v1/chat/completions", replies).await;
+        let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+        let shell: Arc<dyn toolgate_core::Tool> = Arc::new(Shell(dir.path().to_owned()));
+        let report = AgentRunner::builder(
+            llm,
+            engine(dir.path(), vec![shell]),
+            AgentDef::builtin("build").unwrap(),
+        )
+        .gates(Arc::new(Gate(gate)))
+        .build()
+        .run("Write the TODO note", Vec::new())
+        .await;
+        let text = &report.final_text;
+        assert_eq!(report.outcome, outcome, "{text}");
+        assert_eq!(bodies(&server).await.len(), n, "no summary asked: {text}");
+        assert!(text.contains("built from the run's log"), "{text}");
+        assert!(
+            !text.contains("main.py") && !text.contains("12 tests"),
+            "{text}"
+        );
+        for h in holds {
+            assert!(text.contains(h), "{h:?} not in {text}");
+        }
+        // Each append that ran left one line, no more.
+        let appends = report
+            .tool_calls
+            .iter()
+            .filter(|c| c.name == "write_file" && c.decision.executed())
+            .count();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+            "TODO: one\n".repeat(appends)
+        );
+    }
+}

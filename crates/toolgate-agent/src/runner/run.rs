@@ -32,6 +32,9 @@ pub(super) enum Stop {
     Done(Outcome),
     /// One last call without tools summarises the run (rule 4).
     Summarise(Outcome),
+    /// A guard stopped the run, for this reason: its summary is built
+    /// from the log ([`RunReport::log_summary`]), not asked of the model.
+    Guarded(Outcome, String),
     /// The run failed with this error.
     Fail(Outcome, String),
     /// The abort flag was set: stop at once.
@@ -105,6 +108,13 @@ impl AgentRunner {
                     () = self.summarise(&mut messages, &mut report) => {}
                     () = flag_set(self.abort.clone()) => aborted = true,
                 }
+            }
+            Stop::Guarded(o, reason) => {
+                report.outcome = o;
+                self.emit(&AgentEvent::Summary {
+                    reason: reason.clone(),
+                });
+                report.final_text = report.log_summary(&reason);
             }
             Stop::Aborted => aborted = true,
         }
@@ -319,9 +329,6 @@ impl AgentRunner {
             Outcome::Timeout => "the time budget ran out",
             Outcome::Budget => "the cost budget ran out",
             Outcome::Interrupted => "the user interrupted the run",
-            Outcome::Repeating => {
-                "you repeated the same tool call with the same arguments too many times"
-            }
             _ => "the step budget ran out",
         };
         self.emit(&AgentEvent::Summary {

@@ -404,12 +404,78 @@ impl AgentRunner {
             ));
         }
         if p.repeats.count >= self.agent.max_repeated_calls.max(2) {
-            return State::Stopped(Stop::Summarise(Outcome::Repeating));
+            if self.done_before_repeating(p).await {
+                return State::Stopped(Stop::Guarded(
+                    Outcome::Completed,
+                    "the model kept repeating a change that had already succeeded, with no \
+                     failure since and the quality gates passing"
+                        .to_owned(),
+                ));
+            }
+            return State::Stopped(Stop::Guarded(
+                Outcome::Repeating,
+                format!(
+                    "the model made the same call with the same arguments {} steps in a row",
+                    p.repeats.count
+                ),
+            ));
         }
         if p.deadline.is_some_and(|d| Instant::now() >= d) {
             return State::Stopped(Stop::Summarise(Outcome::Timeout));
         }
         after(step)
+    }
+
+    /// Whether the task was done when the repeated-call guard stopped the
+    /// run. "Done" is the runtime's to check, not the model's to say: the
+    /// repeated call is a change that already ran and succeeded (so the
+    /// repeats were refused, nothing ran twice), every call since that
+    /// change ran and succeeded or was such a refusal, every call of the
+    /// run that failed or was refused (a test command, say) ran again
+    /// later and succeeded, and every required quality gate passes. A run looping
+    /// on reads, or on a call that failed, is not done.
+    async fn done_before_repeating(&self, p: &Progress<'_>) -> bool {
+        let calls = &p.report.tool_calls;
+        let Some(since) = p.repeats.change_step() else {
+            return false;
+        };
+        let repeated_change = calls
+            .last()
+            .is_some_and(|c| c.decision == LoopDecision::RepeatedChange.into());
+        let clean = calls.iter().filter(|c| c.step >= since).all(|c| {
+            (c.decision.executed() && c.success)
+                || c.decision == LoopDecision::RepeatedChange.into()
+                || c.decision == LoopDecision::Duplicate.into()
+        });
+        // A call that failed or was refused (the loop's guards aside)
+        // counts as settled when the same call ran later and succeeded.
+        let guard = |c: &super::ToolCallRecord| {
+            [
+                LoopDecision::RepeatedChange,
+                LoopDecision::Duplicate,
+                LoopDecision::OverCallLimit,
+            ]
+            .iter()
+            .any(|d| c.decision == (*d).into())
+        };
+        let fixed = calls.iter().enumerate().all(|(i, c)| {
+            (c.decision.executed() && c.success)
+                || guard(c)
+                || calls[i + 1..].iter().any(|later| {
+                    later.decision.executed()
+                        && later.success
+                        && later.name == c.name
+                        && later.arguments == c.arguments
+                })
+        });
+        if !(repeated_change && clean && fixed) {
+            return false;
+        }
+        self.gates
+            .run()
+            .await
+            .iter()
+            .all(|g| g.passed || !g.required)
     }
 
     /// Records step `step` and moves to the next.

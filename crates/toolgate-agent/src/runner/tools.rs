@@ -125,6 +125,12 @@ impl Repeats {
         (*key == call_key(name, arguments)).then_some((*step, text.as_str()))
     }
 
+    /// The step of the last changing call that ran and succeeded and is
+    /// not to run again, if any.
+    pub(super) fn change_step(&self) -> Option<u32> {
+        self.change.as_ref().map(|(_, step, _)| *step)
+    }
+
     /// Remembers a changing call that went through the gate: one that ran
     /// and succeeded is not run again; after any other, the next changing
     /// call runs.
