@@ -51,8 +51,8 @@ pub use fallback::{
     ProviderSwitch, SwitchCallback, SwitchLog, SwitchReason, is_provider_failure,
 };
 pub use llm::{
-    AnthropicClient, ApiKey, HttpSettings, LlmClient, LlmError, LlmRequest, LlmResponse, Message,
-    ModelToolCall, OpenAiClient, Role, TextSink, Usage,
+    AnthropicClient, ApiKey, DEFAULT_TEMPERATURE, HttpSettings, LlmClient, LlmError, LlmRequest,
+    LlmResponse, Message, ModelToolCall, OpenAiClient, Role, TextSink, Usage,
 };
 pub use probe::{
     ContextSource, ContextWindow, LOCAL_SERVERS, LocalServer, ProbeError, ProbeRequest, Provider,

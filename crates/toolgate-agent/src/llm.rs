@@ -220,6 +220,16 @@ impl fmt::Debug for ApiKey {
     }
 }
 
+/// The sampling temperature sent for tool use unless configured: 0.2.
+///
+/// Low, because a model that calls tools must copy names, paths and JSON
+/// exactly; servers default to 0.7 to 1, and small local models then make
+/// malformed or wrong calls far more often (measured on a 1.5B model: 4 of
+/// 5 easy tasks solved at 0, 3 at the server's default). Not 0, because a
+/// greedy model that meets the same conversation again writes the same
+/// reply again, and a little sampling lets it leave a loop.
+pub const DEFAULT_TEMPERATURE: f32 = 0.2;
+
 /// Connection settings shared by both providers.
 #[derive(Debug, Clone)]
 pub struct HttpSettings {
@@ -242,9 +252,9 @@ pub struct HttpSettings {
     pub stream: bool,
     /// `max_tokens` to ask for (Anthropic requires one). By default, 4096.
     pub max_tokens: u32,
-    /// Sampling temperature sent with every request. By default, none (the
-    /// server's default). Small local models call tools far more reliably
-    /// at 0 to 0.2.
+    /// Sampling temperature sent with every request; `None`: none is sent
+    /// and the server's own default applies. By default,
+    /// [`DEFAULT_TEMPERATURE`].
     pub temperature: Option<f32>,
 }
 
@@ -260,7 +270,7 @@ impl HttpSettings {
             backoff: Duration::from_millis(500),
             stream: true,
             max_tokens: 4096,
-            temperature: None,
+            temperature: Some(DEFAULT_TEMPERATURE),
         }
     }
 }

@@ -643,3 +643,38 @@ async fn a_guard_stopped_run_case_table() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_low_temperature_is_sent_unless_told_otherwise() {
+    // (temperature setting, what the request carries)
+    let cases = [
+        (None, None),
+        (Some(Some(0.0)), Some(json!(0.0))),
+        (Some(None), None::<Value>),
+    ];
+    for (set, carried) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let server = server("/v1/chat/completions", vec![answer("hi")]).await;
+        let mut s = settings(&server, false);
+        let expected = match set {
+            // The default.
+            None => Some(json!(toolgate_agent::DEFAULT_TEMPERATURE)),
+            Some(t) => {
+                s.temperature = t;
+                carried
+            }
+        };
+        let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+        AgentRunner::builder(
+            llm,
+            engine(dir.path(), vec![]),
+            AgentDef::builtin("build").unwrap(),
+        )
+        .build()
+        .run("hi", Vec::new())
+        .await;
+        let body = &bodies(&server).await[0];
+        assert_eq!(body.get("temperature").cloned(), expected, "{set:?}");
+    }
+    assert!((toolgate_agent::DEFAULT_TEMPERATURE - 0.2).abs() < f32::EPSILON);
+}
