@@ -828,7 +828,9 @@ impl Temperature {
 impl Serialize for Temperature {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            Self::Value(t) => s.serialize_f32(*t),
+            // As written (0.2, not 0.2000000029…): the shortest decimal
+            // that reads back as the same f32.
+            Self::Value(t) => s.serialize_f64(t.to_string().parse().unwrap_or(f64::from(*t))),
             Self::Server => s.serialize_str("server"),
         }
     }
