@@ -678,3 +678,34 @@ async fn a_low_temperature_is_sent_unless_told_otherwise() {
     }
     assert!((toolgate_agent::DEFAULT_TEMPERATURE - 0.2).abs() < f32::EPSILON);
 }
+
+#[tokio::test]
+async fn an_anthropic_stream_that_repeats_itself_is_cut() {
+    let line = "I will read a.txt with the read_file tool now, once more.\n";
+    let mut events =
+        vec![json!({"type": "message_start", "message": {"usage": {"input_tokens": 5}}})];
+    for _ in 0..80 {
+        events.push(json!({"type": "content_block_delta", "index": 0,
+                           "delta": {"type": "text_delta", "text": line}}));
+    }
+    events.push(json!({"type": "message_stop"}));
+    let server = server("/v1/messages", vec![sse(&events)]).await;
+    let client = toolgate_agent::AnthropicClient::new(settings(&server, true));
+    let request = toolgate_agent::LlmRequest {
+        messages: vec![toolgate_agent::Message::text(
+            toolgate_agent::Role::User,
+            "hi",
+        )],
+        tools: Vec::new(),
+        max_tokens: Some(1000),
+    };
+    let resp = client.complete(&request, &|_| {}).await.unwrap();
+    assert_eq!(resp.content, line);
+    assert!(
+        resp.cut
+            .as_deref()
+            .is_some_and(|c| c.contains("repeated the same 1-line block")),
+        "{:?}",
+        resp.cut
+    );
+}
