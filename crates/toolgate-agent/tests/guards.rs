@@ -30,16 +30,33 @@ async fn run(
     stream: bool,
     context: Option<ContextBudget>,
 ) -> RunReport {
+    run_seen(server, dir, stream, context).await.0
+}
+
+/// [`run`], and the events it emitted, as their JSON.
+async fn run_seen(
+    server: &MockServer,
+    dir: &std::path::Path,
+    stream: bool,
+    context: Option<ContextBudget>,
+) -> (RunReport, Vec<Value>) {
     let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(server, stream)));
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
     let mut builder = AgentRunner::builder(
         llm,
         engine(dir, vec![]),
         AgentDef::builtin("build").unwrap(),
-    );
+    )
+    .events(Arc::new(move |e: &toolgate_agent::AgentEvent| {
+        sink.lock().unwrap().push(serde_json::to_value(e).unwrap());
+    }));
     if let Some(c) = context {
         builder = builder.context(c);
     }
-    builder.build().run("Look at a.txt", Vec::new()).await
+    let report = builder.build().run("Look at a.txt", Vec::new()).await;
+    let seen = seen.lock().unwrap().clone();
+    (report, seen)
 }
 
 /// A streamed reply of text, in chunks of `chunk` characters.
@@ -214,8 +231,30 @@ async fn one_reply_guards_case_table() {
             vec![case.reply, answer("a.txt says hello.")],
         )
         .await;
-        let report = run(&server, dir.path(), case.stream, case.context).await;
+        let (report, events) = run_seen(&server, dir.path(), case.stream, case.context).await;
         let name = case.name;
+        // A cut is in the step's record, with why.
+        let cuts: Vec<&Value> = events.iter().filter(|e| e["type"] == "reply_cut").collect();
+        if case.told.contains("cut off")
+            || case.told.contains("cap of")
+            || case.told.contains("4 times")
+        {
+            assert_eq!(cuts.len(), 1, "{name}: {events:?}");
+            assert_eq!(cuts[0]["step"], 1, "{name}");
+            assert!(!cuts[0]["reason"].as_str().unwrap().is_empty(), "{name}");
+        } else {
+            assert!(cuts.is_empty(), "{name}: {cuts:?}");
+        }
+        // What did not run is in the events too, with its decision.
+        let not_run_events = events
+            .iter()
+            .filter(|e| e["type"] == "tool_call" && e["decision"] != "executed")
+            .count();
+        assert_eq!(
+            not_run_events,
+            case.not_run.iter().map(|(_, n)| n).sum::<usize>(),
+            "{name}"
+        );
         assert_eq!(report.outcome, Outcome::Completed, "{name}");
         assert_eq!(report.final_text, "a.txt says hello.", "{name}");
         let executed: Vec<&str> = report

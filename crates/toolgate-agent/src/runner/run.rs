@@ -111,8 +111,9 @@ impl AgentRunner {
             }
             Stop::Guarded(o, reason) => {
                 report.outcome = o;
-                self.emit(&AgentEvent::Summary {
-                    reason: reason.clone(),
+                // Not a `summary` event: the model is not asked for one.
+                self.emit(&AgentEvent::Warning {
+                    message: format!("stopping: {reason}; the summary is built from the run's log"),
                 });
                 report.final_text = report.log_summary(&reason);
             }
