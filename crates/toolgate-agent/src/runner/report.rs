@@ -15,14 +15,18 @@ use crate::llm::{Message, Usage};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// The model answered without tool calls.
+    /// The model answered without tool calls; or the repeated-call guard
+    /// stopped a run whose task the runtime could tell was done (the
+    /// repeated call was a change that had already succeeded, nothing
+    /// failed since, the required quality gates pass).
     Completed,
     /// `max_steps` was reached (partial).
     MaxSteps,
     /// The time budget ran out.
     Timeout,
     /// The model made the same call with the same arguments too many times
-    /// in a row (`max_repeated_calls`) (partial).
+    /// in a row (`max_repeated_calls`) (partial); the report's answer is
+    /// built from the log ([`RunReport::log_summary`]).
     Repeating,
     /// The cost budget ran out (partial).
     Budget,
