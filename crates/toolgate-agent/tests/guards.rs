@@ -305,6 +305,75 @@ async fn one_reply_guards_case_table() {
     }
 }
 
+/// A tool that is not read-only, whose `peek` calls declare no effect
+/// (as `process` polling does): each call counts.
+struct Peek(std::sync::atomic::AtomicUsize);
+
+#[async_trait::async_trait]
+impl toolgate_core::Tool for Peek {
+    fn name(&self) -> &'static str {
+        "peek"
+    }
+    fn description(&self) -> &'static str {
+        "Polls."
+    }
+    fn args_schema(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+    fn sensitivity(&self, _args: &Value) -> toolgate_core::Sensitivity {
+        toolgate_core::Sensitivity::ReadOnly
+    }
+    fn annotations(&self) -> toolgate_core::ToolAnnotations {
+        toolgate_core::ToolAnnotations::from_sensitivity(toolgate_core::Sensitivity::Sensitive)
+    }
+    fn effects(
+        &self,
+        _args: &Value,
+    ) -> Result<toolgate_core::Effects, toolgate_core::EffectsError> {
+        Ok(toolgate_core::Effects::none())
+    }
+    async fn execute(
+        &self,
+        _args: Value,
+        _ctx: &toolgate_core::ToolContext,
+    ) -> toolgate_core::ToolResult {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        toolgate_core::ToolResult::success(format!("poll {n}"))
+    }
+}
+
+#[tokio::test]
+async fn a_repeated_look_runs_every_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            tool_calls(&[("p1", "peek", "{}")]),
+            tool_calls(&[("p2", "peek", "{}")]),
+            answer("Done."),
+        ],
+    )
+    .await;
+    let peek = Arc::new(Peek(std::sync::atomic::AtomicUsize::new(0)));
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let tool: Arc<dyn toolgate_core::Tool> = peek.clone();
+    let report = AgentRunner::builder(
+        llm,
+        engine(dir.path(), vec![tool]),
+        AgentDef::builtin("build").unwrap(),
+    )
+    .build()
+    .run("Poll", Vec::new())
+    .await;
+    let decisions: Vec<&str> = report
+        .tool_calls
+        .iter()
+        .map(|c| c.decision.as_str())
+        .collect();
+    assert_eq!(decisions, ["executed", "executed"]);
+    assert_eq!(peek.0.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
 #[tokio::test]
 async fn a_repeated_append_runs_once() {
     let append = r#"{"path": "notes.txt", "content": "one line\n", "mode": "append"}"#;

@@ -27,10 +27,12 @@
 //!    not sent back; the model is told about them, and about a cut, in a
 //!    user message after the results. A cut reply without calls is no
 //!    answer: the loop goes on.
-//! 6. A call of a tool that is not read-only (by its annotations), made
-//!    again with the same arguments while no other such call ran since the
-//!    first one succeeded, is not run again: the model gets the earlier
-//!    result and is told why ([`LoopDecision::RepeatedChange`]).
+//! 6. A call that changes something — a tool that is not read-only by its
+//!    annotations, and declared effects beyond reads (writes, commands,
+//!    opaque) — made again with the same arguments while no other such call
+//!    ran since the first one succeeded, is not run again: the model gets
+//!    the earlier result and is told why ([`LoopDecision::RepeatedChange`]).
+//!    A call that only looks (`process` polling) runs every time.
 //!
 //! The loop is in `steps` (a state machine), the run around it in `run`; the calls of a step in `tools`; keeping the
 //! context small in `compress`; what a run reports in `events` and

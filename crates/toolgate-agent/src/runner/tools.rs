@@ -241,7 +241,10 @@ impl AgentRunner {
                     }
                     Ok(call) => {
                         let e = self.through_gate(&registry, call).await;
-                        if changes {
+                        // A call that changes something: a tool that is not
+                        // read-only, and a call whose declared effects are
+                        // more than reads (`process` polling is not).
+                        if changes && !e.effects.is_read_only() {
                             repeats.changed(step, &c.name, &c.arguments, &e);
                         }
                         e
