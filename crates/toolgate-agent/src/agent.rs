@@ -12,6 +12,9 @@ pub const DEFAULT_MAX_STEPS: u32 = 25;
 /// Default number of identical calls in a row that ends a run.
 pub const DEFAULT_MAX_REPEATED_CALLS: u32 = 3;
 
+/// Default number of calls one reply may make; the rest are not run.
+pub const DEFAULT_MAX_CALLS_PER_STEP: u32 = 8;
+
 /// Who the model is asked to be and what it may use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentDef {
@@ -32,6 +35,10 @@ pub struct AgentDef {
     /// The same call (tool and arguments) this many times in a row ends the
     /// run as partial. By default, 3.
     pub max_repeated_calls: u32,
+    /// At most this many calls of one reply run (after identical calls of
+    /// the reply are made one); the model is told which were not. By
+    /// default, 8.
+    pub max_calls_per_step: u32,
     /// How the agent is addressed. By default, a conversation.
     pub prompt_mode: PromptMode,
     /// Tools the agent never gets, even when `allowed_tools` or "every
@@ -62,6 +69,9 @@ pub struct AgentConfig {
     /// (default 3).
     #[serde(default)]
     pub max_repeated_calls: Option<u32>,
+    /// At most this many calls of one reply run (default 8).
+    #[serde(default)]
+    pub max_calls_per_step: Option<u32>,
     /// `conversation` (default), `collaboration` or `autonomous`.
     #[serde(default)]
     pub prompt_mode: Option<PromptMode>,
@@ -106,6 +116,7 @@ impl AgentDef {
             mode: None,
             max_steps: DEFAULT_MAX_STEPS,
             max_repeated_calls: DEFAULT_MAX_REPEATED_CALLS,
+            max_calls_per_step: DEFAULT_MAX_CALLS_PER_STEP,
             prompt_mode: PromptMode::default(),
             disabled_tools: Vec::new(),
             delegate_to: Vec::new(),
@@ -134,6 +145,9 @@ impl AgentDef {
         }
         if let Some(n) = cfg.max_repeated_calls {
             def.max_repeated_calls = n;
+        }
+        if let Some(n) = cfg.max_calls_per_step {
+            def.max_calls_per_step = n.max(1);
         }
         if let Some(mode) = cfg.prompt_mode {
             def.prompt_mode = mode;

@@ -18,6 +18,18 @@
 //! 5. Past three quarters of the budget the loop compresses (the model
 //!    summarises old steps; old tool outputs are elided); before every
 //!    request, [`fit`] makes sure it fits whatever happened.
+//! 6. Then, before it is sent, every request is weighed as the server will
+//!    see it, conservatively: the JSON of its messages and tool schemas, at
+//!    [`WIRE_BYTES_PER_TOKEN`] bytes a token (escaped code and JSON
+//!    tokenise densely), against the window less the answer's tokens
+//!    ([`ContextBudget::wire_bytes`]); [`fit_wire`] trims it until it
+//!    fits. A request over the window is never sent.
+//! 7. When the server still answers that the request exceeds its context
+//!    (llama.cpp's `exceed_context_size_error`, OpenAI's
+//!    `context_length_exceeded`, see [`exceeds_context`]), the run's
+//!    budget becomes the size of the refused request shrunk by what the
+//!    server said (its window against its token count, less a tenth, or by
+//!    a quarter), the request is trimmed to it and sent once more.
 
 use crate::llm::{Message, Role};
 
@@ -28,6 +40,9 @@ pub const BYTES_PER_TOKEN_X2: usize = 7;
 /// Bytes of a request body beside its messages and tool schemas (model,
 /// stream, `max_tokens`, the keys), kept out of the input budget.
 pub const ENVELOPE_BYTES: usize = 256;
+
+/// Bytes a token, counting a request as sent (rule 6).
+pub const WIRE_BYTES_PER_TOKEN: usize = 3;
 
 /// The window assumed when neither the server nor the configuration says.
 pub const DEFAULT_CONTEXT_WINDOW: u32 = 32_768;
@@ -64,6 +79,21 @@ impl ContextBudget {
     pub fn input_bytes(&self) -> usize {
         ((self.window - self.output) as usize * BYTES_PER_TOKEN_X2 / 2)
             .saturating_sub(ENVELOPE_BYTES)
+    }
+
+    /// Bytes of JSON a request may carry, envelope and tool schemas
+    /// included, counted as rule 6 counts; `squeeze` (at most 1) shrinks
+    /// it after the server refused a request as too large (rule 7).
+    pub fn wire_bytes(&self, squeeze: f64) -> usize {
+        let full = (self.window - self.output) as usize * WIRE_BYTES_PER_TOKEN;
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss,
+            reason = "a byte count well inside f64's exact range, and the factor is in (0, 1]"
+        )]
+        let squeezed = (full as f64 * squeeze.clamp(0.05, 1.0)) as usize;
+        squeezed
     }
 
     /// Estimated tokens of `bytes` bytes of a request (rounded up).
@@ -210,6 +240,73 @@ pub fn fit(messages: &mut Vec<Message>, budget: usize) -> Option<usize> {
         }
     }
     Some(first.min(messages.len()))
+}
+
+/// Bytes `messages` weigh as a request carries them: their JSON, and a
+/// little more for each tool call's wire form (rule 6).
+pub fn wire_messages_bytes(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .map(|m| serde_json::to_string(m).map_or(0, |t| t.len()) + 40 * m.tool_calls.len() + 8)
+        .sum()
+}
+
+/// Trims `messages` (as [`fit`] does) until, with `fixed` bytes of tool
+/// schemas and envelope, their JSON fits in `limit` bytes (rule 6).
+/// Returns the index of the first message it changed, `None` when they
+/// already fitted; `Err` with the bytes still needed when even the
+/// smallest conversation [`fit`] leaves is too large.
+pub fn fit_wire(
+    messages: &mut Vec<Message>,
+    fixed: usize,
+    limit: usize,
+) -> Result<Option<usize>, usize> {
+    let mut first: Option<usize> = None;
+    for _ in 0..8 {
+        let wire = wire_messages_bytes(messages) + fixed;
+        if wire <= limit {
+            return Ok(first);
+        }
+        // Scale fit's own estimate by how far the JSON is over, and a
+        // little more so that the loop ends.
+        let estimate = messages_bytes(messages);
+        let room = limit.saturating_sub(fixed);
+        let budget = (estimate.saturating_mul(room) / wire.max(1)).saturating_mul(9) / 10;
+        match fit(messages, budget) {
+            Some(i) => first = Some(first.map_or(i, |f| f.min(i))),
+            None => break,
+        }
+    }
+    let wire = wire_messages_bytes(messages) + fixed;
+    if wire <= limit { Ok(first) } else { Err(wire) }
+}
+
+/// Whether `error` is the server saying the request exceeds its context
+/// window (rule 7): the factor to shrink the budget by, from the server's
+/// own counts when it gives them (llama.cpp's `n_prompt_tokens` and
+/// `n_ctx`), else 0.75.
+pub fn exceeds_context(error: &crate::llm::LlmError) -> Option<f64> {
+    let crate::llm::LlmError::Http { status, body } = error else {
+        return None;
+    };
+    let says = [
+        "exceed_context_size_error",
+        "exceeds the available context size",
+        "context_length_exceeded",
+        "maximum context length",
+    ]
+    .iter()
+    .any(|s| body.contains(s));
+    if !(says && (*status == 400 || *status == 413)) {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    let e = v.get("error").unwrap_or(&v);
+    let factor = match (e["n_prompt_tokens"].as_f64(), e["n_ctx"].as_f64()) {
+        (Some(prompt), Some(ctx)) if prompt > ctx && ctx > 0.0 => ctx / prompt * 0.9,
+        _ => 0.75,
+    };
+    Some(factor)
 }
 
 /// Keeps the head and tail of `m`'s text, `max` characters in all; whether

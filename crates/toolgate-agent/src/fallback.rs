@@ -167,6 +167,8 @@ pub fn is_provider_failure(error: &LlmError) -> bool {
             let no_tools = body.contains("tool") && TOOL_MARKERS.iter().any(|m| body.contains(m));
             matches!(status, 404 | 408 | 429) || *status >= 500 || no_tools
         }
+        // The request's size, not the provider: it was never sent.
+        LlmError::TooLarge { .. } => false,
     }
 }
 

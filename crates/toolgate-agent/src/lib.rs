@@ -36,19 +36,23 @@
 //! # }
 //! ```
 
-pub use agent::{AgentConfig, AgentDef, DEFAULT_MAX_REPEATED_CALLS, DEFAULT_MAX_STEPS};
+pub use agent::{
+    AgentConfig, AgentDef, DEFAULT_MAX_CALLS_PER_STEP, DEFAULT_MAX_REPEATED_CALLS,
+    DEFAULT_MAX_STEPS,
+};
 pub use bridge::GuardrailGates;
 pub use context::{
-    BYTES_PER_TOKEN_X2, ContextBudget, DEFAULT_CONTEXT_WINDOW, ENVELOPE_BYTES, fit, message_bytes,
-    messages_bytes,
+    BYTES_PER_TOKEN_X2, ContextBudget, DEFAULT_CONTEXT_WINDOW, ENVELOPE_BYTES,
+    WIRE_BYTES_PER_TOKEN, exceeds_context, fit, fit_wire, message_bytes, messages_bytes,
+    wire_messages_bytes,
 };
 pub use fallback::{
     FallbackClient, FallbackClientBuilder, FallbackEntry, FallbackError, ProviderKind,
     ProviderSwitch, SwitchCallback, SwitchLog, SwitchReason, is_provider_failure,
 };
 pub use llm::{
-    AnthropicClient, ApiKey, HttpSettings, LlmClient, LlmError, LlmRequest, LlmResponse, Message,
-    ModelToolCall, OpenAiClient, Role, TextSink, Usage,
+    AnthropicClient, ApiKey, DEFAULT_TEMPERATURE, HttpSettings, LlmClient, LlmError, LlmRequest,
+    LlmResponse, Message, ModelToolCall, OpenAiClient, Role, TextSink, Usage,
 };
 pub use probe::{
     ContextSource, ContextWindow, LOCAL_SERVERS, LocalServer, ProbeError, ProbeRequest, Provider,

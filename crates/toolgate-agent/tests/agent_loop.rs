@@ -712,12 +712,21 @@ async fn a_blocking_pre_llm_call_hook_fails_the_run_without_calling_the_model() 
 #[tokio::test]
 async fn old_tool_outputs_are_elided_past_the_context_threshold() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("big.txt"), "x".repeat(3000)).unwrap();
-    let calls: Vec<(String, &str, &str)> = (0..6)
-        .map(|i| (format!("c{i}"), "read_file", r#"{"path":"big.txt"}"#))
+    // Six different files: identical calls of one reply would run once.
+    let calls: Vec<(String, &str, String)> = (0..6)
+        .map(|i| {
+            std::fs::write(dir.path().join(format!("big{i}.txt")), "x".repeat(3000)).unwrap();
+            (
+                format!("c{i}"),
+                "read_file",
+                format!(r#"{{"path":"big{i}.txt"}}"#),
+            )
+        })
         .collect();
-    let calls: Vec<(&str, &str, &str)> =
-        calls.iter().map(|(a, b, c)| (a.as_str(), *b, *c)).collect();
+    let calls: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|(a, b, c)| (a.as_str(), *b, c.as_str()))
+        .collect();
     let server = server(
         "/v1/chat/completions",
         vec![tool_calls(&calls), answer("read")],

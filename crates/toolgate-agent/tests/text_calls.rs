@@ -199,15 +199,20 @@ async fn a_repeated_call_is_pointed_out_and_ends_the_run() {
             .contains("You already called `read_file`")
     );
     assert!(report.tool_calls[2].output.contains("2 times in a row"));
-    // One last call without tools for the summary.
+    // A guard stopped the run: the summary is the log's, the model is not
+    // asked for one.
     let reqs = bodies(&server).await;
-    assert_eq!(reqs.len(), 4);
+    assert_eq!(reqs.len(), 3);
     assert!(
-        reqs[3]
-            .get("tools")
-            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
+        report
+            .final_text
+            .starts_with("Stopped: the model made the same call with the same arguments 3 steps"),
+        "{}",
+        report.final_text
     );
-    assert_eq!(report.final_text, "Summary: I kept reading a.txt.");
+    assert!(report.final_text.contains("not written by the model"));
+    assert!(report.final_text.contains("3 made, 3 ran (0 failed)"));
+    assert!(!report.final_text.contains("Summary: I kept reading"));
 }
 
 #[tokio::test]

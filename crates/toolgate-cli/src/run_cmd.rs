@@ -250,6 +250,9 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
                 ));
             }
             AgentEvent::GateFailed { name } => write_err(&format!("  quality gate failed: {name}")),
+            AgentEvent::ReplyCut { reason, .. } => {
+                write_err(&format!("\n  reply cut off: {reason}"));
+            }
             AgentEvent::BudgetWarning {
                 spent_usd,
                 budget_usd,

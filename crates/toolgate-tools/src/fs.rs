@@ -30,6 +30,7 @@ Paths are relative to the workspace root. read_file reads a file, list_files lis
 Answer questions about the workspace from what the tools show you, never from memory.";
 
 mod page;
+pub(crate) mod suggest;
 
 /// How many bytes at the start of a file are searched for a NUL byte when
 /// deciding whether it is binary (git and ripgrep use the same kind of test).
@@ -63,6 +64,22 @@ async fn blocking<T: Send + 'static>(
 /// The message a model sees for a workspace error.
 fn describe(error: &WorkspaceError) -> String {
     error.to_string()
+}
+
+/// `error`'s message; for a path that does not exist, with the
+/// workspace's nearest files (or directories, with `dirs`) after it
+/// ([`suggest`]).
+pub(crate) fn describe_missing(
+    workspace: &Workspace,
+    error: &WorkspaceError,
+    dirs: bool,
+) -> String {
+    match error {
+        WorkspaceError::NotFound { path } => {
+            suggest::with_suggestions(workspace, error.to_string(), path, dirs)
+        }
+        other => other.to_string(),
+    }
 }
 
 /// Whether `bytes` look like a binary file rather than text.
@@ -309,7 +326,7 @@ fn read_error(workspace: &Workspace, path: &WsPath, max: u64, error: WorkspaceEr
         WorkspaceError::NotAFile { .. } if workspace.metadata(path).is_ok_and(|m| m.is_dir()) => {
             format!("`{display}` is a directory; use list_files to see what it holds")
         }
-        other => describe(&other),
+        other => describe_missing(workspace, &other, false),
     }
 }
 
@@ -658,7 +675,7 @@ fn list_files(workspace: &Workspace, args: &ListFilesArgs) -> Result<ToolResult,
             ));
         }
         Ok(_) => {}
-        Err(error) => return Err(describe(&error)),
+        Err(error) => return Err(describe_missing(workspace, &error, true)),
     }
     let glob = args.pattern.as_deref().map(NameGlob::new).transpose()?;
     // Entries stream by and only the first ones in order are kept (rule 3).

@@ -163,8 +163,12 @@ async fn grep_is_literal_and_can_ignore_case() {
             json!({"pattern": "a.b\\(c\\)", "context_lines": 0}),
         )
         .await;
-    assert_eq!(out, "a.txt:1: call a.b(c) here\na.txt:2: not axb(c)");
-    // `(?i)` is how search_code ignores case.
+    // (search_code is smart-case: a pattern in lowercase ignores case.)
+    assert_eq!(
+        out,
+        "a.txt:1: call a.b(c) here\na.txt:2: not axb(c)\na.txt:3: A.B(C) shouting"
+    );
+    // `(?i)` ignores case whatever the pattern's case.
     let out = f
         .ok(
             "search_code",

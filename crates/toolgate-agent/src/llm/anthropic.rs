@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 
 use super::{
     CallAssembler, HttpSettings, LlmClient, LlmError, LlmRequest, LlmResponse, ModelToolCall, Role,
-    TextSink, Usage, for_each_event, http_client, is_event_stream, post_with_retries,
+    StreamWatch, TextSink, Usage, for_each_event, http_client, is_event_stream, post_with_retries,
+    watched,
 };
 
 /// Anthropic Messages.
@@ -159,7 +160,15 @@ impl LlmClient for AnthropicClient {
             return Ok(out);
         }
         let mut calls = CallAssembler::default();
+        let cap = request.max_tokens.map_or(self.settings.max_tokens, |m| {
+            m.min(self.settings.max_tokens)
+        });
+        let mut watch = StreamWatch::new(Some(cap));
         for_each_event(resp, |data| {
+            if let Some(why) = watched(&mut watch, &mut out, &mut calls, false) {
+                out.cut = Some(why);
+                return Ok(ControlFlow::Break(()));
+            }
             let v: Value = serde_json::from_str(data)
                 .map_err(|e| LlmError::Protocol(format!("bad stream event: {e}")))?;
             let index = v["index"]
@@ -199,6 +208,9 @@ impl LlmClient for AnthropicClient {
             Ok(ControlFlow::Continue(()))
         })
         .await?;
+        if out.cut.is_none() {
+            out.cut = watched(&mut watch, &mut out, &mut calls, true);
+        }
         out.tool_calls = calls
             .finish()
             .into_iter()

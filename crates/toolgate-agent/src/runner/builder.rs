@@ -250,6 +250,7 @@ impl AgentRunnerBuilder {
             refresh: self.refresh,
             instructions: self.instructions,
             recording: Arc::new(Recording::default()),
+            squeeze: std::sync::atomic::AtomicU64::new(1.0f64.to_bits()),
         }
     }
 }

@@ -26,6 +26,16 @@ pub enum LoopDecision {
     /// Not run: an earlier call of the same step aborted the run
     /// (`aborted`, as sessions have always spelled it).
     NotRun,
+    /// Not run: the same call (tool and arguments) came earlier in the
+    /// same reply, and runs once (`duplicate_call`).
+    Duplicate,
+    /// Not run: the reply made more calls than `max_calls_per_step`
+    /// (`over_call_limit`).
+    OverCallLimit,
+    /// Not run again: a call that changes something (a tool that is not
+    /// read-only) repeated with nothing changed in between; the earlier
+    /// result is returned (`repeated_change`).
+    RepeatedChange,
 }
 
 impl LoopDecision {
@@ -36,6 +46,9 @@ impl LoopDecision {
             Self::NotAllowed => "not_allowed",
             Self::MalformedArguments => "malformed_arguments",
             Self::NotRun => "aborted",
+            Self::Duplicate => "duplicate_call",
+            Self::OverCallLimit => "over_call_limit",
+            Self::RepeatedChange => "repeated_change",
         }
     }
 }
@@ -111,6 +124,9 @@ impl<'de> Deserialize<'de> for CallDecision {
             LoopDecision::UnreadableCall,
             LoopDecision::NotAllowed,
             LoopDecision::MalformedArguments,
+            LoopDecision::Duplicate,
+            LoopDecision::OverCallLimit,
+            LoopDecision::RepeatedChange,
         ]
         .into_iter()
         .find(|d| d.as_str() == name)
@@ -157,6 +173,21 @@ mod tests {
                 LoopDecision::MalformedArguments.into(),
                 "malformed_arguments",
                 LoopDecision::MalformedArguments.into(),
+            ),
+            (
+                LoopDecision::Duplicate.into(),
+                "duplicate_call",
+                LoopDecision::Duplicate.into(),
+            ),
+            (
+                LoopDecision::OverCallLimit.into(),
+                "over_call_limit",
+                LoopDecision::OverCallLimit.into(),
+            ),
+            (
+                LoopDecision::RepeatedChange.into(),
+                "repeated_change",
+                LoopDecision::RepeatedChange.into(),
             ),
             (
                 LoopDecision::NotRun.into(),

@@ -53,6 +53,14 @@ pub enum AgentEvent {
         /// Characters removed.
         removed_chars: usize,
     },
+    /// The model's reply was cut off before its end: it repeated itself or
+    /// passed its token cap (recorded in the session).
+    ReplyCut {
+        /// The step.
+        step: u32,
+        /// Why.
+        reason: String,
+    },
     /// A quality gate failed and its output was fed back.
     GateFailed {
         /// The gate.
@@ -80,11 +88,13 @@ pub enum AgentEvent {
 
 impl AgentEvent {
     /// The events a session keeps besides messages and tool calls, as
-    /// (kind, data): routing decisions and provider switches.
+    /// (kind, data): routing decisions, provider switches and replies cut
+    /// short.
     fn recorded(&self) -> Option<(&'static str, Value)> {
         let kind = match self {
             Self::Routed(_) => "routed",
             Self::ProviderSwitch(_) => "provider_switch",
+            Self::ReplyCut { .. } => "reply_cut",
             Self::Subagent { event, .. } if event.recorded_within() => "subagent",
             _ => return None,
         };
@@ -116,7 +126,7 @@ impl AgentEvent {
 pub struct RecordedEvent {
     /// The step (0: before the first model call).
     pub step: u32,
-    /// `routed` or `provider_switch`.
+    /// `routed`, `provider_switch`, `reply_cut` or `subagent`.
     pub kind: String,
     /// The event's fields.
     pub data: Value,

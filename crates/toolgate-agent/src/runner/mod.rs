@@ -18,6 +18,21 @@
 //!    call order, with the model's ids.
 //! 4. At `max_steps`, the timeout, or a graceful interrupt, one last call is
 //!    made without tools so the model can summarise.
+//! 5. Guards on one reply: identical calls of a reply (same tool, same
+//!    canonical JSON arguments) run once, and at most
+//!    `max_calls_per_step` of them run ([`LoopDecision::Duplicate`],
+//!    [`LoopDecision::OverCallLimit`]); a reply that repeats itself or
+//!    passes its `max_tokens` is cut off by the client
+//!    ([`AgentEvent::ReplyCut`]). The calls that did not run are recorded,
+//!    not sent back; the model is told about them, and about a cut, in a
+//!    user message after the results. A cut reply without calls is no
+//!    answer: the loop goes on.
+//! 6. A call that changes something — a tool that is not read-only by its
+//!    annotations, and declared effects beyond reads (writes, commands,
+//!    opaque) — made again with the same arguments while no other such call
+//!    ran since the first one succeeded, is not run again: the model gets
+//!    the earlier result and is told why ([`LoopDecision::RepeatedChange`]).
+//!    A call that only looks (`process` polling) runs every time.
 //!
 //! The loop is in `steps` (a state machine), the run around it in `run`; the calls of a step in `tools`; keeping the
 //! context small in `compress`; what a run reports in `events` and
@@ -89,6 +104,9 @@ pub struct AgentRunner {
     instructions: Option<Arc<dyn ToolInstructions>>,
     /// Recorded events not yet handed to the recorder.
     recording: Arc<Recording>,
+    /// The share of the window requests may use, as `f64` bits: 1 until
+    /// the server refuses a request as too large.
+    squeeze: std::sync::atomic::AtomicU64,
 }
 
 /// What a run and the runs it delegates to spend together, in USD: one

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use toolgate_core::Effect;
 use toolgate_engine::Decision;
 
 use super::decision::CallDecision;
@@ -14,14 +15,18 @@ use crate::llm::{Message, Usage};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// The model answered without tool calls.
+    /// The model answered without tool calls; or the repeated-call guard
+    /// stopped a run whose task the runtime could tell was done (the
+    /// repeated call was a change that had already succeeded, nothing
+    /// failed since, the required quality gates pass).
     Completed,
     /// `max_steps` was reached (partial).
     MaxSteps,
     /// The time budget ran out.
     Timeout,
     /// The model made the same call with the same arguments too many times
-    /// in a row (`max_repeated_calls`) (partial).
+    /// in a row (`max_repeated_calls`) (partial); the report's answer is
+    /// built from the log ([`RunReport::log_summary`]).
     Repeating,
     /// The cost budget ran out (partial).
     Budget,
@@ -99,6 +104,22 @@ pub struct RunReport {
     pub duration_ms: u64,
 }
 
+/// How a failed command ended, from its result: `exit code N`, or what
+/// the result says first.
+fn exit_of(output: &str) -> String {
+    if let Some(at) = output.find("exit code ") {
+        let code: String = output[at + 10..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '-')
+            .collect();
+        if !code.is_empty() {
+            return format!("exit code {code}");
+        }
+    }
+    let first = output.lines().next().unwrap_or("failed");
+    first.chars().take(120).collect()
+}
+
 impl RunReport {
     /// Total tokens (input, output).
     pub fn tokens(&self) -> (u64, u64) {
@@ -122,6 +143,81 @@ impl RunReport {
             .iter()
             .filter(|c| c.decision == CallDecision::Gate(Decision::NoApprover))
             .count()
+    }
+
+    /// What the run did, from its log alone (the tool calls' records),
+    /// for a run a guard stopped: `reason`, the files changed, the
+    /// commands run with how they ended, the calls that did not run and
+    /// why. Nothing in it comes from the model.
+    pub fn log_summary(&self, reason: &str) -> String {
+        let mut s = format!(
+            "Stopped: {reason}. This summary is built from the run's log, not written by the \
+             model.\n"
+        );
+        let executed: Vec<&ToolCallRecord> = self
+            .tool_calls
+            .iter()
+            .filter(|c| c.decision.executed())
+            .collect();
+        let failed = executed.iter().filter(|c| !c.success).count();
+        let _ = writeln!(
+            s,
+            "Tool calls: {} made, {} ran ({} failed), {} did not run.",
+            self.tool_calls.len(),
+            executed.len(),
+            failed,
+            self.tool_calls.len() - executed.len()
+        );
+        let mut changed: Vec<&str> = executed
+            .iter()
+            .filter(|c| c.success)
+            .flat_map(|c| c.effects.changed_paths())
+            .collect();
+        changed.sort_unstable();
+        changed.dedup();
+        if changed.is_empty() {
+            s.push_str("Files changed: none.\n");
+        } else {
+            let _ = writeln!(s, "Files changed: {}.", changed.join(", "));
+        }
+        let commands: Vec<(&ToolCallRecord, &str)> = executed
+            .iter()
+            .flat_map(|c| {
+                c.effects.list().iter().filter_map(move |e| match e {
+                    Effect::Command { command, .. } => Some((*c, command.as_str())),
+                    _ => None,
+                })
+            })
+            .collect();
+        if !commands.is_empty() {
+            s.push_str("Commands run:\n");
+            for (c, command) in commands {
+                let ended = if c.success {
+                    "exit code 0".to_owned()
+                } else {
+                    exit_of(&c.output)
+                };
+                let _ = writeln!(s, "- step {}: `{command}`: {ended}", c.step);
+            }
+        }
+        let mut refused: Vec<(&str, &str, usize)> = Vec::new();
+        for c in self.tool_calls.iter().filter(|c| !c.decision.executed()) {
+            let decision = c.decision.as_str();
+            match refused
+                .iter_mut()
+                .find(|(n, d, _)| *n == c.name && *d == decision)
+            {
+                Some((_, _, k)) => *k += 1,
+                None => refused.push((&c.name, decision, 1)),
+            }
+        }
+        if !refused.is_empty() {
+            s.push_str("Calls that did not run:\n");
+            for (name, decision, k) in refused {
+                let _ = writeln!(s, "- `{name}` x{k}: {decision}");
+            }
+        }
+        s
     }
 
     /// Milliseconds people took to answer questions during the run.

@@ -11,7 +11,9 @@ use super::lifecycle::LifecycleEvent;
 use super::lifecycle::StepSnapshot;
 use super::report::{Outcome, RunReport, StepUsage};
 use super::{AgentRunner, estimate_tokens, flag_set};
-use crate::context::fit;
+use crate::context::{
+    ENVELOPE_BYTES, WIRE_BYTES_PER_TOKEN, exceeds_context, fit, fit_wire, wire_messages_bytes,
+};
 use crate::llm::{LlmError, LlmRequest, Message, Role, Usage};
 
 /// What has been recorded of a run so far.
@@ -30,6 +32,9 @@ pub(super) enum Stop {
     Done(Outcome),
     /// One last call without tools summarises the run (rule 4).
     Summarise(Outcome),
+    /// A guard stopped the run, for this reason: its summary is built
+    /// from the log ([`RunReport::log_summary`]), not asked of the model.
+    Guarded(Outcome, String),
     /// The run failed with this error.
     Fail(Outcome, String),
     /// The abort flag was set: stop at once.
@@ -103,6 +108,14 @@ impl AgentRunner {
                     () = self.summarise(&mut messages, &mut report) => {}
                     () = flag_set(self.abort.clone()) => aborted = true,
                 }
+            }
+            Stop::Guarded(o, reason) => {
+                report.outcome = o;
+                // Not a `summary` event: the model is not asked for one.
+                self.emit(&AgentEvent::Warning {
+                    message: format!("stopping: {reason}; the summary is built from the run's log"),
+                });
+                report.final_text = report.log_summary(&reason);
             }
             Stop::Aborted => aborted = true,
         }
@@ -212,11 +225,6 @@ impl AgentRunner {
         quiet: bool,
         report: &mut RunReport,
     ) -> Result<crate::llm::LlmResponse, LlmError> {
-        let request = LlmRequest {
-            messages: messages.to_vec(),
-            tools,
-            max_tokens: Some(self.context.output_tokens()),
-        };
         let events = if quiet { None } else { self.events.clone() };
         let sink = move |t: &str| {
             if let Some(s) = &events {
@@ -225,9 +233,42 @@ impl AgentRunner {
                 });
             }
         };
-        let resp = self.llm.complete(&request, &sink).await;
-        self.emit_switches();
-        let resp = resp?;
+        // Rules 6 and 7 of `context`: never sent over the window; once
+        // more, smaller, when the server says it was too large.
+        let fixed = serde_json::to_string(&tools).map_or(0, |t| t.len()) + ENVELOPE_BYTES;
+        let mut request = LlmRequest {
+            messages: messages.to_vec(),
+            tools,
+            max_tokens: Some(self.context.output_tokens()),
+        };
+        self.fit_to_window(&mut request.messages, fixed)?;
+        let mut retried = false;
+        let resp = loop {
+            let resp = self.llm.complete(&request, &sink).await;
+            self.emit_switches();
+            match resp {
+                Err(e) if !retried && exceeds_context(&e).is_some() => {
+                    retried = true;
+                    // What was sent, shrunk by what the server said.
+                    let factor = exceeds_context(&e).unwrap_or(0.75);
+                    #[expect(clippy::cast_precision_loss, reason = "byte counts")]
+                    let share = (wire_messages_bytes(&request.messages) + fixed) as f64
+                        / self.context.wire_bytes(1.0).max(1) as f64;
+                    let squeeze = share.min(self.squeeze()) * factor;
+                    self.squeeze
+                        .store(squeeze.to_bits(), std::sync::atomic::Ordering::Relaxed);
+                    self.emit(&AgentEvent::Warning {
+                        message: format!(
+                            "the model server said the request exceeds its context window \
+                             ({}); compressing harder and sending it once more",
+                            error_chain(&e)
+                        ),
+                    });
+                    self.fit_to_window(&mut request.messages, fixed)?;
+                }
+                r => break r?,
+            }
+        };
         let (usage, estimated) = if let Some(u) = resp.usage {
             (u, false)
         } else {
@@ -262,14 +303,33 @@ impl AgentRunner {
         Ok(resp)
     }
 
+    /// The share of the window requests may use: 1 until the server
+    /// refuses one as too large (rule 7 of `context`).
+    pub(super) fn squeeze(&self) -> f64 {
+        f64::from_bits(self.squeeze.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Trims `messages` until, with `fixed` bytes of tool schemas and
+    /// envelope, the request fits the window (rule 6 of `context`); the
+    /// index of the first message changed.
+    pub(super) fn fit_to_window(
+        &self,
+        messages: &mut Vec<Message>,
+        fixed: usize,
+    ) -> Result<Option<usize>, LlmError> {
+        fit_wire(messages, fixed, self.context.wire_bytes(self.squeeze())).map_err(|bytes| {
+            LlmError::TooLarge {
+                tokens: bytes.div_ceil(WIRE_BYTES_PER_TOKEN),
+                window: self.context.window(),
+            }
+        })
+    }
+
     async fn summarise(&self, messages: &mut Vec<Message>, report: &mut RunReport) {
         let reason = match report.outcome {
             Outcome::Timeout => "the time budget ran out",
             Outcome::Budget => "the cost budget ran out",
             Outcome::Interrupted => "the user interrupted the run",
-            Outcome::Repeating => {
-                "you repeated the same tool call with the same arguments too many times"
-            }
             _ => "the step budget ran out",
         };
         self.emit(&AgentEvent::Summary {

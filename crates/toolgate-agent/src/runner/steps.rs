@@ -21,13 +21,14 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use toolgate_core::{Registry, SchemaFormat, error_chain};
 
+use super::decision::LoopDecision;
 use super::events::AgentEvent;
 use super::lifecycle::LifecycleEvent;
 use super::report::{Outcome, RunReport};
 use super::run::{Journal, Stop};
-use super::tools::{Repeats, UNREADABLE_CALL, text_call};
+use super::tools::{Repeats, UNREADABLE_CALL, dropped_note, sift, text_call};
 use super::{AgentRunner, EMPTY_REPLY_NUDGE, sleep_until};
-use crate::context::{fit, messages_bytes};
+use crate::context::{ENVELOPE_BYTES, fit, messages_bytes};
 use crate::llm::{LlmError, LlmResponse, Message, ModelToolCall, Role};
 use crate::recover::recover_tool_calls;
 
@@ -49,6 +50,11 @@ enum State {
         calls: Vec<ModelToolCall>,
         /// The calls were written as text and recovered.
         recovered: bool,
+        /// The calls of the reply that do not run, with why.
+        dropped: Vec<(ModelToolCall, LoopDecision)>,
+        /// What the model is told after the results: why calls did not
+        /// run, why its reply was cut.
+        note: Option<String>,
     },
     /// The loop is over.
     Stopped(Stop),
@@ -147,7 +153,12 @@ impl AgentRunner {
                 step,
                 calls,
                 recovered,
-            } => self.calling(step, &calls, recovered, p).await,
+                dropped,
+                note,
+            } => {
+                self.calling(step, &calls, recovered, &dropped, note, p)
+                    .await
+            }
             State::Stopped(stop) => State::Stopped(stop),
         }
     }
@@ -177,6 +188,12 @@ impl AgentRunner {
             self.context.input_bytes().saturating_sub(p.offer.bytes),
         ) {
             p.journal.clean_until = p.journal.clean_until.min(from);
+        }
+        // And as the server will count it (rule 6 of `context`).
+        match self.fit_to_window(p.messages, p.offer.bytes + ENVELOPE_BYTES) {
+            Ok(Some(from)) => p.journal.clean_until = p.journal.clean_until.min(from),
+            Ok(None) => {}
+            Err(e) => return State::Stopped(Stop::Fail(Outcome::Failed, e.to_string())),
         }
         let verdict = self
             .hooks
@@ -271,6 +288,28 @@ impl AgentRunner {
                     .collect();
             }
         }
+        // Guards on one reply: identical calls run once, at most
+        // `max_calls_per_step` run, and the model is told of the rest and
+        // of a reply cut short.
+        let cap = self.agent.max_calls_per_step.max(1) as usize;
+        let (kept, dropped) = sift(std::mem::take(&mut resp.tool_calls), cap);
+        resp.tool_calls = kept;
+        let mut note = dropped_note(&dropped, cap);
+        if let Some(why) = &resp.cut {
+            self.emit(&AgentEvent::ReplyCut {
+                step,
+                reason: why.clone(),
+            });
+            if !note.is_empty() {
+                note.push(' ');
+            }
+            let _ = write!(
+                note,
+                "Your reply was cut off because {why}. Do not repeat yourself: make each call \
+                 you need once, or give your final answer."
+            );
+        }
+        let note = (!note.is_empty()).then_some(note);
         // A call that could not be read is not sent back as a call (a
         // model shown a call named `unreadable_tool_call` copies it): the
         // reply keeps its text as written, and the error follows as a user
@@ -296,7 +335,14 @@ impl AgentRunner {
                 step,
                 calls: resp.tool_calls,
                 recovered,
+                dropped,
+                note,
             };
+        }
+        if let Some(note) = note {
+            // A reply cut short is no answer: the model is told and goes on.
+            p.messages.push(Message::text(Role::User, note));
+            return self.next_step(step, p).await;
         }
         if resp.content.trim().is_empty() && !p.nudged {
             p.nudged = true;
@@ -339,11 +385,17 @@ impl AgentRunner {
         step: u32,
         calls: &[ModelToolCall],
         recovered: bool,
+        dropped: &[(ModelToolCall, LoopDecision)],
+        note: Option<String>,
         p: &mut Progress<'_>,
     ) -> State {
         let aborted = self
             .run_tools(step, calls, recovered, p.messages, p.report, &mut p.repeats)
             .await;
+        self.record_dropped(step, dropped, recovered, p.report);
+        if let Some(note) = note {
+            p.messages.push(Message::text(Role::User, note));
+        }
         self.record(step, p.messages, p.report, p.journal).await;
         if aborted {
             return State::Stopped(Stop::Fail(
@@ -352,12 +404,78 @@ impl AgentRunner {
             ));
         }
         if p.repeats.count >= self.agent.max_repeated_calls.max(2) {
-            return State::Stopped(Stop::Summarise(Outcome::Repeating));
+            if self.done_before_repeating(p).await {
+                return State::Stopped(Stop::Guarded(
+                    Outcome::Completed,
+                    "the model kept repeating a change that had already succeeded, with no \
+                     failure since and the quality gates passing"
+                        .to_owned(),
+                ));
+            }
+            return State::Stopped(Stop::Guarded(
+                Outcome::Repeating,
+                format!(
+                    "the model made the same call with the same arguments {} steps in a row",
+                    p.repeats.count
+                ),
+            ));
         }
         if p.deadline.is_some_and(|d| Instant::now() >= d) {
             return State::Stopped(Stop::Summarise(Outcome::Timeout));
         }
         after(step)
+    }
+
+    /// Whether the task was done when the repeated-call guard stopped the
+    /// run. "Done" is the runtime's to check, not the model's to say: the
+    /// repeated call is a change that already ran and succeeded (so the
+    /// repeats were refused, nothing ran twice), every call since that
+    /// change ran and succeeded or was such a refusal, every call of the
+    /// run that failed or was refused (a test command, say) ran again
+    /// later and succeeded, and every required quality gate passes. A run looping
+    /// on reads, or on a call that failed, is not done.
+    async fn done_before_repeating(&self, p: &Progress<'_>) -> bool {
+        let calls = &p.report.tool_calls;
+        let Some(since) = p.repeats.change_step() else {
+            return false;
+        };
+        let repeated_change = calls
+            .last()
+            .is_some_and(|c| c.decision == LoopDecision::RepeatedChange.into());
+        let clean = calls.iter().filter(|c| c.step >= since).all(|c| {
+            (c.decision.executed() && c.success)
+                || c.decision == LoopDecision::RepeatedChange.into()
+                || c.decision == LoopDecision::Duplicate.into()
+        });
+        // A call that failed or was refused (the loop's guards aside)
+        // counts as settled when the same call ran later and succeeded.
+        let guard = |c: &super::ToolCallRecord| {
+            [
+                LoopDecision::RepeatedChange,
+                LoopDecision::Duplicate,
+                LoopDecision::OverCallLimit,
+            ]
+            .iter()
+            .any(|d| c.decision == (*d).into())
+        };
+        let fixed = calls.iter().enumerate().all(|(i, c)| {
+            (c.decision.executed() && c.success)
+                || guard(c)
+                || calls[i + 1..].iter().any(|later| {
+                    later.decision.executed()
+                        && later.success
+                        && later.name == c.name
+                        && later.arguments == c.arguments
+                })
+        });
+        if !(repeated_change && clean && fixed) {
+            return false;
+        }
+        self.gates
+            .run()
+            .await
+            .iter()
+            .all(|g| g.passed || !g.required)
     }
 
     /// Records step `step` and moves to the next.

@@ -35,8 +35,76 @@ pub(super) fn text_call(step: u32, n: usize, call: TextCall) -> ModelToolCall {
     }
 }
 
+/// A call as repeats are told apart: its tool and its arguments as
+/// canonical JSON, so spacing and key order do not hide a repeat.
+fn call_key(name: &str, arguments: &str) -> (String, String) {
+    let canonical = serde_json::from_str::<Value>(arguments)
+        .map_or_else(|_| arguments.to_owned(), |v| v.to_string());
+    (name.to_owned(), canonical)
+}
+
+/// The calls of one reply that run, and the ones that do not with why:
+/// each distinct call (tool and canonical arguments) once, in the order
+/// the model made them, then at most `cap` of them.
+pub(super) fn sift(
+    calls: Vec<ModelToolCall>,
+    cap: usize,
+) -> (Vec<ModelToolCall>, Vec<(ModelToolCall, LoopDecision)>) {
+    let mut seen = std::collections::HashSet::new();
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
+    for c in calls {
+        if !seen.insert(call_key(&c.name, &c.arguments)) {
+            dropped.push((c, LoopDecision::Duplicate));
+        } else if kept.len() >= cap {
+            dropped.push((c, LoopDecision::OverCallLimit));
+        } else {
+            kept.push(c);
+        }
+    }
+    (kept, dropped)
+}
+
+/// What the model is told about the calls of its reply that did not run.
+pub(super) fn dropped_note(dropped: &[(ModelToolCall, LoopDecision)], cap: usize) -> String {
+    let count = |d: LoopDecision| {
+        let mut names: Vec<(String, usize)> = Vec::new();
+        for (c, _) in dropped.iter().filter(|(_, why)| *why == d) {
+            match names.iter_mut().find(|(n, _)| *n == c.name) {
+                Some((_, k)) => *k += 1,
+                None => names.push((c.name.clone(), 1)),
+            }
+        }
+        names
+            .iter()
+            .map(|(n, k)| format!("`{n}` x{k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut note = String::new();
+    let duplicates = count(LoopDecision::Duplicate);
+    if !duplicates.is_empty() {
+        let _ = write!(
+            note,
+            "Your reply made the same call more than once ({duplicates} more): each call ran \
+             once. "
+        );
+    }
+    let over = count(LoopDecision::OverCallLimit);
+    if !over.is_empty() {
+        let _ = write!(
+            note,
+            "At most {cap} calls of one reply run; these did not: {over}. Make the calls you \
+             still need in your next reply. "
+        );
+    }
+    note.trim_end().to_owned()
+}
+
 /// Identical calls in a row (same tool, same arguments), one per step: the
 /// same call twice in one step is one call made twice at once, not a loop.
+/// Also the last call that changed something, which is not run again
+/// while nothing else changed.
 #[derive(Debug, Default)]
 pub(super) struct Repeats {
     last: Option<(String, String)>,
@@ -44,17 +112,37 @@ pub(super) struct Repeats {
     step: u32,
     /// How many steps in a row made the last call.
     pub(super) count: u32,
+    /// The last call of a tool that is not read-only that ran and
+    /// succeeded: its key, its step and its result.
+    change: Option<((String, String), u32, String)>,
 }
 
 impl Repeats {
+    /// The result of the same changing call made earlier, when no other
+    /// changing call ran since: (its step, its result).
+    fn earlier_change(&self, name: &str, arguments: &str) -> Option<(u32, &str)> {
+        let (key, step, text) = self.change.as_ref()?;
+        (*key == call_key(name, arguments)).then_some((*step, text.as_str()))
+    }
+
+    /// The step of the last changing call that ran and succeeded and is
+    /// not to run again, if any.
+    pub(super) fn change_step(&self) -> Option<u32> {
+        self.change.as_ref().map(|(_, step, _)| *step)
+    }
+
+    /// Remembers a changing call that went through the gate: one that ran
+    /// and succeeded is not run again; after any other, the next changing
+    /// call runs.
+    fn changed(&mut self, step: u32, name: &str, arguments: &str, ended: &Ended) {
+        self.change = (ended.decision.executed() && ended.success)
+            .then(|| (call_key(name, arguments), step, ended.text.clone()));
+    }
+
     /// Counts the call; from its second step in a row, the result the model
     /// sees starts by saying so.
     pub(super) fn note(&mut self, step: u32, name: &str, arguments: &str, text: String) -> String {
-        // Compared on the parsed arguments, so spacing and key order do
-        // not hide a repeat.
-        let canonical = serde_json::from_str::<Value>(arguments)
-            .map_or_else(|_| arguments.to_owned(), |v| v.to_string());
-        let key = (name.to_owned(), canonical);
+        let key = call_key(name, arguments);
         if self.last.as_ref() != Some(&key) {
             self.last = Some(key);
             self.step = step;
@@ -137,12 +225,30 @@ impl AgentRunner {
             let mut ended = Vec::with_capacity(calls.len());
             let mut aborted = false;
             for (c, a) in admitted {
+                let changes = registry
+                    .get(&c.name)
+                    .is_ok_and(|t| !t.spec().annotations.read_only());
                 let e = match a {
                     Err(refused) => refused,
                     Ok(_) if aborted => {
                         Ended::refused(LoopDecision::NotRun, "not run: the run was aborted")
                     }
-                    Ok(call) => self.through_gate(&registry, call).await,
+                    Ok(_)
+                        if let Some((when, earlier)) =
+                            repeats.earlier_change(&c.name, &c.arguments) =>
+                    {
+                        Ended::repeated(&c.name, when, earlier)
+                    }
+                    Ok(call) => {
+                        let e = self.through_gate(&registry, call).await;
+                        // A call that changes something: a tool that is not
+                        // read-only, and a call whose declared effects are
+                        // more than reads (`process` polling is not).
+                        if changes && !e.effects.is_read_only() {
+                            repeats.changed(step, &c.name, &c.arguments, &e);
+                        }
+                        e
+                    }
                 };
                 aborted |= e.decision == CallDecision::Gate(Decision::Aborted);
                 ended.push((c, e));
@@ -198,6 +304,39 @@ impl AgentRunner {
             messages.push(Message::text(Role::User, unreadable.join("\n")));
         }
         aborted
+    }
+
+    /// Records the calls of step `step`'s reply that did not run (see
+    /// [`sift`]): in the report and the events, not in the conversation.
+    pub(super) fn record_dropped(
+        &self,
+        step: u32,
+        dropped: &[(ModelToolCall, LoopDecision)],
+        recovered: bool,
+        report: &mut RunReport,
+    ) {
+        for (c, why) in dropped {
+            let output = match why {
+                LoopDecision::Duplicate => "not run: the same call came earlier in this reply",
+                _ => "not run: the reply made more calls than one reply may",
+            };
+            let record = ToolCallRecord {
+                step,
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+                decision: (*why).into(),
+                success: false,
+                duration_ms: 0,
+                output: output.to_owned(),
+                effects: Effects::none(),
+                recovered,
+                waited_ms: 0,
+                approval: None,
+            };
+            self.emit(&AgentEvent::ToolCall(record.clone()));
+            report.tool_calls.push(record);
+        }
     }
 
     /// The loop's own checks of a call, before the gate: whether it could
@@ -291,6 +430,25 @@ impl Ended {
             decision: decision.into(),
             success: false,
             text: format!("error: {message}"),
+            duration_ms: 0,
+            effects: Effects::none(),
+            approval: None,
+        }
+    }
+}
+
+impl Ended {
+    /// A changing call made again with nothing changed since step `when`:
+    /// not run, the earlier result returned.
+    fn repeated(name: &str, when: u32, earlier: &str) -> Self {
+        Self {
+            decision: LoopDecision::RepeatedChange.into(),
+            success: false,
+            text: format!(
+                "[Not run again: you made this same `{name}` call in step {when} and nothing \
+                 has changed since; running it again would repeat its change. Its result then \
+                 was:]\n{earlier}"
+            ),
             duration_ms: 0,
             effects: Effects::none(),
             approval: None,

@@ -92,7 +92,7 @@ impl Host {
         settings.max_retries = llm.max_retries;
         settings.stream = llm.stream;
         settings.max_tokens = llm.max_tokens;
-        settings.temperature = llm.temperature;
+        settings.temperature = llm.temperature.sent();
         Ok(settings)
     }
 

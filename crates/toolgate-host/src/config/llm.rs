@@ -38,11 +38,11 @@ pub struct LlmSection {
     /// `max_tokens` per answer. Default: 4096 (at most a quarter of the
     /// context window is kept for an answer).
     pub max_tokens: u32,
-    /// Sampling temperature (0 to 2) for every request. Default: none, the
-    /// server's own default. Small local models call tools far more
-    /// reliably at 0 to 0.2.
-    #[serde(deserialize_with = "temperature")]
-    pub temperature: Option<f32>,
+    /// Sampling temperature (0 to 2) for every request. Default (omitted
+    /// or `null`): 0.2, low so that tool calls come out exact (see
+    /// [`toolgate_agent::DEFAULT_TEMPERATURE`]); `server`: none is sent,
+    /// the server's own default applies.
+    pub temperature: Temperature,
     /// The model's context window in tokens, when the server does not say
     /// (llama.cpp `/props`, Ollama `/api/show` and vLLM's model list do;
     /// what they say wins). Default: 32768. Every request is kept inside
@@ -103,7 +103,7 @@ impl Default for LlmSection {
             max_retries: 3,
             stream: true,
             max_tokens: 4096,
-            temperature: None,
+            temperature: Temperature::default(),
             context_window: None,
             input_price_per_mtok: None,
             output_price_per_mtok: None,
@@ -114,14 +114,62 @@ impl Default for LlmSection {
     }
 }
 
-/// `llm.temperature`: a number from 0 to 2, or null.
-fn temperature<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
-    let value = Option::<f32>::deserialize(d)?;
-    match value {
-        Some(t) if !(0.0..=2.0).contains(&t) => Err(serde::de::Error::custom(format!(
-            "temperature {t} is out of range: use a number from 0 to 2 (0 to 0.2 suits small local models)"
-        ))),
-        _ => Ok(value),
+/// `llm.temperature`: a number from 0 to 2 (`null`: toolgate's default),
+/// or `server` (none sent).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Temperature {
+    /// This temperature is sent.
+    Value(f32),
+    /// None is sent: the server's own default applies.
+    Server,
+}
+
+impl Default for Temperature {
+    fn default() -> Self {
+        Self::Value(toolgate_agent::DEFAULT_TEMPERATURE)
+    }
+}
+
+impl Temperature {
+    /// The temperature requests carry, if any.
+    pub fn sent(self) -> Option<f32> {
+        match self {
+            Self::Value(t) => Some(t),
+            Self::Server => None,
+        }
+    }
+}
+
+impl Serialize for Temperature {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            // As written (0.2, not 0.2000000029…): the shortest decimal
+            // that reads back as the same f32.
+            Self::Value(t) => s.serialize_f64(t.to_string().parse().unwrap_or(f64::from(*t))),
+            Self::Server => s.serialize_str("server"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Temperature {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(f32),
+            Word(String),
+        }
+        match Option::<Raw>::deserialize(d)? {
+            None => Ok(Self::default()),
+            Some(Raw::Number(t)) if (0.0..=2.0).contains(&t) => Ok(Self::Value(t)),
+            Some(Raw::Number(t)) => Err(serde::de::Error::custom(format!(
+                "temperature {t} is out of range: use a number from 0 to 2 (0 to 0.2 suits small local models), or `server` to send none"
+            ))),
+            Some(Raw::Word(w)) if w == "server" => Ok(Self::Server),
+            Some(Raw::Word(w)) => Err(serde::de::Error::custom(format!(
+                "temperature `{w}` is not a number: use a number from 0 to 2, null for toolgate's default (0.2), or `server` to send none"
+            ))),
+        }
     }
 }
 
@@ -140,6 +188,35 @@ mod tests {
         Option<&'static str>,
         Option<&'static str>,
     );
+
+    #[test]
+    fn temperature_case_table() {
+        // (llm section, the temperature sent, or the error's words)
+        let cases: &[(&str, Result<Option<f32>, &str>)] = &[
+            ("{}", Ok(Some(0.2))),
+            ("temperature: null", Ok(Some(0.2))),
+            ("temperature: 0", Ok(Some(0.0))),
+            ("temperature: 0.7", Ok(Some(0.7))),
+            ("temperature: server", Ok(None)),
+            ("temperature: 3", Err("out of range")),
+            ("temperature: hot", Err("not a number")),
+        ];
+        for (yaml, expected) in cases {
+            let got = serde_yaml_ng::from_str::<LlmSection>(yaml)
+                .map(|l| l.temperature.sent())
+                .map_err(|e| e.to_string());
+            match (expected, &got) {
+                (Ok(t), Ok(sent)) => assert_eq!(sent, t, "{yaml}"),
+                (Err(words), Err(e)) => assert!(e.contains(words), "{yaml}: {e}"),
+                _ => panic!("{yaml}: {got:?}"),
+            }
+        }
+        // The default as the documentation shows it, and `server` kept.
+        let shown = serde_yaml_ng::to_string(&Temperature::default()).unwrap();
+        assert_eq!(shown.trim(), "0.2");
+        let server = serde_yaml_ng::to_string(&Temperature::Server).unwrap();
+        assert_eq!(server.trim(), "server");
+    }
 
     #[test]
     fn a_provider_sets_its_keys_and_keeps_a_configured_model() {

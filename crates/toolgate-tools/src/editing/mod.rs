@@ -79,7 +79,7 @@ fn read_text(workspace: &Workspace, path: &WsPath) -> Result<String, PlanError> 
     let display = workspace.display(path);
     let bytes = workspace
         .read_limited(path, MAX_EDIT_SIZE)
-        .map_err(|e| PlanError::workspace(&e, e.to_string()))?;
+        .map_err(|e| PlanError::workspace(&e, crate::fs::describe_missing(workspace, &e, false)))?;
     decode_text(&display, bytes).map_err(PlanError::Refused)
 }
 

@@ -43,7 +43,9 @@ pub(super) const LINE_LIMIT: usize = 1024 * 1024;
 /// `MAX_LINE_CHARS` characters of up to four bytes.
 const MAX_LINE_BYTES: usize = 4 * MAX_LINE_CHARS + 4;
 
-/// Compiles a search pattern: a regex, or literal text when `literal`.
+/// Compiles a search pattern: a regex, or literal text when `literal`;
+/// with `smart_case`, a pattern without an uppercase letter ignores case
+/// (ripgrep's `--smart-case`).
 ///
 /// Line-oriented: the matcher never matches a newline, so every match is one
 /// line.
@@ -51,6 +53,7 @@ pub(super) fn matcher(
     pattern: &str,
     literal: bool,
     case_insensitive: bool,
+    smart_case: bool,
 ) -> Result<RegexMatcher, String> {
     if pattern.is_empty() {
         return Err("the pattern is empty; give the text or regex to search for".to_owned());
@@ -59,6 +62,7 @@ pub(super) fn matcher(
         .line_terminator(Some(b'\n'))
         .fixed_strings(literal)
         .case_insensitive(case_insensitive)
+        .case_smart(smart_case)
         .build(pattern)
         .map_err(|error| regex_error(pattern, &error))
 }
@@ -637,12 +641,16 @@ mod tests {
             ("a\nb", "line break"),
         ];
         for (pattern, expected) in cases {
-            let message = matcher(pattern, false, false).unwrap_err();
+            let message = matcher(pattern, false, false, false).unwrap_err();
             assert!(message.contains(expected), "{pattern:?}: {message}");
         }
-        assert!(matcher("", false, false).unwrap_err().contains("empty"));
+        assert!(
+            matcher("", false, false, false)
+                .unwrap_err()
+                .contains("empty")
+        );
         // Literal text never fails to compile.
-        assert!(matcher("a.b(c", true, false).is_ok());
+        assert!(matcher("a.b(c", true, false, false).is_ok());
     }
 
     fn hits(n: usize) -> FileHits {

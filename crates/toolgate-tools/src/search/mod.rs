@@ -91,6 +91,13 @@
 //!     first in path order, then a line saying how many more matched
 //!     (metadata `count` is all of them, `truncated` whether some were left
 //!     out).
+//! 11. `search_code` is smart-case, as ripgrep's `--smart-case`: a pattern
+//!     without an uppercase letter ignores case (`(?-i)` matches case).
+//!     When a search that matched case finds nothing (`search_code` with an
+//!     uppercase letter, `grep` with `case_sensitive`), it is run once more
+//!     ignoring case, and the answer says how many lines would match and
+//!     the first of them: a model that searched `Port` learns that `PORT`
+//!     is there.
 //!
 //! # Opening files the walker found
 //!
@@ -242,11 +249,22 @@ enum Syntax {
     Literal,
 }
 
+/// How a text search treats case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Case {
+    /// Case matters.
+    Match,
+    /// Case is ignored.
+    Ignore,
+    /// A pattern without an uppercase letter ignores case (rule 11).
+    Smart,
+}
+
 /// The options a text search is made of, whichever tool it came from.
 struct TextQuery {
     pattern: String,
     syntax: Syntax,
-    case_insensitive: bool,
+    case: Case,
     path: String,
     file_pattern: String,
     context: usize,
@@ -260,36 +278,65 @@ fn search(
     query: &TextQuery,
     cancel: &AtomicBool,
 ) -> Result<ToolResult, String> {
-    let matcher = engine::matcher(
-        &query.pattern,
-        query.syntax == Syntax::Literal,
-        query.case_insensitive,
-    )?;
     let scope = Scope::new(workspace, &query.path)?;
-    let glob = match query.file_pattern.as_str() {
-        "" | "*" | "**" | "**/*" => None,
-        pattern => Some(NameGlob::new(pattern)?),
-    };
     let context = query.context.min(MAX_CONTEXT);
     let max = query.max_results.clamp(1, MAX_RESULTS);
-    let found = Search {
-        workspace,
-        scope: &scope,
-        matcher,
-        glob,
-        context,
-        max_results: max,
-        recursive: query.recursive,
-        include_ignored: query.include_ignored,
-        cancel,
-    }
-    .run();
+    let run = |case_insensitive: bool, smart_case: bool| -> Result<Found, String> {
+        let matcher = engine::matcher(
+            &query.pattern,
+            query.syntax == Syntax::Literal,
+            case_insensitive,
+            smart_case,
+        )?;
+        let glob = match query.file_pattern.as_str() {
+            "" | "*" | "**" | "**/*" => None,
+            pattern => Some(NameGlob::new(pattern)?),
+        };
+        Ok(Search {
+            workspace,
+            scope: &scope,
+            matcher,
+            glob,
+            context,
+            max_results: max,
+            recursive: query.recursive,
+            include_ignored: query.include_ignored,
+            cancel,
+        }
+        .run())
+    };
+    let found = run(query.case == Case::Ignore, query.case == Case::Smart)?;
     let rendered = render::matches(&found.files, max, context);
     let shown = rendered.matches.len() as u64;
     let hidden = found.total_matches.saturating_sub(shown);
     let mut text = rendered.text;
     if found.total_matches == 0 {
         text = no_matches(query, &scope, &found);
+        // A search that matched case finds nothing: say whether ignoring
+        // case would (one more search, only when the first found nothing).
+        let matched_case = match query.case {
+            Case::Match => true,
+            Case::Ignore => false,
+            Case::Smart => query.pattern.chars().any(char::is_uppercase),
+        };
+        if matched_case && !found.cancelled {
+            let loose = run(true, false)?;
+            if let Some(first) = render::matches(&loose.files, 1, 0).matches.first() {
+                let _ = write!(
+                    text,
+                    "; ignoring case, {} {} (first: `{}:{}`){}",
+                    loose.total_matches,
+                    plural(loose.total_matches, "line matches", "lines match"),
+                    first["path"].as_str().unwrap_or_default(),
+                    first["line"],
+                    if query.case == Case::Smart {
+                        ": write the pattern in lowercase to ignore case"
+                    } else {
+                        ": set case_sensitive=false to ignore case"
+                    }
+                );
+            }
+        }
     } else if hidden > 0 {
         let _ = write!(
             text,
@@ -392,7 +439,8 @@ fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchCodeArgs {
-    /// Regex matched per line; `(?i)` ignores case.
+    /// Regex matched per line; smart case: a pattern without an uppercase
+    /// letter ignores case (`(?-i)` matches case).
     #[schemars(length(min = 1))]
     pub pattern: String,
     /// Directory or file to search, relative to the workspace.
@@ -447,7 +495,7 @@ impl TypedTool for SearchCode {
         let query = TextQuery {
             pattern: args.pattern,
             syntax: Syntax::Regex,
-            case_insensitive: false,
+            case: Case::Smart,
             path: args.path,
             file_pattern: args.file_pattern,
             context: args.context_lines,
@@ -527,7 +575,11 @@ impl TypedTool for Grep {
         let query = TextQuery {
             pattern: args.pattern,
             syntax: Syntax::Literal,
-            case_insensitive: !args.case_sensitive,
+            case: if args.case_sensitive {
+                Case::Match
+            } else {
+                Case::Ignore
+            },
             path: args.path,
             file_pattern: args.file_pattern,
             context: 0,
