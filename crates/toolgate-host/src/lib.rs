@@ -62,8 +62,8 @@ pub use config::trust::{Trust, TrustError, TrustStore, TrustedFile};
 pub use config::{
     AgentPermission, AuditSection, CommandsSection, Config, ConfigError, ConfirmationSection,
     EnvSection, LimitsSection, LlmProvider, LlmSection, LoadError, Loaded, Overrides, ProjectFile,
-    ProjectStatus, SandboxSetting, SkillsSection, Source, StoreSection, TextToolCalls, UiSection,
-    WorkspaceSection, trust_store_path,
+    ProjectStatus, SandboxSetting, SkillsSection, Source, StoreSection, Temperature, TextToolCalls,
+    UiSection, WorkspaceSection, trust_store_path,
 };
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};

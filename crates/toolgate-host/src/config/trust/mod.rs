@@ -125,7 +125,6 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "agents.*.disabled_tools",
     "agents.*.prompt_mode",
     "agents.*.delegate_to",
-    "agents.*.prompt_mode",
 ];
 
 /// Where a dotted key stands relative to a pattern of [`APPLIES_UNTRUSTED`].
