@@ -60,13 +60,20 @@ impl reqwest::dns::Resolve for CheckingResolve {
         let policy = Arc::clone(&self.policy);
         let host = name.as_str().to_owned();
         Box::pin(async move {
+            // The refusal is boxed once, as the error itself: boxed twice
+            // (`Box<UrlRefusal>` inside reqwest's box) it would hide from
+            // `refusal_in`, and a refused address would read as a failed
+            // connection.
+            let boxed = |refusal: UrlRefusal| -> Box<dyn std::error::Error + Send + Sync> {
+                Box::new(refusal)
+            };
             let addrs = resolver.lookup(&host).await.map_err(|e| {
-                Box::new(UrlRefusal::Resolve {
+                boxed(UrlRefusal::Resolve {
                     host: host.clone(),
                     reason: e.to_string(),
                 })
             })?;
-            policy.check_resolved(&host, &addrs).map_err(Box::new)?;
+            policy.check_resolved(&host, &addrs).map_err(boxed)?;
             let addrs: reqwest::dns::Addrs =
                 Box::new(addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)));
             Ok(addrs)
