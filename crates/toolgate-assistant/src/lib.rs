@@ -9,7 +9,7 @@
 //! | [`weather`] | `weather` | `get_weather` on Open-Meteo |
 //! | [`memory`] | `memory` | `save_memory`, `memory_search`, `memory_get` over daily logs and an index |
 //! | [`memory::persona`] | `persona` | `update_soul`, `update_identity`, `manage_goals` over the persona files |
-//! | [`cron`] | `cron` | `cron`: jobs on a schedule, and the scheduler that runs them |
+//! | [`cron`] (crate `toolgate-cron`, re-exported) | `cron` | `cron`: jobs on a schedule, and the scheduler that runs them |
 //! | [`phone`] | `phone` | `phone_call` through Twilio, and its contact book |
 //!
 //! Each module has the group's `INSTRUCTIONS` (its block of the system
@@ -41,7 +41,8 @@
 //! ```
 
 pub mod calc;
-pub mod cron;
+/// The `cron` group and its scheduler: the `toolgate-cron` crate.
+pub use toolgate_cron as cron;
 pub mod memory;
 pub mod notes;
 pub mod phone;

@@ -33,6 +33,10 @@
 //!    (as Open-Meteo reports them).
 //! 5. A response is read up to 1 MiB and within `timeout_secs`; an HTTP
 //!    error is a failure carrying Open-Meteo's `reason` when it gives one.
+//! 6. Requests go through toolgate-web's SSRF-checked client
+//!    ([`toolgate_web::http`]); the hosts of the two configured base URLs
+//!    are exempt from its private-address rule (the user chose them), any
+//!    other host — a redirect's target — is checked.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -46,6 +50,8 @@ use toolgate_core::{
     Effect, Effects, EffectsError, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolResult,
     TypedTool,
 };
+use toolgate_web::RequestError;
+use toolgate_web::http::{ClientError, HttpClient};
 use url::Url;
 
 /// The system-prompt block for the `weather` group.
@@ -208,7 +214,7 @@ pub enum WeatherError {
     },
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client for get_weather")]
-    Client(#[source] reqwest::Error),
+    Client(#[source] ClientError),
 }
 
 /// The tools of the `weather` group: `get_weather`. Empty when the group
@@ -239,7 +245,7 @@ pub struct GetWeather {
     config: WeatherConfig,
     geocoding: Url,
     forecast: Url,
-    client: reqwest::Client,
+    client: HttpClient,
 }
 
 impl GetWeather {
@@ -255,13 +261,18 @@ impl GetWeather {
         }
         let geocoding = endpoint("geocoding_url", &config.geocoding_url, "v1/search")?;
         let forecast = endpoint("forecast_url", &config.forecast_url, "v1/forecast")?;
-        // reqwest is built without a default crypto provider (ring keeps
-        // the build lean, as in toolgate-agent); installing it twice is
-        // harmless, so the result is ignored.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
+        // The client is the SSRF-checked one of toolgate-web. The hosts of
+        // the two configured endpoints are exempt from its private-address
+        // rule: the user chose them (a self-hosted Open-Meteo, or a fake
+        // on 127.0.0.1 in tests), and the model cannot change them. Every
+        // other host — a redirect's target — is checked.
+        let client = HttpClient::builder()
+            .allow_hosts(
+                [&geocoding, &forecast]
+                    .into_iter()
+                    .filter_map(Url::host_str),
+            )
             .timeout(Duration::from_secs(config.timeout_secs.max(1)))
-            .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(WeatherError::Client)?;
         Ok(Self {
@@ -316,45 +327,35 @@ impl GetWeather {
 
     /// GETs `url` and decodes its JSON body (rule 5).
     async fn get_json(&self, url: &Url, what: &str) -> Result<Value, String> {
-        let mut response = self.client.get(url.clone()).send().await.map_err(|e| {
-            format!(
-                "could not reach the {what} service at {}: {}",
-                origin(url),
-                reqwest_reason(&e)
-            )
-        })?;
+        let response = self
+            .client
+            .get(url.as_str())
+            .max_body_bytes(MAX_RESPONSE_BYTES)
+            .send()
+            .await
+            .map_err(|e| match e {
+                RequestError::TooLarge { .. } => {
+                    format!("the {what} service sent more than {MAX_RESPONSE_BYTES} bytes")
+                }
+                RequestError::Body { .. } => {
+                    format!("the {what} service's answer was cut off: {}", e.reason())
+                }
+                _ => format!(
+                    "could not reach the {what} service at {}: {}",
+                    origin(url),
+                    e.reason()
+                ),
+            })?;
         let status = response.status();
-        let mut body = Vec::new();
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                        return Err(format!(
-                            "the {what} service sent more than {MAX_RESPONSE_BYTES} bytes"
-                        ));
-                    }
-                    body.extend_from_slice(&chunk);
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    return Err(format!(
-                        "the {what} service's answer was cut off: {}",
-                        reqwest_reason(&e)
-                    ));
-                }
-            }
-        }
-        let json: Option<Value> = serde_json::from_slice(&body).ok();
-        if !status.is_success() {
+        let body = response.body();
+        let json: Option<Value> = serde_json::from_slice(body).ok();
+        if !response.is_success() {
             let reason = json
                 .as_ref()
                 .and_then(|j| j.get("reason"))
                 .and_then(Value::as_str)
                 .map_or_else(String::new, |r| format!(": {r}"));
-            return Err(format!(
-                "the {what} service answered HTTP {}{reason}",
-                status.as_u16()
-            ));
+            return Err(format!("the {what} service answered HTTP {status}{reason}"));
         }
         json.ok_or_else(|| format!("the {what} service did not answer with JSON"))
     }
@@ -579,17 +580,6 @@ fn endpoint(field: &'static str, base: &str, path: &str) -> Result<Url, WeatherE
 /// Where a URL points, for messages (no path or query).
 fn origin(url: &Url) -> String {
     url.origin().ascii_serialization()
-}
-
-/// Why a request failed, in words.
-fn reqwest_reason(error: &reqwest::Error) -> String {
-    if error.is_timeout() {
-        "the request timed out".to_owned()
-    } else if error.is_connect() {
-        "the connection failed".to_owned()
-    } else {
-        toolgate_core::error_chain(error)
-    }
 }
 
 /// What a WMO weather code means (Open-Meteo's table).

@@ -303,6 +303,32 @@ async fn twilio_errors_are_reported_and_the_token_never_shows() {
     );
 }
 
+/// A redirect from the configured Twilio host is not followed: the
+/// credentials would travel with it.
+#[tokio::test]
+async fn a_redirect_is_not_followed() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path(CALLS))
+        .respond_with(
+            ResponseTemplate::new(307)
+                .insert_header("location", format!("{}/elsewhere", server.uri()).as_str()),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let f = fixture(config(&server.uri()), Some(TOKEN));
+    let error = f
+        .error(json!({"action": "call", "phone_number": "+34600111222", "message": "hi"}))
+        .await;
+    assert!(
+        error.contains("answered with a redirect to") && error.contains("/elsewhere"),
+        "{error}"
+    );
+    assert!(!error.contains(TOKEN));
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
+
 fn read_book(path: &Path) -> ContactBook {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

@@ -306,6 +306,38 @@ async fn an_unreachable_service_is_a_failure() {
     );
 }
 
+/// The configured host is the only exempt one: a redirect from it to
+/// another local host (here `localhost`, which reaches the same fake) is
+/// refused by toolgate-web's SSRF rules and never requested.
+#[tokio::test]
+async fn a_redirect_away_from_the_configured_host_is_refused() {
+    let server = MockServer::start().await;
+    let port = server.address().port();
+    Mock::given(method("GET"))
+        .and(path("/geo/v1/search"))
+        .respond_with(ResponseTemplate::new(302).insert_header(
+            "location",
+            format!("http://localhost:{port}/elsewhere").as_str(),
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/elsewhere"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"results": []})))
+        .expect(0)
+        .mount(&server)
+        .await;
+    let (yolo, _) = gates(&config(&server));
+    let out = weather(&yolo, json!({"location": "Lima"})).await;
+    let error = out.result.error.unwrap();
+    assert!(
+        error.starts_with("could not reach the geocoding service at ")
+            && error.contains("`localhost`"),
+        "{error}"
+    );
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
+
 #[test]
 fn configuration_is_checked() {
     let bad: &[(WeatherConfig, &str)] = &[

@@ -17,7 +17,7 @@
 //!    ([`Effect::Command`]); one that reaches the network declares where
 //!    ([`Effect::Network`]).
 //! 4. A tool whose effects toolgate cannot know — an MCP server's tool, a
-//!    dynamic tool — is [`Effects::Opaque`]. An opaque call is sensitive
+//!    dynamic script tool — is [`Effects::Opaque`]. An opaque call is sensitive
 //!    (it asks under `confirm-sensitive`), no path rule can allow it, and it
 //!    names no file to hooks or reports.
 //! 5. Paths are workspace-relative (`src/main.rs`) when the tool could

@@ -98,3 +98,35 @@ impl Plan {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checklist_marks_each_status() {
+        let step = |step: &str, status| PlanStep {
+            step: step.into(),
+            status,
+        };
+        let plan = Plan {
+            steps: vec![
+                step("read the test", StepStatus::Completed),
+                step("fix the parser", StepStatus::InProgress),
+                step("run the tests", StepStatus::Pending),
+            ],
+            explanation: None,
+            updated: 0,
+        };
+        assert_eq!(
+            plan.checklist(),
+            "Plan (1/3 done):\n[x] read the test\n[>] fix the parser\n[ ] run the tests"
+        );
+        let empty = Plan {
+            steps: vec![],
+            explanation: None,
+            updated: 0,
+        };
+        assert_eq!(empty.checklist(), "Plan (0/0 done): (no steps)");
+    }
+}

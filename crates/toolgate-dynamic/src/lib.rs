@@ -32,8 +32,11 @@
 //!    commands, writing only beneath the workspace and a private `/tmp`,
 //!    with secrets and the home directory hidden
 //!    (`toolgate_sandbox::Sandbox` rules).
-//! 4. Dynamic tools are sensitive and opaque: every call asks under
-//!    `confirm-sensitive`, and no path rule can allow one.
+//! 4. Dynamic tools are sensitive: every call asks under
+//!    `confirm-sensitive` unless a rule allows it. A command tool declares
+//!    the line each call runs, so command rules judge it as they judge
+//!    `run_command`; a script tool is opaque, and no command or path rule
+//!    can allow it.
 //! 5. With `enabled: false`, [`DynamicTools::group`] offers nothing and
 //!    [`DynamicTools::sync`] loads nothing; the review functions still
 //!    work, so tools can be reviewed with the feature off.

@@ -6,8 +6,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use toolgate_core::{
-    Effects, EffectsError, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolOrigin, ToolResult,
-    error_chain,
+    Effect, Effects, EffectsError, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolOrigin,
+    ToolResult, error_chain,
 };
 use toolgate_policy::CommandPolicy;
 use toolgate_sandbox::{Capture, Finished, Level, Profile, RunOptions, Sandbox, Spawn};
@@ -40,9 +40,17 @@ pub(crate) const TITLE_PREFIX: &str = "dynamic tool #";
 ///
 /// # Rules
 ///
-/// 1. It is [`Sensitivity::Sensitive`] and its effects are
-///    [`Effects::Opaque`]: toolgate cannot see what a program does, so
-///    every call asks under `confirm-sensitive` and no path rule allows it.
+/// 1. It is [`Sensitivity::Sensitive`]: every call asks under
+///    `confirm-sensitive`. A `command` tool declares the command line a
+///    call runs ([`Effect::Command`], the filled template as
+///    [`shell_line`](super::template::Template::shell_line) writes it, in
+///    the workspace), so the command rules judge it as they judge
+///    `run_command`: a `command` prefix may allow or deny it, an allow rule
+///    without one never matches it, and the command blocklist and
+///    `commands.allowed_only` see it. A `script` tool's effects are
+///    [`Effects::Opaque`]: toolgate cannot see what its code does (its
+///    line, `python3 FILE`, says nothing), so no command or path rule
+///    matches it.
 /// 2. The gate validates the arguments against the declared schema before
 ///    [`execute`](Tool::execute) runs.
 /// 3. Each call first reads the tool's record again: a tool rejected (or
@@ -148,8 +156,25 @@ impl Tool for DynamicTool {
         ))
     }
 
-    fn effects(&self, _args: &Value) -> Result<Effects, EffectsError> {
-        Ok(Effects::Opaque)
+    /// Rule 1: a command template's filled line; a script is opaque.
+    fn effects(&self, args: &Value) -> Result<Effects, EffectsError> {
+        match &self.program {
+            Program::Command {
+                template,
+                allow_dash,
+            } => {
+                let empty = Map::new();
+                let object = args.as_object().unwrap_or(&empty);
+                let argv = template
+                    .fill(object, allow_dash)
+                    .map_err(|error| EffectsError::new(error.to_string()))?;
+                Ok(Effects::known([Effect::command(
+                    template.shell_line(&argv),
+                    None,
+                )]))
+            }
+            Program::Script { .. } => Ok(Effects::Opaque),
+        }
     }
 
     fn origin(&self) -> ToolOrigin {

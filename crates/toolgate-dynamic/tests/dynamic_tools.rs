@@ -878,7 +878,7 @@ async fn every_call_asks_under_confirm_sensitive() {
     let done = call(&w.engine, "create_tool", printf_tool()).await;
     assert_eq!(done.decision, Decision::NoApprover);
     assert!(review::pending(w.store.as_ref()).await.unwrap().is_empty());
-    // An approved dynamic tool asks too, and is opaque.
+    // An approved dynamic tool asks too, declaring the line it runs.
     let yolo = world(enabled(), ConfirmationMode::Yolo);
     let id = create(&yolo, printf_tool()).await;
     review::approve(yolo.store.as_ref(), &yolo.config, id)
@@ -891,7 +891,10 @@ async fn every_call_asks_under_confirm_sensitive() {
         .build();
     let done = call(&engine, "show_arg", json!({"msg": "x"})).await;
     assert_eq!(done.decision, Decision::NoApprover);
-    assert!(done.effects.is_opaque());
+    assert_eq!(
+        done.effects.list(),
+        &[toolgate_core::Effect::command("printf '[%s]\\n' x", None)]
+    );
 }
 
 #[tokio::test]

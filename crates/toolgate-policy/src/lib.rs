@@ -14,7 +14,7 @@
 //!   allow rule matches ([`allows_paths`] over [`FileGlobs`]), the edit
 //!   limits ([`EditLimits`], [`EditCount`], [`EditUsage`]) and the code
 //!   rules ([`CodeRules`] → [`BrokenRule`]). An opaque call (MCP, dynamic
-//!   tools) passes every deny rule and matches no allow rule; it is
+//!   script tools) passes every deny rule and matches no allow rule; it is
 //!   confirmed instead.
 //!
 //! # Commands fail closed

@@ -257,9 +257,12 @@ struct Compiled {
 ///      refuse a search of the whole workspace. Files nobody may read belong in
 ///      `guardrails.sensitive_files`, which every file tool, search and
 ///      process obeys.
-/// 7. An opaque call ([`Effects::Opaque`]: MCP and dynamic tools) matches no
-///    `command` or `path` rule: toolgate cannot know what it runs or
-///    touches. Rules without a narrowing still apply to it by name.
+/// 7. An opaque call ([`Effects::Opaque`]: MCP tools, dynamic script
+///    tools) matches no `command` or `path` rule: toolgate cannot know what
+///    it runs or touches. Rules without a narrowing still apply to it by
+///    name. A tool that knows the line it runs declares it instead (a
+///    dynamic command tool, an MCP tool that declares `runs_commands`) and
+///    is judged by rule 5 like `run_command`.
 ///
 /// Building the list refuses, besides malformed globs and prefixes, the
 /// `allow` rules that would skip asking for too much (`tool: "*"`) or could

@@ -60,8 +60,6 @@ pub use env::{CORE_VARIABLES, EnvPolicy, looks_like_credential};
 pub use error::SandboxError;
 pub use gitconfig::KEPT_SECTIONS;
 pub use limits::{ByteSize, ByteSizeError, Limit, LimitHit, Limits, LimitsBuilder, LimitsError};
-#[doc(hidden)]
-pub use net::fuzz_proxy_request;
 pub use net::{
     ConnectionRecord, ConsentAnswer, ConsentRequest, Decision, NetworkAttachment, NetworkConsent,
     NetworkMode, NetworkObserver, NetworkPolicy, NetworkPolicyBuilder, NetworkStatus, PatternError,
@@ -74,6 +72,8 @@ pub use sandbox::{Prepared, Running, Sandbox};
 pub use scan::MAX_ENTRIES;
 pub use spawn::{Profile, Spawn};
 pub use status::{Level, LimitStatus, SandboxStatus};
+#[doc(hidden)]
+pub use toolgate_netproxy::fuzz_proxy_request;
 pub use userns::apparmor_profile;
 
 mod builder;

@@ -691,7 +691,7 @@ fn install_plan(
     command: &mut tokio::process::Command,
     plan: &Arc<Plan>,
     report_write: OwnedFd,
-    keep_net: Option<Arc<crate::net::proxy::Proxy>>,
+    keep_net: Option<Arc<crate::net::NsProxy>>,
 ) {
     let child_plan = Arc::clone(plan);
     let mut fds: Vec<libc::c_int> = vec![-1; plan.captures.len()];

@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::StoreError;
+pub use toolgate_core::{Plan, PlanStep, StepStatus};
 
 /// Where projects, tasks and their activity are kept.
 ///
@@ -69,6 +70,8 @@ pub trait TaskStore: Send + Sync {
 
 /// Where the plan of each agent session is kept: the checklist the agent
 /// updates as it works (Codex's `update_plan`, Claude Code's `TodoWrite`).
+/// The plan is `toolgate-core`'s [`Plan`], the one definition `update_plan`
+/// and the front ends use; the store keeps it in its wire format (JSON).
 ///
 /// # Rules
 ///
@@ -143,7 +146,6 @@ pub enum Priority {
 names!(ProjectStatus { Active => "active", Paused => "paused", Done => "done", Archived => "archived" });
 names!(TaskStatus { Todo => "todo", InProgress => "in_progress", Done => "done", Blocked => "blocked" });
 names!(Priority { Low => "low", Medium => "medium", High => "high" });
-names!(StepStatus { Pending => "pending", InProgress => "in_progress", Completed => "completed" });
 
 /// A stored status or priority this build does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -285,74 +287,6 @@ pub struct Activity {
     pub detail: String,
 }
 
-/// Where a step of a plan stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StepStatus {
-    /// Not started.
-    Pending,
-    /// Being worked on (one step at most).
-    InProgress,
-    /// Finished.
-    Completed,
-}
-
-/// One step of a plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlanStep {
-    /// What the step does, in a line.
-    pub step: String,
-    /// Where it stands.
-    pub status: StepStatus,
-}
-
-/// An agent's plan for its session.
-///
-/// # Wire format
-///
-/// `{"steps": [{"step": "…", "status": "pending|in_progress|completed"}],
-/// "explanation": "…"|null, "updated": <ms since the epoch>}`: stored like
-/// this, and put like this in `update_plan`'s result metadata (`plan`), so
-/// front ends read it without knowing this type.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Plan {
-    /// The steps, in order.
-    pub steps: Vec<PlanStep>,
-    /// Why the plan changed, as the agent said.
-    pub explanation: Option<String>,
-    /// When it was set, in milliseconds since the Unix epoch.
-    pub updated: i64,
-}
-
-impl Plan {
-    /// The plan as a checklist, one step a line: `[x]` completed, `[>]` in
-    /// progress, `[ ]` pending, under a line that counts the completed
-    /// steps.
-    pub fn checklist(&self) -> String {
-        let done = self
-            .steps
-            .iter()
-            .filter(|s| s.status == StepStatus::Completed)
-            .count();
-        let mut out = format!("Plan ({done}/{} done):", self.steps.len());
-        if self.steps.is_empty() {
-            out.push_str(" (no steps)");
-        }
-        for step in &self.steps {
-            let mark = match step.status {
-                StepStatus::Completed => "[x]",
-                StepStatus::InProgress => "[>]",
-                StepStatus::Pending => "[ ]",
-            };
-            out.push('\n');
-            out.push_str(mark);
-            out.push(' ');
-            out.push_str(&step.step);
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,32 +324,5 @@ mod tests {
             "urgent".parse::<Priority>(),
             Err(UnknownName("urgent".into()))
         );
-    }
-
-    #[test]
-    fn checklist_marks_each_status() {
-        let step = |step: &str, status| PlanStep {
-            step: step.into(),
-            status,
-        };
-        let plan = Plan {
-            steps: vec![
-                step("read the test", StepStatus::Completed),
-                step("fix the parser", StepStatus::InProgress),
-                step("run the tests", StepStatus::Pending),
-            ],
-            explanation: None,
-            updated: 0,
-        };
-        assert_eq!(
-            plan.checklist(),
-            "Plan (1/3 done):\n[x] read the test\n[>] fix the parser\n[ ] run the tests"
-        );
-        let empty = Plan {
-            steps: vec![],
-            explanation: None,
-            updated: 0,
-        };
-        assert_eq!(empty.checklist(), "Plan (0/0 done): (no steps)");
     }
 }

@@ -22,8 +22,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use reqwest::header::{HeaderMap, LOCATION};
-use reqwest::{StatusCode, Url};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, LOCATION};
+use reqwest::{Method, StatusCode, Url};
 
 use super::ssrf::{UrlPolicy, UrlRefusal};
 
@@ -60,13 +60,20 @@ impl reqwest::dns::Resolve for CheckingResolve {
         let policy = Arc::clone(&self.policy);
         let host = name.as_str().to_owned();
         Box::pin(async move {
+            // The refusal is boxed once, as the error itself: boxed twice
+            // (`Box<UrlRefusal>` inside reqwest's box) it would hide from
+            // `refusal_in`, and a refused address would read as a failed
+            // connection.
+            let boxed = |refusal: UrlRefusal| -> Box<dyn std::error::Error + Send + Sync> {
+                Box::new(refusal)
+            };
             let addrs = resolver.lookup(&host).await.map_err(|e| {
-                Box::new(UrlRefusal::Resolve {
+                boxed(UrlRefusal::Resolve {
                     host: host.clone(),
                     reason: e.to_string(),
                 })
             })?;
-            policy.check_resolved(&host, &addrs).map_err(Box::new)?;
+            policy.check_resolved(&host, &addrs).map_err(boxed)?;
             let addrs: reqwest::dns::Addrs =
                 Box::new(addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)));
             Ok(addrs)
@@ -122,6 +129,32 @@ pub enum RequestError {
         #[source]
         source: reqwest::Error,
     },
+    /// The body is longer than the request allows; nothing is returned.
+    #[error("{url} sent more than {max_bytes} bytes")]
+    TooLarge {
+        /// The URL that answered.
+        url: String,
+        /// The limit.
+        max_bytes: usize,
+    },
+    /// The whole exchange, redirects and body included, took longer than
+    /// its timeout.
+    #[error("{url} did not answer within {seconds} s")]
+    TimedOut {
+        /// The URL asked for.
+        url: String,
+        /// The limit, in seconds (rounded up).
+        seconds: u64,
+    },
+    /// The request could not be built: a header name or value that HTTP
+    /// does not allow, or a body that could not be serialised.
+    #[error("the request to {url} is not valid: {reason}")]
+    Invalid {
+        /// The URL asked for.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// Reading the body failed.
     #[error("reading the response from {url} failed")]
     Body {
@@ -136,7 +169,35 @@ pub enum RequestError {
 impl RequestError {
     /// Whether the client gave up waiting (the call's `timeout`).
     pub fn is_timeout(&self) -> bool {
-        matches!(self, Self::Http { source, .. } | Self::Body { source, .. } if source.is_timeout())
+        matches!(self, Self::TimedOut { .. })
+            || matches!(self, Self::Http { source, .. } | Self::Body { source, .. } if source.is_timeout())
+    }
+
+    /// Whether no connection could be made (nothing listening, no route).
+    pub fn is_connect(&self) -> bool {
+        matches!(self, Self::Http { source, .. } if source.is_connect())
+    }
+
+    /// Why the request failed, in words and without the URL, for messages
+    /// that name the service themselves: "the request timed out", "the
+    /// connection failed", or the chain of causes.
+    pub fn reason(&self) -> String {
+        if self.is_timeout() {
+            return "the request timed out".to_owned();
+        }
+        if self.is_connect() {
+            return "the connection failed".to_owned();
+        }
+        match self {
+            Self::Http { source, .. } | Self::Body { source, .. } => {
+                match std::error::Error::source(source) {
+                    Some(cause) => toolgate_core::error_chain(cause),
+                    None => source.to_string(),
+                }
+            }
+            Self::Refused { refusal, .. } => refusal.to_string(),
+            other => other.to_string(),
+        }
     }
 }
 
@@ -258,17 +319,64 @@ impl SafeClient {
         headers: HeaderMap,
         follow: bool,
     ) -> Result<Response, RequestError> {
+        let outgoing = Outgoing {
+            method: Method::GET,
+            headers,
+            basic_auth: None,
+            body: None,
+            timeout: None,
+        };
+        self.send(url, &outgoing, follow).await
+    }
+
+    /// Sends `outgoing` to `url`, following up to `max_redirects`
+    /// redirects when `follow` is set, each re-checked like the first URL.
+    ///
+    /// # Rules
+    ///
+    /// 1. A 303, and a 301 or 302 answering anything but `GET` or `HEAD`,
+    ///    turns the next request into a `GET` without a body (as browsers
+    ///    do); 307 and 308 repeat the method and the body.
+    /// 2. Credentials (basic auth and an `Authorization` header) go only to
+    ///    the origin of the first URL: a redirect to another origin drops
+    ///    them.
+    /// 3. With `follow` off, a redirect is an error
+    ///    ([`RequestError::Redirected`]).
+    pub(crate) async fn send(
+        &self,
+        url: &str,
+        outgoing: &Outgoing,
+        follow: bool,
+    ) -> Result<Response, RequestError> {
         let refused = |url: &str, refusal| RequestError::Refused {
             url: url.to_owned(),
             refusal,
         };
         let mut current = self.policy.check_url(url).map_err(|r| refused(url, r))?.url;
+        let first_origin = current.origin();
+        let mut method = outgoing.method.clone();
+        let mut body = outgoing.body.clone();
+        let mut headers = outgoing.headers.clone();
         let mut redirects = 0;
         loop {
-            let response = self
+            let same_origin = current.origin() == first_origin;
+            if !same_origin {
+                headers.remove(AUTHORIZATION);
+            }
+            let mut request = self
                 .http
-                .get(current.clone())
-                .headers(headers.clone())
+                .request(method.clone(), current.clone())
+                .headers(headers.clone());
+            if let (true, Some((user, password))) = (same_origin, &outgoing.basic_auth) {
+                request = request.basic_auth(user, password.as_ref());
+            }
+            if let Some(body) = &body {
+                request = request.body(body.clone());
+            }
+            if let Some(timeout) = outgoing.timeout {
+                request = request.timeout(timeout);
+            }
+            let response = request
                 .send()
                 .await
                 .map_err(|source| match refusal_in(&source) {
@@ -278,12 +386,13 @@ impl SafeClient {
                         source,
                     },
                 })?;
+            let status = response.status();
             let location = response
                 .headers()
                 .get(LOCATION)
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
             let location = match location {
-                Some(location) if is_followed_redirect(response.status()) => location,
+                Some(location) if is_followed_redirect(status) => location,
                 _ => {
                     return Ok(Response {
                         url: current,
@@ -311,6 +420,15 @@ impl SafeClient {
                 });
             }
             redirects += 1;
+            let becomes_get = status == StatusCode::SEE_OTHER
+                || (matches!(status.as_u16(), 301 | 302)
+                    && method != Method::GET
+                    && method != Method::HEAD);
+            if becomes_get {
+                method = Method::GET;
+                body = None;
+                headers.remove(CONTENT_TYPE);
+            }
             current = self
                 .policy
                 .check_parsed(next.clone())
@@ -318,6 +436,18 @@ impl SafeClient {
                 .url;
         }
     }
+}
+
+/// One request as [`SafeClient::send`] sends it.
+#[derive(Debug, Clone)]
+pub(crate) struct Outgoing {
+    pub(crate) method: Method,
+    pub(crate) headers: HeaderMap,
+    /// User name and password, sent to the first URL's origin only.
+    pub(crate) basic_auth: Option<(String, Option<String>)>,
+    pub(crate) body: Option<Vec<u8>>,
+    /// Overrides the client's timeout for each request of the chain.
+    pub(crate) timeout: Option<Duration>,
 }
 
 /// The statuses whose `Location` is followed.

@@ -10,7 +10,10 @@
 //! resolver) from the `web:` section of the configuration ([`WebConfig`]);
 //! [`INSTRUCTIONS`] is their block of the system prompt. [`download_text`]
 //! fetches one text file for toolgate itself (a skill's SKILL.md to
-//! install) through the same checked client.
+//! install) through the same checked client, and [`http`] is that client
+//! as a small request API (method, headers, basic auth, JSON or form
+//! body, timeout, size cap) for the tools that call a service of their
+//! own: `get_weather` and `phone_call`.
 //!
 //! # Safety
 //!
@@ -48,6 +51,7 @@ mod client;
 mod convert;
 mod download;
 mod fetch;
+pub mod http;
 pub mod markers;
 mod nesting;
 mod search;

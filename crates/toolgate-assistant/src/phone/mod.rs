@@ -50,6 +50,8 @@ use toolgate_core::{
     Change, Effect, Effects, EffectsError, Sensitivity, Tool, ToolAnnotations, ToolContext,
     ToolResult, TypedTool,
 };
+use toolgate_web::RequestError;
+use toolgate_web::http::HttpClient;
 
 pub use contacts::{Contact, ContactBook, normalize_number};
 use contacts::{read_book, write_book};
@@ -320,11 +322,16 @@ pub struct PhoneCallArgs {
 /// 5. The auth token comes from the environment variable the
 ///    configuration names, and is never shown: not in results, errors,
 ///    nor `Debug`.
+/// 6. Calls go through toolgate-web's SSRF-checked client
+///    ([`toolgate_web::http`]); the host of `base_url` is exempt from its
+///    private-address rule (the user chose it), a redirect is never
+///    followed (the credentials would travel with it), and Twilio's answer
+///    is read up to 1 MiB.
 pub struct PhoneCall {
     config: PhoneConfig,
     contacts: PathBuf,
     token: Option<AuthToken>,
-    client: Result<reqwest::Client, String>,
+    client: Result<HttpClient, String>,
     /// Serialises read-modify-write of the contacts file in this process.
     book_lock: tokio::sync::Mutex<()>,
 }
@@ -343,13 +350,17 @@ impl PhoneCall {
     /// A `phone_call` tool; the contacts file is `config.contacts_file`
     /// under `dir`.
     pub fn new(config: PhoneConfig, dir: &Path, token: Option<AuthToken>) -> Self {
-        // A reqwest client built without a rustls crypto provider panics;
-        // install ring's for the process (a no-op when one is installed).
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
+        // toolgate-web's SSRF-checked client. The host of the configured
+        // `base_url` is exempt from its private-address rule: the user
+        // chose it (a Twilio-compatible gateway, or a fake on 127.0.0.1 in
+        // tests) and the model cannot change it. Redirects are not
+        // followed at all (rule 6).
+        let base_host = url::Url::parse(&config.base_url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned));
+        let client = HttpClient::builder()
+            .allow_hosts(base_host)
             .timeout(Duration::from_secs(config.timeout_secs.max(1)))
-            // Twilio answers directly; never resend the credentials elsewhere.
-            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| {
                 format!(
@@ -518,29 +529,37 @@ impl PhoneCall {
         );
         let url = self.calls_url();
         let response = client
-            .post(&url)
+            .post(url.as_str())
             .basic_auth(&self.config.account_sid, Some(&token.0))
             .form(&[
                 ("To", to.as_str()),
                 ("From", from.as_str()),
                 ("Twiml", body.as_str()),
             ])
+            // Twilio answers directly; never resend the credentials elsewhere.
+            .follow_redirects(false)
             .send()
             .await;
         let response = match response {
             Ok(response) => response,
+            Err(RequestError::Redirected { location, .. }) => {
+                return ToolResult::failure(format!(
+                    "Twilio at {} answered with a redirect to {location}, which is not followed (the credentials stay with the configured host); check `tools.phone.base_url`",
+                    self.config.base_url
+                ));
+            }
             Err(error) => {
                 return ToolResult::failure(format!(
                     "cannot reach Twilio at {}: {}",
                     self.config.base_url,
-                    toolgate_core::error_chain(&error.without_url())
+                    error.reason()
                 ));
             }
         };
         let status = response.status();
-        let text = response.text().await.unwrap_or_default();
+        let text = response.text();
         let reply: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        if status.is_success() {
+        if response.is_success() {
             let sid = reply["sid"].as_str().unwrap_or("(no sid)");
             let call_status = reply["status"].as_str().unwrap_or("queued");
             return ToolResult::success(format!(
@@ -556,7 +575,7 @@ impl PhoneCall {
             _ if text.trim().is_empty() => "no details".to_owned(),
             _ => text.chars().take(200).collect(),
         };
-        let hint = if status.as_u16() == 401 {
+        let hint = if status == 401 {
             format!(
                 "; check `tools.phone.account_sid` and the token in `{}`",
                 self.config.auth_token_env
@@ -565,8 +584,7 @@ impl PhoneCall {
             String::new()
         };
         ToolResult::failure(format!(
-            "Twilio refused the call to {to} (HTTP {}, {detail}){hint}",
-            status.as_u16()
+            "Twilio refused the call to {to} (HTTP {status}, {detail}){hint}"
         ))
     }
 }

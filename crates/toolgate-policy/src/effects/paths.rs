@@ -226,7 +226,7 @@ impl PathRulesBuilder {
 ///
 /// Applied in this order; the first refusal wins.
 ///
-/// 1. An opaque call ([`Effects::Opaque`], an MCP or dynamic tool) passes:
+/// 1. An opaque call ([`Effects::Opaque`], an MCP or dynamic script tool) passes:
 ///    these deny rules cannot see into it. It is sensitive, so the caller
 ///    asks a person before it runs, and no path-based allow rule ever
 ///    matches it ([`allows_paths`](crate::allows_paths)).

@@ -14,6 +14,17 @@
 //!   [`tools`] builds the group from it; [`INSTRUCTIONS`] is its
 //!   system-prompt block.
 //!
+//! # Why a crate of its own
+//!
+//! The scheduler is a product beside the assistant's tools: a daemon with
+//! leases in the store, cron expressions evaluated in IANA zones (croner,
+//! jiff) and a runner the host plugs in, used by `toolgate schedule` as
+//! much as by the `cron` tool, and it shares nothing with the other
+//! assistant groups. Apart, each crate stays a size one person can read
+//! (`toolgate-assistant` was over 10k lines with it) and the scheduler is
+//! tested on its own. `toolgate-assistant` re-exports this crate as
+//! `toolgate_assistant::cron`, so its users see no change.
+//!
 //! # Example
 //!
 //! ```
@@ -23,7 +34,7 @@
 //! use serde_json::json;
 //! use toolgate_core::ToolContext;
 //! use toolgate_store::{ScheduleStore, SqliteStore};
-//! use toolgate_assistant::cron::{self, CronConfig, DueJob, JobOutcome, JobRunner};
+//! use toolgate_cron::{self as cron, CronConfig, DueJob, JobOutcome, JobRunner};
 //!
 //! struct Reminders;
 //!

@@ -137,7 +137,8 @@ impl fmt::Display for AddressRefusal {
 /// Where sandboxed commands may connect, through the proxy.
 ///
 /// Built with [`NetworkPolicy::builder`] and given to
-/// [`SandboxBuilder::network_policy`](crate::SandboxBuilder::network_policy).
+/// the proxy ([`Proxy::start`](crate::Proxy::start)); in toolgate, through
+/// the sandbox's `SandboxBuilder::network_policy`.
 ///
 /// # Entries
 ///

@@ -3,7 +3,7 @@
 //!
 //! The daemon processes are this test binary run again
 //! (`cron_daemon_child`, ignored in normal runs), each a
-//! [`toolgate_assistant::cron::daemon`] over the store file, with a runner that
+//! [`toolgate_cron::daemon`] over the store file, with a runner that
 //! appends `JOB OWNER` to a shared file. They talk to the test over
 //! lines: on stdout `cron-child: ready`, `running ID`, `ran ID`,
 //! `pass N`; on stdin `go`, `continue`, and end of input to stop.
@@ -26,7 +26,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use jiff::Timestamp;
 use serde_json::json;
-use toolgate_assistant::cron::{self, DaemonReporter, DueJob, JobOutcome, JobRunner, RunReport};
+use toolgate_cron::{self as cron, DaemonReporter, DueJob, JobOutcome, JobRunner, RunReport};
 use toolgate_store::{NewJob, ScheduleStore as _, SqliteStore};
 
 const CHILD_DB: &str = "TOOLGATE_CRON_CHILD_DB";

@@ -15,11 +15,11 @@ use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use toolgate_assistant::cron::{
-    self, CronConfig, DueJob, JobOutcome, JobRunner, JobTask, OUTCOME_FAILED, OUTCOME_MISSED,
-    OUTCOME_OK, Schedule, SchedulerOptions,
-};
 use toolgate_core::{Registry, SchemaFormat, Sensitivity, ToolCall, check_tool_name};
+use toolgate_cron::{
+    self as cron, CronConfig, DueJob, JobOutcome, JobRunner, JobTask, OUTCOME_FAILED,
+    OUTCOME_MISSED, OUTCOME_OK, Schedule, SchedulerOptions,
+};
 use toolgate_engine::{Decision, ExecutionEngine};
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
 use toolgate_store::{

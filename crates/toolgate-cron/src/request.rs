@@ -8,8 +8,8 @@
 
 use serde_json::Value;
 
-use super::args::{CronArgs, ScheduleArg};
-use super::schedule::parse_interval;
+use crate::args::{CronArgs, ScheduleArg};
+use crate::schedule::parse_interval;
 
 /// What a `cron` call asks for, once recovered.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,13 +12,13 @@ use toolgate_core::{
 };
 use toolgate_store::{JobRecord, NewJob, RunRecord, ScheduleStore, Trigger};
 
-use super::args::CronArgs;
-use super::request::{AddRequest, AtSpec, JobRef, Request, ScheduleSpec, TaskKind};
-use super::schedule::{
+use crate::args::CronArgs;
+use crate::request::{AddRequest, AtSpec, JobRef, Request, ScheduleSpec, TaskKind};
+use crate::schedule::{
     AT_PAST_TOLERANCE_MS, Schedule, ScheduleError, check_every, describe, next_run, parse_at,
     parse_cron, show_time, timestamp, zone,
 };
-use super::{CronConfig, JobTask};
+use crate::{CronConfig, JobTask};
 
 /// How many characters of a job's text `list` shows.
 const PREVIEW_CHARS: usize = 60;
@@ -27,7 +27,7 @@ const PREVIEW_CHARS: usize = 60;
 const STATUS_RUNS: usize = 5;
 
 /// `cron`: scheduled jobs, kept in the store and run by the scheduler
-/// (`toolgate schedule daemon` or `run-due`; see [`super::run_due`]).
+/// (`toolgate schedule daemon` or `run-due`; see [`crate::run_due`]).
 ///
 /// # Rules
 ///
@@ -325,7 +325,7 @@ impl CronTool {
                 "Job {} \"{}\" is due now: the scheduler runs it at its next pass (within {} while `toolgate schedule daemon` runs, or at the next `toolgate schedule run-due`).",
                 job.id,
                 job.name,
-                super::schedule::human_ms(self.config.poll_interval_secs.saturating_mul(1_000)),
+                crate::schedule::human_ms(self.config.poll_interval_secs.saturating_mul(1_000)),
             ))
             .with_metadata("job_id", job.id),
             Ok(Trigger::Running { lease_until }) => ToolResult::failure(format!(

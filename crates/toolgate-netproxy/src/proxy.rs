@@ -24,7 +24,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
-use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -38,7 +37,6 @@ use super::socks::{self, SocksTarget, reply};
 use super::{
     Attachments, ConnectionRecord, ConsentAnswer, Decision, NetworkPolicy, Protocol, http,
 };
-use crate::linux::netns::NetNs;
 use consent::consent;
 
 mod consent;
@@ -60,15 +58,11 @@ pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// See the [limits](self).
 pub(crate) const MAX_ADDRESSES: usize = 4;
 
-/// A running proxy and the namespace it serves. Dropping it stops the
-/// server thread; the namespace goes when the last process in it exits.
+/// A running proxy. Dropping it stops the server thread.
 #[derive(Debug)]
-pub(crate) struct Proxy {
-    pub(crate) http_port: u16,
-    pub(crate) socks_port: u16,
-    /// The namespace descriptors processes join (`setns`).
-    pub(crate) user: OwnedFd,
-    pub(crate) net: OwnedFd,
+pub struct Proxy {
+    http_port: u16,
+    socks_port: u16,
     _stop: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -86,14 +80,20 @@ struct Shared {
 }
 
 impl Proxy {
-    /// Starts serving `ns`'s listeners on a thread of its own.
-    pub(crate) fn start(
-        ns: NetNs,
+    /// Starts serving two listeners on a thread of its own: `http` (HTTP
+    /// `CONNECT` and absolute-form requests) and `socks` (SOCKS5), both
+    /// non-blocking, judging every connection by `policy` and asking and
+    /// telling the newest of `attachments`. The caller decides where they
+    /// listen (the sandbox: on `127.0.0.1` inside the network namespace it
+    /// made).
+    pub fn start(
+        http: std::net::TcpListener,
+        socks: std::net::TcpListener,
         policy: NetworkPolicy,
         attachments: Arc<Attachments>,
     ) -> std::io::Result<Self> {
-        let http_port = ns.http.local_addr()?.port();
-        let socks_port = ns.socks.local_addr()?.port();
+        let http_port = http.local_addr()?.port();
+        let socks_port = socks.local_addr()?.port();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .thread_name("toolgate-net-proxy")
@@ -108,7 +108,6 @@ impl Proxy {
             handshakes: Arc::new(Semaphore::new(MAX_HANDSHAKES)),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let (http, socks) = (ns.http, ns.socks);
         std::thread::Builder::new()
             .name("toolgate-net-proxy".to_owned())
             .spawn(move || {
@@ -130,10 +129,18 @@ impl Proxy {
         Ok(Self {
             http_port,
             socks_port,
-            user: ns.user,
-            net: ns.net,
             _stop: stop,
         })
+    }
+
+    /// The port of the HTTP listener.
+    pub fn http_port(&self) -> u16 {
+        self.http_port
+    }
+
+    /// The port of the SOCKS5 listener.
+    pub fn socks_port(&self) -> u16 {
+        self.socks_port
     }
 }
 
@@ -640,14 +647,7 @@ mod tests {
         http.set_nonblocking(true).unwrap();
         socks.set_nonblocking(true).unwrap();
         let (h, s) = (http.local_addr().unwrap(), socks.local_addr().unwrap());
-        let ns = |p: &str| OwnedFd::from(std::fs::File::open(p).unwrap());
-        let ns = NetNs {
-            user: ns("/proc/self/ns/user"),
-            net: ns("/proc/self/ns/net"),
-            http,
-            socks,
-        };
-        let proxy = Proxy::start(ns, policy, Arc::default()).unwrap();
+        let proxy = Proxy::start(http, socks, policy, Arc::default()).unwrap();
         (proxy, h, s)
     }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::OnceCell;
 
 use super::{CONSENT_TIMEOUT, MAX_QUESTIONS, Shared};
-use crate::net::{ConsentAnswer, ConsentRequest, Decision, Protocol};
+use crate::{ConsentAnswer, ConsentRequest, Decision, Protocol};
 
 /// Whether an unlisted `name` may be reached: what a person said before,
 /// or what they say now. `Err` is the decision and why, for the refusal.

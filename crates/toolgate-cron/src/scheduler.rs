@@ -9,8 +9,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use toolgate_store::{AfterRun, Claim, ClaimedJob, RunEnd, ScheduleStore, StoreError};
 
-use super::schedule::{Schedule, human_ms, next_run, timestamp};
-use super::tool::preview;
+use crate::schedule::{Schedule, human_ms, next_run, timestamp};
+use crate::tool::preview;
 
 /// The shortest sleep between two passes of [`daemon`].
 const MIN_SLEEP: Duration = Duration::from_millis(10);
@@ -133,8 +133,8 @@ pub enum SchedulerError {
 
 /// How a scheduler runs.
 ///
-/// The defaults come from [`CronConfig`](super::CronConfig) via
-/// [`CronConfig::scheduler_options`](super::CronConfig::scheduler_options).
+/// The defaults come from [`CronConfig`](crate::CronConfig) via
+/// [`CronConfig::scheduler_options`](crate::CronConfig::scheduler_options).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchedulerOptions {
     owner: String,
