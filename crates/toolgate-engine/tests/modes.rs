@@ -298,3 +298,28 @@ async fn dont_ask_refuses_what_an_ask_rule_would_ask_about() {
     );
     assert_eq!(gate.asked(), 0);
 }
+
+#[tokio::test]
+async fn an_ask_rule_still_asks_under_accept_edits() {
+    let ask = ConfirmationRule {
+        tool: "write_file".into(),
+        command: None,
+        path: Some("docs/**".into()),
+        decision: RuleDecision::Ask,
+    };
+    let gate = gate(AcceptEdits, vec![ask]);
+    let run = gate
+        .call("write_file", json!({"path": "docs/a.md", "content": "x"}))
+        .await;
+    assert_eq!(run.decision, Decision::Executed, "{:?}", run.result);
+    assert_eq!(gate.asked(), 1);
+    let run = gate
+        .call("write_file", json!({"path": "src/a.rs", "content": "x"}))
+        .await;
+    assert_eq!(run.decision, Decision::Executed, "{:?}", run.result);
+    assert_eq!(
+        gate.asked(),
+        1,
+        "outside the rule, accept-edits runs it unasked"
+    );
+}
