@@ -84,19 +84,9 @@ pub(crate) struct GlobalArgs {
 /// The confirmation modes, each with what it does in `--help`.
 fn mode_parser() -> impl clap::builder::TypedValueParser<Value = ConfirmationMode> {
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
-    let mode =
-        |mode: ConfirmationMode, help: &'static str| PossibleValue::new(mode.as_str()).help(help);
-    PossibleValuesParser::new([
-        mode(
-            ConfirmationMode::Yolo,
-            "Never ask (blocked commands and guardrails still apply)",
-        ),
-        mode(
-            ConfirmationMode::ConfirmSensitive,
-            "Ask before sensitive calls (writes, commands that change things)",
-        ),
-        mode(ConfirmationMode::ConfirmAll, "Ask before every call"),
-    ])
+    PossibleValuesParser::new(
+        ConfirmationMode::ALL.map(|mode| PossibleValue::new(mode.as_str()).help(mode.summary())),
+    )
     .try_map(|name| name.parse::<ConfirmationMode>())
 }
 

@@ -401,18 +401,39 @@ async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError
 /// the tool's own (for an MCP tool, the one its server's trust gives, not
 /// the server's hints); a tool whose sensitivity depends on its arguments
 /// (`process`: looking does not ask) shows that of a call without them,
-/// the sensitive one. Rules (`toolgate rules`) may still allow or ask more.
+/// the sensitive one. Under `accept-edits` the file-writing tools (their
+/// spec says `writes_files`) ask only outside the workspace; under
+/// `dont-ask` what would ask is refused. Rules (`toolgate rules`) may still
+/// allow or ask more.
 fn asks(mode: ConfirmationMode, tool: &RegisteredTool) -> &'static str {
-    let sensitivity = if tool.spec().annotations.runs_commands {
+    let annotations = &tool.spec().annotations;
+    let sensitivity = if annotations.runs_commands {
         Sensitivity::Command(CommandClass::Dangerous)
     } else {
         tool.tool().sensitivity(&serde_json::json!({}))
     };
     match (mode, sensitivity) {
         (ConfirmationMode::Yolo, _)
-        | (ConfirmationMode::ConfirmSensitive, Sensitivity::ReadOnly) => "never",
-        (ConfirmationMode::ConfirmSensitive, Sensitivity::Command(_)) => "by class",
-        (ConfirmationMode::ConfirmAll | ConfirmationMode::ConfirmSensitive, _) => "asks",
+        | (
+            ConfirmationMode::ConfirmSensitive
+            | ConfirmationMode::AcceptEdits
+            | ConfirmationMode::DontAsk,
+            Sensitivity::ReadOnly,
+        ) => "never",
+        (
+            ConfirmationMode::ConfirmSensitive
+            | ConfirmationMode::AcceptEdits
+            | ConfirmationMode::DontAsk,
+            Sensitivity::Command(_),
+        ) => "by class",
+        (ConfirmationMode::AcceptEdits, _) if annotations.writes_files => "outside",
+        (ConfirmationMode::DontAsk, _) => "refused",
+        (
+            ConfirmationMode::ConfirmAll
+            | ConfirmationMode::ConfirmSensitive
+            | ConfirmationMode::AcceptEdits,
+            _,
+        ) => "asks",
     }
 }
 
@@ -428,6 +449,17 @@ fn asks_legend(mode: ConfirmationMode) -> &'static str {
              rules (`toolgate rules`) may allow or ask more"
         }
         ConfirmationMode::ConfirmAll => "mode confirm-all: every call asks for approval",
+        ConfirmationMode::AcceptEdits => {
+            "mode accept-edits: `outside` tools write files inside the workspace unasked and ask \
+             for other calls (outside it, deleting, renaming); `asks` tools ask before their \
+             calls that change something; `by class` ask unless the command is safe \
+             (`toolgate classify CMD`); rules (`toolgate rules`) may allow or ask more"
+        }
+        ConfirmationMode::DontAsk => {
+            "mode dont-ask: nothing asks; `refused` tools are refused unless a rule allows the \
+             call (the refusal names it); `by class` run safe commands and refuse the others; \
+             `toolgate rules add` allows more"
+        }
     }
 }
 

@@ -16,9 +16,10 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
-use toolgate_agent::{AgentEvent, Outcome, RunReport};
-use toolgate_engine::Approver;
+use toolgate_agent::{AgentEvent, CallDecision, Outcome, RunReport};
+use toolgate_engine::{Approver, Decision};
 use toolgate_host::{ErrorKind, HostError, LlmOverrides, RunControls, RunRequest};
+use toolgate_policy::ConfirmationMode;
 
 use crate::Setup;
 use crate::approver::PromptApprover;
@@ -189,6 +190,7 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
         }
     }
     let session_id = prepared.session_id().to_owned();
+    let never_asked = prepared.gate().engine.mode() == ConfirmationMode::DontAsk;
     let hub = ui.as_ref().map(|(server, approver)| {
         approver.bind(toolgate_ui::Binding {
             session: Some(session_id.clone()),
@@ -296,7 +298,43 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
             .emit(&toolgate_host::done_event(&session_id, &report));
         server.shutdown(Duration::ZERO).await;
     }
-    finish(setup, &args, &report, &session_id)
+    finish(setup, &args, &report, &session_id, never_asked)
+}
+
+/// The `toolgate rules add` lines that would allow the calls `dont-ask`
+/// refused in `report`, from their declared effects (the same lines each
+/// refusal told the model).
+fn dont_ask_hint(report: &RunReport) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut uncovered = 0;
+    for call in report
+        .tool_calls
+        .iter()
+        .filter(|c| c.decision == CallDecision::Gate(Decision::NoApprover))
+    {
+        match toolgate_policy::allow_rule_for(&call.name, &call.effects) {
+            Some(rule) => {
+                let line = format!("`{}`", toolgate_policy::rules_add_line(&rule));
+                if !lines.contains(&line) {
+                    lines.push(line);
+                }
+            }
+            None => uncovered += 1,
+        }
+    }
+    let mut parts = Vec::new();
+    if !lines.is_empty() {
+        parts.push(format!("to allow such calls: {}", lines.join("; ")));
+    }
+    if uncovered > 0 {
+        parts.push(format!(
+            "{uncovered} call{} no single rule can allow (several files, or a command line \
+             with shell syntax or variables)",
+            if uncovered == 1 { "" } else { "s" }
+        ));
+    }
+    parts.push("or run in another mode (`--mode`)".to_owned());
+    parts.join("; ")
 }
 
 fn finish(
@@ -304,6 +342,7 @@ fn finish(
     args: &RunArgs,
     report: &RunReport,
     session_id: &str,
+    never_asked: bool,
 ) -> Result<Exit, CliError> {
     let (tin, tout) = report.tokens();
     if setup.json {
@@ -361,6 +400,18 @@ fn finish(
         Outcome::Failed => Exit::Failure,
         Outcome::Blocked => Exit::Blocked,
     };
+    if report.outcome == Outcome::Blocked && never_asked {
+        let n = report.blocked_calls();
+        return Err(CliError::new(
+            exit,
+            anyhow!(
+                "{n} tool call{} refused under --mode dont-ask, which never asks: \
+                 the task was not done, whatever the model said",
+                if n == 1 { " was" } else { "s were" },
+            ),
+        )
+        .with_hint(dont_ask_hint(report)));
+    }
     if report.outcome == Outcome::Blocked {
         let n = report.blocked_calls();
         return Err(CliError::new(

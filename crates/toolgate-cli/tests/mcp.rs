@@ -186,6 +186,34 @@ fn python_sdk_over_stdio_goes_through_the_gate() {
     assert!(!root.join("new.txt").exists());
 }
 
+/// `dont-ask` in the user's config: the server never elicits, even from a
+/// client that supports it, and the refusal names the rule to add.
+#[test]
+fn under_dont_ask_mcp_serve_never_elicits_and_names_the_rule() {
+    let ws = Ws::new();
+    let root = ws.root();
+    let config = ws.dir.home().join(".config/toolgate/config.yaml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "confirmation:\n  mode: dont-ask\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_toolgate");
+    let report = py(
+        &ws,
+        &["stdio", bin, root.to_str().unwrap(), "--elicit", "accept"],
+    );
+    assert_eq!(report["write"]["is_error"], true, "{report}");
+    assert_eq!(report["elicitations"].as_array().unwrap().len(), 0);
+    let message = report["write"]["text"].as_str().unwrap();
+    assert!(
+        message.contains("the mode dont-ask never asks")
+            && message
+                .contains("toolgate rules add --tool write_file --path new.txt --decision allow"),
+        "{message}"
+    );
+    assert!(!root.join("new.txt").exists());
+    // What confirm-sensitive runs unasked still runs.
+    assert_eq!(report["read"]["is_error"], false, "{report}");
+}
+
 #[test]
 fn python_sdk_elicitation_confirms_or_cancels_a_sensitive_call() {
     let ws = Ws::new();

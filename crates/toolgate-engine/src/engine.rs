@@ -12,7 +12,10 @@ use serde_json::Value;
 use toolgate_core::{
     Effects, RegisteredTool, Registry, Sensitivity, ToolCall, ToolContext, ToolResult, Workspace,
 };
-use toolgate_policy::{ConfirmationPolicy, ConfirmationRules, RuleDecision, RuleMatch};
+use toolgate_policy::{
+    ConfirmationMode, ConfirmationPolicy, ConfirmationRules, ModeCall, ModeDecision, RuleDecision,
+    RuleMatch, allow_rule_for, rules_add_line,
+};
 
 use crate::approval::{
     Answered, Approval, ApprovalRecord, ApprovalRequest, ApprovalScope, ApprovalView, Approver,
@@ -39,7 +42,8 @@ pub enum Decision {
     Guardrail,
     /// Step 4: a `pre_tool_use` hook blocked the call.
     HookBlocked,
-    /// Step 5: confirmation was needed and nobody could be asked.
+    /// Step 5: confirmation was needed and nobody could be asked: no
+    /// approver, or the mode `dont-ask`, which never asks.
     NoApprover,
     /// Step 5: the person said no.
     Denied,
@@ -174,7 +178,12 @@ pub struct Stages {
 ///    asking in every mode, `confirm-all` included; an `ask` rule asks in
 ///    every mode, `yolo` included, even after a session-wide allow; with no
 ///    rule the [`ConfirmationPolicy`] decides from the call's
-///    [`Sensitivity`] (per call: `run_command` classifies its command).
+///    [`Sensitivity`] (per call: `run_command` classifies its command) and
+///    declared effects (`accept-edits` runs writes inside the workspace).
+///    Under `dont-ask` nobody is ever asked: a call the mode would ask
+///    about, or an `ask` rule matches, is refused at once
+///    ([`Decision::NoApprover`]) with the `toolgate rules add` line that
+///    would allow it, when one rule can.
 ///    The person is shown one [`ApprovalView`] of the call. Nobody to ask →
 ///    failure with a hint; denied → `cancelled by user` (the run goes on);
 ///    aborted → [`Decision::Aborted`] (the run ends, exit 130); allowed,
@@ -277,6 +286,11 @@ impl ExecutionEngine {
     /// Whether the engine is in dry-run mode.
     pub fn is_dry_run(&self) -> bool {
         self.dry_run
+    }
+
+    /// The confirmation mode the gate applies.
+    pub fn mode(&self) -> ConfirmationMode {
+        self.policy.mode()
     }
 
     /// The session id tools, hooks and the audit see.
@@ -576,13 +590,39 @@ impl ExecutionEngine {
             scope,
         } = asked;
         let name = entry.name();
+        let mode = self.policy.mode();
         let ask = match rule.map(RuleMatch::decision) {
             Some(RuleDecision::Allow) => false,
             Some(RuleDecision::Ask | RuleDecision::Deny) => true,
-            None => self.policy.needs_confirmation(sensitivity),
+            None => match self.policy.decide(ModeCall::new(sensitivity, effects)) {
+                ModeDecision::Run => false,
+                ModeDecision::Ask => true,
+                // `dont-ask`: refused at once, with the rule that would
+                // let such a call run.
+                ModeDecision::Refuse => {
+                    return Err((
+                        PartialEnd(Decision::NoApprover, unasked(name, effects, mode)),
+                        None,
+                    ));
+                }
+            },
         };
         if !ask {
             return Ok(None);
+        }
+        if let Some(rule) = rule.filter(|_| mode == ConfirmationMode::DontAsk) {
+            return Err((
+                PartialEnd(
+                    Decision::NoApprover,
+                    format!(
+                        "`{name}` needs confirmation by {rule} in confirmation.rules, and \
+                         the mode {mode} never asks, so it was refused; an `ask` rule wins \
+                         over `allow` rules: narrow it or remove it (`toolgate rules list`) \
+                         to let such calls run"
+                    ),
+                ),
+                None,
+            ));
         }
         // An `ask` rule asks every time: a session-wide allow given for the
         // tool does not cover it.
@@ -705,6 +745,27 @@ impl ExecutionEngine {
         for sink in &self.audit {
             sink.record(&record);
         }
+    }
+}
+
+/// The refusal of a call `dont-ask` will not ask about: what refused it,
+/// and the `toolgate rules add` line that would let such calls run (or
+/// why no single rule can).
+fn unasked(name: &str, effects: &Effects, mode: ConfirmationMode) -> String {
+    let refused = format!(
+        "`{name}` was refused: the mode {mode} never asks, and no rule in \
+         confirmation.rules allows this call"
+    );
+    match allow_rule_for(name, effects) {
+        Some(rule) => {
+            let line = rules_add_line(&rule);
+            format!("{refused}; to allow calls like it: `{line}`")
+        }
+        None => format!(
+            "{refused}, and no single rule can (it does several things, or runs a line \
+             with shell syntax or variables); split it into simpler calls, or run in \
+             another mode (`--mode`)"
+        ),
     }
 }
 

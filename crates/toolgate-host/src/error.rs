@@ -265,7 +265,10 @@ impl HostError {
             Self::NoDataDir => "set HOME or XDG_DATA_HOME, or `store.path` in the configuration".to_owned(),
             Self::Store { path, source } => store_hint(path, source),
             Self::UnknownAgent { known, .. } => format!("the agents are {}", known.join(", ")),
-            Self::AgentMode { .. } => "use yolo, confirm-sensitive or confirm-all".to_owned(),
+            Self::AgentMode { .. } => {
+                let modes = toolgate_policy::ConfirmationMode::ALL.map(toolgate_policy::ConfirmationMode::as_str);
+                format!("use one of {}", modes.join(", "))
+            }
             Self::Delegation { .. } => "list other configured agents (or `improve` with \
                 `tools.persona.enabled`); an agent never lists itself"
                 .to_owned(),

@@ -35,8 +35,8 @@
 //!
 //! | confirmation mode | unlisted host |
 //! |---|---|
-//! | `confirm-sensitive` (the default), `confirm-all` | the person is asked, as for a tool call: the terminal prompt, the web UI card or MCP elicitation shows a `network` call that "reaches host:port". *Allow* lets this connection through; *allow for the session* lets the host (any port) through until toolgate exits; *deny* refuses it, and the host is not asked about again |
-//! | `yolo` | refused at once: `yolo` never asks, and the list is the user's statement of where commands may go |
+//! | `confirm-sensitive` (the default), `confirm-all`, `accept-edits` | the person is asked, as for a tool call: the terminal prompt, the web UI card or MCP elicitation shows a `network` call that "reaches host:port". *Allow* lets this connection through; *allow for the session* lets the host (any port) through until toolgate exits; *deny* refuses it, and the host is not asked about again |
+//! | `yolo`, `dont-ask` | refused at once: these modes never ask, and the list is the user's statement of where commands may go |
 //! | any, with nobody to ask (no terminal, `toolgate call` in a script) | refused at once |
 //!
 //! A refused command sees why: HTTP `403 Forbidden` with a body naming the

@@ -4,7 +4,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use toolgate_core::{CommandClass, Sensitivity};
+use toolgate_core::{CommandClass, Effect, Effects, Sensitivity};
+
+use crate::effects::fold_relative;
 
 /// How much the gate asks before running a call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -17,16 +19,58 @@ pub enum ConfirmationMode {
     ConfirmSensitive,
     /// Asks for every call.
     ConfirmAll,
+    /// Calls that only write files inside the workspace run without
+    /// asking; everything else as under `confirm-sensitive`.
+    AcceptEdits,
+    /// Never asks: what a rule or `confirm-sensitive` lets run without
+    /// asking runs, everything else is refused at once (for CI and
+    /// scripts).
+    DontAsk,
 }
 
 impl ConfirmationMode {
+    /// Every mode, in the order `--help` and the docs list them.
+    pub const ALL: [Self; 5] = [
+        Self::Yolo,
+        Self::ConfirmSensitive,
+        Self::ConfirmAll,
+        Self::AcceptEdits,
+        Self::DontAsk,
+    ];
+
     /// The spelling used in config files and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Yolo => "yolo",
             Self::ConfirmSensitive => "confirm-sensitive",
             Self::ConfirmAll => "confirm-all",
+            Self::AcceptEdits => "accept-edits",
+            Self::DontAsk => "dont-ask",
         }
+    }
+
+    /// What the mode does, in a few words for `--help`.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Self::Yolo => "Never ask (blocked commands and guardrails still apply)",
+            Self::ConfirmSensitive => {
+                "Ask before sensitive calls (writes, commands that change things)"
+            }
+            Self::ConfirmAll => "Ask before every call",
+            Self::AcceptEdits => {
+                "Write files inside the workspace without asking; otherwise as confirm-sensitive"
+            }
+            Self::DontAsk => {
+                "Never ask: run what rules or confirm-sensitive allow unasked, refuse the rest (CI)"
+            }
+        }
+    }
+
+    /// Whether the mode itself never puts a question to a person: `yolo`
+    /// runs what it would ask about (an `ask` rule still asks), `dont-ask`
+    /// refuses it (an `ask` rule's calls too).
+    pub fn never_asks(self) -> bool {
+        matches!(self, Self::Yolo | Self::DontAsk)
     }
 }
 
@@ -40,13 +84,49 @@ impl FromStr for ConfirmationMode {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "yolo" => Ok(Self::Yolo),
-            "confirm-sensitive" => Ok(Self::ConfirmSensitive),
-            "confirm-all" => Ok(Self::ConfirmAll),
-            other => Err(format!(
-                "unknown confirmation mode `{other}` (expected yolo, confirm-sensitive or confirm-all)"
-            )),
+        Self::ALL
+            .into_iter()
+            .find(|mode| mode.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|m| m.as_str()).collect();
+                format!(
+                    "unknown confirmation mode `{s}` (expected {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// What the mode does with a call no confirmation rule decided
+/// ([`ConfirmationPolicy::decide`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ModeDecision {
+    /// Runs without asking.
+    Run,
+    /// A person is asked first.
+    Ask,
+    /// Refused without asking anyone (`dont-ask`, for a call
+    /// `confirm-sensitive` would ask about).
+    Refuse,
+}
+
+/// What the mode judges of a call: its [`Sensitivity`] and its declared
+/// [`Effects`].
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct ModeCall<'a> {
+    /// How sensitive the call is (per call: a command's class).
+    pub sensitivity: Sensitivity,
+    /// What the call declared it will do.
+    pub effects: &'a Effects,
+}
+
+impl<'a> ModeCall<'a> {
+    /// A call of this sensitivity with these effects.
+    pub fn new(sensitivity: Sensitivity, effects: &'a Effects) -> Self {
+        Self {
+            sensitivity,
+            effects,
         }
     }
 }
@@ -62,9 +142,20 @@ impl FromStr for ConfirmationMode {
 ///    MCP tool of an untrusted server, dynamic tools), or a shell command
 ///    classified `dev` or `dangerous`. Read-only tools and `safe` commands run
 ///    without asking.
+/// 4. `accept-edits` runs without asking a call whose declared effects
+///    only write files inside the workspace: at least one write, nothing
+///    but writes and reads (no delete, rename, command or network), and
+///    every path relative and not climbing out of the workspace (tools
+///    declare workspace-relative paths when they resolve inside it; an
+///    absolute path is one that did not). Everything else — deletes and
+///    renames, commands, opaque (MCP, dynamic) calls, writes outside — is
+///    judged as by rule 3.
+/// 5. `dont-ask` never asks: what rule 3 would run runs, what it would ask
+///    about is [refused](ModeDecision::Refuse).
 ///
 /// The user's [`ConfirmationRules`](crate::ConfirmationRules) are consulted
-/// before this table, and a matching rule decides instead of it. Refusals
+/// before this table, and a matching rule decides instead of it (under
+/// `dont-ask`, an `ask` rule refuses). Refusals
 /// that hold in every mode (blocked commands, guardrails,
 /// `commands.allowed_only`) are made before confirmation and do not depend
 /// on it; dry-run skips asking entirely.
@@ -84,26 +175,64 @@ impl ConfirmationPolicy {
         self.mode
     }
 
-    /// Whether a call of this sensitivity must be confirmed.
-    pub fn needs_confirmation(self, sensitivity: Sensitivity) -> bool {
+    /// What the mode does with `call` (see the [rules](Self)).
+    pub fn decide(self, call: ModeCall<'_>) -> ModeDecision {
+        let sensitive = || match call.sensitivity {
+            Sensitivity::ReadOnly | Sensitivity::Command(CommandClass::Safe) => false,
+            // Sensitive tools, `dev` and `dangerous` commands, and any
+            // sensitivity added to core later (the careful default).
+            _ => true,
+        };
+        let ask_if = |ask: bool| {
+            if ask {
+                ModeDecision::Ask
+            } else {
+                ModeDecision::Run
+            }
+        };
         match self.mode {
-            ConfirmationMode::Yolo => false,
-            ConfirmationMode::ConfirmAll => true,
-            ConfirmationMode::ConfirmSensitive => match sensitivity {
-                Sensitivity::ReadOnly | Sensitivity::Command(CommandClass::Safe) => false,
-                // Sensitive tools, `dev` and `dangerous` commands, and any
-                // sensitivity added to core later (the careful default).
-                _ => true,
-            },
+            ConfirmationMode::Yolo => ModeDecision::Run,
+            ConfirmationMode::ConfirmAll => ModeDecision::Ask,
+            ConfirmationMode::ConfirmSensitive => ask_if(sensitive()),
+            ConfirmationMode::AcceptEdits => {
+                ask_if(!edits_inside_workspace(call.effects) && sensitive())
+            }
+            ConfirmationMode::DontAsk => {
+                if sensitive() {
+                    ModeDecision::Refuse
+                } else {
+                    ModeDecision::Run
+                }
+            }
         }
     }
+}
+
+/// Rule 4: the effects write files, read or write nothing else, and stay
+/// inside the workspace.
+fn edits_inside_workspace(effects: &Effects) -> bool {
+    let inside = |path: &str| !path.starts_with('/') && fold_relative(path).is_some();
+    let list = effects.list();
+    !effects.is_opaque()
+        && list.iter().any(|e| matches!(e, Effect::Write { .. }))
+        && list.iter().all(|effect| match effect {
+            Effect::Read { path, .. } | Effect::Write { path, .. } => inside(path),
+            _ => false,
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ConfirmationMode::{ConfirmAll, ConfirmSensitive, Yolo};
+    use ConfirmationMode::{AcceptEdits, ConfirmAll, ConfirmSensitive, DontAsk, Yolo};
+    use ModeDecision::{Ask, Refuse, Run};
     use Sensitivity::{Command, ReadOnly, Sensitive};
+    use toolgate_core::Change;
+
+    fn asks(mode: ConfirmationMode, sensitivity: Sensitivity) -> bool {
+        let opaque = Effects::Opaque;
+        ConfirmationPolicy::new(mode).decide(ModeCall::new(sensitivity, &opaque)) == Ask
+    }
 
     /// Seed 000's table, one line per (mode, kind of call).
     #[test]
@@ -125,25 +254,130 @@ mod tests {
             (ConfirmAll, Command(CommandClass::Dev), true),
             (ConfirmAll, Command(CommandClass::Dangerous), true),
         ];
-        for &(mode, sensitivity, asks) in table {
-            assert_eq!(
-                ConfirmationPolicy::new(mode).needs_confirmation(sensitivity),
-                asks,
-                "{mode} {sensitivity:?}"
-            );
+        for &(mode, sensitivity, expected) in table {
+            assert_eq!(asks(mode, sensitivity), expected, "{mode} {sensitivity:?}");
+        }
+    }
+
+    /// Each kind of call under each mode: run, ask or refuse.
+    #[test]
+    fn mode_table_over_declared_effects() {
+        let write = |path: &str| Effect::write(path, Change::counted(1, 0, true));
+        let read_only = (ReadOnly, Effects::known([Effect::read("src/a.rs")]));
+        let search = (ReadOnly, Effects::known([Effect::read_tree(".")]));
+        let edit = (Sensitive, Effects::known([write("src/a.rs")]));
+        let two = (
+            Sensitive,
+            Effects::known([write("src/a.rs"), write("b.rs")]),
+        );
+        let patch = (
+            Sensitive,
+            Effects::known([
+                write("src/a.rs"),
+                Effect::Delete {
+                    path: "old.rs".into(),
+                    lines_removed: 3,
+                },
+                Effect::Move {
+                    from: "b.rs".into(),
+                    to: "src/b.rs".into(),
+                },
+            ]),
+        );
+        let outside = (Sensitive, Effects::known([write("/etc/motd")]));
+        let climbing = (Sensitive, Effects::known([write("src/../../x")]));
+        let read_out = (
+            Sensitive,
+            Effects::known([Effect::read("/etc/passwd"), write("a")]),
+        );
+        let command = |class| {
+            (
+                Command(class),
+                Effects::known([Effect::command("cargo test", None)]),
+            )
+        };
+        let with_write = (
+            Sensitive,
+            Effects::known([write("a"), Effect::command("make", None)]),
+        );
+        let fetch = (
+            Sensitive,
+            Effects::known([Effect::Network {
+                url: "https://example.com".into(),
+            }]),
+        );
+        let mcp = (Sensitive, Effects::Opaque);
+        let trusted_mcp = (ReadOnly, Effects::Opaque);
+        let nothing = (Sensitive, Effects::none());
+        let cases: &[(&str, &(Sensitivity, Effects), [ModeDecision; 5])] = &[
+            // kind                    yolo confirm-sensitive confirm-all accept-edits dont-ask
+            ("read", &read_only, [Run, Run, Ask, Run, Run]),
+            ("search", &search, [Run, Run, Ask, Run, Run]),
+            ("edit inside", &edit, [Run, Ask, Ask, Run, Refuse]),
+            ("two writes inside", &two, [Run, Ask, Ask, Run, Refuse]),
+            (
+                "patch deleting, renaming",
+                &patch,
+                [Run, Ask, Ask, Ask, Refuse],
+            ),
+            ("write outside", &outside, [Run, Ask, Ask, Ask, Refuse]),
+            ("write climbing", &climbing, [Run, Ask, Ask, Ask, Refuse]),
+            ("read outside", &read_out, [Run, Ask, Ask, Ask, Refuse]),
+            (
+                "safe command",
+                &command(CommandClass::Safe),
+                [Run, Run, Ask, Run, Run],
+            ),
+            (
+                "dev command",
+                &command(CommandClass::Dev),
+                [Run, Ask, Ask, Ask, Refuse],
+            ),
+            (
+                "dangerous command",
+                &command(CommandClass::Dangerous),
+                [Run, Ask, Ask, Ask, Refuse],
+            ),
+            ("write + command", &with_write, [Run, Ask, Ask, Ask, Refuse]),
+            ("network", &fetch, [Run, Ask, Ask, Ask, Refuse]),
+            ("mcp", &mcp, [Run, Ask, Ask, Ask, Refuse]),
+            ("trusted mcp", &trusted_mcp, [Run, Run, Ask, Run, Run]),
+            (
+                "sensitive, no effects",
+                &nothing,
+                [Run, Ask, Ask, Ask, Refuse],
+            ),
+        ];
+        let modes = [Yolo, ConfirmSensitive, ConfirmAll, AcceptEdits, DontAsk];
+        for (kind, (sensitivity, effects), expected) in cases {
+            for (mode, want) in modes.iter().zip(expected) {
+                let got =
+                    ConfirmationPolicy::new(*mode).decide(ModeCall::new(*sensitivity, effects));
+                assert_eq!(got, *want, "{kind} under {mode}");
+            }
         }
     }
 
     #[test]
     fn modes_round_trip_through_their_spelling() {
-        for mode in [Yolo, ConfirmSensitive, ConfirmAll] {
+        for mode in ConfirmationMode::ALL {
             assert_eq!(mode.as_str().parse::<ConfirmationMode>(), Ok(mode));
+            let yaml = serde_json::to_value(mode).unwrap();
+            assert_eq!(yaml, serde_json::Value::from(mode.as_str()));
         }
+        let error = "confirm".parse::<ConfirmationMode>().unwrap_err();
         assert!(
-            "confirm"
-                .parse::<ConfirmationMode>()
-                .unwrap_err()
-                .contains("expected yolo")
+            error.contains("expected yolo, confirm-sensitive, confirm-all, accept-edits, dont-ask"),
+            "{error}"
         );
+    }
+
+    #[test]
+    fn only_yolo_and_dont_ask_never_ask() {
+        let never: Vec<_> = ConfirmationMode::ALL
+            .into_iter()
+            .filter(|m| m.never_asks())
+            .collect();
+        assert_eq!(never, [Yolo, DontAsk]);
     }
 }

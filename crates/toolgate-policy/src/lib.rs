@@ -3,9 +3,10 @@
 //! Everything here is a function of its inputs, so it can be tested with
 //! tables and fuzzed. Today it holds:
 //!
-//! - the confirmation table ([`ConfirmationPolicy`]) and the user's
-//!   persistent allow/ask/deny rules over a call's effects
-//!   ([`ConfirmationRules`] of [`ConfirmationRule`]s → [`RuleMatch`]);
+//! - the confirmation modes ([`ConfirmationPolicy`] over a [`ModeCall`] →
+//!   [`ModeDecision`]) and the user's persistent allow/ask/deny rules over
+//!   a call's effects ([`ConfirmationRules`] of [`ConfirmationRule`]s →
+//!   [`RuleMatch`]; [`allow_rule_for`] the one that would allow a call);
 //! - shell commands: a bash parser front-end ([`parse_command`] →
 //!   [`ParsedCommand`]), the blocklist and the `safe`/`dev`/`dangerous`
 //!   classification ([`CommandPolicy`], [`classify`] → [`Verdict`]);
@@ -32,12 +33,18 @@
 //! # Example
 //!
 //! ```
-//! use toolgate_core::{CommandClass, Sensitivity};
-//! use toolgate_policy::{CommandPolicy, ConfirmationMode, ConfirmationPolicy};
+//! use toolgate_core::{CommandClass, Effects, Sensitivity};
+//! use toolgate_policy::{
+//!     CommandPolicy, ConfirmationMode, ConfirmationPolicy, ModeCall, ModeDecision,
+//! };
 //!
 //! let policy = ConfirmationPolicy::new(ConfirmationMode::ConfirmSensitive);
-//! assert!(!policy.needs_confirmation(Sensitivity::ReadOnly));
-//! assert!(policy.needs_confirmation(Sensitivity::Command(CommandClass::Dev)));
+//! let call = |sensitivity| ModeCall::new(sensitivity, &Effects::Opaque);
+//! assert_eq!(policy.decide(call(Sensitivity::ReadOnly)), ModeDecision::Run);
+//! let dev = call(Sensitivity::Command(CommandClass::Dev));
+//! assert_eq!(policy.decide(dev), ModeDecision::Ask);
+//! let ci = ConfirmationPolicy::new(ConfirmationMode::DontAsk);
+//! assert_eq!(ci.decide(dev), ModeDecision::Refuse);
 //!
 //! let commands = CommandPolicy::default();
 //! let verdict = commands.classify_with_env("git log --oneline -5 | head", &["LANG"]);
@@ -72,7 +79,7 @@ pub use command::{
     Redirection, RedirectionKind, ShellFeatures, SimpleCommand, Verdict, VerdictKind, Word,
     classify, command_operands, parse_command,
 };
-pub use confirmation::{ConfirmationMode, ConfirmationPolicy};
+pub use confirmation::{ConfirmationMode, ConfirmationPolicy, ModeCall, ModeDecision};
 pub use effects::{
     BrokenRule, CodeRule, CodeRules, EditCount, EditLimits, EditUsage, EffectsPolicyError,
     FileGlobs, LimitRefusal, PathRefusal, PathRules, PathRulesBuilder, Severity, Via, allows_paths,
@@ -82,8 +89,10 @@ pub use rules::{
     ANY_TOOL, ConfirmationRule, ConfirmationRules, ConfirmationRulesBuilder, RuleDecision,
     RuleError, RuleMatch, plain_words,
 };
+pub use suggest::{allow_rule_for, rules_add_line};
 
 mod command;
 mod confirmation;
 mod effects;
 mod rules;
+mod suggest;

@@ -187,7 +187,7 @@ impl<'h> GateBuilder<'h> {
 
 /// With a domain policy (`commands.network: {allow, deny}`): who the
 /// sandbox's proxy asks about unlisted hosts (this gate's approver, unless
-/// the mode is `yolo`: see [`crate::network`]) and where it audits
+/// the mode never asks, `yolo` or `dont-ask`: see [`crate::network`]) and where it audits
 /// connections (this gate's audit), for as long as the gate lives.
 fn attach_network(
     host: &Host,
@@ -198,7 +198,7 @@ fn attach_network(
         return Ok(None);
     }
     let consent = match &options.interactive {
-        Some(approver) if mode != ConfirmationMode::Yolo => {
+        Some(approver) if !mode.never_asks() => {
             let consent =
                 ApproverConsent::new(Arc::clone(approver), tokio::runtime::Handle::current());
             Some(Arc::new(consent) as Arc<dyn NetworkConsent>)

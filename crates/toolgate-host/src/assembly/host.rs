@@ -241,7 +241,8 @@ pub fn resolve_workspace(dir: Option<&Path>) -> Result<PathBuf, HostError> {
 /// 2. The confirmation mode of a gate is `--mode` when given, else the
 ///    agent's `mode`, else `confirmation.mode` ([`Host::mode_for`]).
 /// 3. Who is asked is decided in one place ([`Host::approver`]): nobody in
-///    `yolo` (unless an `ask` rule of `confirmation.rules` needs someone);
+///    `dont-ask`, nor in `yolo` (unless an `ask` rule of
+///    `confirmation.rules` needs someone);
 ///    otherwise the front end's interactive approver (terminal, web UI, MCP
 ///    elicitation), or, without one, a headless approver whose refusals say
 ///    how to allow the call.
@@ -638,9 +639,10 @@ impl Host {
         mode: ConfirmationMode,
         interactive: Option<Arc<dyn Approver>>,
     ) -> Arc<dyn Approver> {
-        let yolo = mode == ConfirmationMode::Yolo && !self.rules.contains(RuleDecision::Ask);
+        let nobody = mode == ConfirmationMode::DontAsk
+            || (mode == ConfirmationMode::Yolo && !self.rules.contains(RuleDecision::Ask));
         match interactive {
-            Some(approver) if !yolo => approver,
+            Some(approver) if !nobody => approver,
             _ => Arc::new(HeadlessApprover::default()),
         }
     }

@@ -31,7 +31,8 @@ impl Default for WorkspaceSection {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConfirmationSection {
-    /// `yolo`, `confirm-sensitive` (default) or `confirm-all`.
+    /// `yolo`, `confirm-sensitive` (default), `confirm-all`, `accept-edits`
+    /// or `dont-ask` ([`ConfirmationMode`]).
     pub mode: ConfirmationMode,
     /// Persistent allow/ask/deny rules, consulted by the gate before the
     /// mode (see [`ConfirmationRules`](toolgate_policy::ConfirmationRules)).

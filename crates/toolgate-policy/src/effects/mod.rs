@@ -32,6 +32,8 @@ pub use code::{BrokenRule, CodeRule, CodeRules, Severity};
 pub use limits::{EditCount, EditLimits, EditUsage, LimitRefusal};
 pub use paths::{PathRefusal, PathRules, PathRulesBuilder, Via};
 
+pub(crate) use lexical::fold_relative;
+
 mod allow;
 mod code;
 mod lexical;

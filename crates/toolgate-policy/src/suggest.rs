@@ -1,0 +1,219 @@
+//! The narrowest `allow` rule that would let a call run without asking:
+//! what a refusal under `dont-ask` tells the person to add.
+
+use toolgate_core::{Effect, Effects};
+
+use crate::effects::escape_glob;
+use crate::rules::{ConfirmationRule, ConfirmationRules, RuleDecision, plain_words};
+
+/// The `allow` rule for `tool` that covers this call, when one rule can.
+///
+/// # Rules
+///
+/// 1. An opaque call (MCP, dynamic tools): a rule naming the tool.
+/// 2. A call that runs one command line and does nothing else: a command
+///    prefix — the program and its leading subcommands (`cargo test`,
+///    `npm run build`, at most three words) when they are more than the
+///    program alone, else every word of the line (`rm -rf build`: a rule
+///    for every `rm` is not what allowing this call means). A line an
+///    `allow` rule cannot cover (several commands, redirections, variables:
+///    [`plain_words`]) or one that sets variables gets none.
+/// 3. A call whose effects are files, all at one path: that path, as a
+///    glob that matches it alone.
+/// 4. Anything else (several files, commands and files, nothing at all):
+///    `None`; no single rule covers it.
+///
+/// A candidate is kept only when the rules engine, given it, allows the
+/// call ([`ConfirmationRules::evaluate`]), so what is suggested works.
+pub fn allow_rule_for(tool: &str, effects: &Effects) -> Option<ConfirmationRule> {
+    let rule = |command: Option<String>, path: Option<String>| ConfirmationRule {
+        tool: tool.to_owned(),
+        command,
+        path,
+        decision: RuleDecision::Allow,
+    };
+    let candidate = if effects.is_opaque() {
+        rule(None, None)
+    } else if let [Effect::Command { command, .. }] = effects.list() {
+        rule(Some(command_prefix(command)?), None)
+    } else {
+        let paths = effects.paths();
+        let [path] = paths.as_slice() else {
+            return None;
+        };
+        rule(None, Some(escape_glob(path)))
+    };
+    let rules = ConfirmationRules::new([candidate.clone()]).ok()?;
+    let allowed = rules
+        .evaluate(tool, effects)
+        .is_some_and(|m| m.decision() == RuleDecision::Allow);
+    allowed.then_some(candidate)
+}
+
+/// The `toolgate rules add` command line that adds `rule` to the user's
+/// config, each value shell-quoted.
+pub fn rules_add_line(rule: &ConfirmationRule) -> String {
+    let mut line = format!("toolgate rules add --tool {}", quote(&rule.tool));
+    if let Some(command) = &rule.command {
+        line.push_str(" --command ");
+        line.push_str(&quote(command));
+    }
+    if let Some(path) = &rule.path {
+        line.push_str(" --path ");
+        line.push_str(&quote(path));
+    }
+    line.push_str(" --decision ");
+    line.push_str(rule.decision.as_str());
+    line
+}
+
+/// Rule 2's prefix, shell-quoted where a word needs it.
+fn command_prefix(line: &str) -> Option<String> {
+    const MAX_WORDS: usize = 3;
+    let words = plain_words(line)?;
+    let plain = |w: &String| {
+        !w.starts_with('-')
+            && !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    };
+    let leading = words.iter().take_while(|w| plain(w)).count().min(MAX_WORDS);
+    let taken = if leading == 0 || (leading == 1 && words.len() > 1) {
+        &words[..]
+    } else {
+        &words[..leading]
+    };
+    if taken.is_empty() {
+        return None;
+    }
+    Some(taken.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" "))
+}
+
+/// `word` as the shell reads it back: bare when it has nothing special,
+/// else in single quotes.
+fn quote(word: &str) -> String {
+    let bare = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
+    if bare {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_core::Change;
+
+    fn line(command: &str) -> Effects {
+        Effects::known([Effect::command(command, None)])
+    }
+
+    /// A rule's `command` and `path`.
+    type Narrowing<'a> = (Option<&'a str>, Option<&'a str>);
+
+    #[test]
+    fn suggested_rules() {
+        let write = |path: &str| Effect::write(path, Change::counted(1, 0, true));
+        // (tool, effects, expected (command, path))
+        let cases: Vec<(&str, Effects, Option<Narrowing>)> = vec![
+            (
+                "run_command",
+                line("cargo test --all"),
+                Some((Some("cargo test"), None)),
+            ),
+            (
+                "run_command",
+                line("npm run build -- -w"),
+                Some((Some("npm run build"), None)),
+            ),
+            (
+                "run_command",
+                line("rm -rf build"),
+                Some((Some("rm -rf build"), None)),
+            ),
+            (
+                "run_command",
+                line("cat 'a b'"),
+                Some((Some("cat 'a b'"), None)),
+            ),
+            (
+                "run_command",
+                line("python3 x.py"),
+                Some((Some("python3 x.py"), None)),
+            ),
+            ("run_command", line("make"), Some((Some("make"), None))),
+            ("run_command", line("cargo test; rm x"), None),
+            ("run_command", line("echo $HOME"), None),
+            ("run_command", line("ls > out"), None),
+            (
+                "write_file",
+                Effects::known([write("src/a.rs")]),
+                Some((None, Some("src/a.rs"))),
+            ),
+            (
+                "write_file",
+                Effects::known([write("src/[a].rs")]),
+                Some((None, Some("src/\\[a\\].rs"))),
+            ),
+            (
+                "apply_patch",
+                Effects::known([write("a"), write("b")]),
+                None,
+            ),
+            ("mcp_fs_write", Effects::Opaque, Some((None, None))),
+            ("echo", Effects::none(), None),
+            (
+                "run_command",
+                Effects::known([write("a"), Effect::command("make", None)]),
+                None,
+            ),
+        ];
+        for (tool, effects, expected) in cases {
+            let got = allow_rule_for(tool, &effects);
+            let got = got
+                .as_ref()
+                .map(|r| (r.command.as_deref(), r.path.as_deref()));
+            assert_eq!(got, expected, "{tool} {effects:?}");
+        }
+    }
+
+    #[test]
+    fn a_command_that_sets_variables_gets_no_rule() {
+        let vars = [("PATH".to_owned(), "/tmp".to_owned())]
+            .into_iter()
+            .collect();
+        let effects = Effects::known([Effect::command("make", None).with_env(vars)]);
+        assert_eq!(allow_rule_for("run_command", &effects), None);
+    }
+
+    #[test]
+    fn the_rules_add_line_quotes_what_the_shell_would_split() {
+        let rule = allow_rule_for("run_command", &line("cat 'a b'")).unwrap();
+        assert_eq!(
+            rules_add_line(&rule),
+            r"toolgate rules add --tool run_command --command 'cat '\''a b'\''' --decision allow"
+        );
+        let rule = allow_rule_for("mcp_fs_write", &Effects::Opaque).unwrap();
+        assert_eq!(
+            rules_add_line(&rule),
+            "toolgate rules add --tool mcp_fs_write --decision allow"
+        );
+    }
+
+    #[test]
+    fn quoting() {
+        let cases = [
+            ("a", "a"),
+            ("a b", "'a b'"),
+            ("it's", r"'it'\''s'"),
+            ("", "''"),
+        ];
+        for (word, want) in cases {
+            assert_eq!(quote(word), want);
+        }
+    }
+}
