@@ -180,10 +180,28 @@ fn builtin_tools(files: &[(String, String)]) -> BTreeMap<String, String> {
     tools
 }
 
-/// Whether `path` is part of the module that declares a tool in `home`.
-fn own_module(path: &str, home: &str) -> bool {
+/// The crate a source path belongs to (`crates/NAME/`).
+fn crate_of(path: &str) -> &str {
+    let end = path
+        .match_indices('/')
+        .nth(1)
+        .map_or(path.len(), |(at, _)| at + 1);
+    &path[..end]
+}
+
+/// Whether `path` is part of the module that declares a tool in `home`:
+/// the same file, a file in the tool's own directory (not a crate's
+/// `src/`), or any file of a crate that declares this one tool only (a
+/// crate that is one tool group, such as the cron tool's).
+fn own_module(path: &str, home: &str, tools: &BTreeMap<String, String>) -> bool {
     let dir = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
-    path == home || (!dir(home).ends_with("/src") && dir(path) == dir(home))
+    let single_tool_crate = crate_of(path) == crate_of(home)
+        && tools
+            .values()
+            .filter(|h| crate_of(h) == crate_of(home))
+            .count()
+            == 1;
+    path == home || (!dir(home).ends_with("/src") && dir(path) == dir(home)) || single_tool_crate
 }
 
 #[test]
@@ -208,7 +226,7 @@ fn no_library_source_names_a_builtin_tool_outside_its_own_module() {
                     let place = p == path || (p.ends_with('/') && path.starts_with(p));
                     place && (*l == "*" || *l == literal)
                 });
-                if !own_module(path, home) && !allowed {
+                if !own_module(path, home, &tools) && !allowed {
                     found.push(format!("{path}:{number}: \"{literal}\" ({home})"));
                 }
             }
@@ -261,9 +279,35 @@ fn the_scanner_reads_literals_and_constants() {
         without_tests("fn a() {}\n#[cfg(test)]\nmod tests {}\n"),
         "fn a() {}\n"
     );
+    let tools: BTreeMap<String, String> = [
+        ("cron", "crates/t/src/cron/tool.rs"),
+        ("calculator", "crates/t/src/calc.rs"),
+        ("read_file", "crates/t/src/fs.rs"),
+        ("schedule", "crates/one/src/tool.rs"),
+    ]
+    .into_iter()
+    .map(|(n, h)| (n.to_owned(), h.to_owned()))
+    .collect();
     assert!(own_module(
         "crates/t/src/cron/request.rs",
-        "crates/t/src/cron/tool.rs"
+        "crates/t/src/cron/tool.rs",
+        &tools
     ));
-    assert!(!own_module("crates/t/src/calc.rs", "crates/t/src/fs.rs"));
+    assert!(!own_module(
+        "crates/t/src/calc.rs",
+        "crates/t/src/fs.rs",
+        &tools
+    ));
+    // A crate that is one tool: all of it is the tool's own module; a
+    // crate with several tools is not.
+    assert!(own_module(
+        "crates/one/src/lib.rs",
+        "crates/one/src/tool.rs",
+        &tools
+    ));
+    assert!(!own_module(
+        "crates/t/src/lib.rs",
+        "crates/t/src/fs.rs",
+        &tools
+    ));
 }
