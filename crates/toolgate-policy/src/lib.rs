@@ -89,7 +89,7 @@ pub use rules::{
     ANY_TOOL, ConfirmationRule, ConfirmationRules, ConfirmationRulesBuilder, RuleDecision,
     RuleError, RuleMatch, plain_words,
 };
-pub use suggest::{allow_rule_for, rules_add_line};
+pub use suggest::{allow_rule_for, narrow_allow_rule_for, rules_add_line};
 
 mod command;
 mod confirmation;

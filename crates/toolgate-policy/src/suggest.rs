@@ -26,6 +26,29 @@ use crate::rules::{ConfirmationRule, ConfirmationRules, RuleDecision, plain_word
 /// A candidate is kept only when the rules engine, given it, allows the
 /// call ([`ConfirmationRules::evaluate`]), so what is suggested works.
 pub fn allow_rule_for(tool: &str, effects: &Effects) -> Option<ConfirmationRule> {
+    suggest(tool, effects, Breadth::PrefixOrLine)
+}
+
+/// The rule an "Always allow" button saves for this call: as
+/// [`allow_rule_for`], but a command gets a rule only when its prefix is
+/// more than the program alone (`cargo test`, `git remote add`); a line
+/// such as `rm -rf build`, `python3 script.py` or `git -C /etc status`
+/// gets none, since a rule for it would be wider than the call the person
+/// looked at, and they can still allow for the session or write one.
+pub fn narrow_allow_rule_for(tool: &str, effects: &Effects) -> Option<ConfirmationRule> {
+    suggest(tool, effects, Breadth::Prefix)
+}
+
+/// Whether a command rule may fall back to the whole line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Breadth {
+    /// Only a prefix longer than the program.
+    Prefix,
+    /// That prefix, else every word of the line.
+    PrefixOrLine,
+}
+
+fn suggest(tool: &str, effects: &Effects, breadth: Breadth) -> Option<ConfirmationRule> {
     let rule = |command: Option<String>, path: Option<String>| ConfirmationRule {
         tool: tool.to_owned(),
         command,
@@ -35,7 +58,7 @@ pub fn allow_rule_for(tool: &str, effects: &Effects) -> Option<ConfirmationRule>
     let candidate = if effects.is_opaque() {
         rule(None, None)
     } else if let [Effect::Command { command, .. }] = effects.list() {
-        rule(Some(command_prefix(command)?), None)
+        rule(Some(command_prefix(command, breadth)?), None)
     } else {
         let paths = effects.paths();
         let [path] = paths.as_slice() else {
@@ -68,7 +91,7 @@ pub fn rules_add_line(rule: &ConfirmationRule) -> String {
 }
 
 /// Rule 2's prefix, shell-quoted where a word needs it.
-fn command_prefix(line: &str) -> Option<String> {
+fn command_prefix(line: &str, breadth: Breadth) -> Option<String> {
     const MAX_WORDS: usize = 3;
     let words = plain_words(line)?;
     let plain = |w: &String| {
@@ -79,6 +102,9 @@ fn command_prefix(line: &str) -> Option<String> {
     };
     let leading = words.iter().take_while(|w| plain(w)).count().min(MAX_WORDS);
     let taken = if leading == 0 || (leading == 1 && words.len() > 1) {
+        if breadth == Breadth::Prefix {
+            return None;
+        }
         &words[..]
     } else {
         &words[..leading]
@@ -179,6 +205,49 @@ mod tests {
                 .map(|r| (r.command.as_deref(), r.path.as_deref()));
             assert_eq!(got, expected, "{tool} {effects:?}");
         }
+    }
+
+    #[test]
+    fn narrow_rules_name_a_prefix_longer_than_the_program_or_nothing() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("cargo test", Some("cargo test")),
+            ("cargo test --all", Some("cargo test")),
+            ("git status -s", Some("git status")),
+            ("npm run build -- --watch", Some("npm run build")),
+            ("git remote add origin x", Some("git remote add")),
+            ("pytest", Some("pytest")),
+            ("  make  ", Some("make")),
+            ("ls -la", None),
+            ("rm -rf build", None),
+            ("python3 script.py", None),
+            ("node -e x", None),
+            ("git -C /etc status", None),
+            ("cargo test; rm -rf /", None),
+            ("cargo test && curl x", None),
+            ("echo $(id)", None),
+            ("echo `id`", None),
+            ("FOO=1 cargo test", None),
+            ("cat 'a b'", None),
+            ("./script.sh", None),
+            ("/bin/rm -rf x", None),
+            ("rm *", None),
+            ("", None),
+            ("cargo test\nrm -rf /", None),
+        ];
+        for (command, expected) in cases {
+            let got = narrow_allow_rule_for("run_command", &line(command));
+            assert_eq!(
+                got.as_ref().and_then(|r| r.command.as_deref()),
+                *expected,
+                "{command:?}"
+            );
+        }
+        // Files and opaque tools as allow_rule_for.
+        let write = Effects::known([Effect::write("src/[a].rs", Change::counted(1, 0, true))]);
+        let r = narrow_allow_rule_for("write_file", &write).unwrap();
+        assert_eq!(r.path.as_deref(), Some("src/\\[a\\].rs"));
+        let r = narrow_allow_rule_for("mcp_fs_write", &Effects::Opaque).unwrap();
+        assert_eq!((r.command, r.path), (None, None));
     }
 
     #[test]

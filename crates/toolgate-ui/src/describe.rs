@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use toolgate_core::{Effect, Effects};
+use toolgate_core::Effects;
 use toolgate_engine::{ApprovalRequest, Budget, fold};
-use toolgate_policy::{ConfirmationRule, RuleDecision};
+use toolgate_policy::ConfirmationRule;
 
 /// Describes calls waiting for approval.
 pub(crate) struct Describer {
@@ -76,106 +76,22 @@ fn neutralize_strings(value: &mut Value) {
 }
 
 /// The rule "Always allow" saves for this call, when one narrow rule
-/// covers it: a command prefix for one simple command, a path for one
-/// file, the tool for a tool whose effects are opaque. `None` otherwise
-/// (several files, compound commands): the person can still allow for
+/// covers it ([`toolgate_policy::narrow_allow_rule_for`]): a command prefix
+/// for one simple command, a path for one file, the tool for a tool whose
+/// effects are opaque. `None` otherwise: the person can still allow for
 /// the session, or write a rule by hand.
 pub(crate) fn always_rule(tool: &str, effects: &Effects) -> Option<ConfirmationRule> {
-    let rule = |command: Option<String>, path: Option<String>| ConfirmationRule {
-        tool: tool.to_owned(),
-        command,
-        path,
-        decision: RuleDecision::Allow,
-    };
-    let candidate = if effects.is_opaque() {
-        rule(None, None)
-    } else {
-        let commands: Vec<&str> = effects
-            .list()
-            .iter()
-            .filter_map(|e| match e {
-                Effect::Command { command, .. } => Some(command.as_str()),
-                _ => None,
-            })
-            .collect();
-        let paths = effects.paths();
-        match (commands.as_slice(), paths.as_slice()) {
-            ([command], []) => rule(Some(command_prefix(command)?), None),
-            ([], [path]) => rule(None, Some(toolgate_policy::escape_glob(path))),
-            _ => return None,
-        }
-    };
-    // Only what the gate would accept as a rule (not too broad).
-    toolgate_host::confirmation_rules_builder()
-        .rules([candidate.clone()])
-        .build()
-        .ok()?;
-    Some(candidate)
-}
-
-/// The words a rule for `command` names: its leading plain words (the
-/// program and subcommands: `cargo test`, `npm run build`), at most three.
-/// `None` when that would be the program alone while the command goes on
-/// (`rm -rf x`, `python3 script.py`: a rule for every `rm` or every Python
-/// program is not what allowing one call meant), and for any line an
-/// `allow` rule cannot cover ([`toolgate_policy::plain_words`]: shell
-/// syntax, variables, several commands).
-fn command_prefix(command: &str) -> Option<String> {
-    const MAX_WORDS: usize = 3;
-    let words = toolgate_policy::plain_words(command)?;
-    let plain = |w: &str| {
-        !w.starts_with('-')
-            && !w.is_empty()
-            && w.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    };
-    let leading = words.iter().take_while(|w| plain(w)).count();
-    let taken = leading.min(MAX_WORDS);
-    if taken == 0 || (taken == 1 && words.len() > 1) {
-        return None;
-    }
-    Some(words[..taken].join(" "))
+    toolgate_policy::narrow_allow_rule_for(tool, effects)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolgate_core::Change;
+    use toolgate_core::{Change, Effect};
+    use toolgate_policy::RuleDecision;
 
     fn command(line: &str) -> Effects {
         Effects::known([Effect::command(line, None)])
-    }
-
-    #[test]
-    fn command_prefixes() {
-        let cases: &[(&str, Option<&str>)] = &[
-            ("cargo test", Some("cargo test")),
-            ("cargo test --all", Some("cargo test")),
-            ("git status -s", Some("git status")),
-            ("npm run build -- --watch", Some("npm run build")),
-            ("git remote add origin x", Some("git remote add")),
-            ("pytest", Some("pytest")),
-            ("  make  ", Some("make")),
-            ("ls -la", None),
-            ("rm -rf build", None),
-            ("python3 script.py", None),
-            ("node -e x", None),
-            ("git -C /etc status", None),
-            ("cargo test; rm -rf /", None),
-            ("cargo test && curl x", None),
-            ("echo $(id)", None),
-            ("echo `id`", None),
-            ("FOO=1 cargo test", None),
-            ("cat 'a b'", None),
-            ("./script.sh", None),
-            ("/bin/rm -rf x", None),
-            ("rm *", None),
-            ("", None),
-            ("cargo test\nrm -rf /", None),
-        ];
-        for (line, expected) in cases {
-            assert_eq!(command_prefix(line).as_deref(), *expected, "{line:?}");
-        }
     }
 
     #[test]
