@@ -12,14 +12,11 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
-use std::io::Write;
-use std::process::{Output, Stdio};
-
 use serde_json::json;
 
 mod common;
 
-use common::{Ws, answer, server, text, tool_call};
+use common::{Ws, answer, server, tool_call};
 
 /// A workspace whose configuration asks before sensitive calls.
 fn asking(ws: &Ws, server: &wiremock::MockServer) {
@@ -31,33 +28,6 @@ fn asking(ws: &Ws, server: &wiremock::MockServer) {
         ),
     )
     .unwrap();
-}
-
-/// `toolgate ARGS` on a pty, typing `typed`; everything the terminal got.
-async fn on_tty(ws: &Ws, args: &str, typed: &str) -> (Output, String) {
-    let bin = env!("CARGO_BIN_EXE_toolgate");
-    let mut cmd = ws.command("script");
-    cmd.args(["-qec", &format!("{bin} {args}"), "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let typed = typed.to_owned();
-    let output = tokio::task::spawn_blocking(move || {
-        let mut child = cmd
-            .spawn()
-            .expect("`script` (util-linux) runs the binary on a pseudo-terminal");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(typed.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    })
-    .await
-    .unwrap();
-    let tty = text(&output.stdout).replace('\r', "");
-    (output, tty)
 }
 
 /// The terminal's text with our own colours taken out.
@@ -123,7 +93,7 @@ async fn an_edit_is_asked_as_a_coloured_diff_not_as_json() {
         "def greet(name):\n    return \"Helo, \" + name\n",
     )
     .unwrap();
-    let (out, tty) = on_tty(&ws, "run 'Fix the greeting'", "y\n").await;
+    let (out, tty) = ws.on_tty("run 'Fix the greeting'", "y\n").await;
     let shown = plain(&tty);
     assert_eq!(out.status.code(), Some(0), "{tty}");
     assert!(
@@ -175,7 +145,7 @@ async fn a_write_over_an_existing_file_says_it_replaces_it_and_a_patch_shows_its
     let ws = Ws::new(&server);
     asking(&ws, &server);
     std::fs::write(ws.path().join("notes.txt"), "a\nb\nc\nd\ne\n").unwrap();
-    let (out, tty) = on_tty(&ws, "run 'Rewrite notes'", "y\ny\n").await;
+    let (out, tty) = ws.on_tty("run 'Rewrite notes'", "y\ny\n").await;
     let shown = plain(&tty);
     assert_eq!(out.status.code(), Some(0), "{shown}");
     assert!(
@@ -213,7 +183,7 @@ async fn a_command_is_asked_with_its_class_reason_programs_and_sandbox() {
     let ws = Ws::new(&server);
     asking(&ws, &server);
     std::fs::create_dir_all(ws.path().join("build/x")).unwrap();
-    let (out, tty) = on_tty(&ws, "run 'Clean'", "n\n").await;
+    let (out, tty) = ws.on_tty("run 'Clean'", "n\n").await;
     let shown = plain(&tty);
     assert_eq!(out.status.code(), Some(0), "{shown}");
     let title = shown
@@ -240,7 +210,7 @@ async fn a_long_command_shows_its_end_and_cannot_be_allowed_unseen() {
     let ws = Ws::new(&server);
     asking(&ws, &server);
     // `y` before viewing is refused; `v` shows it whole; then `y`.
-    let (out, tty) = on_tty(&ws, "run 'Write big'", "y\nv\ny\n").await;
+    let (out, tty) = ws.on_tty("run 'Write big'", "y\nv\ny\n").await;
     let shown = plain(&tty);
     assert_eq!(
         out.status.code(),
@@ -275,7 +245,7 @@ async fn model_text_and_tool_names_cannot_paint_the_terminal() {
     let fake = "read_file\u{1b}[2K\r\u{1b}[32m✓ read_file [executed]";
     let server = server(vec![tool_call("f", fake, "{}"), answer(HOSTILE)]).await;
     let ws = Ws::new(&server);
-    let (out, tty) = on_tty(&ws, "run 'Say something'", "").await;
+    let (out, tty) = ws.on_tty("run 'Say something'", "").await;
     assert_eq!(out.status.code(), Some(0), "{tty:?}");
     assert_eq!(raw_controls(&tty), Vec::<String>::new(), "{tty:?}");
     let shown = plain(&tty);
@@ -331,13 +301,13 @@ async fn listings_of_mcp_tools_and_skills_are_neutralised() {
 
     // `skills list` exits 1 when it skipped a skill.
     for (args, code) in [("tools list", 0), ("skills list", 1), ("mcp list", 0)] {
-        let (out, tty) = on_tty(&ws, args, "").await;
+        let (out, tty) = ws.on_tty(args, "").await;
         assert_eq!(out.status.code(), Some(code), "{args}: {tty:?}");
         assert_eq!(raw_controls(&tty), Vec::<String>::new(), "{args}: {tty:?}");
     }
-    let (_, tty) = on_tty(&ws, "tools list", "").await;
+    let (_, tty) = ws.on_tty("tools list", "").await;
     assert!(plain(&tty).contains("Reads.\\x1b[2J\\x07"), "{tty:?}");
-    let (_, tty) = on_tty(&ws, "skills list", "").await;
+    let (_, tty) = ws.on_tty("skills list", "").await;
     assert!(
         plain(&tty).contains("Helps.\\x1b]0;pwned\\x07\\x1b[2J\\u{202E}ok"),
         "{tty:?}"
@@ -385,7 +355,7 @@ async fn an_mcp_call_is_asked_with_its_server_and_arguments_neutralised() {
         "mcp:\n  servers:\n    evil:\n      command: python3\n      args: [evil_mcp.py]\n",
     );
     std::fs::write(ws.path().join("toolgate.yaml"), config).unwrap();
-    let (out, tty) = on_tty(&ws, "run 'Peek'", "y\n").await;
+    let (out, tty) = ws.on_tty("run 'Peek'", "y\n").await;
     let shown = plain(&tty);
     assert_eq!(out.status.code(), Some(0), "{shown}");
     assert_eq!(raw_controls(&tty), Vec::<String>::new(), "{tty:?}");
@@ -413,7 +383,9 @@ async fn the_person_s_time_is_told_apart_from_the_tool_s() {
     .await;
     let ws = Ws::new(&server);
     asking(&ws, &server);
-    let (out, tty) = on_tty(&ws, "run 'Write' --report json --report-file r.json", "y\n").await;
+    let (out, tty) = ws
+        .on_tty("run 'Write' --report json --report-file r.json", "y\n")
+        .await;
     assert_eq!(out.status.code(), Some(0), "{tty}");
     assert!(plain(&tty).contains("s to answer)"), "{tty}");
     let report: serde_json::Value =

@@ -8,8 +8,7 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
-use std::io::Write;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -24,34 +23,6 @@ fn set_mode(ws: &Ws, mode: &str) {
         .unwrap()
         .replace("mode: yolo", &format!("mode: {mode}"));
     std::fs::write(path, config).unwrap();
-}
-
-/// `toolgate ARGS` on a pty whose input is `typed` and then closed;
-/// everything the terminal got.
-async fn on_tty(ws: &Ws, args: &str, typed: &str) -> (Output, String) {
-    let bin = env!("CARGO_BIN_EXE_toolgate");
-    let mut cmd = ws.command("script");
-    cmd.args(["-qec", &format!("{bin} {args}"), "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let typed = typed.to_owned();
-    let output = tokio::task::spawn_blocking(move || {
-        let mut child = cmd
-            .spawn()
-            .expect("`script` (util-linux) runs the binary on a pseudo-terminal");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(typed.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    })
-    .await
-    .unwrap();
-    let tty = text(&output.stdout).replace('\r', "");
-    (output, tty)
 }
 
 /// The `toolgate rules add …` line inside a refusal, without its backticks.
@@ -121,11 +92,13 @@ async fn dont_ask_never_prompts_on_a_terminal_where_confirm_sensitive_does() {
     let ws = Ws::new(&server);
     let call = r#"call run_command '{"command": "touch made.txt"}'"#;
     // The control: confirm-sensitive asks on the terminal (answered no).
-    let (out, tty) = on_tty(&ws, &format!("--mode confirm-sensitive {call}"), "n\n").await;
+    let (out, tty) = ws
+        .on_tty(&format!("--mode confirm-sensitive {call}"), "n\n")
+        .await;
     assert!(tty.contains("[y]es"), "{tty}");
     assert_eq!(out.status.code(), Some(1), "{tty}");
     // dont-ask: no question, refused at once, even with a terminal there.
-    let (out, tty) = on_tty(&ws, &format!("--mode dont-ask {call}"), "y\n").await;
+    let (out, tty) = ws.on_tty(&format!("--mode dont-ask {call}"), "y\n").await;
     assert!(!tty.contains("[y]es"), "{tty}");
     assert!(
         tty.contains("--tool run_command --command 'touch made.txt' --decision allow"),

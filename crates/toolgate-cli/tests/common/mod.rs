@@ -7,11 +7,13 @@
     unreachable_pub,
     unused_imports,
     clippy::unwrap_used,
+    clippy::expect_used,
     reason = "each test file uses a part; a failed unwrap is a failed test"
 )]
 
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use wiremock::{MockServer, ResponseTemplate};
 
@@ -61,6 +63,35 @@ impl Ws {
         // mode, hooks and gates: trust it.
         cmd.env("TOOLGATE_TRUST_WORKSPACE", "1");
         cmd
+    }
+
+    /// `toolgate ARGS` on a pseudo-terminal (util-linux `script`) whose
+    /// input is `typed` and then closed; the output and everything the
+    /// terminal got, without carriage returns.
+    pub(crate) async fn on_tty(&self, args: &str, typed: &str) -> (Output, String) {
+        let bin = env!("CARGO_BIN_EXE_toolgate");
+        let mut cmd = self.command("script");
+        cmd.args(["-qec", &format!("{bin} {args}"), "/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let typed = typed.to_owned();
+        let output = tokio::task::spawn_blocking(move || {
+            let mut child = cmd
+                .spawn()
+                .expect("`script` (util-linux) runs the binary on a pseudo-terminal");
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(typed.as_bytes())
+                .unwrap();
+            child.wait_with_output().unwrap()
+        })
+        .await
+        .unwrap();
+        let tty = text(&output.stdout).replace('\r', "");
+        (output, tty)
     }
 }
 
