@@ -156,6 +156,7 @@ impl HostBuilder {
             rules,
             dry_run: self.dry_run,
             sandbox: OnceLock::new(),
+            workspace_view: OnceLock::new(),
             store: OnceLock::new(),
             dynamic: OnceLock::new(),
             store_audit: OnceLock::new(),
@@ -256,6 +257,8 @@ pub struct Host {
     rules: ConfirmationRules,
     dry_run: bool,
     sandbox: OnceLock<Sandbox>,
+    /// [`Host::workspace_view`], its glob sets compiled once.
+    workspace_view: OnceLock<Workspace>,
     pub(crate) store: OnceLock<Arc<toolgate_store::SqliteStore>>,
     pub(crate) dynamic: OnceLock<Arc<DynamicTools>>,
     pub(crate) store_audit: OnceLock<Arc<crate::assembly::stores::StoreAudit>>,
@@ -384,8 +387,18 @@ impl Host {
     /// sensitive patterns (refused to every tool unless
     /// `workspace.allow_sensitive`), protected patterns (never written), and
     /// toolgate's own state ([`own_state`](Self::own_state)), refused to
-    /// every tool, read or write, wherever it lies.
+    /// every tool, read or write, wherever it lies. Built once per host
+    /// (its glob sets are the costliest part of a start): the file tools,
+    /// the search tools, the commands and every gate share it.
     pub fn workspace_view(&self) -> Result<Workspace, HostError> {
+        if let Some(view) = self.workspace_view.get() {
+            return Ok(view.clone());
+        }
+        let view = self.build_workspace_view()?;
+        Ok(self.workspace_view.get_or_init(|| view).clone())
+    }
+
+    fn build_workspace_view(&self) -> Result<Workspace, HostError> {
         let config = self.config();
         Workspace::builder(&self.workspace)
             .sensitive_patterns(
