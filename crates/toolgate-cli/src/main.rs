@@ -19,7 +19,9 @@ use toolgate_core::{
     CommandClass, RegisteredTool, SchemaFormat, Sensitivity, ToolCall, ToolResult,
 };
 use toolgate_engine::{Approver, Decision};
-use toolgate_host::{Gate, Host, HostBuilder, HostError, Overrides, TrustPolicy, env_vars};
+use toolgate_host::{
+    Gate, GateTools, Host, HostBuilder, HostError, Overrides, TrustPolicy, env_vars,
+};
 use toolgate_mcp::ServerState;
 use toolgate_policy::ConfirmationMode;
 
@@ -319,20 +321,28 @@ impl Setup {
         interactive: Option<Arc<dyn Approver>>,
     ) -> Result<Gate, CliError> {
         let gate = self.host.gate().interactive(interactive).build().await?;
-        Ok(warn_failed_servers(gate))
+        Ok(warn_failed_servers_of(gate))
     }
 
-    /// A gate that shows what agents are offered: the delegation tools
-    /// included (they run only inside `toolgate run`).
-    pub(crate) async fn agent_gate(&self) -> Result<Gate, CliError> {
-        let gate = self.host.gate().delegation(true).build().await?;
-        Ok(warn_failed_servers(gate))
+    /// The tools agents are offered, to show them (`tools list`, `prompt
+    /// show`): the delegation tools included (they run only inside
+    /// `toolgate run`); no gate, since nothing is called.
+    pub(crate) async fn agent_tools(&self) -> Result<GateTools, CliError> {
+        let tools = self.host.gate().delegation(true).tools().await?;
+        warn_failed_servers(&tools.mcp_statuses);
+        Ok(tools)
     }
 }
 
 /// `gate`, after a warning for each MCP server that failed to start.
-fn warn_failed_servers(gate: Gate) -> Gate {
-    for status in &gate.mcp_statuses {
+fn warn_failed_servers_of(gate: Gate) -> Gate {
+    warn_failed_servers(&gate.mcp_statuses);
+    gate
+}
+
+/// A warning for each MCP server that failed to start.
+fn warn_failed_servers(statuses: &[toolgate_mcp::ServerStatus]) {
+    for status in statuses {
         if let ServerState::Failed(reason) = &status.state {
             render::note(&format!(
                 "warning: MCP server `{}` skipped: {reason}",
@@ -340,7 +350,6 @@ fn warn_failed_servers(gate: Gate) -> Gate {
             ));
         }
     }
-    gate
 }
 
 /// The workspace directory, canonical: `dir`, or the current directory.
@@ -349,7 +358,7 @@ pub(crate) fn resolve_workspace(dir: Option<&std::path::Path>) -> Result<PathBuf
 }
 
 async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError> {
-    let gate = setup.agent_gate().await?;
+    let gate = setup.agent_tools().await?;
     gate.shutdown().await;
     let registry = &gate.registry;
     let mut tools = Vec::new();
@@ -461,7 +470,7 @@ async fn tools_review(setup: &Setup, cmd: ToolsCommand) -> Result<Exit, CliError
 
 /// `toolgate prompt show`: the system prompt on stdout, its size on stderr.
 async fn prompt_show(setup: &Setup, agent: &str) -> Result<Exit, CliError> {
-    let gate = setup.agent_gate().await?;
+    let gate = setup.agent_tools().await?;
     gate.shutdown().await;
     let def = setup
         .host

@@ -49,7 +49,7 @@
 pub use assembly::catalog::{
     AgentLoopGroup, GROUPS, ToolsSection, reserved_names, untrusted_tool_keys,
 };
-pub use assembly::gate::{Gate, GateBuilder};
+pub use assembly::gate::{Gate, GateBuilder, GateTools};
 pub use assembly::host::{
     Host, HostBuilder, TrustPolicy, confirmation_rules_builder, resolve_workspace,
 };
