@@ -519,7 +519,10 @@ impl Host {
     /// command blocklist inside.
     pub fn guardrails(&self) -> Result<Arc<GuardrailsEngine>, HostError> {
         let config = self.config();
+        // The same sensitive list as the workspace view's: compiled once.
+        let view = self.workspace_view()?;
         GuardrailsEngine::builder(config.guardrails.clone(), &self.workspace)
+            .compiled_sensitive(view.sensitive_set().clone())
             .command_guard(CommandGuard::new(
                 Arc::clone(&self.command_policy),
                 config.commands.allowed_only,
