@@ -20,7 +20,7 @@ use toolgate_core::{
 };
 use toolgate_engine::{Approver, Decision};
 use toolgate_host::{
-    Gate, GateTools, Host, HostBuilder, HostError, Overrides, TrustPolicy, env_vars,
+    Gate, GateTools, Host, HostBuilder, HostError, HostPart, Overrides, TrustPolicy, env_vars,
 };
 use toolgate_mcp::ServerState;
 use toolgate_policy::ConfirmationMode;
@@ -166,7 +166,12 @@ async fn run(mut cli: Cli) -> Result<Exit, CliError> {
             return doctor_cmd::apparmor_profile();
         }
         // A configuration that does not load is the first failed check.
-        return match Setup::new(&cli.global, &ProviderArgs::default(), ask_for(&cli.command)) {
+        return match Setup::new(
+            &cli.global,
+            &ProviderArgs::default(),
+            ask_for(&cli.command),
+            &[],
+        ) {
             Ok(setup) => doctor_cmd::doctor(&setup, args).await,
             Err(error) => Ok(doctor_cmd::config_failed(
                 &error,
@@ -178,6 +183,7 @@ async fn run(mut cli: Cli) -> Result<Exit, CliError> {
         &cli.global,
         &provider_args(&cli.command),
         ask_for(&cli.command),
+        parts_for(&cli.command),
     )
     .map_err(|mut e| {
         // DESIGN.md §11: the agent commands exit 3 on configuration errors.
@@ -235,6 +241,18 @@ fn ask_for(command: &Command) -> Ask {
         | Command::Skills(_)
         | Command::Store(_) => Ask::Never,
         _ => Ask::Terminal,
+    }
+}
+
+/// The parts of the host a command asks for at load, checked there:
+/// `call` runs one call through one gate, which always holds the workspace
+/// view and the sandbox. The other commands build what they use on first
+/// use (`tools list` needs the registry's specs only: no engine, audit or
+/// store).
+fn parts_for(command: &Command) -> &'static [HostPart] {
+    match command {
+        Command::Call(_) => &[HostPart::WorkspaceView, HostPart::Sandbox],
+        _ => &[],
     }
 }
 
@@ -298,13 +316,22 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
-    pub(crate) fn new(global: &GlobalArgs, llm: &ProviderArgs, ask: Ask) -> Result<Self, CliError> {
+    /// The host of the global flags, with `parts` built and checked at
+    /// load ([`parts_for`]).
+    pub(crate) fn new(
+        global: &GlobalArgs,
+        llm: &ProviderArgs,
+        ask: Ask,
+        parts: &[HostPart],
+    ) -> Result<Self, CliError> {
         let trust = if forced_trust(global) {
             TrustPolicy::ThisRun
         } else {
             trust_cmd::policy(ask)
         };
-        let host = host_builder(global, llm, trust)?.load()?;
+        let host = host_builder(global, llm, trust)?
+            .parts(parts.iter().copied())
+            .load()?;
         if let Some(project) = &host.loaded().project {
             trust_cmd::warn_ignored(project, global, host.workspace());
         }

@@ -62,6 +62,23 @@ pub struct HostBuilder {
     overrides: Overrides,
     dry_run: bool,
     trust: TrustPolicy,
+    parts: Vec<HostPart>,
+}
+
+/// A part of a [`Host`] a front end asks to have built, and checked, by
+/// [`HostBuilder::load`] (ripgrep's `SearcherBuilder` is the model: what is
+/// asked for is valid once the builder returns). A part not asked for is
+/// built on its first use, with the same checks and messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HostPart {
+    /// The file tools' view of the workspace ([`Host::workspace_view`]):
+    /// the sensitive and protected patterns compiled.
+    WorkspaceView,
+    /// The sandbox every process runs in ([`Host::sandbox`]).
+    Sandbox,
+    /// The store ([`Host::store`]): opened, its schema up to date.
+    Store,
 }
 
 impl HostBuilder {
@@ -112,7 +129,20 @@ impl HostBuilder {
         self
     }
 
-    /// Reads every configuration layer and checks it.
+    /// Builds `parts` at [`load`](Self::load), in this order, so that an
+    /// invalid one (a bad glob, a sandbox that cannot be had, a damaged
+    /// store) fails the load with the error it gives when built later;
+    /// calling this again adds to the list. Each command asks for what it
+    /// will use: a part asked for and never used is built for nothing. By
+    /// default, none: each part is built on its first use.
+    #[must_use]
+    pub fn parts(mut self, parts: impl IntoIterator<Item = HostPart>) -> Self {
+        self.parts.extend(parts);
+        self
+    }
+
+    /// Reads every configuration layer and checks it, then builds the
+    /// [`parts`](Self::parts) asked for.
     pub fn load(self) -> Result<Host, HostError> {
         let env = self.env.unwrap_or_else(|| std::env::vars().collect());
         let workspace = resolve_workspace(self.workspace.as_deref())?;
@@ -147,7 +177,7 @@ impl HostBuilder {
             rules.root(root);
         }
         let rules = rules.build().map_err(HostError::Rules)?;
-        Ok(Host {
+        let host = Host {
             workspace,
             mode_flag: self.overrides.mode,
             loaded,
@@ -162,7 +192,21 @@ impl HostBuilder {
             store_audit: OnceLock::new(),
             skills: OnceLock::new(),
             group_outlines: OnceLock::new(),
-        })
+        };
+        for part in self.parts {
+            match part {
+                HostPart::WorkspaceView => {
+                    host.workspace_view()?;
+                }
+                HostPart::Sandbox => {
+                    host.sandbox()?;
+                }
+                HostPart::Store => {
+                    host.store()?;
+                }
+            }
+        }
+        Ok(host)
     }
 }
 
@@ -296,6 +340,7 @@ impl Host {
             overrides: Overrides::default(),
             dry_run: false,
             trust: TrustPolicy::StoreOnly,
+            parts: Vec::new(),
         }
     }
 
