@@ -74,7 +74,7 @@ pub(crate) async fn init(global: &GlobalArgs, args: &InitArgs) -> Result<Exit, C
 
     // Checked as every other command will load it: the workspace file,
     // this file, the variables.
-    let checks = match Setup::new(global, &ProviderArgs::default(), Ask::Never) {
+    let checks = match Setup::new(global, &ProviderArgs::default(), Ask::Never, &[]) {
         Ok(loaded) => loaded.host.model_checks(&DoctorOptions::default()).await,
         Err(error) => vec![crate::doctor_cmd::failed_check(&error)],
     };

@@ -19,7 +19,9 @@ use toolgate_core::{
     CommandClass, RegisteredTool, SchemaFormat, Sensitivity, ToolCall, ToolResult,
 };
 use toolgate_engine::{Approver, Decision};
-use toolgate_host::{Gate, Host, HostBuilder, HostError, Overrides, TrustPolicy, env_vars};
+use toolgate_host::{
+    Gate, GateTools, Host, HostBuilder, HostError, HostPart, Overrides, TrustPolicy, env_vars,
+};
 use toolgate_mcp::ServerState;
 use toolgate_policy::ConfirmationMode;
 
@@ -164,7 +166,12 @@ async fn run(mut cli: Cli) -> Result<Exit, CliError> {
             return doctor_cmd::apparmor_profile();
         }
         // A configuration that does not load is the first failed check.
-        return match Setup::new(&cli.global, &ProviderArgs::default(), ask_for(&cli.command)) {
+        return match Setup::new(
+            &cli.global,
+            &ProviderArgs::default(),
+            ask_for(&cli.command),
+            &[],
+        ) {
             Ok(setup) => doctor_cmd::doctor(&setup, args).await,
             Err(error) => Ok(doctor_cmd::config_failed(
                 &error,
@@ -176,6 +183,7 @@ async fn run(mut cli: Cli) -> Result<Exit, CliError> {
         &cli.global,
         &provider_args(&cli.command),
         ask_for(&cli.command),
+        parts_for(&cli.command),
     )
     .map_err(|mut e| {
         // DESIGN.md §11: the agent commands exit 3 on configuration errors.
@@ -233,6 +241,18 @@ fn ask_for(command: &Command) -> Ask {
         | Command::Skills(_)
         | Command::Store(_) => Ask::Never,
         _ => Ask::Terminal,
+    }
+}
+
+/// The parts of the host a command asks for at load, checked there:
+/// `call` runs one call through one gate, which always holds the workspace
+/// view and the sandbox. The other commands build what they use on first
+/// use (`tools list` needs the registry's specs only: no engine, audit or
+/// store).
+fn parts_for(command: &Command) -> &'static [HostPart] {
+    match command {
+        Command::Call(_) => &[HostPart::WorkspaceView, HostPart::Sandbox],
+        _ => &[],
     }
 }
 
@@ -296,13 +316,22 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
-    pub(crate) fn new(global: &GlobalArgs, llm: &ProviderArgs, ask: Ask) -> Result<Self, CliError> {
+    /// The host of the global flags, with `parts` built and checked at
+    /// load ([`parts_for`]).
+    pub(crate) fn new(
+        global: &GlobalArgs,
+        llm: &ProviderArgs,
+        ask: Ask,
+        parts: &[HostPart],
+    ) -> Result<Self, CliError> {
         let trust = if forced_trust(global) {
             TrustPolicy::ThisRun
         } else {
             trust_cmd::policy(ask)
         };
-        let host = host_builder(global, llm, trust)?.load()?;
+        let host = host_builder(global, llm, trust)?
+            .parts(parts.iter().copied())
+            .load()?;
         if let Some(project) = &host.loaded().project {
             trust_cmd::warn_ignored(project, global, host.workspace());
         }
@@ -319,20 +348,28 @@ impl Setup {
         interactive: Option<Arc<dyn Approver>>,
     ) -> Result<Gate, CliError> {
         let gate = self.host.gate().interactive(interactive).build().await?;
-        Ok(warn_failed_servers(gate))
+        Ok(warn_failed_servers_of(gate))
     }
 
-    /// A gate that shows what agents are offered: the delegation tools
-    /// included (they run only inside `toolgate run`).
-    pub(crate) async fn agent_gate(&self) -> Result<Gate, CliError> {
-        let gate = self.host.gate().delegation(true).build().await?;
-        Ok(warn_failed_servers(gate))
+    /// The tools agents are offered, to show them (`tools list`, `prompt
+    /// show`): the delegation tools included (they run only inside
+    /// `toolgate run`); no gate, since nothing is called.
+    pub(crate) async fn agent_tools(&self) -> Result<GateTools, CliError> {
+        let tools = self.host.gate().delegation(true).tools().await?;
+        warn_failed_servers(&tools.mcp_statuses);
+        Ok(tools)
     }
 }
 
 /// `gate`, after a warning for each MCP server that failed to start.
-fn warn_failed_servers(gate: Gate) -> Gate {
-    for status in &gate.mcp_statuses {
+fn warn_failed_servers_of(gate: Gate) -> Gate {
+    warn_failed_servers(&gate.mcp_statuses);
+    gate
+}
+
+/// A warning for each MCP server that failed to start.
+fn warn_failed_servers(statuses: &[toolgate_mcp::ServerStatus]) {
+    for status in statuses {
         if let ServerState::Failed(reason) = &status.state {
             render::note(&format!(
                 "warning: MCP server `{}` skipped: {reason}",
@@ -340,7 +377,6 @@ fn warn_failed_servers(gate: Gate) -> Gate {
             ));
         }
     }
-    gate
 }
 
 /// The workspace directory, canonical: `dir`, or the current directory.
@@ -349,7 +385,7 @@ pub(crate) fn resolve_workspace(dir: Option<&std::path::Path>) -> Result<PathBuf
 }
 
 async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError> {
-    let gate = setup.agent_gate().await?;
+    let gate = setup.agent_tools().await?;
     gate.shutdown().await;
     let registry = &gate.registry;
     let mut tools = Vec::new();
@@ -493,7 +529,7 @@ async fn tools_review(setup: &Setup, cmd: ToolsCommand) -> Result<Exit, CliError
 
 /// `toolgate prompt show`: the system prompt on stdout, its size on stderr.
 async fn prompt_show(setup: &Setup, agent: &str) -> Result<Exit, CliError> {
-    let gate = setup.agent_gate().await?;
+    let gate = setup.agent_tools().await?;
     gate.shutdown().await;
     let def = setup
         .host

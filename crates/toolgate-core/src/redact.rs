@@ -9,7 +9,7 @@
 //! found by its shape. The rules are on [`redact`].
 
 use std::borrow::Cow;
-use std::sync::{LazyLock, PoisonError, RwLock};
+use std::sync::{OnceLock, PoisonError, RwLock};
 
 use regex::{Captures, Match, Regex};
 
@@ -187,13 +187,18 @@ fn accepted(value: &str) -> Option<&str> {
 /// The rules, then the registered `secrets` and `extra`.
 fn redact_with<'t>(text: &'t str, secrets: &[String], extra: Option<&str>) -> Cow<'t, str> {
     let mut text = Cow::Borrowed(text);
-    for rule in RULES.iter() {
-        let Ok(regex) = &rule.regex else {
+    let mut lower = text.to_ascii_lowercase();
+    for rule in &RULES {
+        if !(rule.may_apply)(&text, &lower) {
+            continue;
+        }
+        let Ok(regex) = rule.regex() else {
             // A pattern that does not compile (a test makes sure they all
             // do) must not let secrets through: nothing is shown.
             return Cow::Owned(REDACTED.to_owned());
         };
         if let Cow::Owned(replaced) = replace_all(regex, &text, rule.apply) {
+            lower = replaced.to_ascii_lowercase();
             text = Cow::Owned(replaced);
         }
     }
@@ -229,66 +234,121 @@ fn replace_secrets<'t>(mut text: Cow<'t, str>, secrets: &[&str]) -> Cow<'t, str>
     }
 }
 
-/// A pattern and what a match becomes (`None`: it stays).
+/// A pattern, compiled on the first text it may change, and what a match
+/// becomes (`None`: it stays).
 struct Rule {
-    regex: Result<Regex, regex::Error>,
+    pattern: &'static str,
+    /// Whether the rule may change a text, given the text and its ASCII
+    /// lower case: `false` only when no match could be replaced (the text
+    /// lacks a literal every replaced match holds), so that most text is
+    /// never searched and the pattern rarely compiled.
+    may_apply: fn(&str, &str) -> bool,
     apply: fn(&Captures<'_>) -> Option<String>,
+    regex: OnceLock<Result<Regex, regex::Error>>,
 }
 
 impl Rule {
-    fn new(pattern: &str, apply: fn(&Captures<'_>) -> Option<String>) -> Self {
+    const fn new(
+        pattern: &'static str,
+        may_apply: fn(&str, &str) -> bool,
+        apply: fn(&Captures<'_>) -> Option<String>,
+    ) -> Self {
         Rule {
-            regex: Regex::new(pattern),
+            pattern,
+            may_apply,
             apply,
+            regex: OnceLock::new(),
         }
+    }
+
+    fn regex(&self) -> &Result<Regex, regex::Error> {
+        self.regex.get_or_init(|| Regex::new(self.pattern))
     }
 }
 
+/// Every credential's name holds one of these, in lower case: each word of
+/// [`SECRET_WORDS`] and each ending of [`SECRET_ENDINGS`] holds one (a test
+/// checks it), and so does each header name of rule 2.
+const CREDENTIAL_NEEDLES: &[&str] = &[
+    "key",
+    "pwd",
+    "pass",
+    "auth",
+    "sig",
+    "cookie",
+    "jwt",
+    "otp",
+    "sessid",
+    "sessionid",
+    "token",
+    "secret",
+    "credential",
+];
+
+/// Whether `lower` (a text in ASCII lower case) may hold a credential's
+/// name (see [`credential_name`]).
+fn may_name_credential(lower: &str) -> bool {
+    CREDENTIAL_NEEDLES
+        .iter()
+        .any(|needle| lower.contains(needle))
+}
+
 /// Rules 1–5, in order.
-static RULES: LazyLock<[Rule; 7]> = LazyLock::new(|| {
-    [
-        // 1. URL user information.
-        Rule::new(
-            r#"(?i)[a-z][a-z0-9+.\-]*://(?P<value>[^\s/?#"<>\\`{}|\^\[\]]+)@"#,
-            |caps| replace_group(caps, caps.name("value")?, REDACTED),
-        ),
-        // 2. Credential headers.
-        Rule::new(
-            r#"(?i)(?-u:\b)(?:proxy-authorization|authorization|x-api-key|api-key|x-auth-token|x-goog-api-key|set-cookie|cookie)[ \t]*:[ \t]*(?P<value>[^\s"'\\][^\r\n"'\\]*)"#,
-            redact_value_group,
-        ),
-        // 3. Bearer tokens.
-        Rule::new(
-            r"(?i)(?-u:\b)bearer[ \t]+(?P<value>[A-Za-z0-9_~+/\-]+(?:\.[A-Za-z0-9_~+/\-]+)*=*)",
-            |caps| {
-                let value = caps.name("value")?;
-                looks_like_token(value.as_str())
-                    .then(|| replace_group(caps, value, REDACTED))
-                    .flatten()
-            },
-        ),
-        // 4a. JSON and Python-style fields, escaped JSON too.
-        Rule::new(
-            r#"\\?["'](?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)\\?["']\s*:\s*(?:\\"(?P<esc>.*?)\\"|"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>(?:[^'\\\r\n]|\\.)*)')"#,
-            redact_field,
-        ),
-        // 4b. `name: value` and `name = value` lines.
-        Rule::new(
-            r#"(?m)^[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*[:=][ \t]*(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|(?P<bare>[^\s"'#]\S*))[ \t]*(?:#[^\r\n]*)?\r?$"#,
-            redact_field,
-        ),
-        // 4c. `name=value` anywhere.
-        Rule::new(
-            r#"(?:^|[^A-Za-z0-9_.])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)=(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|(?P<bare>[^\s&#"'<>\\,;=]+=*))"#,
-            redact_field,
-        ),
-        // 5. Known key shapes.
-        Rule::new(
-            r"(?-u:\b)(?:sk-[A-Za-z0-9_\-]{20,}|gh[posur]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9\-]{10,}|A[KS]IA[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35})",
-            |_| Some(REDACTED.to_owned()),
-        ),
-    ]
-});
+static RULES: [Rule; 7] = [
+    // 1. URL user information.
+    Rule::new(
+        r#"(?i)[a-z][a-z0-9+.\-]*://(?P<value>[^\s/?#"<>\\`{}|\^\[\]]+)@"#,
+        |text, _| text.contains("://") && text.contains('@'),
+        |caps| replace_group(caps, caps.name("value")?, REDACTED),
+    ),
+    // 2. Credential headers. Case-insensitive matching reaches beyond
+    // ASCII (the Kelvin sign is a `k`): text that is not ASCII is
+    // always searched.
+    Rule::new(
+        r#"(?i)(?-u:\b)(?:proxy-authorization|authorization|x-api-key|api-key|x-auth-token|x-goog-api-key|set-cookie|cookie)[ \t]*:[ \t]*(?P<value>[^\s"'\\][^\r\n"'\\]*)"#,
+        |text, lower| !text.is_ascii() || may_name_credential(lower),
+        redact_value_group,
+    ),
+    // 3. Bearer tokens.
+    Rule::new(
+        r"(?i)(?-u:\b)bearer[ \t]+(?P<value>[A-Za-z0-9_~+/\-]+(?:\.[A-Za-z0-9_~+/\-]+)*=*)",
+        |text, lower| !text.is_ascii() || lower.contains("bearer"),
+        |caps| {
+            let value = caps.name("value")?;
+            looks_like_token(value.as_str())
+                .then(|| replace_group(caps, value, REDACTED))
+                .flatten()
+        },
+    ),
+    // 4a. JSON and Python-style fields, escaped JSON too.
+    Rule::new(
+        r#"\\?["'](?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)\\?["']\s*:\s*(?:\\"(?P<esc>.*?)\\"|"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>(?:[^'\\\r\n]|\\.)*)')"#,
+        |_, lower| may_name_credential(lower),
+        redact_field,
+    ),
+    // 4b. `name: value` and `name = value` lines.
+    Rule::new(
+        r#"(?m)^[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*[:=][ \t]*(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|(?P<bare>[^\s"'#]\S*))[ \t]*(?:#[^\r\n]*)?\r?$"#,
+        |_, lower| may_name_credential(lower),
+        redact_field,
+    ),
+    // 4c. `name=value` anywhere.
+    Rule::new(
+        r#"(?:^|[^A-Za-z0-9_.])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)=(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|(?P<bare>[^\s&#"'<>\\,;=]+=*))"#,
+        |_, lower| may_name_credential(lower),
+        redact_field,
+    ),
+    // 5. Known key shapes.
+    Rule::new(
+        r"(?-u:\b)(?:sk-[A-Za-z0-9_\-]{20,}|gh[posur]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9\-]{10,}|A[KS]IA[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35})",
+        |text, _| {
+            ["sk-", "gh", "github_pat_", "xox", "AKIA", "ASIA", "AIza"]
+                .iter()
+                .any(|prefix| text.contains(prefix))
+        },
+        |_| Some(REDACTED.to_owned()),
+    ),
+];
 
 /// `text` with the matches of `regex` replaced by `apply`; borrowed when
 /// nothing changed.
@@ -540,9 +600,71 @@ mod tests {
 
     #[test]
     fn every_pattern_compiles() {
-        for rule in RULES.iter() {
-            assert!(rule.regex.is_ok(), "{:?}", rule.regex);
+        for rule in &RULES {
+            assert!(rule.regex().is_ok(), "{:?}", rule.regex());
         }
+    }
+
+    #[test]
+    fn every_credential_name_holds_a_needle() {
+        for word in SECRET_WORDS.iter().chain(SECRET_ENDINGS) {
+            assert!(may_name_credential(word), "`{word}` holds no needle");
+        }
+        for header in [
+            "proxy-authorization",
+            "authorization",
+            "x-api-key",
+            "api-key",
+            "x-auth-token",
+            "x-goog-api-key",
+            "set-cookie",
+            "cookie",
+        ] {
+            assert!(may_name_credential(header), "`{header}` holds no needle");
+        }
+    }
+
+    #[test]
+    fn a_rule_skipped_for_a_text_would_not_have_changed_it() {
+        let samples = [
+            "http://user:PASS@localhost:8080/v1?token=abc&model=llama",
+            "git clone https://ghp_abcdefghijklmnopqrstuvwxyz012345@github.com/x/y",
+            r#"{"error": "bad header Authorization: Bearer sk-live-4f9a1c"}"#,
+            "X-Api-Key: abcdef123456\nCookie: session=abc123def",
+            "curl -H 'authorization: Token 0123456789abcdef' https://x",
+            "Authorization: Bearer eyJhbGciOi.eyJzdWIi.sig-nature_123",
+            r#"{"apiKey": "s3cr3t-value", "model": "m", "password": 'hunter22'}"#,
+            r#"{\"client_secret\": \"abc123xyz\"}"#,
+            "export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\nDB_PASSWORD: 'pw-123456'",
+            "- sessionId: 'abcdef0123'\nJSESSIONID=0123456789abcdef",
+            "next=https://x/?access_token=abcdef0123&sig=0123abcdef&otp=123456",
+            "sk-abcdefghijklmnopqrstuvwxyz AKIAABCDEFGHIJKLMNOP xoxb-0123456789-abcdef",
+            "AIzaSyA-0123456789abcdefghijklmnopqrstuv github_pat_0123456789abcdefghijABCDEFG",
+            "api-\u{212a}ey: abcdef123456",
+            "mode confirm-sensitive: `asks` tools ask; rules may allow",
+            "2026-11-27T20:00:00+00:00 (UTC)",
+        ];
+        let mut changed_some = [false; 7];
+        for text in samples {
+            let lower = text.to_ascii_lowercase();
+            for (i, rule) in RULES.iter().enumerate() {
+                let Ok(regex) = rule.regex() else {
+                    panic!("rule {i} does not compile");
+                };
+                let changed = matches!(replace_all(regex, text, rule.apply), Cow::Owned(_));
+                assert!(
+                    !changed || (rule.may_apply)(text, &lower),
+                    "rule {i} would change {text:?} but is skipped for it"
+                );
+                changed_some[i] |= changed;
+            }
+        }
+        // Every rule is tried on a text it changes.
+        assert_eq!(changed_some, [true; 7]);
+        // And text without the literals is never searched.
+        let plain = "mode confirm-sensitive: `asks` tools ask; rules may allow";
+        let lower = plain.to_ascii_lowercase();
+        assert!(RULES.iter().all(|rule| !(rule.may_apply)(plain, &lower)));
     }
 
     #[test]

@@ -400,6 +400,14 @@ impl Workspace {
         &self.inner.root
     }
 
+    /// The sensitive patterns, compiled (whether or not the workspace
+    /// allows sensitive files): for a part that judges paths by the same
+    /// patterns (the guardrails) without compiling them again. (The
+    /// protected ones are not offered: the workspace adds `/.git` to them.)
+    pub fn sensitive_set(&self) -> &PathPatterns {
+        &self.inner.sensitive
+    }
+
     /// Checks and normalises a path given by a user or a model, without
     /// touching the file system (rule 1 in the [type docs](Self)).
     pub fn resolve(&self, user_path: &str) -> Result<WsPath, WorkspaceError> {

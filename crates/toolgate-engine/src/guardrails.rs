@@ -150,6 +150,7 @@ pub struct GuardrailsEngineBuilder {
     allow_sensitive: bool,
     sandbox: Option<Sandbox>,
     protected: Vec<String>,
+    compiled_sensitive: Option<PathPatterns>,
 }
 
 impl GuardrailsEngineBuilder {
@@ -187,6 +188,17 @@ impl GuardrailsEngineBuilder {
         self
     }
 
+    /// The sensitive patterns, compiled already (the host's workspace view
+    /// holds them: [`Workspace::sensitive_set`]), used instead of compiling
+    /// them at [`build`](Self::build). They must be the same list:
+    /// [`DEFAULT_SENSITIVE_PATTERNS`] with `sensitive_files`. By default,
+    /// none: the build compiles them.
+    #[must_use]
+    pub fn compiled_sensitive(mut self, sensitive: PathPatterns) -> Self {
+        self.compiled_sensitive = Some(sensitive);
+        self
+    }
+
     /// Compiles patterns and regexes.
     pub fn build(self) -> Result<GuardrailsEngine, GuardrailsError> {
         let sandbox = match self.sandbox {
@@ -202,13 +214,16 @@ impl GuardrailsEngineBuilder {
                 source: Box::new(e),
             }
         };
-        let sensitive = PathPatterns::new(
-            DEFAULT_SENSITIVE_PATTERNS
-                .iter()
-                .map(|p| (*p).to_owned())
-                .chain(c.sensitive_files.iter().cloned()),
-        )
-        .map_err(glob_error("sensitive_files"))?;
+        let sensitive = match self.compiled_sensitive {
+            Some(sensitive) => sensitive,
+            None => PathPatterns::new(
+                DEFAULT_SENSITIVE_PATTERNS
+                    .iter()
+                    .map(|p| (*p).to_owned())
+                    .chain(c.sensitive_files.iter().cloned()),
+            )
+            .map_err(glob_error("sensitive_files"))?,
+        };
         let protected = PathPatterns::new(
             DEFAULT_PROTECTED_PATTERNS
                 .iter()
@@ -327,6 +342,7 @@ impl GuardrailsEngine {
             allow_sensitive: false,
             sandbox: None,
             protected: Vec::new(),
+            compiled_sensitive: None,
         }
     }
 

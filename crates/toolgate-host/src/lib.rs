@@ -49,9 +49,9 @@
 pub use assembly::catalog::{
     AgentLoopGroup, GROUPS, ToolsSection, reserved_names, untrusted_tool_keys,
 };
-pub use assembly::gate::{Gate, GateBuilder};
+pub use assembly::gate::{Gate, GateBuilder, GateTools};
 pub use assembly::host::{
-    Host, HostBuilder, TrustPolicy, confirmation_rules_builder, resolve_workspace,
+    Host, HostBuilder, HostPart, TrustPolicy, confirmation_rules_builder, resolve_workspace,
 };
 pub use assembly::llm::{LlmOverrides, ModelChoice, ModelClient};
 pub use assembly::skills::{SkillInstructions, SkillsGroup};

@@ -119,14 +119,59 @@ impl<'h> GateBuilder<'h> {
         self
     }
 
+    /// The tools the gate would hold, without the gate: the registry of
+    /// the configured groups, the delegation tools when asked for, the MCP
+    /// servers' tools (a server that fails is skipped and reported in
+    /// [`GateTools::mcp_statuses`]), the agent's dynamic tools,
+    /// `self_inspect` and `mcp_add_server`. For front ends that show tools
+    /// and run none (`toolgate tools list`, `toolgate prompt show`): no
+    /// engine, guardrails, hooks, approver or audit is built, so none of
+    /// them can run a call. Call [`GateTools::shutdown`] before exiting.
+    pub async fn tools(self) -> Result<GateTools, HostError> {
+        self.register_tools().await
+    }
+
     /// Starts the MCP servers (a server that fails is skipped and reported
-    /// in [`Gate::mcp_statuses`]) and builds the gate.
+    /// in [`Gate::mcp_statuses`]) and builds the gate: the tools of
+    /// [`tools`](Self::tools) behind the engine.
     pub async fn build(self) -> Result<Gate, HostError> {
         let host = self.host;
         let mode = match self.mode {
             Some(mode) => mode,
             None => host.mode_for(None)?,
         };
+        let tools = self.register_tools().await?;
+        let network = match attach_network(host, mode, &self) {
+            Ok(network) => network,
+            Err(error) => {
+                tools.shutdown().await;
+                return Err(error);
+            }
+        };
+        match assemble(host, &tools.registry, mode, self) {
+            Ok(parts) => Ok(Gate {
+                _network: network,
+                registry: tools.registry,
+                engine: Arc::new(parts.0),
+                guardrails: parts.1,
+                hooks: parts.2,
+                mcp: tools.mcp,
+                mcp_statuses: tools.mcp_statuses,
+                delegation: tools.delegation,
+                skills: tools.skills,
+            }),
+            Err(error) => {
+                tools.shutdown().await;
+                Err(error)
+            }
+        }
+    }
+
+    /// The registry with every tool of the gate, in the order they were
+    /// always registered: the groups, delegation, MCP, dynamic,
+    /// `self_inspect`, `mcp_add_server`.
+    async fn register_tools(&self) -> Result<GateTools, HostError> {
+        let host = self.host;
         let skills = host.skill_activations();
         let registry = host.registry_with(skills.clone())?;
         let delegation = self
@@ -140,48 +185,49 @@ impl<'h> GateBuilder<'h> {
         } else {
             Vec::new()
         };
-        if let Err(error) = register_dynamic(host, &registry, self.agent.as_deref()).await {
-            manager.shutdown().await;
-            return Err(error);
+        let tools = GateTools {
+            registry,
+            mcp: manager,
+            mcp_statuses: statuses,
+            delegation,
+            skills,
+        };
+        match self.register_more(&tools).await {
+            Ok(()) => Ok(tools),
+            Err(error) => {
+                tools.shutdown().await;
+                Err(error)
+            }
         }
-        if host.config().tools.self_inspect.enabled {
+    }
+
+    /// The tools registered after the MCP servers started: dynamic tools,
+    /// `self_inspect` (whose health report names the servers) and
+    /// `mcp_add_server`.
+    async fn register_more(&self, tools: &GateTools) -> Result<(), HostError> {
+        let host = self.host;
+        let registry = &tools.registry;
+        register_dynamic(host, registry, self.agent.as_deref()).await?;
+        let config = host.config();
+        if config.tools.self_inspect.enabled {
             let sandbox = host.sandbox().map_or_else(
                 |e| json!({"error": toolgate_core::error_chain(&e)}),
                 |s| json!({"level": s.status().level_name(), "network": s.network_status().to_string()}),
             );
-            let health = json!({"sandbox": sandbox, "mcp_servers": statuses});
-            let config = serde_json::to_value(host.config()).unwrap_or_default();
-            let inspect = SelfInspect::new(config, health, Arc::clone(&registry));
-            if let Err(error) = registry.register(inspect) {
-                manager.shutdown().await;
-                return Err(HostError::Registry(error));
-            }
+            let health = json!({"sandbox": sandbox, "mcp_servers": tools.mcp_statuses});
+            let config = serde_json::to_value(config).unwrap_or_default();
+            let inspect = SelfInspect::new(config, health, Arc::clone(registry));
+            registry.register(inspect).map_err(HostError::Registry)?;
         }
-        let network = match attach_network(host, mode, &self) {
-            Ok(network) => network,
-            Err(error) => {
-                manager.shutdown().await;
-                return Err(error);
-            }
-        };
-        let gate = assemble(host, &registry, &manager, mode, self);
-        match gate {
-            Ok(parts) => Ok(Gate {
-                _network: network,
-                registry,
-                engine: Arc::new(parts.0),
-                guardrails: parts.1,
-                hooks: parts.2,
-                mcp: manager,
-                mcp_statuses: statuses,
-                delegation,
-                skills,
-            }),
-            Err(error) => {
-                manager.shutdown().await;
-                Err(error)
-            }
+        if self.mcp && config.mcp.add_server_tool {
+            let recorder = Arc::new(ConfigFileRecorder {
+                path: host.loaded().project_file.clone(),
+            });
+            registry
+                .register(AddServerTool::new(Arc::clone(&tools.mcp), recorder))
+                .map_err(HostError::Registry)?;
         }
+        Ok(())
     }
 }
 
@@ -255,22 +301,15 @@ async fn register_dynamic(
     Ok(())
 }
 
+/// The engine in front of `registry`, with the guardrails and hooks it
+/// holds.
 fn assemble(
     host: &Host,
     registry: &Arc<Registry>,
-    manager: &Arc<McpManager>,
     mode: ConfirmationMode,
     options: GateBuilder<'_>,
 ) -> Result<(ExecutionEngine, Arc<GuardrailsEngine>, Arc<HookExecutor>), HostError> {
     let config = host.config();
-    if options.mcp && config.mcp.add_server_tool {
-        let recorder = Arc::new(ConfigFileRecorder {
-            path: host.loaded().project_file.clone(),
-        });
-        registry
-            .register(AddServerTool::new(Arc::clone(manager), recorder))
-            .map_err(HostError::Registry)?;
-    }
     let guardrails = host.guardrails()?;
     let hooks = host.hooks(options.session_id.as_deref())?;
     let mut builder = ExecutionEngine::builder(Arc::clone(registry))
@@ -349,16 +388,58 @@ impl std::fmt::Debug for Gate {
     }
 }
 
+/// The tools of a gate without the gate ([`GateBuilder::tools`]): what a
+/// front end that lists tools needs, and nothing that runs them.
+pub struct GateTools {
+    /// The tools: built-ins and MCP tools.
+    pub registry: Arc<Registry>,
+    /// The MCP client side.
+    pub mcp: Arc<McpManager>,
+    /// How each configured MCP server started.
+    pub mcp_statuses: Vec<ServerStatus>,
+    /// The delegation hub, when the delegation tools are registered
+    /// ([`GateBuilder::delegation`]).
+    pub delegation: Option<Arc<toolgate_agent::delegate::DelegationHub>>,
+    /// The activations of the `skill` tool.
+    pub skills: toolgate_skills::Activations,
+}
+
+impl std::fmt::Debug for GateTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GateTools")
+            .field("mcp_statuses", &self.mcp_statuses)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GateTools {
+    /// The tools an agent gets on top of its own list (see
+    /// [`Gate::extra_tool_names`]).
+    pub fn extra_tool_names(&self) -> Vec<String> {
+        extra_tool_names(&self.mcp, &self.registry)
+    }
+
+    /// Stops the MCP servers.
+    pub async fn shutdown(&self) {
+        self.mcp.shutdown().await;
+    }
+}
+
+/// The MCP servers' tools and, when skills are offered, `skill`.
+fn extra_tool_names(mcp: &McpManager, registry: &Registry) -> Vec<String> {
+    let mut extra = mcp.tool_names();
+    if registry.has(SkillTool::NAME) {
+        extra.push(SkillTool::NAME.to_owned());
+    }
+    extra
+}
+
 impl Gate {
     /// The tools an agent gets on top of its own list: the MCP servers'
     /// tools and, when skills are offered, `skill` (see
     /// [`AgentDef::with_extra_tools`](toolgate_agent::AgentDef::with_extra_tools)).
     pub fn extra_tool_names(&self) -> Vec<String> {
-        let mut extra = self.mcp.tool_names();
-        if self.registry.has(SkillTool::NAME) {
-            extra.push(SkillTool::NAME.to_owned());
-        }
-        extra
+        extra_tool_names(&self.mcp, &self.registry)
     }
 
     /// Stops the MCP servers.

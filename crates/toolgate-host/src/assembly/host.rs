@@ -62,6 +62,23 @@ pub struct HostBuilder {
     overrides: Overrides,
     dry_run: bool,
     trust: TrustPolicy,
+    parts: Vec<HostPart>,
+}
+
+/// A part of a [`Host`] a front end asks to have built, and checked, by
+/// [`HostBuilder::load`] (ripgrep's `SearcherBuilder` is the model: what is
+/// asked for is valid once the builder returns). A part not asked for is
+/// built on its first use, with the same checks and messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HostPart {
+    /// The file tools' view of the workspace ([`Host::workspace_view`]):
+    /// the sensitive and protected patterns compiled.
+    WorkspaceView,
+    /// The sandbox every process runs in ([`Host::sandbox`]).
+    Sandbox,
+    /// The store ([`Host::store`]): opened, its schema up to date.
+    Store,
 }
 
 impl HostBuilder {
@@ -112,7 +129,20 @@ impl HostBuilder {
         self
     }
 
-    /// Reads every configuration layer and checks it.
+    /// Builds `parts` at [`load`](Self::load), in this order, so that an
+    /// invalid one (a bad glob, a sandbox that cannot be had, a damaged
+    /// store) fails the load with the error it gives when built later;
+    /// calling this again adds to the list. Each command asks for what it
+    /// will use: a part asked for and never used is built for nothing. By
+    /// default, none: each part is built on its first use.
+    #[must_use]
+    pub fn parts(mut self, parts: impl IntoIterator<Item = HostPart>) -> Self {
+        self.parts.extend(parts);
+        self
+    }
+
+    /// Reads every configuration layer and checks it, then builds the
+    /// [`parts`](Self::parts) asked for.
     pub fn load(self) -> Result<Host, HostError> {
         let env = self.env.unwrap_or_else(|| std::env::vars().collect());
         let workspace = resolve_workspace(self.workspace.as_deref())?;
@@ -147,7 +177,7 @@ impl HostBuilder {
             rules.root(root);
         }
         let rules = rules.build().map_err(HostError::Rules)?;
-        Ok(Host {
+        let host = Host {
             workspace,
             mode_flag: self.overrides.mode,
             loaded,
@@ -156,12 +186,27 @@ impl HostBuilder {
             rules,
             dry_run: self.dry_run,
             sandbox: OnceLock::new(),
+            workspace_view: OnceLock::new(),
             store: OnceLock::new(),
             dynamic: OnceLock::new(),
             store_audit: OnceLock::new(),
             skills: OnceLock::new(),
             group_outlines: OnceLock::new(),
-        })
+        };
+        for part in self.parts {
+            match part {
+                HostPart::WorkspaceView => {
+                    host.workspace_view()?;
+                }
+                HostPart::Sandbox => {
+                    host.sandbox()?;
+                }
+                HostPart::Store => {
+                    host.store()?;
+                }
+            }
+        }
+        Ok(host)
     }
 }
 
@@ -257,6 +302,8 @@ pub struct Host {
     rules: ConfirmationRules,
     dry_run: bool,
     sandbox: OnceLock<Sandbox>,
+    /// [`Host::workspace_view`], its glob sets compiled once.
+    workspace_view: OnceLock<Workspace>,
     pub(crate) store: OnceLock<Arc<toolgate_store::SqliteStore>>,
     pub(crate) dynamic: OnceLock<Arc<DynamicTools>>,
     pub(crate) store_audit: OnceLock<Arc<crate::assembly::stores::StoreAudit>>,
@@ -294,6 +341,7 @@ impl Host {
             overrides: Overrides::default(),
             dry_run: false,
             trust: TrustPolicy::StoreOnly,
+            parts: Vec::new(),
         }
     }
 
@@ -385,8 +433,18 @@ impl Host {
     /// sensitive patterns (refused to every tool unless
     /// `workspace.allow_sensitive`), protected patterns (never written), and
     /// toolgate's own state ([`own_state`](Self::own_state)), refused to
-    /// every tool, read or write, wherever it lies.
+    /// every tool, read or write, wherever it lies. Built once per host
+    /// (its glob sets are the costliest part of a start): the file tools,
+    /// the search tools, the commands and every gate share it.
     pub fn workspace_view(&self) -> Result<Workspace, HostError> {
+        if let Some(view) = self.workspace_view.get() {
+            return Ok(view.clone());
+        }
+        let view = self.build_workspace_view()?;
+        Ok(self.workspace_view.get_or_init(|| view).clone())
+    }
+
+    fn build_workspace_view(&self) -> Result<Workspace, HostError> {
         let config = self.config();
         Workspace::builder(&self.workspace)
             .sensitive_patterns(
@@ -507,7 +565,10 @@ impl Host {
     /// command blocklist inside.
     pub fn guardrails(&self) -> Result<Arc<GuardrailsEngine>, HostError> {
         let config = self.config();
+        // The same sensitive list as the workspace view's: compiled once.
+        let view = self.workspace_view()?;
         GuardrailsEngine::builder(config.guardrails.clone(), &self.workspace)
+            .compiled_sensitive(view.sensitive_set().clone())
             .command_guard(CommandGuard::new(
                 Arc::clone(&self.command_policy),
                 config.commands.allowed_only,
