@@ -582,7 +582,15 @@ async fn call(setup: &Setup, args: CallArgs) -> Result<Exit, CliError> {
     } else {
         PromptApprover::terminal().map(|p| Arc::new(p) as Arc<dyn Approver>)
     };
-    let gate = setup.gate(interactive).await?;
+    // Only the tool's own group is built when the catalog has it.
+    let gate = setup
+        .host
+        .gate()
+        .interactive(interactive)
+        .for_tool(args.tool.clone())
+        .build()
+        .await?;
+    let gate = warn_failed_servers_of(gate);
     let run = gate
         .engine
         .execute(ToolCall::new("cli-1", args.tool, arguments))

@@ -253,10 +253,35 @@ impl Host {
         &self,
         activations: Activations,
     ) -> Result<Vec<ToolGroup>, HostError> {
+        self.groups_where(activations, |_| true)
+    }
+
+    /// The one group of [`GROUPS`] that declares a tool named `name`,
+    /// built, when it is enabled and offers that tool; `None` otherwise
+    /// (no group declares it, as for MCP and dynamic tools, or its group
+    /// leaves it out).
+    pub(crate) fn group_of_tool(
+        &self,
+        name: &str,
+        activations: Activations,
+    ) -> Result<Option<ToolGroup>, HostError> {
+        let groups = self.groups_where(activations, |g| g.tool_names().contains(&name))?;
+        Ok(groups
+            .into_iter()
+            .find(|g| g.tools.iter().any(|t| t.name() == name)))
+    }
+
+    /// The groups of [`GROUPS`] that `wanted` keeps, built, in order; those
+    /// that offer no tool are left out.
+    fn groups_where(
+        &self,
+        activations: Activations,
+        wanted: impl Fn(&dyn Group) -> bool,
+    ) -> Result<Vec<ToolGroup>, HostError> {
         let parts = HostParts::new(self, activations);
         let tools = &self.config().tools;
         let mut groups = Vec::new();
-        for group in GROUPS {
+        for group in GROUPS.iter().filter(|g| wanted(**g)) {
             let ctx = GroupContext::new(tools.section(group.section_key()), &parts);
             let built = group.build(&ctx).map_err(|e| group_error(*group, e))?;
             if !built.tools.is_empty() {

@@ -30,6 +30,7 @@ pub struct GateBuilder<'h> {
     delegation: bool,
     agent: Option<String>,
     audit: Vec<Arc<dyn AuditSink>>,
+    for_tool: Option<String>,
 }
 
 impl std::fmt::Debug for GateBuilder<'_> {
@@ -53,7 +54,21 @@ impl<'h> GateBuilder<'h> {
             delegation: false,
             agent: None,
             audit: Vec::new(),
+            for_tool: None,
         }
+    }
+
+    /// The gate serves calls of one tool, `name` (`toolgate call`): when a
+    /// group of the catalog offers it, only that group is built, and no MCP
+    /// server is started nor any other tool registered; a call of another
+    /// tool then finds no such tool. When no group offers it (an MCP or a
+    /// dynamic tool, or a name that does not exist), the gate holds every
+    /// tool, as without this. The engine in front, and so every step a
+    /// call goes through, is the same. By default, every tool.
+    #[must_use]
+    pub fn for_tool(mut self, name: impl Into<String>) -> Self {
+        self.for_tool = Some(name.into());
+        self
     }
 
     /// The agent the gate serves: with `tools.dynamic`, its `create_tool`
@@ -173,6 +188,21 @@ impl<'h> GateBuilder<'h> {
     async fn register_tools(&self) -> Result<GateTools, HostError> {
         let host = self.host;
         let skills = host.skill_activations();
+        if let Some(name) = &self.for_tool
+            && let Some(group) = host.group_of_tool(name, skills.clone())?
+        {
+            let registry = Registry::new();
+            for tool in group.tools {
+                registry.register_arc(tool).map_err(HostError::Registry)?;
+            }
+            return Ok(GateTools {
+                registry: Arc::new(registry),
+                mcp: McpManager::new(Arc::new(Registry::new()), host.sandbox()?),
+                mcp_statuses: Vec::new(),
+                delegation: None,
+                skills,
+            });
+        }
         let registry = host.registry_with(skills.clone())?;
         let delegation = self
             .delegation
