@@ -129,12 +129,8 @@ impl AuditSink for StoreAudit {
 
 /// toolgate's store as the [`PlanBook`](toolgate_core::PlanBook) of
 /// `update_plan`, so that the coding tools keep session plans in the store
-/// without compiling it.
-///
-/// The store keeps its own [`Plan`](toolgate_store::Plan) type (it depends
-/// on none of toolgate's crates); both types have the one wire format the
-/// store writes and `update_plan`'s metadata carries, so a plan crosses
-/// over as that JSON.
+/// without compiling it. The store keeps toolgate-core's
+/// [`Plan`](toolgate_core::Plan) as it is.
 pub struct StorePlans {
     store: Arc<dyn toolgate_store::PlanStore>,
 }
@@ -152,15 +148,6 @@ impl StorePlans {
     }
 }
 
-/// `from` as the type with the same wire format.
-fn same_plan<A, B>(from: &A) -> Result<B, toolgate_core::PlanBookError>
-where
-    A: serde::Serialize,
-    B: serde::de::DeserializeOwned,
-{
-    Ok(serde_json::from_value(serde_json::to_value(from)?)?)
-}
-
 #[async_trait::async_trait]
 impl toolgate_core::PlanBook for StorePlans {
     async fn set_plan(
@@ -168,18 +155,13 @@ impl toolgate_core::PlanBook for StorePlans {
         session_id: &str,
         plan: &toolgate_core::Plan,
     ) -> Result<(), toolgate_core::PlanBookError> {
-        let plan: toolgate_store::Plan = same_plan(plan)?;
-        Ok(self.store.set_plan(session_id, &plan).await?)
+        Ok(self.store.set_plan(session_id, plan).await?)
     }
 
     async fn plan(
         &self,
         session_id: &str,
     ) -> Result<Option<toolgate_core::Plan>, toolgate_core::PlanBookError> {
-        self.store
-            .plan(session_id)
-            .await?
-            .map(|plan| same_plan(&plan))
-            .transpose()
+        Ok(self.store.plan(session_id).await?)
     }
 }
