@@ -21,6 +21,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
@@ -207,7 +208,7 @@ pub trait NetworkObserver: Send + Sync {
 /// A connection cannot be traced to the command (or the run) that made
 /// it, so with several attachments alive the newest is asked and told.
 pub struct NetworkAttachment {
-    _inner: Arc<Attached>,
+    inner: Arc<Attached>,
 }
 
 impl fmt::Debug for NetworkAttachment {
@@ -216,9 +217,37 @@ impl fmt::Debug for NetworkAttachment {
     }
 }
 
+impl NetworkAttachment {
+    /// Waits until every connection that started while this attachment was
+    /// the newest has been reported to its observer, for at most `limit`:
+    /// a front end calls it before it lets go of the attachment, so the
+    /// audit holds the last connection of the last command (which the
+    /// proxy reports when the connection ends, after the command may
+    /// already have exited). Returns whether all were reported.
+    pub async fn settle(&self, limit: Duration) -> bool {
+        let inner = &self.inner;
+        tokio::time::timeout(limit, async {
+            loop {
+                let notified = inner.settled.notified();
+                if inner.in_flight.load(Ordering::Acquire) == 0 {
+                    return;
+                }
+                notified.await;
+            }
+        })
+        .await
+        .is_ok()
+    }
+}
+
 pub(crate) struct Attached {
     pub(crate) consent: Option<Arc<dyn NetworkConsent>>,
     pub(crate) observer: Option<Arc<dyn NetworkObserver>>,
+    /// Connections that started under this attachment and are not reported
+    /// yet.
+    pub(crate) in_flight: AtomicUsize,
+    /// Told each time `in_flight` drops.
+    pub(crate) settled: tokio::sync::Notify,
 }
 
 /// The attachments of a sandbox, newest last: the proxy asks and tells the
@@ -242,11 +271,16 @@ impl Attachments {
         consent: Option<Arc<dyn NetworkConsent>>,
         observer: Option<Arc<dyn NetworkObserver>>,
     ) -> NetworkAttachment {
-        let inner = Arc::new(Attached { consent, observer });
+        let inner = Arc::new(Attached {
+            consent,
+            observer,
+            in_flight: AtomicUsize::new(0),
+            settled: tokio::sync::Notify::new(),
+        });
         let mut list = self.list.lock().unwrap_or_else(PoisonError::into_inner);
         list.retain(|w| w.strong_count() > 0);
         list.push(Arc::downgrade(&inner));
-        NetworkAttachment { _inner: inner }
+        NetworkAttachment { inner }
     }
 
     /// The newest attachment still alive.

@@ -35,7 +35,7 @@ use tokio::sync::{OnceCell, Semaphore};
 use super::policy::{self, Judgement, Listed, Target};
 use super::socks::{self, SocksTarget, reply};
 use super::{
-    Attachments, ConnectionRecord, ConsentAnswer, Decision, NetworkPolicy, Protocol, http,
+    Attached, Attachments, ConnectionRecord, ConsentAnswer, Decision, NetworkPolicy, Protocol, http,
 };
 use consent::consent;
 
@@ -220,17 +220,23 @@ impl Refusal {
 }
 
 /// A connection being followed; reported once, when it is dropped (so a
-/// connection cut short by the sandbox going away is reported too).
-struct Tracked<'a> {
-    shared: &'a Shared,
+/// connection cut short by the sandbox going away is reported too), to the
+/// attachment that was the newest when it started, which counts it in
+/// flight until then.
+struct Tracked {
+    attached: Option<Arc<Attached>>,
     record: ConnectionRecord,
     started: Instant,
 }
 
-impl<'a> Tracked<'a> {
-    fn new(shared: &'a Shared, protocol: Protocol) -> Self {
+impl Tracked {
+    fn new(shared: &Shared, protocol: Protocol) -> Self {
+        let attached = shared.attachments.current();
+        if let Some(a) = &attached {
+            a.in_flight.fetch_add(1, Ordering::AcqRel);
+        }
         Self {
-            shared,
+            attached,
             record: ConnectionRecord {
                 id: shared.next_id.fetch_add(1, Ordering::Relaxed),
                 protocol,
@@ -253,7 +259,7 @@ impl<'a> Tracked<'a> {
     }
 }
 
-impl Drop for Tracked<'_> {
+impl Drop for Tracked {
     fn drop(&mut self) {
         let r = &mut self.record;
         r.duration = self.started.elapsed();
@@ -271,13 +277,12 @@ impl Drop for Tracked<'_> {
             error = r.error.as_deref().unwrap_or(""),
             "connection"
         );
-        if let Some(observer) = self
-            .shared
-            .attachments
-            .current()
-            .and_then(|a| a.observer.clone())
-        {
-            observer.connection(r);
+        if let Some(attached) = &self.attached {
+            if let Some(observer) = &attached.observer {
+                observer.connection(r);
+            }
+            attached.in_flight.fetch_sub(1, Ordering::AcqRel);
+            attached.settled.notify_waiters();
         }
     }
 }
@@ -470,7 +475,7 @@ async fn socks_handshake(
 
 /// Copies both ways until both sides are done, counting bytes.
 async fn splice(
-    tracked: &mut Tracked<'_>,
+    tracked: &mut Tracked,
     mut client: TcpStream,
     upstream: &mut TcpStream,
     first: &[u8],
@@ -495,7 +500,7 @@ async fn splice(
 /// [`NetworkPolicy`] rules).
 async fn open(
     shared: &Shared,
-    tracked: &mut Tracked<'_>,
+    tracked: &mut Tracked,
     protocol: Protocol,
     host: &str,
     port: u16,

@@ -238,6 +238,44 @@ fn scripted(answers: &[ConsentAnswer]) -> Arc<Scripted> {
     })
 }
 
+/// A connection is reported to the attachment that was the newest when it
+/// started, even when another attaches before it ends, and `settle` waits
+/// until it is: the audit of a gate holds its commands' last connections.
+#[tokio::test]
+async fn a_connection_reports_to_the_attachment_it_started_under() {
+    let w = world();
+    let first = Arc::new(Records::default());
+    let attached = w
+        .sandbox
+        .attach_network(None, Some(Arc::clone(&first) as Arc<dyn NetworkObserver>));
+    let a = w.allowed.port;
+    // A tunnel through the proxy held open for 3 s; a newer attachment
+    // comes 1 s into it.
+    let line = format!(
+        "python3 -c 'import os, socket, time, urllib.parse as u; \
+         p = u.urlsplit(os.environ[\"HTTP_PROXY\"]); \
+         s = socket.create_connection((p.hostname, p.port)); \
+         s.sendall(b\"CONNECT allowed.test:{a} HTTP/1.1\\r\\nHost: allowed.test:{a}\\r\\n\\r\\n\"); \
+         print(s.recv(100).split()[1].decode()); time.sleep(3); s.close()'"
+    );
+    let download = run(&w, &line);
+    let later = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let second = Arc::new(Records::default());
+        let newer = w
+            .sandbox
+            .attach_network(None, Some(Arc::clone(&second) as Arc<dyn NetworkObserver>));
+        (second, newer)
+    };
+    let ((code, out), (second, _newer)) = tokio::join!(download, later);
+    assert!(code == 0 && out.trim() == "200", "{code}: {out}");
+    assert!(attached.settle(Duration::from_secs(10)).await);
+    let first = first.0.lock().unwrap();
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(first[0].host, "allowed.test");
+    assert!(second.0.lock().unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn clients_reach_the_allowed_server_and_not_the_other() {
     let w = world();

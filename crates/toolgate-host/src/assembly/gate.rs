@@ -165,7 +165,7 @@ impl<'h> GateBuilder<'h> {
         };
         match assemble(host, &tools.registry, mode, self) {
             Ok(parts) => Ok(Gate {
-                _network: network,
+                network,
                 registry: tools.registry,
                 engine: Arc::new(parts.0),
                 guardrails: parts.1,
@@ -406,7 +406,7 @@ pub struct Gate {
     pub skills: toolgate_skills::Activations,
     /// The proxy asks this gate's approver and audits into its audit, as
     /// long as the gate lives.
-    _network: Option<NetworkAttachment>,
+    network: Option<NetworkAttachment>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -473,10 +473,23 @@ impl Gate {
     }
 
     /// Stops the MCP servers.
+    /// Waits (up to 2 s) for the proxy to report the connections of this
+    /// gate's commands to its audit, and stops the MCP servers.
     pub async fn shutdown(&self) {
+        if let Some(network) = &self.network
+            && !network.settle(NETWORK_SETTLE).await
+        {
+            tracing::warn!(
+                "connections still open after {} s are not in the audit",
+                NETWORK_SETTLE.as_secs()
+            );
+        }
         self.mcp.shutdown().await;
     }
 }
+
+/// How long [`Gate::shutdown`] waits for connections still open.
+const NETWORK_SETTLE: Duration = Duration::from_secs(2);
 
 /// Records servers added at run time in the workspace configuration file.
 #[derive(Debug)]
