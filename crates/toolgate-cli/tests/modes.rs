@@ -16,15 +16,6 @@ mod common;
 
 use common::{Ws, answer, server, text, tool_call};
 
-/// The workspace's config with `mode: MODE` instead of yolo.
-fn set_mode(ws: &Ws, mode: &str) {
-    let path = ws.path().join("toolgate.yaml");
-    let config = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace("mode: yolo", &format!("mode: {mode}"));
-    std::fs::write(path, config).unwrap();
-}
-
 /// The `toolgate rules add …` line inside a refusal, without its backticks.
 fn rules_add_line(error: &str) -> &str {
     let start = error.find("`toolgate rules add").expect(error) + 1;
@@ -125,7 +116,7 @@ async fn a_dont_ask_run_is_refused_unasked_exits_6_and_the_suggested_rule_comple
     ])
     .await;
     let ws = Ws::new(&server);
-    set_mode(&ws, "dont-ask");
+    ws.set_mode("dont-ask");
     std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
     let out = ws
         .run(&[
@@ -222,7 +213,7 @@ async fn agents_mode_and_tools_list_know_the_new_modes() {
         "agents:\n  ci:\n    system_prompt: CI.\n    mode: dont-ask\n  editor:\n    system_prompt: Edits.\n    mode: accept-edits\n",
     );
     std::fs::write(&path, config).unwrap();
-    set_mode(&ws, "confirm-sensitive");
+    ws.set_mode("confirm-sensitive");
     let column = |listing: &str, tool: &str| -> String {
         let line = listing
             .lines()

@@ -373,10 +373,7 @@ async fn a_run_whose_edits_nobody_could_approve_ends_blocked_with_a_hint() {
     ])
     .await;
     let ws = Ws::new(&server);
-    let config = std::fs::read_to_string(ws.path().join("toolgate.yaml"))
-        .unwrap()
-        .replace("mode: yolo", "mode: confirm-sensitive");
-    std::fs::write(ws.path().join("toolgate.yaml"), config).unwrap();
+    ws.set_mode("confirm-sensitive");
     std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
     let out = ws
         .run(&[

@@ -147,19 +147,13 @@ impl Page {
     }
 }
 
-fn confirm_sensitive(ws: &Ws) {
-    let file = ws.path().join("toolgate.yaml");
-    let text = std::fs::read_to_string(&file).unwrap();
-    std::fs::write(&file, text.replace("mode: yolo", "mode: confirm-sensitive")).unwrap();
-}
-
 const EDIT: &str = r#"{"path":"a.txt","old_str":"old","new_str":"new"}"#;
 
 /// A confirm-sensitive workspace with `a.txt` = `old text`, a `toolgate run
 /// TASK --approver ui` in it, and a page signed in to its approval page.
 async fn run_with_ui(model: &wiremock::MockServer, task: &str) -> (Ws, Proc, Page) {
     let ws = Ws::new(model);
-    confirm_sensitive(&ws);
+    ws.set_mode("confirm-sensitive");
     std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
     let proc = Proc::spawn(&ws, &["run", task, "--approver", "ui"], false);
     let page = Page::sign_in(&proc.url()).await;
@@ -327,7 +321,7 @@ async fn mcp_serve_with_the_ui_approver_asks_the_page_not_the_client() {
     use std::io::Write as _;
     let model = server(vec![answer("unused")]).await;
     let ws = Ws::new(&model);
-    confirm_sensitive(&ws);
+    ws.set_mode("confirm-sensitive");
     let mut cmd = ws.command(env!("CARGO_BIN_EXE_toolgate"));
     cmd.args(["mcp", "serve", "--approver", "ui"])
         .stdin(Stdio::piped())
@@ -432,7 +426,7 @@ async fn an_ask_rule_asks_in_yolo_and_its_card_names_the_rule() {
 async fn a_running_session_cannot_be_started_twice_and_a_failed_start_frees_it() {
     let model = server(vec![tool_call("e", "edit_file", EDIT), answer("Done.")]).await;
     let ws = Ws::new(&model);
-    confirm_sensitive(&ws);
+    ws.set_mode("confirm-sensitive");
     std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
     let proc = Proc::spawn(&ws, &["ui", "--addr", "127.0.0.1:0"], true);
     let page = Page::sign_in(&proc.url()).await;

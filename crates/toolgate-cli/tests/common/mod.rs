@@ -48,6 +48,15 @@ impl Ws {
         self.dir.workspace()
     }
 
+    /// The workspace's `confirmation.mode` set to `mode` instead of yolo.
+    pub(crate) fn set_mode(&self, mode: &str) {
+        let path = self.path().join("toolgate.yaml");
+        let config = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("mode: yolo", &format!("mode: {mode}"));
+        std::fs::write(path, config).unwrap();
+    }
+
     pub(crate) async fn run(&self, args: &[&str]) -> Output {
         let mut cmd = self.command(env!("CARGO_BIN_EXE_toolgate"));
         cmd.args(args);
