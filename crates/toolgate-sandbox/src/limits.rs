@@ -185,12 +185,17 @@ fn default_tmpfs() -> u64 {
     physical_memory().map_or(4 * GIB, |ram| (ram / 4).min(4 * GIB))
 }
 
-/// `MemTotal` of `/proc/meminfo`, in bytes.
+/// `MemTotal` of `/proc/meminfo`, in bytes; read once per process (the
+/// kernel builds the whole file on each read, and every default of
+/// [`Limits`] asks).
 fn physical_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
+    static TOTAL: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *TOTAL.get_or_init(|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    })
 }
 
 impl Default for Limits {

@@ -2,8 +2,9 @@
 //! hold toolgate's own policy (protected).
 
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
-use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::WorkspaceError;
 
@@ -96,16 +97,31 @@ pub const DEFAULT_PROTECTED_PATTERNS: &[&str] = &[
 /// # Ok(())
 /// # }
 /// ```
+///
+/// # Rules
+///
+/// 1. Every pattern is parsed by [`new`](Self::new), so a malformed one is
+///    an error there.
+/// 2. The matcher (a `GlobSet`: regular expressions) is compiled on the
+///    first [`matches`](Self::matches), once for all clones: most commands
+///    (`toolgate call get_datetime`) never look a path up.
+/// 3. Should that compilation fail although every pattern parsed (a set too
+///    large for the regex engine's limits), every path matches the first
+///    pattern: a set that cannot say "no" says "yes", and the failure is
+///    logged.
 #[derive(Debug, Clone)]
 pub struct PathPatterns {
-    set: GlobSet,
-    /// For each glob in `set`, the index of the pattern it came from.
+    globs: Arc<[Glob]>,
+    /// Compiled from `globs` on first use (rule 2); `None` when that failed
+    /// (rule 3).
+    set: Arc<OnceLock<Option<GlobSet>>>,
+    /// For each glob, the index of the pattern it came from.
     origin: Vec<usize>,
     patterns: Vec<String>,
 }
 
 impl PathPatterns {
-    /// Compiles `patterns`.
+    /// Parses `patterns`; the matcher is compiled on first use (rule 2).
     ///
     /// # Errors
     ///
@@ -119,7 +135,7 @@ impl PathPatterns {
         // File names are case-insensitive on macOS and Windows by default, so
         // `.ENV` opens `.env` there: match the way the file system does.
         let case_insensitive = cfg!(any(target_os = "macos", windows));
-        let mut builder = GlobSetBuilder::new();
+        let mut globs = Vec::new();
         let mut origin = Vec::new();
         for (index, pattern) in patterns.iter().enumerate() {
             let invalid = |reason: String| WorkspaceError::InvalidPattern {
@@ -149,21 +165,38 @@ impl PathPatterns {
                     .case_insensitive(case_insensitive)
                     .build()
                     .map_err(|err| invalid(err.kind().to_string()))?;
-                builder.add(glob);
+                globs.push(glob);
                 origin.push(index);
             }
         }
-        let set = builder
-            .build()
-            .map_err(|err| WorkspaceError::InvalidPattern {
-                pattern: patterns.join(", "),
-                reason: err.kind().to_string(),
-            })?;
         Ok(Self {
-            set,
+            globs: globs.into(),
+            set: Arc::default(),
             origin,
             patterns,
         })
+    }
+
+    /// The compiled matcher (rules 2 and 3).
+    fn set(&self) -> Option<&GlobSet> {
+        self.set
+            .get_or_init(|| {
+                let mut builder = GlobSetBuilder::new();
+                for glob in self.globs.iter() {
+                    builder.add(glob.clone());
+                }
+                builder
+                    .build()
+                    .inspect_err(|err| {
+                        tracing::error!(
+                            patterns = %self.patterns.join(", "),
+                            "the path patterns could not be compiled ({err}); every path is \
+                             treated as matching them"
+                        );
+                    })
+                    .ok()
+            })
+            .as_ref()
     }
 
     /// The patterns, as given.
@@ -184,11 +217,14 @@ impl PathPatterns {
         }
         // Almost every path matches nothing: answer that with the cheaper
         // `is_match`, and only look for the first pattern on a hit.
+        let Some(set) = self.set() else {
+            return self.patterns.first().map(String::as_str);
+        };
         let candidate = Candidate::new(rel);
-        if !self.set.is_match_candidate(&candidate) {
+        if !set.is_match_candidate(&candidate) {
             return None;
         }
-        let first = self.set.matches_candidate(&candidate).into_iter().min()?;
+        let first = set.matches_candidate(&candidate).into_iter().min()?;
         let index = *self.origin.get(first)?;
         self.patterns.get(index).map(String::as_str)
     }

@@ -46,7 +46,14 @@ impl Host {
         if let Some(store) = self.store.get() {
             return Ok(Arc::clone(store));
         }
-        let store = if let Some(path) = &self.config().store.path {
+        let store = self.open_store()?;
+        Ok(Arc::clone(self.store.get_or_init(|| Arc::new(store))))
+    }
+
+    /// A new connection to the store, opened (created, migrated) as
+    /// [`store`](Self::store) opens it.
+    fn open_store(&self) -> Result<SqliteStore, HostError> {
+        if let Some(path) = &self.config().store.path {
             SqliteStore::open(path)
         } else {
             let data = toolgate_store::data_dir_from_env(self.env()).ok_or(HostError::NoDataDir)?;
@@ -55,12 +62,14 @@ impl Host {
         .map_err(|source| HostError::Store {
             path: self.store_path().unwrap_or_default(),
             source,
-        })?;
-        Ok(Arc::clone(self.store.get_or_init(|| Arc::new(store))))
+        })
     }
 
     /// The gate's audit into the store (`audit.store`), shared by every gate
-    /// of this host; `None` when it is switched off.
+    /// of this host; `None` when it is switched off. The writer has a
+    /// connection of its own ([`SqliteStore::audit_writer`]); when nothing
+    /// has opened the store yet (`toolgate call`), that connection is the
+    /// only one this host opens unless something else needs the store.
     pub(crate) fn store_audit(&self) -> Result<Option<Arc<StoreAudit>>, HostError> {
         if !self.config().audit.store {
             return Ok(None);
@@ -68,11 +77,18 @@ impl Host {
         if let Some(audit) = self.store_audit.get() {
             return Ok(Some(Arc::clone(audit)));
         }
-        let store = self.store()?;
-        let writer = store.audit_writer().map_err(|source| HostError::Store {
-            path: store.path().to_owned(),
-            source,
-        })?;
+        let writer = if let Some(store) = self.store.get() {
+            store.audit_writer().map_err(|source| HostError::Store {
+                path: store.path().to_owned(),
+                source,
+            })?
+        } else {
+            let store = self.open_store()?;
+            let path = store.path().to_owned();
+            AuditWriter::builder(Arc::new(store))
+                .build()
+                .map_err(|source| HostError::Store { path, source })?
+        };
         let audit = Arc::new(StoreAudit { writer });
         Ok(Some(Arc::clone(self.store_audit.get_or_init(|| audit))))
     }
