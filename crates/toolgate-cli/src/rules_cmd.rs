@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 use toolgate_host::{RulesFileError, UserRules};
-use toolgate_policy::ConfirmationRule;
+use toolgate_policy::{Access, ConfirmationRule};
 
 use crate::cli::{GlobalArgs, RulesAddArgs, RulesCommand};
 use crate::render::{self, CliError, Exit};
@@ -46,10 +46,19 @@ fn list(file: &UserRules, json: bool) -> Result<Exit, CliError> {
 }
 
 fn add(file: &mut UserRules, args: &RulesAddArgs, json: bool) -> Result<Exit, CliError> {
+    let access = match args.access.as_deref() {
+        Some("read") => Some(Access::Read),
+        Some("write") => Some(Access::Write),
+        _ => None,
+    };
     let rule = ConfirmationRule {
         tool: args.tool.clone(),
         command: args.command.clone(),
         path: args.path.clone(),
+        access,
+        domain: args.domain.clone(),
+        exact: args.exact,
+        except: args.except.clone(),
         decision: args.decision,
     };
     let number = file.add(&rule).map_err(file_error)?;

@@ -86,7 +86,7 @@ pub use effects::{
     escape_glob,
 };
 pub use rules::{
-    ANY_TOOL, ConfirmationRule, ConfirmationRules, ConfirmationRulesBuilder, RuleDecision,
+    ANY_TOOL, Access, ConfirmationRule, ConfirmationRules, ConfirmationRulesBuilder, RuleDecision,
     RuleError, RuleMatch, plain_words,
 };
 pub use suggest::{allow_rule_for, narrow_allow_rule_for, rules_add_line};
