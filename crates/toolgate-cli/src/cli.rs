@@ -255,7 +255,7 @@ pub(crate) enum RulesCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct RulesAddArgs {
-    /// The tool's exact name (`run_command`, `write_file`, …), or `*` for every tool.
+    /// The tool's exact name (`run_command`, `write_file`, …), `*` for every tool, or a name ending in `*` (`mcp_github_*`).
     #[arg(long, value_name = "TOOL")]
     pub(crate) tool: String,
     /// A command prefix in shell words (`git status`), matched word by word on the parsed command.

@@ -521,8 +521,9 @@ struct Compiled {
 ///
 /// Building the list refuses, besides malformed globs and prefixes, the
 /// `allow` rules that would skip asking for too much (`tool: "*"`, or a
-/// name ending in `*`, without a `path` or `domain`: files and hosts are
-/// judged by the effects whichever tool declares them) or could
+/// name ending in `*`, without a `path` or `domain`, or with a `path` but
+/// no `access`: files and hosts are judged by the effects whichever tool
+/// declares them) or could
 /// allow nothing: a tool every call of which runs a command line
 /// ([`command_tools`](ConfirmationRulesBuilder::command_tools), the tools
 /// whose spec says
@@ -829,6 +830,12 @@ fn compile(
         return Err(RuleError::TooBroad {
             number,
             reason: "an allow rule must name one tool, not `*`, unless it has a path or a domain",
+        });
+    }
+    if allow && any_tool && rule.path.is_some() && rule.access.is_none() {
+        return Err(RuleError::TooBroad {
+            number,
+            reason: "an allow rule for `*` with a path must say `access: read` or `access: write`",
         });
     }
     let matcher = if let Some(prefix) = &rule.command {

@@ -320,6 +320,10 @@ fn malformed_and_too_broad_rules_are_refused() {
             rule("mcp_github_*", None, None, Allow),
             "rule 1 is too broad",
         ),
+        (
+            rule("*", None, Some("docs/**"), Allow),
+            "must say `access: read` or `access: write`",
+        ),
         (rule("*", Some("ls"), None, Allow), "rule 1 is too broad"),
         (rule("", None, None, Deny), "names no tool"),
         (
