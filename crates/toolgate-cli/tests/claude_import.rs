@@ -117,6 +117,13 @@ fn trusted_claude_settings_decide_calls_and_untrusted_ones_apply_nothing() {
         "{so}"
     );
     assert!(so.contains("the workspace file is not trusted"), "{so}");
+    let out = p.run(&["doctor"]);
+    let so = text(&out.stdout);
+    assert!(
+        so.contains("! Claude Code settings: 0 rule(s) imported from 0 file(s)")
+            && so.contains("the workspace file is not trusted"),
+        "{so}"
+    );
 
     // `toolgate trust` records the settings file, as it is now.
     let out = p.run(&["trust"]);
@@ -193,6 +200,13 @@ fn trusted_claude_settings_decide_calls_and_untrusted_ones_apply_nothing() {
     ] {
         assert!(so.contains(&want), "{want}\n{so}");
     }
+    let out = p.run(&["doctor"]);
+    let so = text(&out.stdout);
+    assert!(
+        so.contains("! Claude Code settings: 3 rule(s) imported from 1 file(s)")
+            && so.contains("permissions.allow[1] `Task`: no toolgate tool"),
+        "{so}"
+    );
     let out = p.run(&["--json", "rules", "list"]);
     let v: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
     assert_eq!(v["rules"][1]["origin"]["key"], "permissions.deny[0]", "{v}");
