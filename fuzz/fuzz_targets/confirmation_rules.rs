@@ -19,6 +19,7 @@ fn rules(prefix: &str, decision: RuleDecision) -> Option<ConfirmationRules> {
         command: Some(prefix.into()),
         path: None,
         decision,
+        ..ConfirmationRule::default()
     }])
     .ok()
 }

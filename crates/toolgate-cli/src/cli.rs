@@ -255,15 +255,30 @@ pub(crate) enum RulesCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct RulesAddArgs {
-    /// The tool's exact name (`run_command`, `write_file`, …), or `*` for every tool.
+    /// The tool's exact name (`run_command`, `write_file`, …), `*` for every tool, or a name ending in `*` (`mcp_github_*`).
     #[arg(long, value_name = "TOOL")]
     pub(crate) tool: String,
     /// A command prefix in shell words (`git status`), matched word by word on the parsed command.
     #[arg(long, value_name = "PREFIX", conflicts_with = "path")]
     pub(crate) command: Option<String>,
     /// A glob over the workspace-relative paths the call reads or changes (`docs/**`).
-    #[arg(long, value_name = "GLOB")]
+    #[arg(long, value_name = "GLOB", conflicts_with = "domain")]
     pub(crate) path: Option<String>,
+    /// With --path: only reads (`read`) or only changes (`write`) count.
+    #[arg(long, value_parser = ["read", "write"], value_name = "ACCESS", requires = "path")]
+    pub(crate) access: Option<String>,
+    /// A host the call reaches (`example.com`, `*.example.com`).
+    #[arg(long, value_name = "HOST", conflicts_with = "command")]
+    pub(crate) domain: Option<String>,
+    /// With --command: the command must be these words and nothing more.
+    #[arg(long, requires = "command", overrides_with = "no_exact")]
+    pub(crate) exact: bool,
+    /// With --command: the command may be followed by more words (the default).
+    #[arg(long, overrides_with = "exact")]
+    pub(crate) no_exact: bool,
+    /// A pattern in the form of the rule's own that the rule does not apply to (repeatable).
+    #[arg(long = "except", value_name = "PATTERN")]
+    pub(crate) except: Vec<String>,
     /// What the rule decides: allow (never ask), ask (ask even in yolo) or deny (refuse).
     #[arg(long, value_parser = decision_parser(), value_name = "DECISION")]
     pub(crate) decision: RuleDecision,

@@ -263,7 +263,7 @@ fn forced_trust(global: &GlobalArgs) -> bool {
 }
 
 /// The host of the global flags, before it is loaded.
-fn host_builder(
+pub(crate) fn host_builder(
     global: &GlobalArgs,
     llm: &ProviderArgs,
     trust: TrustPolicy,
@@ -334,6 +334,9 @@ impl Setup {
             .load()?;
         if let Some(project) = &host.loaded().project {
             trust_cmd::warn_ignored(project, global, host.workspace());
+        }
+        if let Some(import) = &host.loaded().claude {
+            trust_cmd::warn_claude(import, global, host.workspace());
         }
         Ok(Self {
             host: Arc::new(host),

@@ -110,6 +110,42 @@ pub(crate) fn warn_ignored(status: &ProjectStatus, global: &GlobalArgs, workspac
     );
 }
 
+/// The one warning about Claude Code settings that did not apply: the
+/// untrusted workspace files, and how many entries could not be mapped.
+pub(crate) fn warn_claude(
+    import: &toolgate_host::claude::ClaudeImport,
+    global: &GlobalArgs,
+    workspace: &Path,
+) {
+    let untrusted: Vec<String> = import
+        .untrusted()
+        .map(|f| f.path.display().to_string())
+        .collect();
+    if !untrusted.is_empty() {
+        render::warning(
+            &format!(
+                "not applying the Claude Code settings in {}: the workspace's settings are not trusted",
+                untrusted.join(", ")
+            ),
+            Some(&format!(
+                "run `{}` to apply them, or pass --trust-workspace for this run only",
+                trust_command(global, workspace)
+            )),
+        );
+    }
+    let unmapped = import
+        .unmapped
+        .iter()
+        .filter(|u| !u.origin.key.is_empty())
+        .count();
+    if unmapped > 0 {
+        render::warning(
+            &format!("{unmapped} Claude Code setting(s) could not be applied"),
+            Some("`toolgate rules list` shows each one with the reason"),
+        );
+    }
+}
+
 /// `toolgate trust`, spelled for this invocation's file.
 fn trust_command(global: &GlobalArgs, workspace: &Path) -> String {
     if let Some(file) = &global.config {
@@ -153,7 +189,14 @@ pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliEr
         let canonical = file
             .canonicalize()
             .unwrap_or_else(|_| std::path::absolute(&file).unwrap_or(file));
-        let was_trusted = store.revoke(&canonical);
+        let mut was_trusted = store.revoke(&canonical);
+        if global.config.is_none() {
+            for path in toolgate_host::claude::workspace_files(&workspace) {
+                if let Ok(path) = path.canonicalize() {
+                    was_trusted |= store.revoke(&path);
+                }
+            }
+        }
         if was_trusted {
             store.save().map_err(store_error)?;
         }
@@ -168,12 +211,38 @@ pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliEr
         }
         return show(&format!("no longer trusted: {}\n", canonical.display()));
     }
+    // Claude Code's settings in the workspace, read by
+    // `confirmation.import: [claude]`, are trusted with it.
+    let claude = if global.config.is_none() {
+        trust_claude_files(&mut store, &workspace)?
+    } else {
+        Vec::new()
+    };
+    if !file.is_file() && !claude.is_empty() {
+        store.save().map_err(store_error)?;
+        if json {
+            return out(&json_text(
+                &json!({"claude_settings": claude, "store": store.path()}),
+            )?);
+        }
+        let mut text = String::new();
+        for (path, sha256) in &claude {
+            let _ = writeln!(
+                text,
+                "trusted {} (sha256 {})",
+                path.display(),
+                &sha256[..12]
+            );
+        }
+        text.push_str("a change to a file makes it untrusted again\n");
+        return show(&text);
+    }
     if !file.is_file() {
         return Err(CliError::usage(anyhow!(
             "there is no configuration file to trust at {}",
             file.display()
         ))
-        .with_hint("trust a workspace that has a toolgate.yaml, or name the file with --config"));
+        .with_hint("trust a workspace that has a toolgate.yaml or .claude/settings.json, or name the file with --config"));
     }
     let project = ProjectFile::read(&file).map_err(toolgate_host::HostError::from)?;
     store.trust(project.path.clone(), project.sha256.clone());
@@ -185,6 +254,7 @@ pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliEr
             "sha256": project.sha256,
             "store": store.path(),
             "trust_only_keys": review,
+            "claude_settings": claude,
         }))?);
     }
     let mut text = format!(
@@ -192,6 +262,14 @@ pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliEr
         project.path.display(),
         &project.sha256[..12]
     );
+    for (path, sha256) in &claude {
+        let _ = writeln!(
+            text,
+            "trusted {} (sha256 {})",
+            path.display(),
+            &sha256[..12]
+        );
+    }
     if review.is_empty() {
         text.push_str("it has no keys that need trust: all of it applied already\n");
     } else {
@@ -200,6 +278,29 @@ pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliEr
         text.push_str("a change to the file makes it untrusted again\n");
     }
     show(&text)
+}
+
+/// Records the workspace's Claude Code settings files that exist, as they
+/// are now: their canonical paths and hashes.
+fn trust_claude_files(
+    store: &mut TrustStore,
+    workspace: &Path,
+) -> Result<Vec<(PathBuf, String)>, CliError> {
+    let mut trusted = Vec::new();
+    for path in toolgate_host::claude::workspace_files(workspace) {
+        if !path.is_file() {
+            continue;
+        }
+        let read = |e: io::Error| {
+            CliError::usage(anyhow!(e).context(format!("could not read {}", path.display())))
+        };
+        let canonical = path.canonicalize().map_err(read)?;
+        let bytes = std::fs::read(&canonical).map_err(read)?;
+        let sha256 = toolgate_host::trust::sha256_hex(&bytes);
+        store.trust(canonical.clone(), sha256.clone());
+        trusted.push((canonical, sha256));
+    }
+    Ok(trusted)
 }
 
 /// Whether a trusted file is as it was when trusted.

@@ -92,7 +92,7 @@ async fn dont_ask_never_prompts_on_a_terminal_where_confirm_sensitive_does() {
     let (out, tty) = ws.on_tty(&format!("--mode dont-ask {call}"), "y\n").await;
     assert!(!tty.contains("[y]es"), "{tty}");
     assert!(
-        tty.contains("--tool run_command --command 'touch made.txt' --decision allow"),
+        tty.contains("--tool run_command --command 'touch made.txt' --exact --decision allow"),
         "{tty}"
     );
     assert_eq!(out.status.code(), Some(1), "{tty}");

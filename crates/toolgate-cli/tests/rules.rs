@@ -345,3 +345,67 @@ fn a_bad_rule_written_by_hand_stops_calls_but_can_be_removed() {
     let out = ws.command("yolo", "echo hi");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
+
+/// `rules add --except` and `--exact`, through the real binary: a deny
+/// with an exception lets through exactly the excepted command, never a
+/// line that also does more; `rules list` shows the exception.
+#[test]
+fn a_deny_rule_with_an_exception_and_an_exact_allow_rule() {
+    let ws = Ws::new();
+    ws.add(&[
+        "--tool",
+        "*",
+        "--command",
+        "touch",
+        "--except",
+        "touch allowed.txt",
+        "--decision",
+        "deny",
+    ]);
+    ws.add(&[
+        "--tool",
+        "run_command",
+        "--command",
+        "echo hi",
+        "--exact",
+        "--decision",
+        "allow",
+    ]);
+    let out = ws.run(&["rules", "list"]);
+    assert_eq!(
+        stdout(&out),
+        "1  deny * command `touch` except `touch allowed.txt`\n2  allow run_command command `echo hi` (exact)\n"
+    );
+    let out = ws.command("yolo", "touch allowed.txt");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(exists(&ws.ws().join("allowed.txt")));
+    std::fs::remove_file(ws.ws().join("allowed.txt")).unwrap();
+    for line in [
+        "touch other.txt",
+        "touch allowed.txt other.txt",
+        "touch allowed.txt; touch other.txt",
+        "touch allowed.txt && touch other.txt",
+        "sh -c 'touch allowed.txt other.txt'",
+    ] {
+        let out = ws.command("yolo", line);
+        assert_eq!(code(&out), 1, "{line}: {}", stderr(&out));
+        assert!(
+            stderr(&out)
+                .contains("denied by rule 1 (deny * command `touch` except `touch allowed.txt`)"),
+            "{line}: {}",
+            stderr(&out)
+        );
+    }
+    assert!(!exists(&ws.ws().join("other.txt")));
+    assert!(!exists(&ws.ws().join("allowed.txt")));
+    // Exact: `echo hi` and nothing longer.
+    let out = ws.command("confirm-all", "echo hi");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = ws.command("confirm-all", "echo hi there");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("needs confirmation"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -169,6 +169,7 @@ fn rule(tool: &str, command: Option<&str>, decision: RuleDecision) -> Confirmati
         command: command.map(str::to_owned),
         path: None,
         decision,
+        ..ConfirmationRule::default()
     }
 }
 

@@ -225,7 +225,7 @@ async fn dont_ask_refuses_with_the_rule_that_would_allow_it_and_that_rule_works(
     assert!(
         error.contains("the mode dont-ask never asks")
             && error.contains(
-                "`toolgate rules add --tool run_command --command 'touch made.txt' --decision allow`"
+                "`toolgate rules add --tool run_command --command 'touch made.txt' --exact --decision allow`"
             ),
         "{error}"
     );
@@ -259,6 +259,7 @@ async fn dont_ask_refuses_with_the_rule_that_would_allow_it_and_that_rule_works(
         command: command.map(Into::into),
         path: path.map(Into::into),
         decision: RuleDecision::Allow,
+        ..ConfirmationRule::default()
     };
     let gate = self::gate(
         DontAsk,
@@ -286,6 +287,7 @@ async fn dont_ask_refuses_what_an_ask_rule_would_ask_about() {
         command: None,
         path: None,
         decision: RuleDecision::Ask,
+        ..ConfirmationRule::default()
     };
     let gate = gate(DontAsk, vec![ask]);
     let run = gate.call("read_file", json!({"path": "a.txt"})).await;
@@ -306,6 +308,7 @@ async fn an_ask_rule_still_asks_under_accept_edits() {
         command: None,
         path: Some("docs/**".into()),
         decision: RuleDecision::Ask,
+        ..ConfirmationRule::default()
     };
     let gate = gate(AcceptEdits, vec![ask]);
     let run = gate

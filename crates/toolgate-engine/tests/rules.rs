@@ -65,6 +65,7 @@ fn rule(
         command: command.map(Into::into),
         path: path.map(Into::into),
         decision: d,
+        ..ConfirmationRule::default()
     }
 }
 

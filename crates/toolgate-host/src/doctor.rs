@@ -103,6 +103,7 @@ impl Host {
             self.check_trust(),
             self.check_own_modes(),
         ];
+        checks.extend(self.check_claude_import());
         checks.push(self.check_sandbox());
         checks.push(self.check_limits());
         checks.push(self.check_network());
@@ -146,6 +147,43 @@ impl Host {
                 "review it, then run `toolgate trust`",
             ),
         }
+    }
+
+    /// `confirmation.import: [claude]`: how many rules came from which
+    /// files, and every entry that did not apply, with the reason.
+    fn check_claude_import(&self) -> Option<Check> {
+        let import = self.loaded().claude.as_ref()?;
+        let name = "Claude Code settings";
+        let mut detail = format!(
+            "{} rule(s) imported from {} file(s)",
+            import.rules.len(),
+            import.files.iter().filter(|f| f.trust.applies()).count()
+        );
+        if let Some((mode, _)) = &import.mode {
+            let how = if import.mode_applied {
+                "applied"
+            } else {
+                "not applied: confirmation.mode or --mode is set"
+            };
+            let _ = write!(detail, "; defaultMode {} ({how})", mode.as_str());
+        }
+        if import.unmapped.is_empty() {
+            return Some(Check::ok(name, detail));
+        }
+        for entry in &import.unmapped {
+            let at = if entry.origin.key.is_empty() {
+                entry.origin.file.display().to_string()
+            } else {
+                entry.origin.to_string()
+            };
+            let _ = write!(detail, "\n  not applied: {at}: {}", entry.reason);
+        }
+        let fix = if import.untrusted().next().is_some() {
+            "review the workspace's .claude settings, then run `toolgate trust`; `toolgate rules list` shows every rule and its origin"
+        } else {
+            "`toolgate rules list` shows every rule and its origin; write what is not applied as confirmation.rules"
+        };
+        Some(Check::bad(CheckState::Warn, name, detail, fix))
     }
 
     /// toolgate's own files and directories readable by other accounts

@@ -79,7 +79,7 @@ pub use toolgate_core::ToggleSection;
 pub use toolgate_tools::time::DateTimeSection;
 pub use toolgate_web::{DownloadError, download_text};
 
-pub use config::{env_vars, reference, trust};
+pub use config::{claude, env_vars, reference, trust};
 
 /// The review of dynamic tools (`toolgate tools pending|approve|reject`),
 /// for front ends: they reach the tool crates through the host only.

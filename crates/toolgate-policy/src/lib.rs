@@ -6,7 +6,9 @@
 //! - the confirmation modes ([`ConfirmationPolicy`] over a [`ModeCall`] →
 //!   [`ModeDecision`]) and the user's persistent allow/ask/deny rules over
 //!   a call's effects ([`ConfirmationRules`] of [`ConfirmationRule`]s →
-//!   [`RuleMatch`]; [`allow_rule_for`] the one that would allow a call);
+//!   [`RuleMatch`]; [`allow_rule_for`] the one that would allow a call),
+//!   and Claude Code's permission rules read as ours ([`claude_rule`],
+//!   [`claude_mode`]) and ours written back ([`claude_text`]);
 //! - shell commands: a bash parser front-end ([`parse_command`] →
 //!   [`ParsedCommand`]), the blocklist and the `safe`/`dev`/`dangerous`
 //!   classification ([`CommandPolicy`], [`classify`] → [`Verdict`]);
@@ -73,6 +75,7 @@
 //! # }
 //! ```
 
+pub use claude::{ClaudePaths, Unmappable, claude_mode, claude_rule, claude_text};
 pub use command::{
     CommandContext, CommandPolicy, CommandPolicyBuilder, CommandPolicyError, MAX_COMMAND_LEN,
     MAX_NESTING, Operand, OperandKind, Origin, ParseError, ParsedCommand, PipelineSlot,
@@ -86,11 +89,12 @@ pub use effects::{
     escape_glob,
 };
 pub use rules::{
-    ANY_TOOL, ConfirmationRule, ConfirmationRules, ConfirmationRulesBuilder, RuleDecision,
+    ANY_TOOL, Access, ConfirmationRule, ConfirmationRules, ConfirmationRulesBuilder, RuleDecision,
     RuleError, RuleMatch, plain_words,
 };
 pub use suggest::{allow_rule_for, narrow_allow_rule_for, rules_add_line};
 
+mod claude;
 mod command;
 mod confirmation;
 mod effects;

@@ -71,16 +71,24 @@ impl std::str::FromStr for RuleDecision {
 ///
 /// # Wire format
 ///
-/// A YAML (or JSON) mapping with the keys `tool`, `command`, `path` and
-/// `decision`; `command` and `path` are optional and exclusive, and any
-/// other key is an error:
+/// A YAML (or JSON) mapping with the keys `tool`, `decision` and at most
+/// one of `command`, `path` and `domain`; `exact` goes with `command`,
+/// `access` with `path`, `except` with any of the three; any other key is
+/// an error:
 ///
 /// ```yaml
 /// confirmation:
 ///   rules:
 ///     - { tool: run_command, command: "git status", decision: allow }
+///     - { tool: run_command, command: "git diff", exact: true, decision: allow }
 ///     - { tool: write_file, path: "docs/**", decision: allow }
 ///     - { tool: "*", path: "secrets/**", decision: deny }
+///     - { tool: "*", path: ".env", access: read, decision: deny }
+///     - { tool: "*", domain: "docs.rs", decision: allow }
+///     - tool: "*"
+///       command: "git push"
+///       except: ["git push origin HEAD:refs/for/*"]
+///       decision: deny
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -95,8 +103,62 @@ pub struct ConfirmationRule {
     /// or changes (`*` does not cross `/`, `**` does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// With `path`: only reads (`read`) or only changes (`write`) count;
+    /// by default, both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<Access>,
+    /// A host the call declares it reaches (`example.com`, or
+    /// `*.example.com` for its subdomains).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// With `command`: the command must be the words, not start with them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
+    /// Patterns in the form of the rule's own (`command`, `path` or
+    /// `domain`) that the rule does not apply to: the call falls through
+    /// to the other rules and the mode.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub except: Vec<String>,
     /// What the rule decides when it matches.
     pub decision: RuleDecision,
+}
+
+impl Default for ConfirmationRule {
+    /// An `ask` rule naming no tool (invalid until given one): the base of
+    /// `ConfirmationRule { tool, command, decision, ..Default::default() }`.
+    fn default() -> Self {
+        Self {
+            tool: String::new(),
+            command: None,
+            path: None,
+            access: None,
+            domain: None,
+            exact: false,
+            except: Vec::new(),
+            decision: RuleDecision::Ask,
+        }
+    }
+}
+
+/// Which file effects a `path` rule looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Reads: a file read, a listing, a search.
+    Read,
+    /// Changes: writes, and for `ask` and `deny` deletes and renames too
+    /// (an `allow` rule covers writes only).
+    Write,
+}
+
+impl Access {
+    /// The spelling used in config files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+        }
+    }
 }
 
 impl fmt::Display for ConfirmationRule {
@@ -107,6 +169,19 @@ impl fmt::Display for ConfirmationRule {
         }
         if let Some(path) = &self.path {
             write!(f, " path `{path}`")?;
+        }
+        if let Some(access) = self.access {
+            write!(f, " ({} only)", access.as_str())?;
+        }
+        if let Some(domain) = &self.domain {
+            write!(f, " domain `{domain}`")?;
+        }
+        if self.exact {
+            f.write_str(" (exact)")?;
+        }
+        for (i, pattern) in self.except.iter().enumerate() {
+            let lead = if i == 0 { " except" } else { "," };
+            write!(f, "{lead} `{pattern}`")?;
         }
         Ok(())
     }
@@ -122,11 +197,33 @@ pub enum RuleError {
         /// The rule's number, from 1.
         number: usize,
     },
-    /// A rule with both a command prefix and a path glob.
-    #[error("rule {number} has both a command and a path; give one")]
+    /// A rule with more than one of a command prefix, a path glob and a
+    /// domain.
+    #[error("rule {number} has more than one of command, path and domain; give one")]
     CommandAndPath {
         /// The rule's number, from 1.
         number: usize,
+    },
+    /// A key that needs another one: `exact` a `command`, `access` a
+    /// `path`, `except` one of the three.
+    #[error("rule {number} has `{key}` without {needs}")]
+    Needs {
+        /// The rule's number, from 1.
+        number: usize,
+        /// The key given.
+        key: &'static str,
+        /// What it needs.
+        needs: &'static str,
+    },
+    /// A domain that is not a host name.
+    #[error(
+        "rule {number} has an unusable domain `{domain}`: give a host name such as `example.com` or `*.example.com`"
+    )]
+    Domain {
+        /// The rule's number, from 1.
+        number: usize,
+        /// The domain as written.
+        domain: String,
     },
     /// An allow rule that would skip asking for too much.
     #[error("rule {number} is too broad: {reason}")]
@@ -193,8 +290,137 @@ impl fmt::Display for RuleMatch<'_> {
 #[derive(Debug, Clone)]
 enum Matcher {
     Tool,
-    Command(Vec<String>),
-    Path(FileGlobs),
+    Command {
+        pattern: CommandPattern,
+        except: Vec<CommandPattern>,
+    },
+    Path {
+        globs: FileGlobs,
+        access: Option<Access>,
+        except: Option<FileGlobs>,
+    },
+    Domain {
+        domains: Vec<DomainPattern>,
+        except: Vec<DomainPattern>,
+    },
+}
+
+/// A command pattern: words, each literal or with `*` standing for any
+/// characters within the word, and whether further words may follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CommandPattern {
+    words: Vec<PatternWord>,
+    open: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PatternWord {
+    Literal(String),
+    Glob(String),
+}
+
+impl PatternWord {
+    fn matches(&self, text: &str) -> bool {
+        match self {
+            Self::Literal(word) => word == text,
+            Self::Glob(glob) => star_match(glob, text),
+        }
+    }
+}
+
+/// Whether `text` matches `glob`, in which `*` stands for any characters.
+fn star_match(glob: &str, text: &str) -> bool {
+    let mut parts = glob.split('*');
+    let Some(first) = parts.next() else {
+        return text.is_empty();
+    };
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// A domain pattern: a host, or `*.` and a host for its subdomains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum DomainPattern {
+    Host(String),
+    Below(String),
+}
+
+impl DomainPattern {
+    fn parse(text: &str) -> Option<Self> {
+        let text = text.trim().to_ascii_lowercase();
+        let (below, host) = match text.strip_prefix("*.") {
+            Some(host) => (true, host.to_owned()),
+            None => (false, text),
+        };
+        let valid = !host.is_empty()
+            && !host.starts_with('.')
+            && !host.ends_with('.')
+            && !host.contains("..")
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
+        if !valid {
+            None
+        } else if below {
+            Some(Self::Below(host))
+        } else {
+            Some(Self::Host(host))
+        }
+    }
+
+    fn matches(&self, host: &str) -> bool {
+        match self {
+            Self::Host(name) => host == name,
+            Self::Below(name) => host
+                .strip_suffix(name.as_str())
+                .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
+        }
+    }
+}
+
+/// The host of a URL or `host:port`, lower case; `None` when it cannot be
+/// told for sure (rules then fail closed).
+fn url_host(url: &str) -> Option<String> {
+    let rest = match url.split_once("://") {
+        Some((scheme, rest)) => {
+            if scheme.is_empty()
+                || !scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            {
+                return None;
+            }
+            rest
+        }
+        None => url,
+    };
+    let authority = rest.split(['/', '?', '#']).next()?;
+    if authority.contains(['@', '\\', '%', '[']) {
+        return None;
+    }
+    let host = match authority.rsplit_once(':') {
+        Some((host, port)) if port.chars().all(|c| c.is_ascii_digit()) => host,
+        Some(_) => return None,
+        None => authority,
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    let valid = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
+    valid.then_some(host)
 }
 
 #[derive(Debug, Clone)]
@@ -208,8 +434,11 @@ struct Compiled {
 ///
 /// # Rules
 ///
-/// 1. A rule applies to a call when its `tool` is the call's tool name, or
-///    `*`, and its narrowing (none, `command` or `path`) matches as below.
+/// 1. A rule applies to a call when its `tool` is the call's tool name,
+///    `*`, or a name ending in `*` the call's tool name starts with
+///    (`mcp_github_*`), and its narrowing (none, `command`, `path` or
+///    `domain`) matches as below, and none of its exceptions (rule 9)
+///    lets the call through.
 /// 2. Among the rules that match, `deny` beats `ask` beats `allow`; between
 ///    rules with the same decision, the first in the list is reported. No
 ///    rule matching leaves the decision to the confirmation mode.
@@ -237,16 +466,24 @@ struct Compiled {
 ///      prefix's words. The program may be written as a path (`/usr/bin/git`
 ///      for `git`); a word the shell expands (`$x`) may be anything, so it
 ///      matches; a script the parser cannot see into (`sh -c "$x"`, `eval
-///      "$x"`) and a line the parser refuses match too. Words are compared
-///      as written: `git -C dir push` does not start with `git push`. A
+///      "$x"`) and a line the parser refuses match too. Options may stand
+///      between the words: `git -C dir push` names `git push`. A
 ///      `deny` rule is a policy line, not a sandbox; the kernel is.
+///    - `exact: true`: the command is the words and nothing more (`git
+///      diff` matches `git diff`, not `git diff HEAD`; for `deny`, not
+///      `git diff HEAD` either).
+///    - In the words, an unquoted `*` stands for any characters within
+///      one word (`HEAD:refs/for/*`), and a last word `*` alone for any
+///      further words (so `git diff *` is a prefix even with `exact`).
 /// 6. A `path` glob ([`FileGlobs`]: anchored at the workspace root, `*`
 ///    not crossing `/`) is compared with the paths of the call's file
 ///    effects (read, write, delete, both ends of a move). An absolute path
 ///    beneath the [root](ConfirmationRulesBuilder::root) is taken relative
-///    to it.
-///    - `allow`: the call has file effects only, at least one, and every
-///      path matches; for a directory read as a tree (a listing, a search)
+///    to it. With `access: read` only reads count, with `access: write` only
+///    changes: for `ask` and `deny` writes, deletes and both ends of a
+///    move; for `allow` writes alone.
+///    - `allow`: the call has file effects (of that access) only, at least
+///      one, and every path matches; for a directory read as a tree (a listing, a search)
 ///      the glob must match any path beneath it (`docs/**` allows listing
 ///      `docs`, `docs/*` does not).
 ///    - `ask` and `deny`: some path matches, or some path cannot be placed
@@ -263,9 +500,30 @@ struct Compiled {
 ///    name. A tool that knows the line it runs declares it instead (a
 ///    dynamic command tool, an MCP tool that declares `runs_commands`) and
 ///    is judged by rule 5 like `run_command`.
+/// 8. A `domain` (`example.com`, or `*.example.com` for the names below
+///    it, not itself) is compared with the hosts of the call's network
+///    effects ([`Effect::Network`]).
+///    - `allow`: the call has network effects only, at least one, and
+///      each one's host matches.
+///    - `ask` and `deny`: some network effect's host matches, or its host
+///      cannot be told for sure (user info, an odd port, a bracketed
+///      address).
+/// 9. `except` lists patterns in the form of the rule's own. An exception
+///    never widens what a rule lets run: an `allow` rule does not apply to
+///    a call an exception may name (judged as `deny` judges; a command
+///    exception is a prefix), and an `ask` or `deny` rule does not apply
+///    to a call its exceptions cover entirely (judged as `allow` judges; a
+///    command exception is exact unless it ends with `*`). A call let
+///    through by an exception falls through to the other rules and the
+///    mode. So `deny git push except git push origin HEAD:refs/for/*`
+///    refuses `git push origin HEAD:refs/for/main; rm -rf /` and `git
+///    push origin HEAD:refs/for/main HEAD:main`.
 ///
 /// Building the list refuses, besides malformed globs and prefixes, the
-/// `allow` rules that would skip asking for too much (`tool: "*"`) or could
+/// `allow` rules that would skip asking for too much (`tool: "*"`, or a
+/// name ending in `*`, without a `path` or `domain`, or with a `path` but
+/// no `access`: files and hosts are judged by the effects whichever tool
+/// declares them) or could
 /// allow nothing: a tool every call of which runs a command line
 /// ([`command_tools`](ConfirmationRulesBuilder::command_tools), the tools
 /// whose spec says
@@ -284,8 +542,8 @@ struct Compiled {
 ///     .rules([ConfirmationRule {
 ///         tool: "run_command".into(),
 ///         command: Some("git status".into()),
-///         path: None,
 ///         decision: RuleDecision::Allow,
+///         ..ConfirmationRule::default()
 ///     }])
 ///     .build()?;
 /// let line = |command: &str| {
@@ -407,7 +665,7 @@ impl ConfirmationRules {
         let mut best: Option<RuleMatch<'_>> = None;
         for (i, compiled) in self.rules.iter().enumerate() {
             let rule = &compiled.rule;
-            if rule.tool != ANY_TOOL && rule.tool != tool {
+            if !tool_matches(&rule.tool, tool) {
                 continue;
             }
             if !self.matches(compiled, effects) {
@@ -428,71 +686,106 @@ impl ConfirmationRules {
         let allow = compiled.rule.decision == RuleDecision::Allow;
         match &compiled.matcher {
             Matcher::Tool => !(allow && runs_commands(effects)),
-            Matcher::Command(prefix) => {
-                if effects.is_opaque() {
-                    return false;
-                }
-                let mut lines = effects.list().iter().filter_map(|effect| match effect {
-                    Effect::Command { command, .. } => Some(command.as_str()),
-                    _ => None,
-                });
+            // An exception never widens what a rule lets run: an allow
+            // rule's exceptions withhold whatever they may name, a deny or
+            // ask rule's exceptions let through only calls they cover
+            // entirely.
+            Matcher::Command { pattern, except } => {
                 if allow {
-                    let only_commands = effects
-                        .list()
-                        .iter()
-                        .all(|e| matches!(e, Effect::Command { .. }));
-                    let mut any = false;
-                    only_commands
-                        && effects.env_names().is_empty()
-                        && lines.all(|line| {
-                            any = true;
-                            allows_line(line, prefix)
-                        })
-                        && any
+                    covers_commands(effects, std::slice::from_ref(pattern))
+                        && !except.iter().any(|e| names_commands(effects, e))
                 } else {
-                    lines.any(|line| names_line(line, prefix))
+                    names_commands(effects, pattern)
+                        && (except.is_empty() || !covers_commands(effects, except))
                 }
             }
-            Matcher::Path(globs) => {
-                if effects.is_opaque() {
-                    return false;
-                }
-                let list = effects.list();
+            Matcher::Path {
+                globs,
+                access,
+                except,
+            } => {
                 if allow {
-                    let only_files = list.iter().all(|e| {
-                        matches!(
-                            e,
-                            Effect::Read { .. }
-                                | Effect::Write { .. }
-                                | Effect::Delete { .. }
-                                | Effect::Move { .. }
-                        )
-                    });
-                    only_files
-                        && !list.is_empty()
-                        && list.iter().all(|effect| match effect {
-                            // Everything beneath the directory is read: the
-                            // glob must cover any path below it.
-                            Effect::Read { path, tree: true } => {
-                                let below = format!("{}/{TREE_PROBE}", self.relative(path));
-                                globs.placed(&below) == Some(true)
-                            }
-                            other => other
-                                .paths()
-                                .iter()
-                                .all(|p| globs.placed(self.relative(p)) == Some(true)),
-                        })
+                    self.covers_paths(effects, globs, *access)
+                        && !except
+                            .as_ref()
+                            .is_some_and(|e| self.names_paths(effects, e, *access))
                 } else {
-                    let placed = |p: &str| globs.placed(self.relative(p)) != Some(false);
-                    list.iter().any(|effect| match effect {
-                        Effect::Read { path, tree: true } => {
-                            placed(path) || placed(&format!("{path}/{TREE_PROBE}"))
-                        }
-                        other => other.paths().into_iter().any(placed),
-                    })
+                    self.names_paths(effects, globs, *access)
+                        && !except
+                            .as_ref()
+                            .is_some_and(|e| self.covers_paths(effects, e, *access))
+                }
+            }
+            Matcher::Domain { domains, except } => {
+                if allow {
+                    covers_hosts(effects, domains)
+                        && (except.is_empty() || !names_hosts(effects, except))
+                } else {
+                    names_hosts(effects, domains)
+                        && (except.is_empty() || !covers_hosts(effects, except))
                 }
             }
         }
+    }
+
+    /// Rule 6, `allow`: the call has file effects of the rule's kind only,
+    /// at least one, and every path matches.
+    fn covers_paths(&self, effects: &Effects, globs: &FileGlobs, access: Option<Access>) -> bool {
+        if effects.is_opaque() {
+            return false;
+        }
+        let list = effects.list();
+        let kind = |effect: &Effect| {
+            matches!(
+                (access, effect),
+                (None | Some(Access::Read), Effect::Read { .. })
+                    | (None | Some(Access::Write), Effect::Write { .. })
+                    | (None, Effect::Delete { .. } | Effect::Move { .. })
+            )
+        };
+        !list.is_empty()
+            && list.iter().all(kind)
+            && list.iter().all(|effect| match effect {
+                // Everything beneath the directory is read: the glob must
+                // cover any path below it.
+                Effect::Read { path, tree: true } => {
+                    let below = format!("{}/{TREE_PROBE}", self.relative(path));
+                    globs.placed(&below) == Some(true)
+                }
+                other => other
+                    .paths()
+                    .iter()
+                    .all(|p| globs.placed(self.relative(p)) == Some(true)),
+            })
+    }
+
+    /// Rule 6, `ask` and `deny`: some file effect of the rule's kind may be
+    /// at a path that matches.
+    fn names_paths(&self, effects: &Effects, globs: &FileGlobs, access: Option<Access>) -> bool {
+        if effects.is_opaque() {
+            return false;
+        }
+        let kind = |effect: &Effect| {
+            matches!(
+                (access, effect),
+                (None | Some(Access::Read), Effect::Read { .. })
+                    | (
+                        None | Some(Access::Write),
+                        Effect::Write { .. } | Effect::Delete { .. } | Effect::Move { .. },
+                    )
+            )
+        };
+        let placed = |p: &str| globs.placed(self.relative(p)) != Some(false);
+        effects
+            .list()
+            .iter()
+            .filter(|effect| kind(effect))
+            .any(|effect| match effect {
+                Effect::Read { path, tree: true } => {
+                    placed(path) || placed(&format!("{path}/{TREE_PROBE}"))
+                }
+                other => other.paths().into_iter().any(placed),
+            })
     }
 
     /// `path` relative to the root when it is an absolute path beneath it.
@@ -515,27 +808,87 @@ fn compile(
         return Err(RuleError::NoTool { number });
     }
     let allow = rule.decision == RuleDecision::Allow;
-    if allow && rule.tool == ANY_TOOL {
+    let any_tool = rule.tool == ANY_TOOL || rule.tool.ends_with('*');
+    let narrowings = [
+        rule.command.is_some(),
+        rule.path.is_some(),
+        rule.domain.is_some(),
+    ];
+    if narrowings.iter().filter(|n| **n).count() > 1 {
+        return Err(RuleError::CommandAndPath { number });
+    }
+    let needs = |key, needs| RuleError::Needs { number, key, needs };
+    if rule.exact && rule.command.is_none() {
+        return Err(needs("exact", "a `command`"));
+    }
+    if rule.access.is_some() && rule.path.is_none() {
+        return Err(needs("access", "a `path`"));
+    }
+    // Files and hosts are judged by the call's effects, whichever tool
+    // declares them; anything else must name its tool.
+    if allow && any_tool && rule.path.is_none() && rule.domain.is_none() {
         return Err(RuleError::TooBroad {
             number,
-            reason: "an allow rule must name one tool, not `*`",
+            reason: "an allow rule must name one tool, not `*`, unless it has a path or a domain",
         });
     }
-    let matcher = match (&rule.command, &rule.path) {
-        (Some(_), Some(_)) => return Err(RuleError::CommandAndPath { number }),
-        (Some(prefix), None) => Matcher::Command(prefix_words(number, prefix)?),
-        (None, Some(glob)) => Matcher::Path(
-            FileGlobs::new([glob.as_str()]).map_err(|source| RuleError::Glob { number, source })?,
-        ),
-        (None, None) => {
-            if allow && command_tools.contains(&rule.tool) {
-                return Err(RuleError::NoCommandPrefix {
-                    number,
-                    tool: rule.tool.clone(),
-                });
-            }
-            Matcher::Tool
+    if allow && any_tool && rule.path.is_some() && rule.access.is_none() {
+        return Err(RuleError::TooBroad {
+            number,
+            reason: "an allow rule for `*` with a path must say `access: read` or `access: write`",
+        });
+    }
+    let matcher = if let Some(prefix) = &rule.command {
+        let pattern = command_pattern(number, prefix, !rule.exact)?;
+        // An exception of an allow rule withholds anything starting with
+        // it; one of a deny or ask rule lets through exactly what it says,
+        // unless it ends with `*`.
+        let except = rule
+            .except
+            .iter()
+            .map(|e| command_pattern(number, e, allow))
+            .collect::<Result<_, _>>()?;
+        Matcher::Command { pattern, except }
+    } else if let Some(glob) = &rule.path {
+        let globs = |patterns: &[&str]| {
+            FileGlobs::new(patterns.iter().copied())
+                .map_err(|source| RuleError::Glob { number, source })
+        };
+        let except: Vec<&str> = rule.except.iter().map(String::as_str).collect();
+        Matcher::Path {
+            globs: globs(&[glob.as_str()])?,
+            access: rule.access,
+            except: if except.is_empty() {
+                None
+            } else {
+                Some(globs(&except)?)
+            },
         }
+    } else if let Some(domain) = &rule.domain {
+        let parse = |text: &String| {
+            DomainPattern::parse(text).ok_or_else(|| RuleError::Domain {
+                number,
+                domain: text.clone(),
+            })
+        };
+        Matcher::Domain {
+            domains: vec![parse(domain)?],
+            except: rule.except.iter().map(parse).collect::<Result<_, _>>()?,
+        }
+    } else {
+        if !rule.except.is_empty() {
+            return Err(needs(
+                "except",
+                "a `command`, `path` or `domain` to except from",
+            ));
+        }
+        if allow && command_tools.contains(&rule.tool) {
+            return Err(RuleError::NoCommandPrefix {
+                number,
+                tool: rule.tool.clone(),
+            });
+        }
+        Matcher::Tool
     };
     Ok(Compiled {
         rule: rule.clone(),
@@ -543,15 +896,26 @@ fn compile(
     })
 }
 
-/// The words of a command prefix, which must be plain: one simple command
-/// of literal words, without wrappers, assignments or redirections.
-fn prefix_words(number: usize, prefix: &str) -> Result<Vec<String>, RuleError> {
+/// Whether a rule's `tool` names `tool`: the same name, `*`, or a name
+/// ending in `*` that `tool` starts with the rest of.
+fn tool_matches(pattern: &str, tool: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(head) => tool.starts_with(head),
+        None => pattern == tool,
+    }
+}
+
+/// A command pattern: plain words as [`prefix_words`] checks them, but a
+/// word may hold `*` (any characters within the word) and a last word `*`
+/// alone stands for any further words. `open` says whether further words
+/// may follow when the pattern does not end with `*`.
+fn command_pattern(number: usize, text: &str, open: bool) -> Result<CommandPattern, RuleError> {
     let fail = |reason| RuleError::Command {
         number,
-        prefix: prefix.to_owned(),
+        prefix: text.to_owned(),
         reason,
     };
-    let parsed = parse_command(prefix).map_err(|_| fail("it is not valid shell"))?;
+    let parsed = parse_command(text).map_err(|_| fail("it is not valid shell"))?;
     let [command] = parsed.simple_commands() else {
         return Err(fail("it must be one simple command"));
     };
@@ -560,12 +924,52 @@ fn prefix_words(number: usize, prefix: &str) -> Result<Vec<String>, RuleError> {
             "it starts with a wrapper (`env`, `nice`, `xargs`, …), which rules see through; name the program",
         ));
     }
-    if !is_plain_line(&parsed) || !is_plain(command) {
+    let star_only = |w: &Word| {
+        w.has_glob()
+            && !w.is_quoted()
+            && !w.has_expansion()
+            && !w.has_substitution()
+            && w.raw().contains('*')
+            && !w
+                .raw()
+                .contains(['?', '[', ']', '{', '}', '(', ')', '!', '@', '+'])
+    };
+    let plain = is_plain_line(&parsed)
+        && !command.is_compound_part()
+        && command.assignments().is_empty()
+        && command.redirections().is_empty()
+        && command.wrapper_problem.is_none()
+        && command.script == Script::None
+        && !command.argv().is_empty()
+        && command
+            .words()
+            .iter()
+            .all(|w| w.is_literal() || star_only(w));
+    if !plain {
         return Err(fail(
             "it must be plain words, without operators, redirections, assignments or expansions",
         ));
     }
-    Ok(command.argv().iter().map(|w| w.text().to_owned()).collect())
+    let mut words: Vec<PatternWord> = command
+        .argv()
+        .iter()
+        .map(|w| {
+            if w.is_literal() {
+                PatternWord::Literal(w.text().to_owned())
+            } else {
+                PatternWord::Glob(w.text().to_owned())
+            }
+        })
+        .collect();
+    let mut open = open;
+    if words.len() > 1 && words.last() == Some(&PatternWord::Glob("*".to_owned())) {
+        words.pop();
+        open = true;
+    }
+    if matches!(words.first(), Some(PatternWord::Glob(_))) && words.len() == 1 && !open {
+        return Err(fail("a program written with `*` must be followed by words"));
+    }
+    Ok(CommandPattern { words, open })
 }
 
 /// Whether a line uses no shell feature at all: one command, nothing else.
@@ -599,15 +1003,46 @@ pub fn plain_words(line: &str) -> Option<Vec<String>> {
         .then(|| command.argv().iter().map(|w| w.text().to_owned()).collect())
 }
 
-/// Rule 5, `allow`: the line is exactly one plain command starting with
-/// `prefix`.
-fn allows_line(line: &str, prefix: &[String]) -> bool {
-    plain_words(line).is_some_and(|words| words.starts_with(prefix))
+/// Rule 5, `allow`: the call runs command lines only, at least one, sets
+/// no variables, and each line is exactly one plain command that some
+/// pattern covers.
+fn covers_commands(effects: &Effects, patterns: &[CommandPattern]) -> bool {
+    if effects.is_opaque() || !effects.env_names().is_empty() {
+        return false;
+    }
+    let list = effects.list();
+    !list.is_empty()
+        && list.iter().all(|effect| match effect {
+            Effect::Command { command, .. } => plain_words(command)
+                .is_some_and(|words| patterns.iter().any(|p| covers_words(&words, p))),
+            _ => false,
+        })
 }
 
-/// Rule 5, `ask` and `deny`: some command of the line may start with
-/// `prefix`.
-fn names_line(line: &str, prefix: &[String]) -> bool {
+/// Whether plain `words` are what `pattern` says: its words, and more only
+/// when it is open.
+fn covers_words(words: &[String], pattern: &CommandPattern) -> bool {
+    let n = pattern.words.len();
+    words.len() >= n
+        && (pattern.open || words.len() == n)
+        && pattern.words.iter().zip(words).all(|(p, w)| p.matches(w))
+}
+
+/// Rule 5, `ask` and `deny`: some command line of the call may run a
+/// command the pattern names.
+fn names_commands(effects: &Effects, pattern: &CommandPattern) -> bool {
+    if effects.is_opaque() {
+        return false;
+    }
+    effects.list().iter().any(|effect| match effect {
+        Effect::Command { command, .. } => names_line(command, pattern),
+        _ => false,
+    })
+}
+
+/// Rule 5, `ask` and `deny`: some command of the line may be what
+/// `pattern` names.
+fn names_line(line: &str, pattern: &CommandPattern) -> bool {
     let Ok(parsed) = parse_command(line) else {
         return true;
     };
@@ -622,7 +1057,7 @@ fn names_line(line: &str, prefix: &[String]) -> bool {
         let Some((program, args)) = argv.split_first() else {
             return false;
         };
-        let Some((first, rest)) = prefix.split_first() else {
+        let Some((first, rest)) = pattern.words.split_first() else {
             return true;
         };
         // An expansion or a glob may become any number of words, so from
@@ -630,29 +1065,36 @@ fn names_line(line: &str, prefix: &[String]) -> bool {
         if !program.is_literal() {
             return true;
         }
-        if program.text() != first && command.program_name() != first {
+        let name = command.program_name();
+        if !first.matches(program.text()) && !first.matches(name) {
             return false;
         }
-        names_words(args, rest)
+        names_words(args, rest, pattern.open)
     })
 }
 
-/// Whether `args` (after the program) begin with the prefix's `words`,
+/// Whether `args` (after the program) begin with the pattern's `words`,
 /// options between them allowed: `git -C dir push` and `git
 /// --git-dir=x push` name `git push`, `git log --grep push` does not. An
 /// option may take the next word as its value (`-C dir`), so one plain
-/// word after an option without `=` is passed over too. Fails closed: a
-/// word that is not literal may be anything, so it names the rest.
-fn names_words(args: &[Word], words: &[String]) -> bool {
+/// word after an option without `=` is passed over too. A closed pattern
+/// (`exact`) names only a command with no words after its own. Fails
+/// closed: a word that is not literal may be anything, so it names the
+/// rest.
+fn names_words(args: &[Word], words: &[PatternWord], open: bool) -> bool {
     let mut want = words.iter().peekable();
     let mut after_option = false;
-    for word in args {
-        let Some(next) = want.peek() else { break };
+    let mut args = args.iter();
+    for word in args.by_ref() {
+        let Some(next) = want.peek() else {
+            // The pattern is used up and this word follows it.
+            return open || !word.is_literal();
+        };
         if !word.is_literal() {
             return true;
         }
         let text = word.text();
-        if text == next.as_str() {
+        if next.matches(text) {
             want.next();
             after_option = false;
         } else if text.len() > 1 && text.starts_with('-') {
@@ -664,6 +1106,36 @@ fn names_words(args: &[Word], words: &[String]) -> bool {
         }
     }
     want.peek().is_none()
+}
+
+/// Rule 8, `allow`: the call reaches hosts only, at least one, each one a
+/// pattern matches.
+fn covers_hosts(effects: &Effects, domains: &[DomainPattern]) -> bool {
+    if effects.is_opaque() {
+        return false;
+    }
+    let list = effects.list();
+    !list.is_empty()
+        && list.iter().all(|effect| match effect {
+            Effect::Network { url } => {
+                url_host(url).is_some_and(|host| domains.iter().any(|d| d.matches(&host)))
+            }
+            _ => false,
+        })
+}
+
+/// Rule 8, `ask` and `deny`: the call may reach a host a pattern matches
+/// (a URL whose host cannot be told for sure may).
+fn names_hosts(effects: &Effects, domains: &[DomainPattern]) -> bool {
+    if effects.is_opaque() {
+        return false;
+    }
+    effects.list().iter().any(|effect| match effect {
+        Effect::Network { url } => {
+            url_host(url).is_none_or(|host| domains.iter().any(|d| d.matches(&host)))
+        }
+        _ => false,
+    })
 }
 
 /// Whether the call declares a command line to run.

@@ -14,8 +14,9 @@ use crate::rules::{ConfirmationRule, ConfirmationRules, RuleDecision, plain_word
 /// 2. A call that runs one command line and does nothing else: a command
 ///    prefix — the program and its leading subcommands (`cargo test`,
 ///    `npm run build`, at most three words) when they are more than the
-///    program alone, else every word of the line (`rm -rf build`: a rule
-///    for every `rm` is not what allowing this call means). A line an
+///    program alone, else every word of the line, matched exactly (`rm
+///    -rf build` and nothing longer: a rule for every `rm`, or for `rm -rf
+///    build /`, is not what allowing this call means). A line an
 ///    `allow` rule cannot cover (several commands, redirections, variables:
 ///    [`plain_words`]) or one that sets variables gets none.
 /// 3. A call whose effects are files, all at one path: that path, as a
@@ -54,11 +55,16 @@ fn suggest(tool: &str, effects: &Effects, breadth: Breadth) -> Option<Confirmati
         command,
         path,
         decision: RuleDecision::Allow,
+        ..ConfirmationRule::default()
     };
     let candidate = if effects.is_opaque() {
         rule(None, None)
     } else if let [Effect::Command { command, .. }] = effects.list() {
-        rule(Some(command_prefix(command, breadth)?), None)
+        let (words, exact) = command_prefix(command, breadth)?;
+        ConfirmationRule {
+            exact,
+            ..rule(Some(words), None)
+        }
     } else {
         let paths = effects.paths();
         let [path] = paths.as_slice() else {
@@ -81,6 +87,9 @@ pub fn rules_add_line(rule: &ConfirmationRule) -> String {
         line.push_str(" --command ");
         line.push_str(&quote(command));
     }
+    if rule.exact {
+        line.push_str(" --exact");
+    }
     if let Some(path) = &rule.path {
         line.push_str(" --path ");
         line.push_str(&quote(path));
@@ -90,8 +99,9 @@ pub fn rules_add_line(rule: &ConfirmationRule) -> String {
     line
 }
 
-/// Rule 2's prefix, shell-quoted where a word needs it.
-fn command_prefix(line: &str, breadth: Breadth) -> Option<String> {
+/// Rule 2's prefix, shell-quoted where a word needs it, and whether the
+/// rule must match it exactly (the whole line).
+fn command_prefix(line: &str, breadth: Breadth) -> Option<(String, bool)> {
     const MAX_WORDS: usize = 3;
     let words = plain_words(line)?;
     let plain = |w: &String| {
@@ -101,18 +111,26 @@ fn command_prefix(line: &str, breadth: Breadth) -> Option<String> {
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     };
     let leading = words.iter().take_while(|w| plain(w)).count().min(MAX_WORDS);
-    let taken = if leading == 0 || (leading == 1 && words.len() > 1) {
+    let (taken, exact) = if leading == 0 || (leading == 1 && words.len() > 1) {
         if breadth == Breadth::Prefix {
             return None;
         }
-        &words[..]
+        (&words[..], true)
     } else {
-        &words[..leading]
+        (&words[..leading], false)
     };
     if taken.is_empty() {
         return None;
     }
-    Some(taken.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" "))
+    // A word with `*` in it would be a pattern: keep it quoted.
+    let quoted = taken.iter().map(|w| {
+        if w.contains('*') {
+            format!("'{}'", w.replace('\'', r"'\''"))
+        } else {
+            quote(w)
+        }
+    });
+    Some((quoted.collect::<Vec<_>>().join(" "), exact))
 }
 
 /// `word` as the shell reads it back: bare when it has nothing special,
@@ -250,6 +268,38 @@ mod tests {
         assert_eq!((r.command, r.path), (None, None));
     }
 
+    /// A rule for the whole line matches that line only: `rm -rf build`
+    /// must not also allow `rm -rf build /`.
+    #[test]
+    fn a_rule_for_the_whole_line_is_exact() {
+        let cases: &[(&str, Option<(&str, bool)>)] = &[
+            ("rm -rf build", Some(("rm -rf build", true))),
+            ("python3 x.py", Some(("python3 x.py", true))),
+            ("cat 'a*b'", Some(("cat 'a*b'", true))),
+            ("cargo test --all", Some(("cargo test", false))),
+            ("make", Some(("make", false))),
+        ];
+        for (command, want) in cases {
+            let got = allow_rule_for("run_command", &line(command));
+            let got = got
+                .as_ref()
+                .map(|r| (r.command.as_deref().unwrap_or(""), r.exact));
+            assert_eq!(got, *want, "{command:?}");
+        }
+        let rule = allow_rule_for("run_command", &line("rm -rf build")).unwrap();
+        let rules = ConfirmationRules::new([rule]).unwrap();
+        assert!(
+            rules
+                .evaluate("run_command", &line("rm -rf build /"))
+                .is_none()
+        );
+        assert!(
+            rules
+                .evaluate("run_command", &line("rm -rf build"))
+                .is_some()
+        );
+    }
+
     #[test]
     fn a_command_that_sets_variables_gets_no_rule() {
         let vars = [("PATH".to_owned(), "/tmp".to_owned())]
@@ -264,7 +314,7 @@ mod tests {
         let rule = allow_rule_for("run_command", &line("cat 'a b'")).unwrap();
         assert_eq!(
             rules_add_line(&rule),
-            r"toolgate rules add --tool run_command --command 'cat '\''a b'\''' --decision allow"
+            r"toolgate rules add --tool run_command --command 'cat '\''a b'\''' --exact --decision allow"
         );
         let rule = allow_rule_for("mcp_fs_write", &Effects::Opaque).unwrap();
         assert_eq!(

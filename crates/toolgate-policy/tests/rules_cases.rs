@@ -21,6 +21,7 @@ fn rule(
         command: command.map(Into::into),
         path: path.map(Into::into),
         decision,
+        ..ConfirmationRule::default()
     }
 }
 
@@ -316,14 +317,18 @@ fn malformed_and_too_broad_rules_are_refused() {
     let cases: &[(ConfirmationRule, &str)] = &[
         (rule("*", None, None, Allow), "rule 1 is too broad"),
         (
-            rule("*", None, Some("docs/**"), Allow),
+            rule("mcp_github_*", None, None, Allow),
             "rule 1 is too broad",
+        ),
+        (
+            rule("*", None, Some("docs/**"), Allow),
+            "must say `access: read` or `access: write`",
         ),
         (rule("*", Some("ls"), None, Allow), "rule 1 is too broad"),
         (rule("", None, None, Deny), "names no tool"),
         (
             rule("run_command", Some("ls"), Some("a"), Deny),
-            "both a command and a path",
+            "more than one of command, path and domain",
         ),
         (
             rule("run_command", Some(""), None, Allow),
@@ -476,4 +481,426 @@ fn an_allow_prefix_never_covers_more_than_the_same_deny_prefix() {
             }
         }
     }
+}
+
+/// Rules as JSON, in the keys a person writes in YAML.
+fn yaml_rules(text: &str) -> ConfirmationRules {
+    let rules: Vec<ConfirmationRule> = serde_json::from_str(text).unwrap();
+    ConfirmationRules::new(rules).unwrap()
+}
+
+fn decision_of(rules: &ConfirmationRules, tool: &str, effects: &Effects) -> Option<RuleDecision> {
+    rules.evaluate(tool, effects).map(|m| m.decision())
+}
+
+/// `deny git push except git push origin HEAD:refs/for/*`: the
+/// exception lets through exactly the pushes it names, one plain command
+/// and nothing else; the rest of `git push` is refused.
+const DENY_EXCEPT_CASES: &[(&str, Option<RuleDecision>)] = &[
+    ("git push origin HEAD:refs/for/main", None),
+    ("git push origin 'HEAD:refs/for/main'", None),
+    ("git push origin HEAD:refs/for/release/2.0", None),
+    ("git push", Some(Deny)),
+    ("git push origin main", Some(Deny)),
+    ("git push origin HEAD:refs/heads/main", Some(Deny)),
+    ("git push origin HEAD:refs/for/", None),
+    ("git push origin xHEAD:refs/for/main", Some(Deny)),
+    // More than the exception names: refused.
+    ("git push origin HEAD:refs/for/main HEAD:main", Some(Deny)),
+    ("git push origin HEAD:refs/for/main --force", Some(Deny)),
+    ("git push origin HEAD:refs/for/main; rm -rf /", Some(Deny)),
+    (
+        "git push origin HEAD:refs/for/main && git push origin main",
+        Some(Deny),
+    ),
+    ("git push origin HEAD:refs/for/main | sh", Some(Deny)),
+    ("git push origin HEAD:refs/for/main $(id)", Some(Deny)),
+    ("git push origin HEAD:refs/for/$b", Some(Deny)),
+    ("git push origin 'HEAD:refs/for/*'", None),
+    ("git push origin HEAD:refs/for/*", Some(Deny)),
+    (
+        "GIT_SSH_COMMAND=x git push origin HEAD:refs/for/main",
+        Some(Deny),
+    ),
+    ("env git push origin HEAD:refs/for/main", Some(Deny)),
+    ("sh -c 'git push origin HEAD:refs/for/main'", Some(Deny)),
+    (
+        "git -C /elsewhere push origin HEAD:refs/for/main",
+        Some(Deny),
+    ),
+    (
+        "git push origin HEAD:refs/for/main\ngit push origin main",
+        Some(Deny),
+    ),
+    // Not a push at all: the rule does not apply.
+    ("git status", None),
+];
+
+#[test]
+fn a_deny_exception_lets_through_only_the_calls_it_covers_entirely() {
+    let rules = yaml_rules(
+        r#"[{"tool": "*", "command": "git push", "except": ["git push origin HEAD:refs/for/*"], "decision": "deny"}]"#,
+    );
+    for (command, want) in DENY_EXCEPT_CASES {
+        assert_eq!(
+            decision_of(&rules, "run_command", &line(command)),
+            *want,
+            "{command:?}"
+        );
+    }
+    // Variables set by the call are not covered by an exception either.
+    let vars = [("GIT_SSH_COMMAND".to_owned(), "sh -c id".to_owned())]
+        .into_iter()
+        .collect();
+    let with_env =
+        Effects::known(
+            [Effect::command("git push origin HEAD:refs/for/main", None).with_env(vars)],
+        );
+    assert_eq!(decision_of(&rules, "run_command", &with_env), Some(Deny));
+    // An exception ending in `*` is a prefix.
+    let rules = yaml_rules(
+        r#"[{"tool": "*", "command": "git push", "except": ["git push origin HEAD:refs/for/* *"], "decision": "deny"}]"#,
+    );
+    assert_eq!(
+        decision_of(
+            &rules,
+            "run_command",
+            &line("git push origin HEAD:refs/for/main -o topic=x")
+        ),
+        None
+    );
+    assert_eq!(
+        decision_of(
+            &rules,
+            "run_command",
+            &line("git push origin HEAD:refs/for/main; ls")
+        ),
+        Some(Deny)
+    );
+}
+
+#[test]
+fn an_excepted_call_falls_through_to_the_next_kind_of_rule() {
+    let rules = yaml_rules(
+        r#"[
+            {"tool": "run_command", "command": "git push", "except": ["git push origin HEAD:refs/for/*"], "decision": "deny"},
+            {"tool": "run_command", "command": "git push origin", "decision": "ask"},
+            {"tool": "run_command", "command": "git push origin HEAD:refs/for/*", "exact": true, "decision": "allow"}
+        ]"#,
+    );
+    let hit = rules
+        .evaluate("run_command", &line("git push origin HEAD:refs/for/main"))
+        .unwrap();
+    assert_eq!((hit.number, hit.decision()), (2, Ask));
+    let hit = rules.evaluate("run_command", &line("git push -f")).unwrap();
+    assert_eq!((hit.number, hit.decision()), (1, Deny));
+    // Without the ask rule, the allow rule decides.
+    let rules = yaml_rules(
+        r#"[
+            {"tool": "run_command", "command": "git push", "except": ["git push origin HEAD:refs/for/*"], "decision": "deny"},
+            {"tool": "run_command", "command": "git push origin HEAD:refs/for/*", "exact": true, "decision": "allow"}
+        ]"#,
+    );
+    let hit = rules
+        .evaluate("run_command", &line("git push origin HEAD:refs/for/main"))
+        .unwrap();
+    assert_eq!((hit.number, hit.decision()), (2, Allow));
+}
+
+/// `allow npm run except npm run deploy`: an allow rule's exception
+/// withholds anything that may be what it names.
+#[test]
+fn an_allow_exception_withholds_anything_it_may_name() {
+    let rules = yaml_rules(
+        r#"[{"tool": "run_command", "command": "npm run", "except": ["npm run deploy"], "decision": "allow"}]"#,
+    );
+    let cases: &[(&str, Option<RuleDecision>)] = &[
+        ("npm run test", Some(Allow)),
+        ("npm run build -- --watch", Some(Allow)),
+        ("npm run deploy", None),
+        ("npm run deploy --prod", None),
+        ("npm run --silent deploy", None),
+        ("npm run deployx", Some(Allow)),
+        ("npm run test; npm run deploy", None),
+    ];
+    for (command, want) in cases {
+        assert_eq!(
+            decision_of(&rules, "run_command", &line(command)),
+            *want,
+            "{command:?}"
+        );
+    }
+}
+
+/// `exact: true`: the command and nothing more. Without it a rule is a
+/// prefix: `rm -rf build` also covers `rm -rf build /x`.
+#[test]
+fn an_exact_command_rule_matches_the_whole_command_only() {
+    // (rule words, exact, decision, line, matches)
+    let cases: &[(&str, bool, RuleDecision, &str, bool)] = &[
+        ("rm -rf build", false, Allow, "rm -rf build /x", true),
+        ("rm -rf build", true, Allow, "rm -rf build /x", false),
+        ("rm -rf build", true, Allow, "rm -rf build", true),
+        ("rm -rf build", true, Allow, "rm  -rf  'build'", true),
+        ("rm -rf build", true, Allow, "rm -rf build; ls", false),
+        ("git diff", true, Allow, "git diff HEAD", false),
+        ("git diff *", true, Allow, "git diff HEAD", true),
+        ("git diff *", true, Allow, "git diff", true),
+        ("git diff", true, Deny, "git diff", true),
+        ("git diff", true, Deny, "git diff HEAD", false),
+        ("git diff", true, Deny, "ls && git diff", true),
+        ("git diff", true, Deny, "git -C x diff", true),
+        ("git diff", true, Deny, "git diff $x", true),
+        ("git diff", true, Deny, "sh -c \"$x\"", true),
+        ("make", true, Allow, "make", true),
+        ("make", true, Allow, "make install", false),
+    ];
+    for (words, exact, decision, command, matches) in cases {
+        let rules = ConfirmationRules::new([ConfirmationRule {
+            exact: *exact,
+            ..rule("run_command", Some(words), None, *decision)
+        }])
+        .unwrap();
+        let got = decision_of(&rules, "run_command", &line(command));
+        assert_eq!(
+            got,
+            matches.then_some(*decision),
+            "{words:?} exact={exact} {command:?}"
+        );
+    }
+}
+
+/// A word with `*` in a rule stands for any characters within that word,
+/// never for more words or for what the shell would expand.
+#[test]
+fn a_star_in_a_rule_word_matches_within_the_word() {
+    let cases: &[(&str, &str, bool)] = &[
+        ("git checkout 'feature/*'", "git checkout feature/x", false),
+        ("git checkout feature/*", "git checkout feature/x", true),
+        ("git checkout feature/*", "git checkout feature/a/b", true),
+        ("git checkout feature/*", "git checkout feature/x y", true),
+        ("git checkout feature/*", "git checkout main", false),
+        ("git checkout feature/*", "git checkout 'feature/*'", true),
+        ("git checkout feature/*", "git checkout feature/*", false),
+        ("npm run test:*", "npm run test:unit", true),
+        ("npm run test:*", "npm run test", false),
+    ];
+    for (words, command, matches) in cases {
+        let rules =
+            ConfirmationRules::new([rule("run_command", Some(words), None, Allow)]).unwrap();
+        let got = decision_of(&rules, "run_command", &line(command));
+        assert_eq!(got, matches.then_some(Allow), "{words:?} {command:?}");
+    }
+    // `?`, `[…]` and braces stay refused: only `*` is a pattern.
+    for words in ["ls a?", "ls [ab]", "ls {a,b}", "* foo"] {
+        let built = ConfirmationRules::new([rule("run_command", Some(words), None, Allow)]);
+        if words == "* foo" {
+            // A program written as `*` followed by words is a pattern too.
+            assert!(built.is_ok(), "{words}");
+        } else {
+            assert!(built.is_err(), "{words}");
+        }
+    }
+}
+
+/// `access: read` and `access: write` narrow a path rule to reads or to
+/// changes, whichever tool declares them.
+#[test]
+fn a_path_rule_with_access_looks_at_reads_or_changes_only() {
+    let read = Effects::known([Effect::read(".env")]);
+    let write_env = Effects::known([write(".env")]);
+    let delete_env = Effects::known([Effect::Delete {
+        path: ".env".into(),
+        lines_removed: 1,
+    }]);
+    let write_src = Effects::known([write("src/a.rs")]);
+    let delete_src = Effects::known([Effect::Delete {
+        path: "src/a.rs".into(),
+        lines_removed: 1,
+    }]);
+    let read_src = Effects::known([Effect::read("src/a.rs")]);
+    let list_all = Effects::known([Effect::read_tree(".")]);
+    let cmd = line("cat .env");
+    // (rules, tool, effects, expected)
+    let deny_read = r#"[{"tool": "*", "path": ".env", "access": "read", "decision": "deny"}]"#;
+    let allow_edit = r#"[{"tool": "*", "path": "src/**", "access": "write", "decision": "allow"}]"#;
+    let deny_edit = r#"[{"tool": "*", "path": "src/**", "access": "write", "decision": "deny"}]"#;
+    let cases: &[(&str, &str, &Effects, Option<RuleDecision>)] = &[
+        (deny_read, "read_file", &read, Some(Deny)),
+        (deny_read, "my_reader", &read, Some(Deny)),
+        (deny_read, "write_file", &write_env, None),
+        (deny_read, "run_command", &cmd, None),
+        (deny_read, "list_files", &list_all, None),
+        (allow_edit, "write_file", &write_src, Some(Allow)),
+        (allow_edit, "apply_patch", &write_src, Some(Allow)),
+        (allow_edit, "delete_file", &delete_src, None),
+        (allow_edit, "read_file", &read_src, None),
+        (allow_edit, "write_file", &write_env, None),
+        (allow_edit, "run_command", &line("touch src/a.rs"), None),
+        (allow_edit, "mcp_fs_write", &Effects::Opaque, None),
+        (deny_edit, "delete_file", &delete_src, Some(Deny)),
+        (deny_edit, "write_file", &write_src, Some(Deny)),
+        (deny_edit, "read_file", &read_src, None),
+        (deny_edit, "write_file", &delete_env, None),
+    ];
+    for (rules, tool, effects, want) in cases {
+        assert_eq!(
+            decision_of(&yaml_rules(rules), tool, effects),
+            *want,
+            "{rules} {tool}"
+        );
+    }
+    // Path exceptions: deny `secrets/**` but reading `secrets/public/**`.
+    let rules = yaml_rules(
+        r#"[{"tool": "*", "path": "secrets/**", "except": ["secrets/public/**"], "decision": "deny"}]"#,
+    );
+    let both = Effects::known([
+        Effect::read("secrets/public/a"),
+        Effect::read("secrets/key"),
+    ]);
+    let cases: &[(&Effects, Option<RuleDecision>)] = &[
+        (&Effects::known([Effect::read("secrets/public/a")]), None),
+        (&Effects::known([Effect::read("secrets/key")]), Some(Deny)),
+        (&both, Some(Deny)),
+        (&Effects::known([Effect::read_tree("secrets")]), Some(Deny)),
+        (&Effects::known([Effect::read_tree("secrets/public")]), None),
+    ];
+    for (effects, want) in cases {
+        assert_eq!(
+            decision_of(&rules, "read_file", effects),
+            *want,
+            "{effects:?}"
+        );
+    }
+}
+
+/// `domain`: the hosts of the call's network effects.
+#[test]
+fn a_domain_rule_reads_the_hosts_a_call_reaches() {
+    let net = |url: &str| Effects::known([Effect::Network { url: url.into() }]);
+    let allow = yaml_rules(r#"[{"tool": "*", "domain": "example.com", "decision": "allow"}]"#);
+    let deny = yaml_rules(
+        r#"[{"tool": "*", "domain": "*.example.com", "except": ["docs.example.com"], "decision": "deny"}]"#,
+    );
+    // (url, allowed, denied)
+    let cases: &[(&str, bool, bool)] = &[
+        ("https://example.com/a", true, false),
+        ("https://EXAMPLE.com./a", true, false),
+        ("http://example.com:8080", true, false),
+        ("example.com:443", true, false),
+        ("https://api.example.com/x", false, true),
+        ("https://docs.example.com/x", false, false),
+        ("https://example.com.evil.test/", false, false),
+        ("https://notexample.com/", false, false),
+        ("https://user@api.example.com/", false, true),
+        ("https://example.com@evil.test/", false, true),
+        ("https://[::1]/", false, true),
+        ("https://api.example.com:x/", false, true),
+    ];
+    for (url, allowed, denied) in cases {
+        assert_eq!(
+            decision_of(&allow, "web_fetch", &net(url)),
+            allowed.then_some(Allow),
+            "{url}"
+        );
+        assert_eq!(
+            decision_of(&deny, "web_fetch", &net(url)),
+            denied.then_some(Deny),
+            "{url}"
+        );
+    }
+    let mixed = Effects::known([
+        Effect::Network {
+            url: "https://example.com".into(),
+        },
+        Effect::read("a"),
+    ]);
+    assert_eq!(decision_of(&allow, "x", &mixed), None);
+    assert_eq!(decision_of(&allow, "mcp_x", &Effects::Opaque), None);
+    for bad in ["", "exa mple.com", "*.", "a..b", "https://example.com"] {
+        let text = format!(r#"[{{"tool": "*", "domain": "{bad}", "decision": "deny"}}]"#);
+        let rules: Vec<ConfirmationRule> = serde_json::from_str(&text).unwrap();
+        assert!(ConfirmationRules::new(rules).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn a_tool_name_ending_in_a_star_names_every_tool_it_starts() {
+    let rules = yaml_rules(r#"[{"tool": "mcp_github_*", "decision": "deny"}]"#);
+    for (tool, denied) in [
+        ("mcp_github_create_issue", true),
+        ("mcp_github_", true),
+        ("mcp_gitlab_x", false),
+        ("run_command", false),
+    ] {
+        assert_eq!(
+            decision_of(&rules, tool, &Effects::Opaque),
+            denied.then_some(Deny),
+            "{tool}"
+        );
+    }
+}
+
+#[test]
+fn keys_that_need_another_are_refused() {
+    let cases: &[(&str, &str)] = &[
+        (
+            r#"{"tool": "x", "exact": true, "decision": "deny"}"#,
+            "`exact` without a `command`",
+        ),
+        (
+            r#"{"tool": "x", "path": "a", "exact": true, "decision": "deny"}"#,
+            "`exact` without a `command`",
+        ),
+        (
+            r#"{"tool": "x", "access": "read", "decision": "deny"}"#,
+            "`access` without a `path`",
+        ),
+        (
+            r#"{"tool": "x", "except": ["a"], "decision": "deny"}"#,
+            "`except` without",
+        ),
+        (
+            r#"{"tool": "x", "path": "a", "domain": "b.c", "decision": "deny"}"#,
+            "more than one",
+        ),
+        (
+            r#"{"tool": "run_command", "command": "git push", "except": ["a; b"], "decision": "deny"}"#,
+            "one simple command",
+        ),
+        (
+            r#"{"tool": "x", "path": "a", "except": ["[b"], "decision": "deny"}"#,
+            "invalid path glob",
+        ),
+    ];
+    for (text, want) in cases {
+        let rule: ConfirmationRule = serde_json::from_str(text).unwrap();
+        let error = ConfirmationRules::new([rule]).unwrap_err().to_string();
+        assert!(error.contains(want), "{text}: {error}");
+    }
+}
+
+#[test]
+fn exceptions_exact_and_access_are_shown_in_the_rule() {
+    let rule: ConfirmationRule = serde_json::from_str(
+        r#"{"tool": "*", "command": "git push", "except": ["git push origin HEAD:refs/for/*", "git push --dry-run *"], "decision": "deny"}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        rule.to_string(),
+        "deny * command `git push` except `git push origin HEAD:refs/for/*`, `git push --dry-run *`"
+    );
+    let rule: ConfirmationRule = serde_json::from_str(
+        r#"{"tool": "run_command", "command": "git diff", "exact": true, "decision": "allow"}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        rule.to_string(),
+        "allow run_command command `git diff` (exact)"
+    );
+    let rule: ConfirmationRule = serde_json::from_str(
+        r#"{"tool": "*", "path": ".env", "access": "read", "decision": "deny"}"#,
+    )
+    .unwrap();
+    assert_eq!(rule.to_string(), "deny * path `.env` (read only)");
 }

@@ -410,6 +410,7 @@ mod tests {
             command: None,
             path: Some("a.txt".into()),
             decision: RuleDecision::Deny,
+            ..ConfirmationRule::default()
         })
         .unwrap();
         file.save().unwrap();

@@ -148,13 +148,16 @@ impl HostBuilder {
         let workspace = resolve_workspace(self.workspace.as_deref())?;
         let store = config::trust_store_path(&env);
         let policy = self.trust;
-        let loaded = config::load(
+        let this_run = matches!(policy, TrustPolicy::ThisRun);
+        let mut loaded = config::load(
             &workspace,
             self.config_file.as_deref(),
             &env,
             &self.overrides,
             |project| decide(project, policy, store.as_deref()),
         )?;
+        import_claude(&mut loaded, &workspace, &env, this_run, store.as_deref())
+            .map_err(config::LoadError::from)?;
         let config = &loaded.config;
         crate::secrets::register(
             &env,
@@ -173,6 +176,11 @@ impl HostBuilder {
             .map_err(HostError::BlockedPatterns)?;
         let mut rules = confirmation_rules_builder();
         rules.rules(config.confirmation.rules.iter().cloned());
+        // Imported rules after ours: the gate evaluates deny → ask → allow
+        // over all of them, and numbers them in this order.
+        if let Some(import) = &loaded.claude {
+            rules.rules(import.rules.iter().map(|r| r.rule.clone()));
+        }
         if let Some(root) = workspace.to_str() {
             rules.root(root);
         }
@@ -219,6 +227,54 @@ pub fn confirmation_rules_builder() -> ConfirmationRulesBuilder {
     let mut builder = ConfirmationRules::builder();
     builder.command_tools(toolgate_tools::command::COMMAND_LINE_TOOLS.iter().copied());
     builder
+}
+
+/// `confirmation.import: [claude]` (see [`config::claude`]): reads Claude
+/// Code's settings, a workspace file trusted as `toolgate.yaml` is (this
+/// run's flag, then the store; nobody is asked), and sets the imported
+/// mode when no layer of ours sets one.
+fn import_claude(
+    loaded: &mut Loaded,
+    workspace: &Path,
+    env: &[(String, String)],
+    this_run: bool,
+    store: Option<&Path>,
+) -> Result<(), TrustError> {
+    if !loaded
+        .config
+        .confirmation
+        .import
+        .contains(&config::claude::ImportSource::Claude)
+    {
+        return Ok(());
+    }
+    let store = match store {
+        Some(path) if !this_run => Some(TrustStore::open(path)?),
+        _ => None,
+    };
+    let trust = |file: &Path, sha256: &str| {
+        if this_run {
+            Trust::ThisRun
+        } else if store.as_ref().is_some_and(|s| s.is_trusted(file, sha256)) {
+            Trust::Recorded
+        } else {
+            Trust::Untrusted
+        }
+    };
+    let home = env
+        .iter()
+        .find(|(k, _)| k == config::env_vars::HOME)
+        .map(|(_, v)| PathBuf::from(v))
+        .filter(|h| h.is_absolute());
+    let mut import = config::claude::read(workspace, home.as_deref(), &trust);
+    if let Some((mode, _)) = &import.mode
+        && !loaded.mode_configured
+    {
+        loaded.config.confirmation.mode = *mode;
+        import.mode_applied = true;
+    }
+    loaded.claude = Some(import);
+    Ok(())
 }
 
 /// The trust rules of [`TrustPolicy`]: this run's flag, then the store,

@@ -46,6 +46,11 @@ pub struct Loaded {
     pub project_file: PathBuf,
     /// The workspace file's trust, when there is one.
     pub project: Option<ProjectStatus>,
+    /// Whether a layer (a file, a variable or `--mode`) sets
+    /// `confirmation.mode`: an imported mode applies only when none does.
+    pub mode_configured: bool,
+    /// What `confirmation.import: [claude]` read, when it is set.
+    pub claude: Option<super::claude::ClaudeImport>,
 }
 
 /// How the workspace file was applied.
@@ -228,6 +233,11 @@ pub(crate) fn load(
         sources.push(Source::Env(name.clone()));
     }
 
+    let mode_configured = overrides.mode.is_some()
+        || merged
+            .get("confirmation")
+            .and_then(|c| c.get("mode"))
+            .is_some_and(|m| !m.is_null());
     let mut config: Config = serde_yaml_ng::from_value(merged).map_err(LoadError::Merged)?;
     config.tools.dynamic.reserved = crate::assembly::catalog::reserved_names();
     overrides.apply(&mut config);
@@ -238,6 +248,8 @@ pub(crate) fn load(
         sources,
         project_file,
         project,
+        mode_configured,
+        claude: None,
     })
 }
 

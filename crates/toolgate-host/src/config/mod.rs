@@ -12,6 +12,7 @@
 //! |---|---|
 //! | `mod.rs` | [`Config`], the whole file: one field per top-level section |
 //! | `workspace.rs` | `workspace:` and `confirmation:` |
+//! | `claude.rs` | `confirmation.import: [claude]`: Claude Code's settings read as rules and a mode |
 //! | `commands.rs` | `commands:` with `env`, `sandbox` and `limits` |
 //! | `network.rs` | `commands.network` and its three forms |
 //! | `llm.rs` | `llm:`, the model client's settings |
@@ -55,6 +56,7 @@
 //! How the layers combine, and in what order, is the `# Rules` section of
 //! `load.rs`.
 
+pub mod claude;
 mod commands;
 pub mod env_vars;
 mod error;

@@ -451,6 +451,7 @@ mod tests {
             command: command.map(Into::into),
             path: None,
             decision,
+            ..ConfirmationRule::default()
         }
     }
 

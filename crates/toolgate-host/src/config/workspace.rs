@@ -38,4 +38,9 @@ pub struct ConfirmationSection {
     /// mode (see [`ConfirmationRules`](toolgate_policy::ConfirmationRules)).
     /// Default: none.
     pub rules: Vec<ConfirmationRule>,
+    /// Other tools' permission settings read as rules too: `claude` reads
+    /// Claude Code's `.claude/settings.json`, `.claude/settings.local.json`
+    /// (when trusted) and `~/.claude/settings.json` (see
+    /// [`claude`](super::claude)). Default: none.
+    pub import: Vec<super::claude::ImportSource>,
 }
