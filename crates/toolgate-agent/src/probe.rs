@@ -72,6 +72,8 @@ pub struct ServedModel {
     /// The context window the list states (vLLM's `max_model_len`,
     /// OpenRouter's `context_length`).
     pub context_length: Option<u64>,
+    /// The parameter count the list states (llama.cpp's `meta.n_params`).
+    pub parameters: Option<u64>,
 }
 
 /// Where a context window was read.
@@ -200,6 +202,19 @@ pub struct ServerProbe {
 }
 
 impl ServerProbe {
+    /// What the server reported about the probed model: its context
+    /// window and parameter count (for `profile: auto`).
+    pub fn facts(&self) -> crate::profile::ModelFacts {
+        let parameters = self.models.as_ref().ok().and_then(|models| {
+            models
+                .iter()
+                .find(|m| Some(&m.id) == self.probed_model.as_ref())
+                .and_then(|m| m.parameters)
+        });
+        let window = self.context_window.as_ref().ok().map(|w| w.tokens);
+        crate::profile::ModelFacts::new(window, parameters).served_by(self.kind)
+    }
+
     /// Whether a server answered at the base URL (even with an error).
     pub fn reachable(&self) -> bool {
         !matches!(
@@ -492,6 +507,7 @@ impl<'a> Prober<'a> {
                     context_length: e["max_model_len"]
                         .as_u64()
                         .or_else(|| e["context_length"].as_u64()),
+                    parameters: e["meta"]["n_params"].as_u64(),
                 })
             })
             .collect::<Option<Vec<_>>>()
@@ -756,6 +772,7 @@ mod tests {
                 id: (*id).to_owned(),
                 owned_by: owner.map(str::to_owned),
                 context_length: None,
+                parameters: None,
             })
             .collect()
     }

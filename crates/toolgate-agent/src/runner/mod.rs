@@ -33,6 +33,12 @@
 //!    ran since the first one succeeded, is not run again: the model gets
 //!    the earlier result and is told why ([`LoopDecision::RepeatedChange`]).
 //!    A call that only looks (`process` polling) runs every time.
+//! 7. In the small profile ([`crate::Profile::Small`]) the offer is the
+//!    profile's compact tools and `finish`, one call of a reply runs, and
+//!    outputs are cut by lines; a `finish(answer)` call is the run's
+//!    answer and goes where an answer goes (rule 2): the run ends on it
+//!    only when the checks pass, and is told why not as the call's
+//!    result. A `finish` without an `answer` string is refused.
 //!
 //! The loop is in `steps` (a state machine), the run around it in `run`; the calls of a step in `tools`; keeping the
 //! context small in `compress`; what a run reports in `events` and

@@ -30,6 +30,7 @@ use super::tools::{Repeats, UNREADABLE_CALL, dropped_note, sift, text_call};
 use super::{AgentRunner, EMPTY_REPLY_NUDGE, sleep_until};
 use crate::context::{ENVELOPE_BYTES, fit, messages_bytes};
 use crate::llm::{LlmError, LlmResponse, Message, ModelToolCall, Role};
+use crate::profile::FINISH;
 use crate::recover::recover_tool_calls;
 
 /// Where the step loop is.
@@ -73,8 +74,15 @@ struct Offer {
 }
 
 impl Offer {
-    fn new(registry: &Registry, names: Vec<String>, routed: bool) -> Self {
-        let schemas = registry.schemas(Some(&names), SchemaFormat::OpenAi);
+    /// The tools `names` offer; with `small`, the small profile's handful
+    /// of them and `finish`, in compact schemas.
+    fn new(registry: &Registry, names: Vec<String>, routed: bool, small: bool) -> Self {
+        let (names, schemas) = if small {
+            crate::profile::small_offer(registry, &names)
+        } else {
+            let schemas = registry.schemas(Some(&names), SchemaFormat::OpenAi);
+            (names, schemas)
+        };
         let bytes = serde_json::to_string(&schemas).map_or(0, |t| t.len());
         Self {
             names,
@@ -99,6 +107,8 @@ struct Progress<'a> {
     /// Whether an empty reply was answered with [`EMPTY_REPLY_NUDGE`]
     /// (once a run).
     nudged: bool,
+    /// The `finish` call of the reply being finished, if it came as one.
+    finish: Option<ModelToolCall>,
 }
 
 impl AgentRunner {
@@ -115,7 +125,7 @@ impl AgentRunner {
         let registry = self.engine.registry();
         let routed = offered.is_some();
         let names = offered.unwrap_or_else(|| self.agent.tool_names(registry));
-        let offer = Offer::new(registry, names, routed);
+        let offer = Offer::new(registry, names, routed, self.agent.is_small());
         let first = messages_bytes(&messages[..messages.len().min(2)]);
         if let Err(reason) = self.context.check_start(offer.bytes + first) {
             return Stop::Fail(Outcome::Failed, reason);
@@ -129,6 +139,7 @@ impl AgentRunner {
             repeats: Repeats::default(),
             budget_warned: false,
             nudged: false,
+            finish: None,
         };
         let mut state = State::Prepare(1);
         loop {
@@ -173,7 +184,12 @@ impl AgentRunner {
             && !p.offer.routed
         {
             let registry = self.engine.registry();
-            p.offer = Offer::new(registry, self.agent.tool_names(registry), false);
+            p.offer = Offer::new(
+                registry,
+                self.agent.tool_names(registry),
+                false,
+                self.agent.is_small(),
+            );
         }
         if let (Some(budget), Some(spent)) = (self.budget_usd, self.spent(p.report))
             && spent >= budget
@@ -291,9 +307,25 @@ impl AgentRunner {
         // Guards on one reply: identical calls run once, at most
         // `max_calls_per_step` run, and the model is told of the rest and
         // of a reply cut short.
-        let cap = self.agent.max_calls_per_step.max(1) as usize;
+        let cap = if self.agent.is_small() {
+            1
+        } else {
+            self.agent.max_calls_per_step.max(1) as usize
+        };
         let (kept, dropped) = sift(std::mem::take(&mut resp.tool_calls), cap);
         resp.tool_calls = kept;
+        // `finish(answer)` (small profile) is an answer the loop checks
+        // before the run ends; one whose arguments cannot be read goes to
+        // `run_tools`, which refuses it.
+        p.finish = None;
+        if p.offer.names.iter().any(|n| n == FINISH)
+            && let [call] = resp.tool_calls.as_slice()
+            && call.name == FINISH
+            && let Some(answer) = finish_answer(&call.arguments)
+        {
+            p.finish = Some(call.clone());
+            resp.content = answer;
+        }
         let mut note = dropped_note(&dropped, cap);
         if let Some(why) = &resp.cut {
             self.emit(&AgentEvent::ReplyCut {
@@ -330,6 +362,10 @@ impl AgentRunner {
             tool_calls: readable,
             tool_call_id: None,
         });
+        if p.finish.is_some() {
+            p.report.final_text.clone_from(&resp.content);
+            return State::Finishing(step);
+        }
         if !resp.tool_calls.is_empty() {
             return State::Calling {
                 step,
@@ -365,6 +401,13 @@ impl AgentRunner {
             .filter(|g| g.required && !g.passed)
             .collect();
         if failing.is_empty() {
+            // A `finish` call that ends the run stays in the conversation
+            // as the answer it carries.
+            if p.finish.take().is_some()
+                && let Some(last) = p.messages.last_mut()
+            {
+                *last = Message::text(Role::Assistant, p.report.final_text.clone());
+            }
             return State::Stopped(Stop::Done(Outcome::Completed));
         }
         let mut text = String::from("Quality gates failed; fix these before finishing:\n");
@@ -374,8 +417,18 @@ impl AgentRunner {
             });
             let _ = writeln!(text, "[{}]\n{}", g.name, g.output);
         }
-        p.messages.push(Message::text(Role::User, text));
+        Self::refuse_finish(p, text);
         self.next_step(step, p).await
+    }
+
+    /// Tells the model why the run did not end on its answer: as the
+    /// result of its `finish` call when it made one, else as a user
+    /// message.
+    fn refuse_finish(p: &mut Progress<'_>, text: String) {
+        match p.finish.take() {
+            Some(call) => p.messages.push(Message::tool_result(call.id, text)),
+            None => p.messages.push(Message::text(Role::User, text)),
+        }
     }
 
     /// [`State::Calling`]: the calls go through the gate; an abort, too
@@ -483,6 +536,12 @@ impl AgentRunner {
         self.record(step, p.messages, p.report, p.journal).await;
         after(step)
     }
+}
+
+/// The answer of a `finish` call's arguments, when they hold one.
+fn finish_answer(arguments: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(arguments).ok()?;
+    v.get("answer")?.as_str().map(str::to_owned)
 }
 
 /// The state after step `step`: the next one's preparation.

@@ -12,6 +12,7 @@ use super::events::{AgentEvent, ToolCallRecord};
 use super::report::RunReport;
 use super::{AgentRunner, truncate_head_tail};
 use crate::llm::{Message, ModelToolCall, Role};
+use crate::profile::{FINISH, SMALL_OUTPUT_CHARS, trim_lines};
 use crate::recover::TextCall;
 
 /// The name given to a recovered call that could not be read, so that its
@@ -265,7 +266,11 @@ impl AgentRunner {
                     .files_changed
                     .extend(e.effects.changed_paths().into_iter().map(str::to_owned));
             }
-            let mut text = truncate_head_tail(&e.text, self.max_output_chars);
+            let mut text = if self.agent.is_small() {
+                trim_lines(&e.text, self.max_output_chars.min(SMALL_OUTPUT_CHARS))
+            } else {
+                truncate_head_tail(&e.text, self.max_output_chars)
+            };
             if e.decision.executed()
                 && let Some(more) = self
                     .instructions
@@ -355,6 +360,12 @@ impl AgentRunner {
                     "your tool call could not be read: {reason}. Write one JSON object: \
                      {{\"name\": \"TOOL\", \"arguments\": {{...}}}}"
                 ),
+            ));
+        }
+        if c.name == FINISH && self.agent.is_small() {
+            return Err(Ended::refused(
+                LoopDecision::MalformedArguments,
+                "call finish with your final answer as a string: {\"answer\": \"...\"}",
             ));
         }
         let known = registry.has(&c.name);

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use toolgate_agent::{
     AnthropicClient, ApiKey, DEFAULT_CONTEXT_WINDOW, FallbackClient, HttpSettings, LlmClient,
-    LocalServer, OpenAiClient, ProbeError, ProbeRequest, Provider, ServedModel, SwitchLog,
-    detect_local_servers,
+    LocalServer, ModelFacts, OpenAiClient, ProbeError, ProbeRequest, Provider, ServedModel,
+    SwitchLog, detect_local_servers,
 };
 
 use crate::assembly::host::Host;
@@ -222,8 +222,9 @@ impl Host {
     /// The context window of `choice`, in tokens: what the server says
     /// (llama.cpp `/props`, Ollama `/api/show`, vLLM's model list), else
     /// `llm.context_window`, else [`DEFAULT_CONTEXT_WINDOW`]; with where it
-    /// came from.
-    pub async fn context_window(&self, choice: &ModelChoice) -> (u32, String) {
+    /// came from, and what the server reported about the model (for
+    /// `agents.*.profile: auto` and `llm.constrain: auto`).
+    pub async fn context_window(&self, choice: &ModelChoice) -> (u32, String, ModelFacts) {
         let provider = match choice.provider {
             LlmProvider::Openai => Provider::OpenAi,
             LlmProvider::Anthropic => Provider::Anthropic,
@@ -234,15 +235,18 @@ impl Host {
         if let Ok(key) = self.api_key() {
             request = request.api_key(key);
         }
-        if let Ok(window) = toolgate_agent::probe(&request).await.context_window {
+        let found = toolgate_agent::probe(&request).await;
+        let facts = found.facts();
+        if let Ok(window) = found.context_window {
             return (
                 u32::try_from(window.tokens).unwrap_or(u32::MAX),
                 window.source.to_string(),
+                facts,
             );
         }
         match self.config().llm.context_window {
-            Some(tokens) => (tokens, "llm.context_window".to_owned()),
-            None => (DEFAULT_CONTEXT_WINDOW, "the default".to_owned()),
+            Some(tokens) => (tokens, "llm.context_window".to_owned(), facts),
+            None => (DEFAULT_CONTEXT_WINDOW, "the default".to_owned(), facts),
         }
     }
 

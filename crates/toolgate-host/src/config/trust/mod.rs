@@ -67,7 +67,7 @@ use sha2::{Digest, Sha256};
 /// | `llm.text_tool_calls` | whether calls written as text are recovered; every call still goes through the gate |
 /// | `routing` | which of the agent's tools each task is offered (the classifying call goes to the run's own server) |
 /// | `skills.enabled`, `skills.disabled` | whether skills are offered, and which not (the workspace's own skills are in the workspace anyway) |
-/// | `agents.*.system_prompt`, `agents.*.allowed_tools`, `agents.*.disabled_tools`, `agents.*.max_steps`, `agents.*.max_repeated_calls`, `agents.*.max_calls_per_step`, `agents.*.prompt_mode`, `agents.*.delegate_to` | an agent's prompt, tool list, limits and who it may hand work to; every call (a delegated agent's too, under the caller's mode) still goes through the gate |
+/// | `agents.*.system_prompt`, `agents.*.allowed_tools`, `agents.*.disabled_tools`, `agents.*.max_steps`, `agents.*.max_repeated_calls`, `agents.*.max_calls_per_step`, `agents.*.prompt_mode`, `agents.*.delegate_to`, `agents.*.profile`, `agents.*.task_checks` | an agent's prompt, tool list, limits, profile, task checks and who it may hand work to; every call (a delegated agent's too, under the caller's mode) still goes through the gate |
 ///
 /// Everything else needs trust, among them: `hooks.*`, `mcp.*`,
 /// `guardrails.quality_gates` (they run programs), `confirmation.*`,
@@ -125,6 +125,8 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "agents.*.disabled_tools",
     "agents.*.prompt_mode",
     "agents.*.delegate_to",
+    "agents.*.profile",
+    "agents.*.task_checks",
 ];
 
 /// Where a dotted key stands relative to a pattern of [`APPLIES_UNTRUSTED`].
