@@ -255,6 +255,9 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
             AgentEvent::ReplyCut { reason, .. } => {
                 write_err(&format!("\n  reply cut off: {reason}"));
             }
+            AgentEvent::TaskCheck { reason, .. } => {
+                write_err(&format!("\n  not done yet: {reason}"));
+            }
             AgentEvent::BudgetWarning {
                 spent_usd,
                 budget_usd,
@@ -391,9 +394,11 @@ fn finish(
     }
     let exit = match report.outcome {
         Outcome::Completed => Exit::Success,
-        Outcome::MaxSteps | Outcome::Interrupted | Outcome::Budget | Outcome::Repeating => {
-            Exit::Partial
-        }
+        Outcome::MaxSteps
+        | Outcome::Interrupted
+        | Outcome::Budget
+        | Outcome::Repeating
+        | Outcome::Unverified => Exit::Partial,
         Outcome::Timeout => Exit::Timeout,
         Outcome::Aborted => Exit::Aborted,
         Outcome::AuthFailed => Exit::Auth,

@@ -471,7 +471,8 @@ impl PreparedRun {
             .gates(Arc::new(gates))
             .recorder(recorder)
             .recover_text_calls(self.recover_text_calls)
-            .context(self.context);
+            .context(self.context)
+            .workspace(self.workspace.clone());
         if let Some(events) = controls.events {
             builder = builder.events(events);
         }

@@ -61,6 +61,15 @@ pub enum AgentEvent {
         /// Why.
         reason: String,
     },
+    /// The run did not end on the model's answer: the task names a file
+    /// not read or a command not run yet, or a command it says must pass
+    /// failed; the model was told (recorded in the session).
+    TaskCheck {
+        /// The step.
+        step: u32,
+        /// What is missing or failing.
+        reason: String,
+    },
     /// A quality gate failed and its output was fed back.
     GateFailed {
         /// The gate.
@@ -95,6 +104,7 @@ impl AgentEvent {
             Self::Routed(_) => "routed",
             Self::ProviderSwitch(_) => "provider_switch",
             Self::ReplyCut { .. } => "reply_cut",
+            Self::TaskCheck { .. } => "task_check",
             Self::Subagent { event, .. } if event.recorded_within() => "subagent",
             _ => return None,
         };

@@ -42,6 +42,10 @@ pub enum Outcome {
     /// approve them (no terminal, no approver): whatever the model said,
     /// the work was not done.
     Blocked,
+    /// The model kept answering before it read a file or ran a command
+    /// its task names, or while a command the task says must pass failed
+    /// (partial): the task checks gave up after their nudges.
+    Unverified,
 }
 
 impl Outcome {
@@ -59,6 +63,7 @@ impl Outcome {
             Self::AuthFailed => "auth_failed",
             Self::Failed => "failed",
             Self::Blocked => "blocked",
+            Self::Unverified => "unverified",
         }
     }
 }

@@ -131,7 +131,7 @@ impl AgentRunner {
         if report.blocked_calls() > 0
             && matches!(
                 report.outcome,
-                Outcome::Completed | Outcome::MaxSteps | Outcome::Repeating
+                Outcome::Completed | Outcome::MaxSteps | Outcome::Repeating | Outcome::Unverified
             )
         {
             report.outcome = Outcome::Blocked;

@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use toolgate_core::{Registry, SchemaFormat, error_chain};
+use toolgate_engine::Decision;
 
 use super::decision::LoopDecision;
 use super::events::AgentEvent;
@@ -28,9 +29,14 @@ use super::report::{Outcome, RunReport};
 use super::run::{Journal, Stop};
 use super::tools::{Repeats, UNREADABLE_CALL, dropped_note, sift, text_call};
 use super::{AgentRunner, EMPTY_REPLY_NUDGE, sleep_until};
+use crate::checks::{TaskChecks, on_path};
 use crate::context::{ENVELOPE_BYTES, fit, messages_bytes};
 use crate::llm::{LlmError, LlmResponse, Message, ModelToolCall, Role};
 use crate::profile::FINISH;
+
+/// How many answers the task checks refuse before the run ends
+/// [`Outcome::Unverified`].
+pub(super) const MAX_CHECK_REFUSALS: u32 = 3;
 use crate::recover::recover_tool_calls;
 
 /// Where the step loop is.
@@ -109,6 +115,10 @@ struct Progress<'a> {
     nudged: bool,
     /// The `finish` call of the reply being finished, if it came as one.
     finish: Option<ModelToolCall>,
+    /// What the task names, for the task checks.
+    checks: TaskChecks,
+    /// How many times the task checks refused an answer.
+    check_refusals: u32,
 }
 
 impl AgentRunner {
@@ -122,6 +132,11 @@ impl AgentRunner {
         journal: &mut Journal,
         offered: Option<Vec<String>>,
     ) -> Stop {
+        let checks = if self.agent.task_checks {
+            TaskChecks::from_task(&report.task, self.workspace.as_deref(), &on_path)
+        } else {
+            TaskChecks::default()
+        };
         let registry = self.engine.registry();
         let routed = offered.is_some();
         let names = offered.unwrap_or_else(|| self.agent.tool_names(registry));
@@ -140,6 +155,8 @@ impl AgentRunner {
             budget_warned: false,
             nudged: false,
             finish: None,
+            checks,
+            check_refusals: 0,
         };
         let mut state = State::Prepare(1);
         loop {
@@ -393,6 +410,9 @@ impl AgentRunner {
     /// [`State::Finishing`]: done unless a required quality gate fails;
     /// its output is fed back and the loop goes on.
     async fn finishing(&self, step: u32, p: &mut Progress<'_>) -> State {
+        if let Some(refused) = self.check_task(step, p).await {
+            return refused;
+        }
         let failing: Vec<_> = self
             .gates
             .run()
@@ -418,6 +438,106 @@ impl AgentRunner {
             let _ = writeln!(text, "[{}]\n{}", g.name, g.output);
         }
         Self::refuse_finish(p, text);
+        self.next_step(step, p).await
+    }
+
+    /// The task checks (rule 8): `None` when the answer may end the run,
+    /// else the state after telling the model what is missing or failing.
+    async fn check_task(&self, step: u32, p: &mut Progress<'_>) -> Option<State> {
+        // A person or a rule refused a call of the run, or nothing runs
+        // (dry-run): the run is not free to do what the task names, and
+        // the answer stands.
+        let steered = p.report.tool_calls.iter().any(|c| {
+            [
+                Decision::Denied,
+                Decision::RuleDenied,
+                Decision::NoApprover,
+                Decision::DryRun,
+            ]
+            .iter()
+            .any(|d| c.decision == (*d).into())
+        });
+        if p.checks.is_empty() || steered {
+            return None;
+        }
+        let ran: Vec<_> = p
+            .report
+            .tool_calls
+            .iter()
+            .filter(|c| c.decision.executed())
+            .map(|c| (&c.effects, c.arguments.as_str(), c.success))
+            .collect();
+        let (files, commands) = p.checks.missing(&ran);
+        if !files.is_empty() || !commands.is_empty() {
+            let quoted = |l: &[&str]| {
+                l.iter()
+                    .map(|x| format!("`{x}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let mut missing = Vec::new();
+            if !files.is_empty() {
+                missing.push(format!("read {}", quoted(&files)));
+            }
+            if !commands.is_empty() {
+                missing.push(format!("run {}", quoted(&commands)));
+            }
+            let reason = format!(
+                "the task names what the run has not looked at yet: {}",
+                missing.join("; ")
+            );
+            let told = format!(
+                "Not done yet: your task names things you have not looked at. First {}, \
+                 then answer from what you find.",
+                missing.join(", and ")
+            );
+            return Some(self.refuse(step, p, reason, told).await);
+        }
+        for (n, must) in p.checks.must_pass.clone().iter().enumerate() {
+            let Some((passed, output)) = self.run_check(step, n, must, p.report).await else {
+                self.emit(&AgentEvent::Warning {
+                    message: format!(
+                        "the task says `{}` must pass, but the agent has no tool that runs \
+                         commands: not checked",
+                        must.command
+                    ),
+                });
+                continue;
+            };
+            if passed {
+                continue;
+            }
+            let what = match &must.prints {
+                Some(text) => format!("`{}` must pass and print `{text}`", must.command),
+                None => format!("`{}` must pass", must.command),
+            };
+            let reason = format!("the task says {what}, and it does not");
+            let told = format!(
+                "Not finished: the task says {what}. I ran it and it does not:\n{output}\n\
+                 Fix the cause, then answer again."
+            );
+            return Some(self.refuse(step, p, reason, told).await);
+        }
+        None
+    }
+
+    /// Refuses an answer for the task checks: the model is told `told`,
+    /// up to [`MAX_CHECK_REFUSALS`] times; then the run ends
+    /// [`Outcome::Unverified`] with `reason`.
+    async fn refuse(&self, step: u32, p: &mut Progress<'_>, reason: String, told: String) -> State {
+        self.emit(&AgentEvent::TaskCheck {
+            step,
+            reason: reason.clone(),
+        });
+        if p.check_refusals >= MAX_CHECK_REFUSALS {
+            p.finish = None;
+            p.report.error = Some(format!(
+                "the run ended on an answer the task checks did not accept: {reason}"
+            ));
+            return State::Stopped(Stop::Done(Outcome::Unverified));
+        }
+        p.check_refusals += 1;
+        Self::refuse_finish(p, told);
         self.next_step(step, p).await
     }
 
