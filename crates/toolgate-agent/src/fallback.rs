@@ -482,6 +482,9 @@ impl FallbackEntry {
             base_url: own.base_url,
             model: own.model,
             api_key: own.api_key,
+            // A fallback server was not probed: its replies are not
+            // constrained.
+            constrain: false,
             ..template.clone()
         };
         match self.provider {

@@ -19,8 +19,10 @@ use serde_json::{Value, json};
 use watch::{StreamWatch, repeated_call};
 
 pub use anthropic::AnthropicClient;
+pub use constrain::{decode as decode_constrained, reply_rules, reply_schema};
 
 mod anthropic;
+mod constrain;
 mod watch;
 
 /// Who said a message.
@@ -256,6 +258,11 @@ pub struct HttpSettings {
     /// and the server's own default applies. By default,
     /// [`DEFAULT_TEMPERATURE`].
     pub temperature: Option<f32>,
+    /// Constrain each reply that may call tools to one well-formed call
+    /// or a final answer with a JSON schema the server enforces (see
+    /// [`reply_schema`] for the wire format; OpenAI-compatible servers
+    /// only). By default, false: tools are offered as `tools`.
+    pub constrain: bool,
 }
 
 impl HttpSettings {
@@ -271,6 +278,7 @@ impl HttpSettings {
             stream: true,
             max_tokens: 4096,
             temperature: Some(DEFAULT_TEMPERATURE),
+            constrain: false,
         }
     }
 }
@@ -564,8 +572,15 @@ impl OpenAiClient {
     /// Assistant messages with tool calls send `content: ""`, never `null`,
     /// which some servers reject.
     pub fn body(&self, request: &LlmRequest) -> Value {
-        let messages: Vec<Value> = request
-            .messages
+        let constrained = self.constrained(request);
+        let plain;
+        let conversation = if constrained {
+            plain = constrain::plain_messages(&request.messages, &request.tools);
+            &plain
+        } else {
+            &request.messages
+        };
+        let messages: Vec<Value> = conversation
             .iter()
             .map(|m| {
                 let role = match m.role {
@@ -599,13 +614,41 @@ impl OpenAiClient {
         if let Some(t) = self.settings.temperature {
             body["temperature"] = json!(t);
         }
-        if !request.tools.is_empty() {
+        if constrained {
+            body["response_format"] = json!({"type": "json_schema", "json_schema": {
+                "name": "reply", "strict": true,
+                "schema": reply_schema(&request.tools)}});
+        } else if !request.tools.is_empty() {
             body["tools"] = json!(request.tools);
         }
         if self.settings.stream {
             body["stream_options"] = json!({"include_usage": true});
         }
         body
+    }
+}
+
+impl OpenAiClient {
+    /// Whether `request`'s reply is constrained (see [`constrain`]).
+    fn constrained(&self, request: &LlmRequest) -> bool {
+        self.settings.constrain && !request.tools.is_empty()
+    }
+}
+
+/// A constrained reply decoded (see [`constrain`]): its call, or its
+/// answer shown now (its JSON was not streamed).
+fn decode_reply(out: &mut LlmResponse, on_text: TextSink<'_>) {
+    match constrain::decode(&out.content) {
+        Some(Ok(call)) => {
+            out.content.clear();
+            out.tool_calls = vec![call];
+        }
+        Some(Err(text)) => {
+            on_text(&text);
+            out.content = text;
+        }
+        None if !out.content.is_empty() => on_text(&out.content),
+        None => {}
     }
 }
 
@@ -633,6 +676,7 @@ impl LlmClient for OpenAiClient {
         on_text: TextSink<'_>,
     ) -> Result<LlmResponse, LlmError> {
         let url = format!("{}/chat/completions", self.settings.base_url);
+        let constrained = self.constrained(request);
         let mut headers = Vec::new();
         if let Some(key) = &self.settings.api_key.0 {
             headers.push(("authorization", format!("Bearer {key}")));
@@ -654,7 +698,7 @@ impl LlmClient for OpenAiClient {
             let choice = &v["choices"][0];
             let msg = &choice["message"];
             let content = msg["content"].as_str().unwrap_or("").to_owned();
-            if !content.is_empty() {
+            if !content.is_empty() && !constrained {
                 on_text(&content);
             }
             let tool_calls = msg["tool_calls"]
@@ -692,6 +736,9 @@ impl LlmClient for OpenAiClient {
                     why
                 });
             out.tool_calls = tool_calls;
+            if constrained && out.tool_calls.is_empty() {
+                decode_reply(&mut out, on_text);
+            }
             return Ok(out);
         }
         let mut out = LlmResponse::default();
@@ -717,7 +764,9 @@ impl LlmClient for OpenAiClient {
             };
             let delta = &choice["delta"];
             if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
-                on_text(t);
+                if !constrained {
+                    on_text(t);
+                }
                 out.content.push_str(t);
             }
             if let Some(tcs) = delta["tool_calls"].as_array() {
@@ -744,6 +793,9 @@ impl LlmClient for OpenAiClient {
             out.cut = watched(&mut watch, &mut out, &mut calls, true);
         }
         out.tool_calls = calls.finish();
+        if constrained && out.tool_calls.is_empty() {
+            decode_reply(&mut out, on_text);
+        }
         Ok(out)
     }
 }

@@ -48,6 +48,15 @@ pub enum ServerKind {
     Anthropic,
 }
 
+impl ServerKind {
+    /// Whether the server constrains a chat reply to a JSON schema sent as
+    /// OpenAI's `response_format` (llama.cpp, vLLM, Ollama): what
+    /// `llm.constrain: auto` turns on constrained replies for.
+    pub fn takes_json_schema(self) -> bool {
+        matches!(self, Self::LlamaCpp | Self::Vllm | Self::Ollama)
+    }
+}
+
 impl fmt::Display for ServerKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

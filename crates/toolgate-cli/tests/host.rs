@@ -288,6 +288,7 @@ async fn doctor_checks_a_running_model_server_and_a_stopped_one() {
         "✓ model server: ",
         "✓ model: scripted is served",
         "✓ context window: 4096 tokens",
+        "✓ constrained replies: each reply held to one tool call or an answer by a JSON schema (llama.cpp)",
         "✓ tool calling: structured tool calls",
     ] {
         assert!(so.contains(line), "{line:?} missing from\n{so}");
@@ -337,7 +338,7 @@ struct Reader {
 impl wiremock::Respond for Reader {
     fn respond(&self, request: &wiremock::Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap();
-        let summarising = body.get("tools").is_none();
+        let summarising = summarising(&body);
         self.bodies.lock().unwrap().push(body);
         if summarising {
             return answer("Earlier steps: read big.txt, a long text about a fox.");
@@ -404,10 +405,16 @@ async fn a_long_run_never_sends_a_request_over_a_4096_token_window() {
     }
 }
 
+/// Whether a request asks for a summary: it offers no tools, neither as
+/// `tools` nor held to a reply schema (`llm.constrain`).
+fn summarising(body: &Value) -> bool {
+    body.get("tools").is_none() && body.get("response_format").is_none()
+}
+
 /// The summarising calls among `bodies` (no tools offered, not the last).
 fn compressions(bodies: &[Value]) -> usize {
     bodies[..bodies.len() - 1]
         .iter()
-        .filter(|b| b.get("tools").is_none())
+        .filter(|b| summarising(b))
         .count()
 }

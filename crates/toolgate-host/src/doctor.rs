@@ -395,6 +395,17 @@ impl Host {
                 "set `llm.context_window` to the model's window in tokens",
             ),
         });
+        let constrained = if self.config().llm.constrain == crate::config::Constrain::Off {
+            "off (`llm.constrain: off`): tool calls go as `tools`, with text recovery".to_owned()
+        } else if self.constrain(&choice, found.kind) {
+            format!(
+                "each reply held to one tool call or an answer by a JSON schema{kind}                  (`llm.constrain: auto`)"
+            )
+        } else {
+            "not used: the server is not one known to take a JSON schema (llama.cpp, vLLM,              Ollama); tool calls go as `tools`, with text recovery"
+                .to_owned()
+        };
+        checks.push(Check::ok("constrained replies", constrained));
         checks.push(match &found.tools {
             Some(Ok(call)) => Check::ok(
                 "tool calling",

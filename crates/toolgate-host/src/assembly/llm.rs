@@ -6,11 +6,11 @@ use std::time::Duration;
 use toolgate_agent::{
     AnthropicClient, ApiKey, DEFAULT_CONTEXT_WINDOW, FallbackClient, HttpSettings, LlmClient,
     LocalServer, ModelFacts, OpenAiClient, ProbeError, ProbeRequest, Provider, ServedModel,
-    SwitchLog, detect_local_servers,
+    ServerKind, SwitchLog, detect_local_servers,
 };
 
 use crate::assembly::host::Host;
-use crate::config::LlmProvider;
+use crate::config::{Constrain, LlmProvider};
 use crate::error::HostError;
 
 /// Flags that win over `llm.model` and `llm.base_url`.
@@ -40,6 +40,10 @@ pub struct ModelChoice {
     pub base_url: String,
     /// The model.
     pub model: String,
+    /// Whether replies that may call tools are constrained to a JSON
+    /// schema (`llm.constrain: auto` and a server that takes one; set by
+    /// [`Host::constrain`]).
+    pub constrained: bool,
 }
 
 /// The base URL of a provider's own API.
@@ -93,6 +97,7 @@ impl Host {
         settings.stream = llm.stream;
         settings.max_tokens = llm.max_tokens;
         settings.temperature = llm.temperature.sent();
+        settings.constrain = choice.constrained;
         Ok(settings)
     }
 
@@ -216,6 +221,7 @@ impl Host {
             provider,
             base_url,
             model,
+            constrained: false,
         })
     }
 
@@ -248,6 +254,15 @@ impl Host {
             Some(tokens) => (tokens, "llm.context_window".to_owned(), facts),
             None => (DEFAULT_CONTEXT_WINDOW, "the default".to_owned(), facts),
         }
+    }
+
+    /// Whether replies are constrained for a server the probe found to
+    /// be `kind`: `llm.constrain: auto` and a server that takes a JSON
+    /// schema ([`ServerKind::takes_json_schema`]), on the OpenAI wire.
+    pub fn constrain(&self, choice: &ModelChoice, kind: Option<ServerKind>) -> bool {
+        self.config().llm.constrain == Constrain::Auto
+            && choice.provider == LlmProvider::Openai
+            && kind.is_some_and(ServerKind::takes_json_schema)
     }
 
     /// Why no local server was found: the workspace file's ignored
