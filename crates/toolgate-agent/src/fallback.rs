@@ -483,8 +483,10 @@ impl FallbackEntry {
             model: own.model,
             api_key: own.api_key,
             // A fallback server was not probed: its replies are not
-            // constrained.
+            // constrained, and only Anthropic's wire is known to take a
+            // cache marker.
             constrain: false,
+            cache_prompt: self.provider == ProviderKind::Anthropic,
             ..template.clone()
         };
         match self.provider {

@@ -92,10 +92,16 @@ impl Message {
 /// Token counts of one model call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
-    /// Prompt tokens.
+    /// Prompt tokens (cached ones included).
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+    /// Prompt tokens the server processed for this call, the rest coming
+    /// from its prompt cache, when it says: llama.cpp's `timings.prompt_n`,
+    /// OpenAI's `prompt_tokens` less `prompt_tokens_details.cached_tokens`,
+    /// Anthropic's `input_tokens` plus `cache_creation_input_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processed_tokens: Option<u64>,
 }
 
 /// One model call.
@@ -263,6 +269,13 @@ pub struct HttpSettings {
     /// [`reply_schema`] for the wire format; OpenAI-compatible servers
     /// only). By default, false: tools are offered as `tools`.
     pub constrain: bool,
+    /// Ask the server to keep the prompt cached between requests, whose
+    /// prefix (system prompt, tools, earlier steps) the loop keeps the
+    /// same: llama.cpp's `cache_prompt: true`; on the Anthropic wire,
+    /// `cache_control` on the system prompt (which caches the tools before
+    /// it too). By default, false (an OpenAI-compatible server that does
+    /// not know the field may refuse it).
+    pub cache_prompt: bool,
 }
 
 impl HttpSettings {
@@ -279,6 +292,7 @@ impl HttpSettings {
             max_tokens: 4096,
             temperature: Some(DEFAULT_TEMPERATURE),
             constrain: false,
+            cache_prompt: false,
         }
     }
 }
@@ -614,6 +628,9 @@ impl OpenAiClient {
         if let Some(t) = self.settings.temperature {
             body["temperature"] = json!(t);
         }
+        if self.settings.cache_prompt {
+            body["cache_prompt"] = json!(true);
+        }
         if constrained {
             body["response_format"] = json!({"type": "json_schema", "json_schema": {
                 "name": "reply", "strict": true,
@@ -654,10 +671,19 @@ fn decode_reply(out: &mut LlmResponse, on_text: TextSink<'_>) {
 
 fn openai_usage(v: &Value) -> Option<Usage> {
     let u = v.get("usage").filter(|u| u.is_object())?;
+    let input = u["prompt_tokens"].as_u64().unwrap_or(0);
+    let cached = u["prompt_tokens_details"]["cached_tokens"].as_u64();
     Some(Usage {
-        input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+        input_tokens: input,
         output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+        processed_tokens: prompt_processed(v).or(cached.map(|c| input.saturating_sub(c))),
     })
+}
+
+/// llama.cpp's count of the prompt tokens it processed (`timings.prompt_n`;
+/// the rest came from its cache).
+fn prompt_processed(v: &Value) -> Option<u64> {
+    v["timings"]["prompt_n"].as_u64()
 }
 
 /// Whether the server answered with server-sent events (a stream).
@@ -742,6 +768,7 @@ impl LlmClient for OpenAiClient {
             return Ok(out);
         }
         let mut out = LlmResponse::default();
+        let mut processed = None;
         let mut calls = CallAssembler::default();
         let mut watch =
             StreamWatch::new(request.max_tokens.map(|m| m.min(self.settings.max_tokens)));
@@ -757,7 +784,16 @@ impl LlmClient for OpenAiClient {
             let v: Value = serde_json::from_str(data)
                 .map_err(|e| LlmError::Protocol(format!("bad stream event: {e}")))?;
             if let Some(u) = openai_usage(&v) {
-                out.usage = Some(u);
+                out.usage = Some(Usage {
+                    processed_tokens: u.processed_tokens.or(processed),
+                    ..u
+                });
+            }
+            if let Some(n) = prompt_processed(&v) {
+                processed = Some(n);
+                if let Some(u) = &mut out.usage {
+                    u.processed_tokens = Some(n);
+                }
             }
             let Some(choice) = v["choices"].get(0) else {
                 return Ok(ControlFlow::Continue(()));

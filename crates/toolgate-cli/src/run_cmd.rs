@@ -367,9 +367,14 @@ fn finish(
             0 => String::new(),
             ms => format!(" · {:.1} s waiting for you", millis_as_secs(ms)),
         };
+        // What the server's prompt cache saved, when it says.
+        let processed = report
+            .processed_tokens()
+            .map(|p| format!(" ({p} processed)"))
+            .unwrap_or_default();
         write_out("\n");
         write_err(&format!(
-            "\n{} · {} steps · {} tool calls · {tin} in / {tout} out tokens{cost}{waited} · files changed: {files} · session {session_id}",
+            "\n{} · {} steps · {} tool calls · {tin} in{processed} / {tout} out tokens{cost}{waited} · files changed: {files} · session {session_id}",
             report.outcome.as_str(),
             report.steps,
             report.tool_calls.len()

@@ -182,7 +182,7 @@ impl Host {
         let (prices, budget_usd) = self.costs(request.budget_usd)?;
         let mut model = self.choose_model(&request.llm).await?;
         let (window, _source, facts) = self.context_window(&model).await;
-        model.constrained = self.constrain(&model, facts.kind);
+        model.server = facts.kind;
         let (llm, switches) = self.model_client(&model)?;
         let agent = agent.with_model(&facts);
         let context = ContextBudget::new(window, self.config().llm.max_tokens);

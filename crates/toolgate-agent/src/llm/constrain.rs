@@ -102,11 +102,9 @@ pub fn reply_rules(tools: &[Value]) -> String {
 /// The conversation as plain text (rule 4), with the rules appended to the
 /// system prompt.
 pub(super) fn plain_messages(messages: &[Message], tools: &[Value]) -> Vec<Message> {
-    let names: std::collections::HashMap<&str, &str> = messages
-        .iter()
-        .flat_map(|m| &m.tool_calls)
-        .map(|c| (c.id.as_str(), c.name.as_str()))
-        .collect();
+    // A result answers a call of the assistant message before it (ids are
+    // only unique within one reply: a decoded call's is `call_0`).
+    let mut names: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     let rules = reply_rules(tools);
     let mut out: Vec<Message> = Vec::with_capacity(messages.len() + 1);
     for (i, m) in messages.iter().enumerate() {
@@ -118,6 +116,11 @@ pub(super) fn plain_messages(messages: &[Message], tools: &[Value]) -> Vec<Messa
                 ));
             }
             Role::Assistant if !m.tool_calls.is_empty() => {
+                names = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| (c.id.as_str(), c.name.as_str()))
+                    .collect();
                 let calls: Vec<String> = m
                     .tool_calls
                     .iter()

@@ -70,6 +70,21 @@ pub enum AgentEvent {
         /// What is missing or failing.
         reason: String,
     },
+    /// A model call's tokens (step 0: a summarising call).
+    Usage {
+        /// The step.
+        step: u32,
+        /// Prompt tokens sent (cached ones included).
+        input_tokens: u64,
+        /// Completion tokens.
+        output_tokens: u64,
+        /// Prompt tokens the server processed, the rest coming from its
+        /// cache, when it says.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        processed_tokens: Option<u64>,
+        /// Whether the counts are estimates (the server reported none).
+        estimated: bool,
+    },
     /// A quality gate failed and its output was fed back.
     GateFailed {
         /// The gate.

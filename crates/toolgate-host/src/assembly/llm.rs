@@ -40,10 +40,10 @@ pub struct ModelChoice {
     pub base_url: String,
     /// The model.
     pub model: String,
-    /// Whether replies that may call tools are constrained to a JSON
-    /// schema (`llm.constrain: auto` and a server that takes one; set by
-    /// [`Host::constrain`]).
-    pub constrained: bool,
+    /// The server software the probe before a run recognised, if any:
+    /// whether replies are constrained ([`Host::constrain`]) and the
+    /// prompt cache asked for (llama.cpp) follow from it.
+    pub server: Option<ServerKind>,
 }
 
 /// The base URL of a provider's own API.
@@ -97,7 +97,12 @@ impl Host {
         settings.stream = llm.stream;
         settings.max_tokens = llm.max_tokens;
         settings.temperature = llm.temperature.sent();
-        settings.constrain = choice.constrained;
+        settings.constrain = self.constrain(choice, choice.server);
+        // llama.cpp's `cache_prompt`, Anthropic's `cache_control`: the
+        // loop keeps each request's prefix the same, so each step pays
+        // for what is new.
+        settings.cache_prompt = choice.provider == LlmProvider::Anthropic
+            || choice.server == Some(ServerKind::LlamaCpp);
         Ok(settings)
     }
 
@@ -221,7 +226,7 @@ impl Host {
             provider,
             base_url,
             model,
-            constrained: false,
+            server: None,
         })
     }
 
