@@ -30,6 +30,8 @@ struct Case {
     told: Vec<&'static str>,
     /// The commands the task checks ran, with whether they passed.
     checked: Vec<bool>,
+    /// Every call must be confirmed, and nobody can be asked.
+    nobody_to_ask: bool,
 }
 
 fn finish(id: &str, answer: &str) -> ResponseTemplate {
@@ -65,6 +67,7 @@ async fn task_checks_case_table() {
             final_text: "4.2.1",
             told: vec!["First read `version.txt`"],
             checked: vec![],
+            nobody_to_ask: false,
         },
         Case {
             name: "a model that never looks ends unverified after three refusals",
@@ -76,6 +79,7 @@ async fn task_checks_case_table() {
             final_text: "1.0",
             told: vec!["First read `version.txt`"; 3],
             checked: vec![],
+            nobody_to_ask: false,
         },
         Case {
             name: "a named command must be run before the answer",
@@ -91,6 +95,7 @@ async fn task_checks_case_table() {
             final_text: "fails",
             told: vec!["First run `sh check.sh`"],
             checked: vec![],
+            nobody_to_ask: false,
         },
         Case {
             name: "an answer while the command that must pass fails is refused with its output",
@@ -108,6 +113,7 @@ async fn task_checks_case_table() {
             final_text: "Fixed: value.txt holds 2.",
             told: vec!["value.txt holds 1, want 2"],
             checked: vec![false, true],
+            nobody_to_ask: false,
         },
         Case {
             name: "finish refuses while its check fails (small profile)",
@@ -125,6 +131,7 @@ async fn task_checks_case_table() {
             final_text: "Fixed.",
             told: vec!["must pass and print `ok`"],
             checked: vec![false, true],
+            nobody_to_ask: false,
         },
         Case {
             name: "a check that keeps failing ends unverified",
@@ -140,6 +147,7 @@ async fn task_checks_case_table() {
             final_text: "Done.",
             told: vec!["want 2"; 3],
             checked: vec![false; 4],
+            nobody_to_ask: false,
         },
         Case {
             name: "task_checks off: the first answer ends the run",
@@ -151,6 +159,7 @@ async fn task_checks_case_table() {
             final_text: "1.0",
             told: vec![],
             checked: vec![],
+            nobody_to_ask: false,
         },
         Case {
             name: "a task that names nothing is not checked",
@@ -162,6 +171,19 @@ async fn task_checks_case_table() {
             final_text: "hello",
             told: vec![],
             checked: vec![],
+            nobody_to_ask: false,
+        },
+        Case {
+            name: "once a call was refused for want of an approver, the checks step aside",
+            task: "What version does version.txt hold?",
+            small: false,
+            checks: true,
+            replies: vec![read("r", "version.txt"), answer("I could not read it.")],
+            outcome: Outcome::Blocked,
+            final_text: "I could not read it.",
+            told: vec![],
+            checked: vec![],
+            nobody_to_ask: true,
         },
     ];
     for case in cases {
@@ -211,7 +233,17 @@ async fn run(case: &Case) -> (RunReport, Vec<Value>) {
     if case.small {
         agent.profile = Profile::Small;
     }
-    let report = AgentRunner::builder(llm, engine(dir.path(), vec![shell]), agent)
+    let mut engine = engine(dir.path(), vec![shell]);
+    if case.nobody_to_ask {
+        engine = Arc::new(
+            toolgate_engine::ExecutionEngine::builder(Arc::clone(engine.registry()))
+                .policy(toolgate_policy::ConfirmationPolicy::new(
+                    toolgate_policy::ConfirmationMode::ConfirmAll,
+                ))
+                .build(),
+        );
+    }
+    let report = AgentRunner::builder(llm, engine, agent)
         .workspace(dir.path())
         .max_steps(10)
         .build()
