@@ -208,18 +208,23 @@ pub struct ServerProbe {
     pub context_window: Result<ContextWindow, ProbeError>,
     /// The tool check: the call the model made. `None` when not asked.
     pub tools: Option<Result<ModelToolCall, ProbeError>>,
+    /// The probed model's parameter count, when the server says: the
+    /// model list's `meta.n_params` (llama.cpp), or Ollama's
+    /// `general.parameter_count`.
+    pub parameters: Option<u64>,
 }
 
 impl ServerProbe {
     /// What the server reported about the probed model: its context
     /// window and parameter count (for `profile: auto`).
     pub fn facts(&self) -> crate::profile::ModelFacts {
-        let parameters = self.models.as_ref().ok().and_then(|models| {
+        let listed = self.models.as_ref().ok().and_then(|models| {
             models
                 .iter()
                 .find(|m| Some(&m.id) == self.probed_model.as_ref())
                 .and_then(|m| m.parameters)
         });
+        let parameters = listed.or(self.parameters);
         let window = self.context_window.as_ref().ok().map(|w| w.tokens);
         crate::profile::ModelFacts::new(window, parameters).served_by(self.kind)
     }
@@ -297,6 +302,7 @@ pub async fn probe(request: &ProbeRequest) -> ServerProbe {
         probed_model: None,
         context_window: Err(ProbeError::ContextUnknown),
         tools: None,
+        parameters: None,
     };
     let Some(prober) = prober else {
         return out.not_checked(request, "the server cannot be reached");
@@ -339,6 +345,8 @@ pub async fn probe(request: &ProbeRequest) -> ServerProbe {
         .await;
     out.context_window = context;
     out.kind = out.kind.or(kind);
+    out.parameters =
+        Some(prober.parameters.load(std::sync::atomic::Ordering::Relaxed)).filter(|n| *n > 0);
     if request.check_tools {
         out.tools = Some(match &out.probed_model {
             Some(model) => prober.tool_call(model, out.kind).await,
@@ -399,6 +407,10 @@ struct Prober<'a> {
     base: String,
     /// The base URL without a trailing `/v1`.
     root: String,
+    /// A parameter count an answer told on the way (Ollama's
+    /// `/api/show`).
+    /// 0: none.
+    parameters: std::sync::atomic::AtomicU64,
 }
 
 impl<'a> Prober<'a> {
@@ -424,6 +436,7 @@ impl<'a> Prober<'a> {
             request,
             base: base.to_owned(),
             root: base.strip_suffix("/v1").unwrap_or(base).to_owned(),
+            parameters: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -601,11 +614,15 @@ impl<'a> Prober<'a> {
                 (words.next() == Some("num_ctx")).then(|| words.next()?.parse().ok())?
             })
         });
+        let info = &show["model_info"];
+        if let Some(n) = info["general.parameter_count"].as_u64() {
+            self.parameters
+                .store(n, std::sync::atomic::Ordering::Relaxed);
+        }
         if let Some(tokens) = num_ctx {
             let source = ContextSource::OllamaNumCtx;
             return Ok(ContextWindow { tokens, source });
         }
-        let info = &show["model_info"];
         let by_arch = info["general.architecture"]
             .as_str()
             .and_then(|arch| info[format!("{arch}.context_length")].as_u64());

@@ -69,7 +69,7 @@ pub struct ModelFacts {
     /// The context window in tokens, when the server said.
     pub window: Option<u64>,
     /// The parameter count, when the server said (llama.cpp's
-    /// `/v1/models` `meta.n_params`).
+    /// `/v1/models` `meta.n_params`, Ollama's `general.parameter_count`).
     pub parameters: Option<u64>,
     /// The server software, when it could be recognised.
     pub kind: Option<ServerKind>,

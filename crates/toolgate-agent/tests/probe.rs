@@ -147,7 +147,8 @@ async fn ollama() -> MockServer {
             "parameters": "stop \"<|eot_id|>\"",
             "details": {"family": "llama"},
             "model_info": {"general.architecture": "llama", "llama.context_length": 131_072,
-                           "llama.embedding_length": 3072},
+                           "llama.embedding_length": 3072,
+                           "general.parameter_count": 3_212_749_888_u64},
             "capabilities": ["completion", "tools"]
         })))
         .mount(&server)
@@ -169,6 +170,10 @@ async fn ollama_context_is_num_ctx_when_set_else_the_model_s_context_length() {
     let server = ollama().await;
     // `llama3.2` is Ollama's short name for `llama3.2:latest`.
     let found = probe(&request(&server).model("llama3.2")).await;
+    // A 3B model with a 128k window: its parameter count makes it small.
+    let facts = found.facts();
+    assert_eq!(facts.parameters, Some(3_212_749_888));
+    assert_eq!(Profile::Auto.resolve(&facts), Profile::Small);
     assert_eq!(found.kind, Some(ServerKind::Ollama));
     assert_eq!(found.model.unwrap().unwrap(), "llama3.2:latest");
     assert_eq!(
@@ -179,6 +184,7 @@ async fn ollama_context_is_num_ctx_when_set_else_the_model_s_context_length() {
         }
     );
     let found = probe(&request(&server).model("qwen2.5:7b")).await;
+    assert_eq!(found.parameters, None);
     assert_eq!(
         found.context_window.unwrap(),
         ContextWindow {
