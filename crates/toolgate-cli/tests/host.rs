@@ -289,6 +289,7 @@ async fn doctor_checks_a_running_model_server_and_a_stopped_one() {
         "✓ model: scripted is served",
         "✓ context window: 4096 tokens",
         "✓ constrained replies: each reply held to one tool call or an answer by a JSON schema (llama.cpp)",
+        "✓ agent profile: build runs small (auto: a 4096-token window)",
         "✓ tool calling: structured tool calls",
     ] {
         assert!(so.contains(line), "{line:?} missing from\n{so}");
