@@ -48,6 +48,11 @@ def main(argv=None):
 if __name__ == "__main__":
     main()
 T
+cat > src/config.py <<'T'
+HOST = "127.0.0.1"
+PORT = 8472
+TIMEOUT = 30
+T
 cat > tests/test_calc.py <<'T'
 import sys, os
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use toolgate_core::Registry;
 
+use crate::profile::Profile;
 use crate::prompt::PromptMode;
 
 /// Default step budget.
@@ -47,6 +48,13 @@ pub struct AgentDef {
     /// The agents it may hand work to with `delegate` and `collaborate`;
     /// empty: those tools are not offered (see [`crate::delegate`]).
     pub delegate_to: Vec<String>,
+    /// How much of the runtime its model gets ([`Profile`]). By default,
+    /// `auto`, which a runner treats as `standard` until
+    /// [`AgentDef::with_model`] resolves it.
+    pub profile: Profile,
+    /// Whether a run looks before it answers and checks before it
+    /// finishes (the runner's task checks). By default, yes.
+    pub task_checks: bool,
 }
 
 /// A custom agent as written in the `agents` config section.
@@ -81,6 +89,16 @@ pub struct AgentConfig {
     /// Agents it may delegate to and collaborate with.
     #[serde(default)]
     pub delegate_to: Option<Vec<String>>,
+    /// `auto` (default), `small` or `standard`: how much of the runtime
+    /// the model gets (a handful of tools, one call a step, short outputs
+    /// and `finish` for `small`).
+    #[serde(default)]
+    pub profile: Option<Profile>,
+    /// Whether a run must read the files and run the commands its task
+    /// names before it answers, and see a command the task says must pass
+    /// pass before it finishes (default true).
+    #[serde(default)]
+    pub task_checks: Option<bool>,
 }
 
 const BUILD_PROMPT: &str = "You are a careful software engineer working in the user's \
@@ -120,6 +138,8 @@ impl AgentDef {
             prompt_mode: PromptMode::default(),
             disabled_tools: Vec::new(),
             delegate_to: Vec::new(),
+            profile: Profile::Auto,
+            task_checks: true,
         }
     }
 
@@ -158,7 +178,30 @@ impl AgentDef {
         if let Some(agents) = &cfg.delegate_to {
             def.delegate_to.clone_from(agents);
         }
+        if let Some(profile) = cfg.profile {
+            def.profile = profile;
+        }
+        if let Some(yes) = cfg.task_checks {
+            def.task_checks = yes;
+        }
         Some(def)
+    }
+
+    /// The agent for a model the server said `facts` about: its profile
+    /// resolved ([`Profile::resolve`]); the small profile makes one call
+    /// a step.
+    #[must_use]
+    pub fn with_model(mut self, facts: &crate::profile::ModelFacts) -> Self {
+        self.profile = self.profile.resolve(facts);
+        if self.profile == Profile::Small {
+            self.max_calls_per_step = 1;
+        }
+        self
+    }
+
+    /// Whether the agent runs with the small profile.
+    pub fn is_small(&self) -> bool {
+        self.profile == Profile::Small
     }
 
     /// The agent as another agent runs it through `delegate` or

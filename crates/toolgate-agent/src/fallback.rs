@@ -482,6 +482,11 @@ impl FallbackEntry {
             base_url: own.base_url,
             model: own.model,
             api_key: own.api_key,
+            // A fallback server was not probed: its replies are not
+            // constrained, and only Anthropic's wire is known to take a
+            // cache marker.
+            constrain: false,
+            cache_prompt: self.provider == ProviderKind::Anthropic,
             ..template.clone()
         };
         match self.provider {

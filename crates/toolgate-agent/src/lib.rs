@@ -19,6 +19,10 @@
 //!   [`LifecycleEvent`].
 //! - [`RunRecorder`] keeps a run step by step (the host records it in its
 //!   store); [`RunReport`] renders as JSON or Markdown.
+//! - [`Profile`] says how much of the runtime a model gets: the small
+//!   profile offers a handful of compact tools, one call a step, outputs
+//!   cut by lines ([`trim_lines`]) and a [`FINISH`] tool; `auto` decides
+//!   from what the server reports ([`ModelFacts`]).
 //! - [`recover_tool_calls`] finds tool calls a model wrote as text.
 //! - [`probe`] tells whether a model server is reachable, which models it
 //!   serves, its context window and whether it calls tools;
@@ -41,6 +45,7 @@ pub use agent::{
     DEFAULT_MAX_STEPS,
 };
 pub use bridge::GuardrailGates;
+pub use checks::{MustPass, TaskChecks, on_path};
 pub use context::{
     BYTES_PER_TOKEN_X2, ContextBudget, DEFAULT_CONTEXT_WINDOW, ENVELOPE_BYTES,
     WIRE_BYTES_PER_TOKEN, exceeds_context, fit, fit_wire, message_bytes, messages_bytes,
@@ -52,13 +57,20 @@ pub use fallback::{
 };
 pub use llm::{
     AnthropicClient, ApiKey, DEFAULT_TEMPERATURE, HttpSettings, LlmClient, LlmError, LlmRequest,
-    LlmResponse, Message, ModelToolCall, OpenAiClient, Role, TextSink, Usage,
+    LlmResponse, Message, ModelToolCall, OpenAiClient, Role, TextSink, Usage, decode_constrained,
+    reply_rules, reply_schema,
 };
 pub use probe::{
     ContextSource, ContextWindow, LOCAL_SERVERS, LocalServer, ProbeError, ProbeRequest, Provider,
     ServedModel, ServerKind, ServerProbe, detect_local_servers, detect_servers, list_models, probe,
 };
-pub use prompt::{AGENTS_MD_CAP, Environment, PromptBuilder, PromptMode};
+pub use profile::{
+    FINISH, ModelFacts, Profile, SMALL_OUTPUT_CHARS, SMALL_PARAMETERS, SMALL_TOOLS, SMALL_WINDOW,
+    SmallTool, small_offer, trim_lines,
+};
+pub use prompt::{
+    AGENTS_MD_CAP, AGENTS_MD_SMALL_CAP, Environment, PromptBuilder, PromptMode, SMALL_RULES,
+};
 pub use recover::{Recovered, TextCall, recover_tool_calls};
 pub use routing::{
     CLASSIFY_MAX_TOKENS, CLASSIFY_MESSAGE_CAP, DEFAULT_MAX_TOOLS, IntentAnswer, RouteReason,
@@ -73,11 +85,13 @@ pub use runner::{
 
 mod agent;
 mod bridge;
+mod checks;
 mod context;
 pub mod delegate;
 mod fallback;
 mod llm;
 mod probe;
+mod profile;
 mod prompt;
 mod recover;
 mod routing;

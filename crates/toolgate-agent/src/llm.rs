@@ -19,8 +19,10 @@ use serde_json::{Value, json};
 use watch::{StreamWatch, repeated_call};
 
 pub use anthropic::AnthropicClient;
+pub use constrain::{decode as decode_constrained, reply_rules, reply_schema};
 
 mod anthropic;
+mod constrain;
 mod watch;
 
 /// Who said a message.
@@ -90,10 +92,16 @@ impl Message {
 /// Token counts of one model call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
-    /// Prompt tokens.
+    /// Prompt tokens (cached ones included).
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+    /// Prompt tokens the server processed for this call, the rest coming
+    /// from its prompt cache, when it says: llama.cpp's `timings.prompt_n`,
+    /// OpenAI's `prompt_tokens` less `prompt_tokens_details.cached_tokens`,
+    /// Anthropic's `input_tokens` plus `cache_creation_input_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processed_tokens: Option<u64>,
 }
 
 /// One model call.
@@ -256,6 +264,18 @@ pub struct HttpSettings {
     /// and the server's own default applies. By default,
     /// [`DEFAULT_TEMPERATURE`].
     pub temperature: Option<f32>,
+    /// Constrain each reply that may call tools to one well-formed call
+    /// or a final answer with a JSON schema the server enforces (see
+    /// [`reply_schema`] for the wire format; OpenAI-compatible servers
+    /// only). By default, false: tools are offered as `tools`.
+    pub constrain: bool,
+    /// Ask the server to keep the prompt cached between requests, whose
+    /// prefix (system prompt, tools, earlier steps) the loop keeps the
+    /// same: llama.cpp's `cache_prompt: true`; on the Anthropic wire,
+    /// `cache_control` on the system prompt (which caches the tools before
+    /// it too). By default, false (an OpenAI-compatible server that does
+    /// not know the field may refuse it).
+    pub cache_prompt: bool,
 }
 
 impl HttpSettings {
@@ -271,6 +291,8 @@ impl HttpSettings {
             stream: true,
             max_tokens: 4096,
             temperature: Some(DEFAULT_TEMPERATURE),
+            constrain: false,
+            cache_prompt: false,
         }
     }
 }
@@ -564,8 +586,15 @@ impl OpenAiClient {
     /// Assistant messages with tool calls send `content: ""`, never `null`,
     /// which some servers reject.
     pub fn body(&self, request: &LlmRequest) -> Value {
-        let messages: Vec<Value> = request
-            .messages
+        let constrained = self.constrained(request);
+        let plain;
+        let conversation = if constrained {
+            plain = constrain::plain_messages(&request.messages, &request.tools);
+            &plain
+        } else {
+            &request.messages
+        };
+        let messages: Vec<Value> = conversation
             .iter()
             .map(|m| {
                 let role = match m.role {
@@ -599,7 +628,14 @@ impl OpenAiClient {
         if let Some(t) = self.settings.temperature {
             body["temperature"] = json!(t);
         }
-        if !request.tools.is_empty() {
+        if self.settings.cache_prompt {
+            body["cache_prompt"] = json!(true);
+        }
+        if constrained {
+            body["response_format"] = json!({"type": "json_schema", "json_schema": {
+                "name": "reply", "strict": true,
+                "schema": reply_schema(&request.tools)}});
+        } else if !request.tools.is_empty() {
             body["tools"] = json!(request.tools);
         }
         if self.settings.stream {
@@ -609,12 +645,45 @@ impl OpenAiClient {
     }
 }
 
+impl OpenAiClient {
+    /// Whether `request`'s reply is constrained (see [`constrain`]).
+    fn constrained(&self, request: &LlmRequest) -> bool {
+        self.settings.constrain && !request.tools.is_empty()
+    }
+}
+
+/// A constrained reply decoded (see [`constrain`]): its call, or its
+/// answer shown now (its JSON was not streamed).
+fn decode_reply(out: &mut LlmResponse, on_text: TextSink<'_>) {
+    match constrain::decode(&out.content) {
+        Some(Ok(call)) => {
+            out.content.clear();
+            out.tool_calls = vec![call];
+        }
+        Some(Err(text)) => {
+            on_text(&text);
+            out.content = text;
+        }
+        None if !out.content.is_empty() => on_text(&out.content),
+        None => {}
+    }
+}
+
 fn openai_usage(v: &Value) -> Option<Usage> {
     let u = v.get("usage").filter(|u| u.is_object())?;
+    let input = u["prompt_tokens"].as_u64().unwrap_or(0);
+    let cached = u["prompt_tokens_details"]["cached_tokens"].as_u64();
     Some(Usage {
-        input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+        input_tokens: input,
         output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+        processed_tokens: prompt_processed(v).or(cached.map(|c| input.saturating_sub(c))),
     })
+}
+
+/// llama.cpp's count of the prompt tokens it processed (`timings.prompt_n`;
+/// the rest came from its cache).
+fn prompt_processed(v: &Value) -> Option<u64> {
+    v["timings"]["prompt_n"].as_u64()
 }
 
 /// Whether the server answered with server-sent events (a stream).
@@ -633,6 +702,7 @@ impl LlmClient for OpenAiClient {
         on_text: TextSink<'_>,
     ) -> Result<LlmResponse, LlmError> {
         let url = format!("{}/chat/completions", self.settings.base_url);
+        let constrained = self.constrained(request);
         let mut headers = Vec::new();
         if let Some(key) = &self.settings.api_key.0 {
             headers.push(("authorization", format!("Bearer {key}")));
@@ -654,7 +724,7 @@ impl LlmClient for OpenAiClient {
             let choice = &v["choices"][0];
             let msg = &choice["message"];
             let content = msg["content"].as_str().unwrap_or("").to_owned();
-            if !content.is_empty() {
+            if !content.is_empty() && !constrained {
                 on_text(&content);
             }
             let tool_calls = msg["tool_calls"]
@@ -692,9 +762,13 @@ impl LlmClient for OpenAiClient {
                     why
                 });
             out.tool_calls = tool_calls;
+            if constrained && out.tool_calls.is_empty() {
+                decode_reply(&mut out, on_text);
+            }
             return Ok(out);
         }
         let mut out = LlmResponse::default();
+        let mut processed = None;
         let mut calls = CallAssembler::default();
         let mut watch =
             StreamWatch::new(request.max_tokens.map(|m| m.min(self.settings.max_tokens)));
@@ -710,14 +784,25 @@ impl LlmClient for OpenAiClient {
             let v: Value = serde_json::from_str(data)
                 .map_err(|e| LlmError::Protocol(format!("bad stream event: {e}")))?;
             if let Some(u) = openai_usage(&v) {
-                out.usage = Some(u);
+                out.usage = Some(Usage {
+                    processed_tokens: u.processed_tokens.or(processed),
+                    ..u
+                });
+            }
+            if let Some(n) = prompt_processed(&v) {
+                processed = Some(n);
+                if let Some(u) = &mut out.usage {
+                    u.processed_tokens = Some(n);
+                }
             }
             let Some(choice) = v["choices"].get(0) else {
                 return Ok(ControlFlow::Continue(()));
             };
             let delta = &choice["delta"];
             if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
-                on_text(t);
+                if !constrained {
+                    on_text(t);
+                }
                 out.content.push_str(t);
             }
             if let Some(tcs) = delta["tool_calls"].as_array() {
@@ -744,6 +829,9 @@ impl LlmClient for OpenAiClient {
             out.cut = watched(&mut watch, &mut out, &mut calls, true);
         }
         out.tool_calls = calls.finish();
+        if constrained && out.tool_calls.is_empty() {
+            decode_reply(&mut out, on_text);
+        }
         Ok(out)
     }
 }

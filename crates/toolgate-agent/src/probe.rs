@@ -48,6 +48,15 @@ pub enum ServerKind {
     Anthropic,
 }
 
+impl ServerKind {
+    /// Whether the server constrains a chat reply to a JSON schema sent as
+    /// OpenAI's `response_format` (llama.cpp, vLLM, Ollama): what
+    /// `llm.constrain: auto` turns on constrained replies for.
+    pub fn takes_json_schema(self) -> bool {
+        matches!(self, Self::LlamaCpp | Self::Vllm | Self::Ollama)
+    }
+}
+
 impl fmt::Display for ServerKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -72,6 +81,8 @@ pub struct ServedModel {
     /// The context window the list states (vLLM's `max_model_len`,
     /// OpenRouter's `context_length`).
     pub context_length: Option<u64>,
+    /// The parameter count the list states (llama.cpp's `meta.n_params`).
+    pub parameters: Option<u64>,
 }
 
 /// Where a context window was read.
@@ -197,9 +208,27 @@ pub struct ServerProbe {
     pub context_window: Result<ContextWindow, ProbeError>,
     /// The tool check: the call the model made. `None` when not asked.
     pub tools: Option<Result<ModelToolCall, ProbeError>>,
+    /// The probed model's parameter count, when the server says: the
+    /// model list's `meta.n_params` (llama.cpp), or Ollama's
+    /// `general.parameter_count`.
+    pub parameters: Option<u64>,
 }
 
 impl ServerProbe {
+    /// What the server reported about the probed model: its context
+    /// window and parameter count (for `profile: auto`).
+    pub fn facts(&self) -> crate::profile::ModelFacts {
+        let listed = self.models.as_ref().ok().and_then(|models| {
+            models
+                .iter()
+                .find(|m| Some(&m.id) == self.probed_model.as_ref())
+                .and_then(|m| m.parameters)
+        });
+        let parameters = listed.or(self.parameters);
+        let window = self.context_window.as_ref().ok().map(|w| w.tokens);
+        crate::profile::ModelFacts::new(window, parameters).served_by(self.kind)
+    }
+
     /// Whether a server answered at the base URL (even with an error).
     pub fn reachable(&self) -> bool {
         !matches!(
@@ -273,6 +302,7 @@ pub async fn probe(request: &ProbeRequest) -> ServerProbe {
         probed_model: None,
         context_window: Err(ProbeError::ContextUnknown),
         tools: None,
+        parameters: None,
     };
     let Some(prober) = prober else {
         return out.not_checked(request, "the server cannot be reached");
@@ -315,6 +345,8 @@ pub async fn probe(request: &ProbeRequest) -> ServerProbe {
         .await;
     out.context_window = context;
     out.kind = out.kind.or(kind);
+    out.parameters =
+        Some(prober.parameters.load(std::sync::atomic::Ordering::Relaxed)).filter(|n| *n > 0);
     if request.check_tools {
         out.tools = Some(match &out.probed_model {
             Some(model) => prober.tool_call(model, out.kind).await,
@@ -375,6 +407,10 @@ struct Prober<'a> {
     base: String,
     /// The base URL without a trailing `/v1`.
     root: String,
+    /// A parameter count an answer told on the way (Ollama's
+    /// `/api/show`).
+    /// 0: none.
+    parameters: std::sync::atomic::AtomicU64,
 }
 
 impl<'a> Prober<'a> {
@@ -400,6 +436,7 @@ impl<'a> Prober<'a> {
             request,
             base: base.to_owned(),
             root: base.strip_suffix("/v1").unwrap_or(base).to_owned(),
+            parameters: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -492,6 +529,7 @@ impl<'a> Prober<'a> {
                     context_length: e["max_model_len"]
                         .as_u64()
                         .or_else(|| e["context_length"].as_u64()),
+                    parameters: e["meta"]["n_params"].as_u64(),
                 })
             })
             .collect::<Option<Vec<_>>>()
@@ -576,11 +614,15 @@ impl<'a> Prober<'a> {
                 (words.next() == Some("num_ctx")).then(|| words.next()?.parse().ok())?
             })
         });
+        let info = &show["model_info"];
+        if let Some(n) = info["general.parameter_count"].as_u64() {
+            self.parameters
+                .store(n, std::sync::atomic::Ordering::Relaxed);
+        }
         if let Some(tokens) = num_ctx {
             let source = ContextSource::OllamaNumCtx;
             return Ok(ContextWindow { tokens, source });
         }
-        let info = &show["model_info"];
         let by_arch = info["general.architecture"]
             .as_str()
             .and_then(|arch| info[format!("{arch}.context_length")].as_u64());
@@ -756,6 +798,7 @@ mod tests {
                 id: (*id).to_owned(),
                 owned_by: owner.map(str::to_owned),
                 context_length: None,
+                parameters: None,
             })
             .collect()
     }

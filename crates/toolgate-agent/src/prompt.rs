@@ -19,6 +19,11 @@
 //! 7. The workspace's `AGENTS.md`, cut to [`AGENTS_MD_CAP`] bytes.
 //!
 //! Parts are separated by a blank line; nothing is repeated.
+//!
+//! A compact prompt ([`PromptBuilder::compact`], the small profile) is the
+//! preamble, the role, [`SMALL_RULES`], the workspace root on one line and
+//! `AGENTS.md` cut to [`AGENTS_MD_SMALL_CAP`] bytes: no edit hierarchy,
+//! other environment facts, group blocks or persona.
 
 use std::fmt::Write as _;
 
@@ -26,6 +31,12 @@ use serde::{Deserialize, Serialize};
 
 /// The most of a workspace's `AGENTS.md` a prompt carries.
 pub const AGENTS_MD_CAP: usize = 4096;
+
+/// The most of a workspace's `AGENTS.md` a compact prompt carries.
+pub const AGENTS_MD_SMALL_CAP: usize = 1024;
+
+/// How a small-profile model is told to work.
+pub const SMALL_RULES: &str = "Work in small steps: make exactly one tool call per reply, then wait for its result. Read a file before you answer about it or change it. To change a file, write its whole new content with write_file. Never invent file contents, versions or results: look them up. When the task is done, call finish with your answer.";
 
 /// How an agent is addressed (seed 002's prompt modes).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +80,7 @@ pub struct PromptBuilder {
     blocks: Vec<String>,
     persona: Option<String>,
     agents_md: Option<String>,
+    compact: bool,
 }
 
 impl PromptBuilder {
@@ -127,23 +139,20 @@ impl PromptBuilder {
         self
     }
 
+    /// Whether the prompt is the compact one of the small profile (see
+    /// the module's rules). By default, no.
+    #[must_use]
+    pub fn compact(mut self, yes: bool) -> Self {
+        self.compact = yes;
+        self
+    }
+
     /// The prompt.
     pub fn build(&self) -> String {
-        let mut parts: Vec<String> = Vec::new();
-        match self.mode {
-            PromptMode::Conversation => {}
-            PromptMode::Collaboration => parts.push(
-                "Another agent is asking you for help. Answer it directly and briefly; it \
-                 cannot see your tool calls, only your final answer."
-                    .to_owned(),
-            ),
-            PromptMode::Autonomous => parts.push(
-                "You are working on your own: nobody will answer questions or confirm \
-                 anything. Decide, act with your tools, and keep going until the task is done; \
-                 then say what you did."
-                    .to_owned(),
-            ),
+        if self.compact {
+            return self.build_compact();
         }
+        let mut parts: Vec<String> = self.preamble().map(str::to_owned).into_iter().collect();
         if !self.role.trim().is_empty() {
             parts.push(self.role.trim().to_owned());
         }
@@ -174,10 +183,46 @@ impl PromptBuilder {
         if let Some(persona) = &self.persona {
             parts.push(persona.trim().to_owned());
         }
+        self.push_agents_md(&mut parts, AGENTS_MD_CAP);
+        parts.join("\n\n")
+    }
+
+    /// The preamble of the prompt mode (rule 1), if any.
+    fn preamble(&self) -> Option<&'static str> {
+        match self.mode {
+            PromptMode::Conversation => None,
+            PromptMode::Collaboration => Some(
+                "Another agent is asking you for help. Answer it directly and briefly; it \
+                 cannot see your tool calls, only your final answer.",
+            ),
+            PromptMode::Autonomous => Some(
+                "You are working on your own: nobody will answer questions or confirm \
+                 anything. Decide, act with your tools, and keep going until the task is done; \
+                 then say what you did.",
+            ),
+        }
+    }
+
+    /// The compact prompt (the module's last paragraph).
+    fn build_compact(&self) -> String {
+        let mut parts: Vec<String> = self.preamble().map(str::to_owned).into_iter().collect();
+        if !self.role.trim().is_empty() {
+            parts.push(self.role.trim().to_owned());
+        }
+        parts.push(SMALL_RULES.to_owned());
+        if let Some(env) = &self.environment {
+            parts.push(format!("Workspace: {}", env.workspace));
+        }
+        self.push_agents_md(&mut parts, AGENTS_MD_SMALL_CAP);
+        parts.join("\n\n")
+    }
+
+    /// `AGENTS.md` cut to `cap` bytes (rule 7).
+    fn push_agents_md(&self, parts: &mut Vec<String>, cap: usize) {
         if let Some(agents) = &self.agents_md {
             let mut text = agents.trim().to_owned();
-            if text.len() > AGENTS_MD_CAP {
-                let mut end = AGENTS_MD_CAP;
+            if text.len() > cap {
+                let mut end = cap;
                 while !text.is_char_boundary(end) {
                     end -= 1;
                 }
@@ -188,7 +233,6 @@ impl PromptBuilder {
                 "Instructions from the workspace's AGENTS.md:\n{text}"
             ));
         }
-        parts.join("\n\n")
     }
 }
 
@@ -228,5 +272,23 @@ mod tests {
 
         let plain = PromptBuilder::new("Plan.").build();
         assert_eq!(plain, "Plan.");
+
+        let small = PromptBuilder::new("You are a builder.")
+            .edits(true)
+            .environment(Environment {
+                workspace: "/w".into(),
+                ..Environment::default()
+            })
+            .block("## Search\nUse grep.")
+            .persona(Some("I am Ada.".into()))
+            .agents_md(Some("x".repeat(AGENTS_MD_CAP)))
+            .compact(true)
+            .build();
+        assert!(small.starts_with("You are a builder.\n\nWork in small steps"));
+        assert!(small.contains("\n\nWorkspace: /w\n\n"), "{small}");
+        for absent in ["edit_file", "## Search", "I am Ada.", "- system:"] {
+            assert!(!small.contains(absent), "{absent} in {small}");
+        }
+        assert!(small.len() < AGENTS_MD_SMALL_CAP + SMALL_RULES.len() + 200);
     }
 }

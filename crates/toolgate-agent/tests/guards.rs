@@ -13,7 +13,7 @@ mod common;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use common::{answer, bodies, engine, server, settings, sse, tool_calls};
+use common::{Shell, answer, bodies, engine, server, settings, sse, tool_calls};
 use serde_json::{Value, json};
 use toolgate_agent::{
     AgentDef, AgentRunner, ContextBudget, LlmClient, OpenAiClient, Outcome, RunReport,
@@ -563,59 +563,6 @@ async fn no_request_over_the_reported_window_case_table() {
                 error.contains("context window") && error.contains("not sent"),
                 "{case}: {error}"
             );
-        }
-    }
-}
-
-/// `run_command` as the loop sees it: declares the command it runs, runs
-/// it with `sh -c` in the workspace, fails with its exit code.
-struct Shell(std::path::PathBuf);
-
-#[async_trait::async_trait]
-impl toolgate_core::Tool for Shell {
-    fn name(&self) -> &'static str {
-        "run_command"
-    }
-    fn description(&self) -> &'static str {
-        "Runs a command line."
-    }
-    fn args_schema(&self) -> Value {
-        json!({"type": "object", "properties": {"command": {"type": "string"}},
-               "required": ["command"]})
-    }
-    fn sensitivity(&self, _args: &Value) -> toolgate_core::Sensitivity {
-        toolgate_core::Sensitivity::Sensitive
-    }
-    fn annotations(&self) -> toolgate_core::ToolAnnotations {
-        toolgate_core::ToolAnnotations {
-            runs_commands: true,
-            ..toolgate_core::ToolAnnotations::from_sensitivity(
-                toolgate_core::Sensitivity::Sensitive,
-            )
-        }
-    }
-    fn effects(&self, args: &Value) -> Result<toolgate_core::Effects, toolgate_core::EffectsError> {
-        let command = args["command"].as_str().unwrap_or_default();
-        Ok(toolgate_core::Effects::known([
-            toolgate_core::Effect::command(command, None),
-        ]))
-    }
-    async fn execute(
-        &self,
-        args: Value,
-        _ctx: &toolgate_core::ToolContext,
-    ) -> toolgate_core::ToolResult {
-        let command = args["command"].as_str().unwrap_or_default();
-        let out = std::process::Command::new("sh")
-            .args(["-c", command])
-            .current_dir(&self.0)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        match out.status.code() {
-            Some(0) => toolgate_core::ToolResult::success(text),
-            code => toolgate_core::ToolResult::failure(format!("exit code {}", code.unwrap_or(-1)))
-                .with_output(text),
         }
     }
 }

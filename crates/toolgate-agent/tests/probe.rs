@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolgate_agent::{
-    ApiKey, ContextSource, ContextWindow, LOCAL_SERVERS, ProbeError, ProbeRequest, Provider,
-    ServerKind, detect_local_servers, detect_servers, probe,
+    ApiKey, ContextSource, ContextWindow, LOCAL_SERVERS, ProbeError, ProbeRequest, Profile,
+    Provider, ServerKind, detect_local_servers, detect_servers, probe,
 };
 use wiremock::matchers::{body_partial_json, header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -68,7 +68,7 @@ fn closed_port() -> u16 {
 async fn llama_cpp() -> MockServer {
     let server = MockServer::start().await;
     let list = json!({"object": "list", "data": [{"id": "qwen2.5-coder-7b", "object": "model",
-        "created": 1, "owned_by": "llamacpp", "meta": {"n_ctx_train": 32768, "n_params": 7}}]});
+        "created": 1, "owned_by": "llamacpp", "meta": {"n_ctx_train": 32768, "n_params": 7_615_616_512_u64}}]});
     mount(&server, "GET", "/v1/models", ok(list)).await;
     Mock::given(method("GET"))
         .and(path("/props"))
@@ -90,6 +90,7 @@ fn request(server: &MockServer) -> ProbeRequest {
 async fn llama_cpp_is_recognised_and_tells_its_context_from_props() {
     let server = llama_cpp().await;
     let found = probe(&request(&server).model("qwen2.5-coder-7b")).await;
+    let facts = found.facts();
     assert!(found.reachable());
     assert_eq!(found.kind, Some(ServerKind::LlamaCpp));
     let models = found.models.as_ref().unwrap();
@@ -106,6 +107,11 @@ async fn llama_cpp_is_recognised_and_tells_its_context_from_props() {
     );
     assert!(found.tools.is_none(), "the tool check was not asked for");
     assert_eq!(asked(&server).await, ["GET /v1/models", "GET /props"]);
+    // What `profile: auto` and `llm.constrain: auto` decide from.
+    assert_eq!(facts.parameters, Some(7_615_616_512));
+    assert_eq!(facts.window, Some(8192));
+    assert_eq!(facts.kind, Some(ServerKind::LlamaCpp));
+    assert_eq!(Profile::Auto.resolve(&facts), Profile::Small);
 }
 
 /// Older llama.cpp: `n_ctx` at the top of `/props`, and no `owned_by` that
@@ -141,7 +147,8 @@ async fn ollama() -> MockServer {
             "parameters": "stop \"<|eot_id|>\"",
             "details": {"family": "llama"},
             "model_info": {"general.architecture": "llama", "llama.context_length": 131_072,
-                           "llama.embedding_length": 3072},
+                           "llama.embedding_length": 3072,
+                           "general.parameter_count": 3_212_749_888_u64},
             "capabilities": ["completion", "tools"]
         })))
         .mount(&server)
@@ -163,6 +170,10 @@ async fn ollama_context_is_num_ctx_when_set_else_the_model_s_context_length() {
     let server = ollama().await;
     // `llama3.2` is Ollama's short name for `llama3.2:latest`.
     let found = probe(&request(&server).model("llama3.2")).await;
+    // A 3B model with a 128k window: its parameter count makes it small.
+    let facts = found.facts();
+    assert_eq!(facts.parameters, Some(3_212_749_888));
+    assert_eq!(Profile::Auto.resolve(&facts), Profile::Small);
     assert_eq!(found.kind, Some(ServerKind::Ollama));
     assert_eq!(found.model.unwrap().unwrap(), "llama3.2:latest");
     assert_eq!(
@@ -173,6 +184,7 @@ async fn ollama_context_is_num_ctx_when_set_else_the_model_s_context_length() {
         }
     );
     let found = probe(&request(&server).model("qwen2.5:7b")).await;
+    assert_eq!(found.parameters, None);
     assert_eq!(
         found.context_window.unwrap(),
         ContextWindow {

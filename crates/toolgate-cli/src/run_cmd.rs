@@ -255,6 +255,9 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
             AgentEvent::ReplyCut { reason, .. } => {
                 write_err(&format!("\n  reply cut off: {reason}"));
             }
+            AgentEvent::TaskCheck { reason, .. } => {
+                write_err(&format!("\n  not done yet: {reason}"));
+            }
             AgentEvent::BudgetWarning {
                 spent_usd,
                 budget_usd,
@@ -364,9 +367,14 @@ fn finish(
             0 => String::new(),
             ms => format!(" · {:.1} s waiting for you", millis_as_secs(ms)),
         };
+        // What the server's prompt cache saved, when it says.
+        let processed = report
+            .processed_tokens()
+            .map(|p| format!(" ({p} processed)"))
+            .unwrap_or_default();
         write_out("\n");
         write_err(&format!(
-            "\n{} · {} steps · {} tool calls · {tin} in / {tout} out tokens{cost}{waited} · files changed: {files} · session {session_id}",
+            "\n{} · {} steps · {} tool calls · {tin} in{processed} / {tout} out tokens{cost}{waited} · files changed: {files} · session {session_id}",
             report.outcome.as_str(),
             report.steps,
             report.tool_calls.len()
@@ -391,9 +399,11 @@ fn finish(
     }
     let exit = match report.outcome {
         Outcome::Completed => Exit::Success,
-        Outcome::MaxSteps | Outcome::Interrupted | Outcome::Budget | Outcome::Repeating => {
-            Exit::Partial
-        }
+        Outcome::MaxSteps
+        | Outcome::Interrupted
+        | Outcome::Budget
+        | Outcome::Repeating
+        | Outcome::Unverified => Exit::Partial,
         Outcome::Timeout => Exit::Timeout,
         Outcome::Aborted => Exit::Aborted,
         Outcome::AuthFailed => Exit::Auth,

@@ -288,6 +288,8 @@ async fn doctor_checks_a_running_model_server_and_a_stopped_one() {
         "✓ model server: ",
         "✓ model: scripted is served",
         "✓ context window: 4096 tokens",
+        "✓ constrained replies: each reply held to one tool call or an answer by a JSON schema (llama.cpp)",
+        "✓ agent profile: build runs small (auto: a 4096-token window)",
         "✓ tool calling: structured tool calls",
     ] {
         assert!(so.contains(line), "{line:?} missing from\n{so}");
@@ -337,7 +339,7 @@ struct Reader {
 impl wiremock::Respond for Reader {
     fn respond(&self, request: &wiremock::Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap();
-        let summarising = body.get("tools").is_none();
+        let summarising = summarising(&body);
         self.bodies.lock().unwrap().push(body);
         if summarising {
             return answer("Earlier steps: read big.txt, a long text about a fox.");
@@ -404,10 +406,128 @@ async fn a_long_run_never_sends_a_request_over_a_4096_token_window() {
     }
 }
 
+/// Whether a request asks for a summary: it offers no tools, neither as
+/// `tools` nor held to a reply schema (`llm.constrain`).
+fn summarising(body: &Value) -> bool {
+    body.get("tools").is_none() && body.get("response_format").is_none()
+}
+
 /// The summarising calls among `bodies` (no tools offered, not the last).
 fn compressions(bodies: &[Value]) -> usize {
     bodies[..bodies.len() - 1]
         .iter()
-        .filter(|b| b.get("tools").is_none())
+        .filter(|b| summarising(b))
         .count()
+}
+
+/// A llama.cpp reply whose content is `content`, with usage and timings.
+fn llama_reply(content: &str, prompt: u64, processed: u64) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": 9},
+        "timings": {"prompt_n": processed}
+    }))
+}
+
+/// What the host decides from a llama.cpp that reports a 1.5B model and a
+/// 16k window: the small profile (`auto`), replies held to a JSON schema
+/// (`llm.constrain: auto`), `cache_prompt`, and the processed tokens in
+/// the report; the run ends by `finish` once the named file was read.
+#[tokio::test]
+async fn a_small_model_on_llama_cpp_gets_the_small_profile_constrained_replies_and_the_cache() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "object": "list",
+            "data": [{"id": "scripted", "object": "model", "owned_by": "llamacpp",
+                      "meta": {"n_params": 1_543_714_304_u64, "n_ctx_train": 32768}}]
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/props"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "default_generation_settings": {"n_ctx": 16384}
+        })))
+        .mount(&server)
+        .await;
+    toolgate_test::model::mount(
+        &server,
+        "/v1/chat/completions",
+        toolgate_test::model::Script::new(vec![
+            // An answer before reading: refused by the task checks.
+            llama_reply(
+                r#"{"tool": "finish", "arguments": {"answer": "1.0"}}"#,
+                700,
+                700,
+            ),
+            llama_reply(
+                r#"{"tool": "read_file", "arguments": {"path": "version.txt"}}"#,
+                780,
+                80,
+            ),
+            llama_reply(
+                r#"{"tool": "finish", "arguments": {"answer": "4.2.1"}}"#,
+                830,
+                50,
+            ),
+        ]),
+    )
+    .await;
+    let ws = Ws::new(&server);
+    std::fs::write(ws.path().join("version.txt"), "4.2.1\n").unwrap();
+    let out = ws
+        .run(&["--json", "run", "What version does version.txt hold?"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done: Value = serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(done["outcome"], "completed", "{done}");
+    assert_eq!(done["final_text"], "4.2.1");
+    assert_eq!(done["tokens"]["processed"], 830);
+    let bodies = toolgate_test::model::chat_bodies(&server).await;
+    assert_eq!(bodies.len(), 3);
+    for body in &bodies {
+        assert_eq!(body["cache_prompt"], true, "{body}");
+        assert!(body.get("tools").is_none(), "{body}");
+        assert_eq!(body["response_format"]["type"], "json_schema");
+    }
+    let schema = &bodies[0]["response_format"]["json_schema"]["schema"];
+    let tools: Vec<&str> = schema["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["properties"]["tool"]["const"].as_str())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "read_file",
+            "list_files",
+            "search_code",
+            "write_file",
+            "run_command",
+            "finish"
+        ]
+    );
+    let system = bodies[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("exactly one tool call per reply"),
+        "{system}"
+    );
+    assert!(
+        system.contains("Reply with exactly one JSON object"),
+        "{system}"
+    );
+    // The refused finish came back as its result, in plain text.
+    let told = bodies[1]["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(told["role"], "user");
+    assert!(
+        told["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Result of finish:\nNot done yet"),
+        "{told}"
+    );
 }

@@ -154,3 +154,50 @@ async fn the_build_agents_first_request_is_at_most_3000_tokens() {
     assert_eq!(request["tools"].as_array().unwrap().len(), offered);
     assert!(request["window"].as_u64().unwrap() >= 4096);
 }
+
+#[tokio::test]
+async fn the_small_profiles_first_request_is_at_most_1200_tokens() {
+    let server = server(vec![answer("Nothing to do.")]).await;
+    let ws = Ws::new(&server);
+    let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
+    std::fs::write(
+        ws.path().join("toolgate.yaml"),
+        format!("{config}agents:\n  build:\n    profile: small\n"),
+    )
+    .unwrap();
+    let task = "The test in tests/test_version.py fails: fix src/version.py so that it passes.";
+    let out = ws.run(&["--json", "run", task]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let requests = chats(&server).await;
+    let first: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "read_file",
+            "list_files",
+            "search_code",
+            "write_file",
+            "run_command",
+            "finish"
+        ]
+    );
+    // As the window guard counts a request: its JSON at 3 bytes a token,
+    // the whole body (prompt, task, schemas, envelope).
+    let bytes = serde_json::to_string(&first).unwrap().len();
+    let total = bytes.div_ceil(toolgate_agent::WIRE_BYTES_PER_TOKEN);
+    println!("small profile's first request: {bytes} bytes = {total} tokens");
+    assert!(total <= 1_200, "{total} tokens: {first}");
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("exactly one tool call per reply"),
+        "{system}"
+    );
+    assert!(!system.contains("## Files"), "{system}");
+}

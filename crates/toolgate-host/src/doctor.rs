@@ -433,6 +433,43 @@ impl Host {
                 "set `llm.context_window` to the model's window in tokens",
             ),
         });
+        let constrained = if self.config().llm.constrain == crate::config::Constrain::Off {
+            "off (`llm.constrain: off`): tool calls go as `tools`, with text recovery".to_owned()
+        } else if self.constrain(&choice, found.kind) {
+            format!(
+                "each reply held to one tool call or an answer by a JSON schema{kind}                  (`llm.constrain: auto`)"
+            )
+        } else {
+            "not used: the server is not one known to take a JSON schema (llama.cpp, vLLM,              Ollama); tool calls go as `tools`, with text recovery"
+                .to_owned()
+        };
+        checks.push(Check::ok("constrained replies", constrained));
+        if let Ok(agent) = self.agent("build") {
+            let facts = found.facts();
+            let resolved = agent.profile.resolve(&facts);
+            let why = match (agent.profile, facts.parameters, facts.window) {
+                (toolgate_agent::Profile::Auto, Some(p), _) => {
+                    // Tenths of a billion, in integers.
+                    let tenths = p.div_ceil(100_000_000);
+                    format!(
+                        " (auto: the model has {}.{}B parameters)",
+                        tenths / 10,
+                        tenths % 10
+                    )
+                }
+                (toolgate_agent::Profile::Auto, None, Some(w)) => {
+                    format!(" (auto: a {w}-token window)")
+                }
+                (toolgate_agent::Profile::Auto, None, None) => {
+                    " (auto: the server reports neither size nor window)".to_owned()
+                }
+                _ => " (agents.build.profile)".to_owned(),
+            };
+            checks.push(Check::ok(
+                "agent profile",
+                format!("build runs {}{why}", resolved.as_str()),
+            ));
+        }
         checks.push(match &found.tools {
             Some(Ok(call)) => Check::ok(
                 "tool calling",

@@ -61,9 +61,9 @@ pub use config::rules_file::{RulesFileError, UserRules};
 pub use config::trust::{Trust, TrustError, TrustStore, TrustedFile};
 pub use config::{
     AgentPermission, AuditSection, CommandsSection, Config, ConfigError, ConfirmationSection,
-    EnvSection, LimitsSection, LlmProvider, LlmSection, LoadError, Loaded, Overrides, ProjectFile,
-    ProjectStatus, SandboxSetting, SkillsSection, Source, StoreSection, Temperature, TextToolCalls,
-    UiSection, WorkspaceSection, trust_store_path,
+    Constrain, EnvSection, LimitsSection, LlmProvider, LlmSection, LoadError, Loaded, Overrides,
+    ProjectFile, ProjectStatus, SandboxSetting, SkillsSection, Source, StoreSection, Temperature,
+    TextToolCalls, UiSection, WorkspaceSection, trust_store_path,
 };
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};

@@ -33,7 +33,8 @@ impl Host {
     /// [`ToolAnnotations::writes_files`](toolgate_core::ToolAnnotations::writes_files)),
     /// the environment, the instruction blocks of the groups it has tools
     /// of, and the workspace's `AGENTS.md` (rules on
-    /// [`PromptBuilder`](toolgate_agent::PromptBuilder)).
+    /// [`PromptBuilder`](toolgate_agent::PromptBuilder)); for the small
+    /// profile, the compact prompt.
     pub fn system_prompt(
         &self,
         agent: &AgentDef,
@@ -50,7 +51,8 @@ impl Host {
             .edits(edits)
             .environment(self.environment())
             .persona(self.persona()?)
-            .agents_md(self.agents_md());
+            .agents_md(self.agents_md())
+            .compact(agent.is_small());
         if offered.iter().any(|t| t == CREATE_TOOL) {
             builder = builder.block(toolgate_dynamic::INSTRUCTIONS);
         }
@@ -71,7 +73,12 @@ impl Host {
     ) -> Result<PromptReport, HostError> {
         let tools = agent.tool_names(registry);
         let prompt = self.system_prompt(agent, registry)?;
-        let schemas = registry.schemas(Some(&tools), SchemaFormat::OpenAi);
+        let (tools, schemas) = if agent.is_small() {
+            toolgate_agent::small_offer(registry, &tools)
+        } else {
+            let schemas = registry.schemas(Some(&tools), SchemaFormat::OpenAi);
+            (tools, schemas)
+        };
         let schema_bytes = serde_json::to_string(&schemas).map_or(0, |s| s.len());
         Ok(PromptReport {
             prompt_tokens: ContextBudget::tokens(prompt.len()),

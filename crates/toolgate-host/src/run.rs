@@ -180,9 +180,11 @@ impl Host {
             _ => self.mode_for(Some(&agent))?,
         };
         let (prices, budget_usd) = self.costs(request.budget_usd)?;
-        let model = self.choose_model(&request.llm).await?;
+        let mut model = self.choose_model(&request.llm).await?;
+        let (window, _source, facts) = self.context_window(&model).await;
+        model.server = facts.kind;
         let (llm, switches) = self.model_client(&model)?;
-        let (window, _source) = self.context_window(&model).await;
+        let agent = agent.with_model(&facts);
         let context = ContextBudget::new(window, self.config().llm.max_tokens);
         let store = self.store()?;
         let store_error = |source| HostError::Store {
@@ -298,7 +300,12 @@ impl Host {
                 return Err(error);
             }
         };
-        let schemas = gate.registry.schemas(Some(&offered), SchemaFormat::OpenAi);
+        let (offered, schemas) = if agent.is_small() {
+            toolgate_agent::small_offer(&gate.registry, &offered)
+        } else {
+            let schemas = gate.registry.schemas(Some(&offered), SchemaFormat::OpenAi);
+            (offered, schemas)
+        };
         let schema_bytes = serde_json::to_string(&schemas).map_or(0, |t| t.len());
         let size = RequestSize {
             prompt_tokens: ContextBudget::tokens(agent.system_prompt.len()),
@@ -465,7 +472,8 @@ impl PreparedRun {
             .gates(Arc::new(gates))
             .recorder(recorder)
             .recover_text_calls(self.recover_text_calls)
-            .context(self.context);
+            .context(self.context)
+            .workspace(self.workspace.clone());
         if let Some(events) = controls.events {
             builder = builder.events(events);
         }

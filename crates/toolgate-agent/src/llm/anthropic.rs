@@ -89,7 +89,12 @@ impl AnthropicClient {
         });
         let mut body = json!({"model": self.settings.model, "max_tokens": max_tokens,
                               "messages": messages, "stream": self.settings.stream});
-        if !system.is_empty() {
+        if !system.is_empty() && self.settings.cache_prompt {
+            // One breakpoint after the system prompt caches the tools and
+            // the system prompt, which every request of a run repeats.
+            body["system"] = json!([{"type": "text", "text": system,
+                                     "cache_control": {"type": "ephemeral"}}]);
+        } else if !system.is_empty() {
             body["system"] = json!(system);
         }
         if let Some(t) = self.settings.temperature {
@@ -102,9 +107,14 @@ impl AnthropicClient {
     }
 }
 
+/// Anthropic's usage: `input_tokens` counts only what is neither read
+/// from nor written to the cache; the prompt is all three.
 fn anthropic_usage(u: &Value, usage: &mut Usage) {
     if let Some(i) = u["input_tokens"].as_u64() {
-        usage.input_tokens = i;
+        let read = u["cache_read_input_tokens"].as_u64().unwrap_or(0);
+        let written = u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+        usage.input_tokens = i + read + written;
+        usage.processed_tokens = Some(i + written);
     }
     if let Some(o) = u["output_tokens"].as_u64() {
         usage.output_tokens = o;

@@ -41,6 +41,7 @@ pub struct AgentRunnerBuilder {
     meter: Option<Arc<SpendMeter>>,
     refresh: Option<Arc<dyn ToolRefresh>>,
     instructions: Option<Arc<dyn ToolInstructions>>,
+    workspace: Option<std::path::PathBuf>,
 }
 
 /// Routing of a run: the router, the client its classification call goes
@@ -215,6 +216,15 @@ impl AgentRunnerBuilder {
         self
     }
 
+    /// The workspace root, where the files a task names are looked up for
+    /// the task checks (see [`TaskChecks`](crate::TaskChecks)). By
+    /// default, none: only the commands a task names are checked.
+    #[must_use]
+    pub fn workspace(mut self, root: impl Into<std::path::PathBuf>) -> Self {
+        self.workspace = Some(root.into());
+        self
+    }
+
     /// Where the run is recorded step by step. By default, nowhere.
     #[must_use]
     pub fn recorder(mut self, recorder: Arc<dyn RunRecorder>) -> Self {
@@ -249,6 +259,7 @@ impl AgentRunnerBuilder {
             meter: self.meter,
             refresh: self.refresh,
             instructions: self.instructions,
+            workspace: self.workspace,
             recording: Arc::new(Recording::default()),
             squeeze: std::sync::atomic::AtomicU64::new(1.0f64.to_bits()),
         }
@@ -285,6 +296,7 @@ impl AgentRunner {
             meter: None,
             refresh: None,
             instructions: None,
+            workspace: None,
         }
     }
 }

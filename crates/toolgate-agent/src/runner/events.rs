@@ -61,6 +61,30 @@ pub enum AgentEvent {
         /// Why.
         reason: String,
     },
+    /// The run did not end on the model's answer: the task names a file
+    /// not read or a command not run yet, or a command it says must pass
+    /// failed; the model was told (recorded in the session).
+    TaskCheck {
+        /// The step.
+        step: u32,
+        /// What is missing or failing.
+        reason: String,
+    },
+    /// A model call's tokens (step 0: a summarising call).
+    Usage {
+        /// The step.
+        step: u32,
+        /// Prompt tokens sent (cached ones included).
+        input_tokens: u64,
+        /// Completion tokens.
+        output_tokens: u64,
+        /// Prompt tokens the server processed, the rest coming from its
+        /// cache, when it says.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        processed_tokens: Option<u64>,
+        /// Whether the counts are estimates (the server reported none).
+        estimated: bool,
+    },
     /// A quality gate failed and its output was fed back.
     GateFailed {
         /// The gate.
@@ -95,6 +119,7 @@ impl AgentEvent {
             Self::Routed(_) => "routed",
             Self::ProviderSwitch(_) => "provider_switch",
             Self::ReplyCut { .. } => "reply_cut",
+            Self::TaskCheck { .. } => "task_check",
             Self::Subagent { event, .. } if event.recorded_within() => "subagent",
             _ => return None,
         };

@@ -33,6 +33,25 @@
 //!    ran since the first one succeeded, is not run again: the model gets
 //!    the earlier result and is told why ([`LoopDecision::RepeatedChange`]).
 //!    A call that only looks (`process` polling) runs every time.
+//! 7. In the small profile ([`crate::Profile::Small`]) the offer is the
+//!    profile's compact tools and `finish`, one call of a reply runs, and
+//!    outputs are cut by lines; a `finish(answer)` call is the run's
+//!    answer and goes where an answer goes (rule 2): the run ends on it
+//!    only when the checks pass, and is told why not as the call's
+//!    result. A `finish` without an `answer` string is refused.
+//! 8. Task checks (`agents.*.task_checks`, on by default; what a task
+//!    names is [`crate::TaskChecks`]): an answer does not end the run
+//!    while a file the task names has not been read or a command it names
+//!    not run by a call that ran; then each command the task says must
+//!    pass is run through the gate (recorded as a call of the step) and
+//!    must succeed and print what the task says. Otherwise the model is
+//!    told what is missing or the command's output
+//!    ([`AgentEvent::TaskCheck`]) and goes on; after three such refusals
+//!    the run ends [`Outcome::Unverified`], saying why. Quality gates run
+//!    after the task checks pass. Once a person or a rule refused a call
+//!    of the run (denied, no approver, a `deny` rule) or in a dry run,
+//!    the task checks step aside: the run is not free to do what the task
+//!    names.
 //!
 //! The loop is in `steps` (a state machine), the run around it in `run`; the calls of a step in `tools`; keeping the
 //! context small in `compress`; what a run reports in `events` and
@@ -102,6 +121,8 @@ pub struct AgentRunner {
     meter: Option<Arc<SpendMeter>>,
     refresh: Option<Arc<dyn ToolRefresh>>,
     instructions: Option<Arc<dyn ToolInstructions>>,
+    /// The workspace root, for the task checks.
+    workspace: Option<std::path::PathBuf>,
     /// Recorded events not yet handed to the recorder.
     recording: Arc<Recording>,
     /// The share of the window requests may use, as `f64` bits: 1 until

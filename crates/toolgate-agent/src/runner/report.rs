@@ -42,6 +42,10 @@ pub enum Outcome {
     /// approve them (no terminal, no approver): whatever the model said,
     /// the work was not done.
     Blocked,
+    /// The model kept answering before it read a file or ran a command
+    /// its task names, or while a command the task says must pass failed
+    /// (partial): the task checks gave up after their nudges.
+    Unverified,
 }
 
 impl Outcome {
@@ -59,6 +63,7 @@ impl Outcome {
             Self::AuthFailed => "auth_failed",
             Self::Failed => "failed",
             Self::Blocked => "blocked",
+            Self::Unverified => "unverified",
         }
     }
 }
@@ -126,6 +131,16 @@ impl RunReport {
         self.step_usage.iter().fold((0, 0), |(i, o), s| {
             (i + s.usage.input_tokens, o + s.usage.output_tokens)
         })
+    }
+
+    /// Prompt tokens the server processed over the run (the rest came
+    /// from its cache), when it said for every call.
+    pub fn processed_tokens(&self) -> Option<u64> {
+        self.step_usage
+            .iter()
+            .map(|s| s.usage.processed_tokens)
+            .try_fold(0, |acc, n| n.map(|n| acc + n))
+            .filter(|_| !self.step_usage.is_empty())
     }
 
     /// Total cost, when prices are configured.
@@ -233,7 +248,12 @@ impl RunReport {
         json!({
             "outcome": self.outcome, "agent": self.agent, "task": self.task,
             "final_text": self.final_text, "steps": self.steps,
-            "tokens": {"input": i, "output": o}, "cost_usd": self.cost_usd(),
+            "tokens": {"input": i, "output": o, "processed": self.processed_tokens()},
+            "step_usage": self.step_usage.iter().map(|s| json!({
+                "step": s.step, "input": s.usage.input_tokens, "output": s.usage.output_tokens,
+                "processed": s.usage.processed_tokens, "estimated": s.estimated,
+            })).collect::<Vec<_>>(),
+            "cost_usd": self.cost_usd(),
             "tool_calls": self.tool_calls.iter().map(|c| {
                 let mut call = json!({
                     "step": c.step, "id": c.id, "name": c.name, "decision": c.decision,
@@ -259,6 +279,12 @@ impl RunReport {
         );
         let _ = writeln!(s, "- Outcome: {:?}\n- Steps: {}", self.outcome, self.steps);
         let _ = writeln!(s, "- Tokens: {i} in, {o} out");
+        if let Some(p) = self.processed_tokens() {
+            let _ = writeln!(
+                s,
+                "- Prompt tokens processed: {p} (the rest from the cache)"
+            );
+        }
         if let Some(c) = self.cost_usd() {
             let _ = writeln!(s, "- Cost: ${c:.4}");
         }

@@ -131,7 +131,7 @@ impl AgentRunner {
         if report.blocked_calls() > 0
             && matches!(
                 report.outcome,
-                Outcome::Completed | Outcome::MaxSteps | Outcome::Repeating
+                Outcome::Completed | Outcome::MaxSteps | Outcome::Repeating | Outcome::Unverified
             )
         {
             report.outcome = Outcome::Blocked;
@@ -283,6 +283,7 @@ impl AgentRunner {
                 Usage {
                     input_tokens: estimate_tokens(input),
                     output_tokens: estimate_tokens(output),
+                    processed_tokens: None,
                 },
                 true,
             )
@@ -294,6 +295,13 @@ impl AgentRunner {
         if let (Some(meter), Some(cost)) = (&self.meter, cost_usd) {
             meter.add(cost);
         }
+        self.emit(&AgentEvent::Usage {
+            step,
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            processed_tokens: usage.processed_tokens,
+            estimated,
+        });
         report.step_usage.push(StepUsage {
             step,
             usage,

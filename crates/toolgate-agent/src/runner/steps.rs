@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use toolgate_core::{Registry, SchemaFormat, error_chain};
+use toolgate_engine::Decision;
 
 use super::decision::LoopDecision;
 use super::events::AgentEvent;
@@ -28,8 +29,14 @@ use super::report::{Outcome, RunReport};
 use super::run::{Journal, Stop};
 use super::tools::{Repeats, UNREADABLE_CALL, dropped_note, sift, text_call};
 use super::{AgentRunner, EMPTY_REPLY_NUDGE, sleep_until};
+use crate::checks::{TaskChecks, on_path};
 use crate::context::{ENVELOPE_BYTES, fit, messages_bytes};
 use crate::llm::{LlmError, LlmResponse, Message, ModelToolCall, Role};
+use crate::profile::FINISH;
+
+/// How many answers the task checks refuse before the run ends
+/// [`Outcome::Unverified`].
+pub(super) const MAX_CHECK_REFUSALS: u32 = 3;
 use crate::recover::recover_tool_calls;
 
 /// Where the step loop is.
@@ -73,8 +80,15 @@ struct Offer {
 }
 
 impl Offer {
-    fn new(registry: &Registry, names: Vec<String>, routed: bool) -> Self {
-        let schemas = registry.schemas(Some(&names), SchemaFormat::OpenAi);
+    /// The tools `names` offer; with `small`, the small profile's handful
+    /// of them and `finish`, in compact schemas.
+    fn new(registry: &Registry, names: Vec<String>, routed: bool, small: bool) -> Self {
+        let (names, schemas) = if small {
+            crate::profile::small_offer(registry, &names)
+        } else {
+            let schemas = registry.schemas(Some(&names), SchemaFormat::OpenAi);
+            (names, schemas)
+        };
         let bytes = serde_json::to_string(&schemas).map_or(0, |t| t.len());
         Self {
             names,
@@ -99,6 +113,12 @@ struct Progress<'a> {
     /// Whether an empty reply was answered with [`EMPTY_REPLY_NUDGE`]
     /// (once a run).
     nudged: bool,
+    /// The `finish` call of the reply being finished, if it came as one.
+    finish: Option<ModelToolCall>,
+    /// What the task names, for the task checks.
+    checks: TaskChecks,
+    /// How many times the task checks refused an answer.
+    check_refusals: u32,
 }
 
 impl AgentRunner {
@@ -112,10 +132,15 @@ impl AgentRunner {
         journal: &mut Journal,
         offered: Option<Vec<String>>,
     ) -> Stop {
+        let checks = if self.agent.task_checks {
+            TaskChecks::from_task(&report.task, self.workspace.as_deref(), &on_path)
+        } else {
+            TaskChecks::default()
+        };
         let registry = self.engine.registry();
         let routed = offered.is_some();
         let names = offered.unwrap_or_else(|| self.agent.tool_names(registry));
-        let offer = Offer::new(registry, names, routed);
+        let offer = Offer::new(registry, names, routed, self.agent.is_small());
         let first = messages_bytes(&messages[..messages.len().min(2)]);
         if let Err(reason) = self.context.check_start(offer.bytes + first) {
             return Stop::Fail(Outcome::Failed, reason);
@@ -129,6 +154,9 @@ impl AgentRunner {
             repeats: Repeats::default(),
             budget_warned: false,
             nudged: false,
+            finish: None,
+            checks,
+            check_refusals: 0,
         };
         let mut state = State::Prepare(1);
         loop {
@@ -173,7 +201,12 @@ impl AgentRunner {
             && !p.offer.routed
         {
             let registry = self.engine.registry();
-            p.offer = Offer::new(registry, self.agent.tool_names(registry), false);
+            p.offer = Offer::new(
+                registry,
+                self.agent.tool_names(registry),
+                false,
+                self.agent.is_small(),
+            );
         }
         if let (Some(budget), Some(spent)) = (self.budget_usd, self.spent(p.report))
             && spent >= budget
@@ -291,9 +324,25 @@ impl AgentRunner {
         // Guards on one reply: identical calls run once, at most
         // `max_calls_per_step` run, and the model is told of the rest and
         // of a reply cut short.
-        let cap = self.agent.max_calls_per_step.max(1) as usize;
+        let cap = if self.agent.is_small() {
+            1
+        } else {
+            self.agent.max_calls_per_step.max(1) as usize
+        };
         let (kept, dropped) = sift(std::mem::take(&mut resp.tool_calls), cap);
         resp.tool_calls = kept;
+        // `finish(answer)` (small profile) is an answer the loop checks
+        // before the run ends; one whose arguments cannot be read goes to
+        // `run_tools`, which refuses it.
+        p.finish = None;
+        if p.offer.names.iter().any(|n| n == FINISH)
+            && let [call] = resp.tool_calls.as_slice()
+            && call.name == FINISH
+            && let Some(answer) = finish_answer(&call.arguments)
+        {
+            p.finish = Some(call.clone());
+            resp.content = answer;
+        }
         let mut note = dropped_note(&dropped, cap);
         if let Some(why) = &resp.cut {
             self.emit(&AgentEvent::ReplyCut {
@@ -330,6 +379,10 @@ impl AgentRunner {
             tool_calls: readable,
             tool_call_id: None,
         });
+        if p.finish.is_some() {
+            p.report.final_text.clone_from(&resp.content);
+            return State::Finishing(step);
+        }
         if !resp.tool_calls.is_empty() {
             return State::Calling {
                 step,
@@ -357,6 +410,9 @@ impl AgentRunner {
     /// [`State::Finishing`]: done unless a required quality gate fails;
     /// its output is fed back and the loop goes on.
     async fn finishing(&self, step: u32, p: &mut Progress<'_>) -> State {
+        if let Some(refused) = self.check_task(step, p).await {
+            return refused;
+        }
         let failing: Vec<_> = self
             .gates
             .run()
@@ -365,6 +421,13 @@ impl AgentRunner {
             .filter(|g| g.required && !g.passed)
             .collect();
         if failing.is_empty() {
+            // A `finish` call that ends the run stays in the conversation
+            // as the answer it carries.
+            if p.finish.take().is_some()
+                && let Some(last) = p.messages.last_mut()
+            {
+                *last = Message::text(Role::Assistant, p.report.final_text.clone());
+            }
             return State::Stopped(Stop::Done(Outcome::Completed));
         }
         let mut text = String::from("Quality gates failed; fix these before finishing:\n");
@@ -374,8 +437,118 @@ impl AgentRunner {
             });
             let _ = writeln!(text, "[{}]\n{}", g.name, g.output);
         }
-        p.messages.push(Message::text(Role::User, text));
+        Self::refuse_finish(p, text);
         self.next_step(step, p).await
+    }
+
+    /// The task checks (rule 8): `None` when the answer may end the run,
+    /// else the state after telling the model what is missing or failing.
+    async fn check_task(&self, step: u32, p: &mut Progress<'_>) -> Option<State> {
+        // A person or a rule refused a call of the run, or nothing runs
+        // (dry-run): the run is not free to do what the task names, and
+        // the answer stands.
+        let steered = p.report.tool_calls.iter().any(|c| {
+            [
+                Decision::Denied,
+                Decision::RuleDenied,
+                Decision::NoApprover,
+                Decision::DryRun,
+            ]
+            .iter()
+            .any(|d| c.decision == (*d).into())
+        });
+        if p.checks.is_empty() || steered {
+            return None;
+        }
+        let ran: Vec<_> = p
+            .report
+            .tool_calls
+            .iter()
+            .filter(|c| c.decision.executed())
+            .map(|c| (&c.effects, c.arguments.as_str(), c.success))
+            .collect();
+        let (files, commands) = p.checks.missing(&ran);
+        if !files.is_empty() || !commands.is_empty() {
+            let quoted = |l: &[&str]| {
+                l.iter()
+                    .map(|x| format!("`{x}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let mut missing = Vec::new();
+            if !files.is_empty() {
+                missing.push(format!("read {}", quoted(&files)));
+            }
+            if !commands.is_empty() {
+                missing.push(format!("run {}", quoted(&commands)));
+            }
+            let reason = format!(
+                "the task names what the run has not looked at yet: {}",
+                missing.join("; ")
+            );
+            let told = format!(
+                "Not done yet: your task names things you have not looked at. First {}, \
+                 then answer from what you find.",
+                missing.join(", and ")
+            );
+            return Some(self.refuse(step, p, reason, told).await);
+        }
+        for (n, must) in p.checks.must_pass.clone().iter().enumerate() {
+            let Some((passed, output)) = self.run_check(step, n, must, p.report).await else {
+                self.emit(&AgentEvent::Warning {
+                    message: format!(
+                        "the task says `{}` must pass, but the agent has no tool that runs \
+                         commands: not checked",
+                        must.command
+                    ),
+                });
+                continue;
+            };
+            if passed {
+                continue;
+            }
+            let what = match &must.prints {
+                Some(text) => format!("`{}` must pass and print `{text}`", must.command),
+                None => format!("`{}` must pass", must.command),
+            };
+            let reason = format!("the task says {what}, and it does not");
+            let told = format!(
+                "Not finished: the task says {what}. I ran it and it does not:\n{output}\n\
+                 Fix the cause, then answer again."
+            );
+            return Some(self.refuse(step, p, reason, told).await);
+        }
+        None
+    }
+
+    /// Refuses an answer for the task checks: the model is told `told`,
+    /// up to [`MAX_CHECK_REFUSALS`] times; then the run ends
+    /// [`Outcome::Unverified`] with `reason`.
+    async fn refuse(&self, step: u32, p: &mut Progress<'_>, reason: String, told: String) -> State {
+        self.emit(&AgentEvent::TaskCheck {
+            step,
+            reason: reason.clone(),
+        });
+        if p.check_refusals >= MAX_CHECK_REFUSALS {
+            p.finish = None;
+            p.report.error = Some(format!(
+                "the run ended on an answer the task checks did not accept: {reason}"
+            ));
+            return State::Stopped(Stop::Done(Outcome::Unverified));
+        }
+        p.check_refusals += 1;
+        Self::refuse_finish(p, told);
+        self.next_step(step, p).await
+    }
+
+    /// Tells the model why the run did not end on its answer: as the
+    /// result of its `finish` call when it made one, else as a user
+    /// message.
+    fn refuse_finish(p: &mut Progress<'_>, text: String) {
+        match p.finish.take() {
+            Some(call) => p.messages.push(Message::tool_result(call.id, text)),
+            None => p.messages.push(Message::text(Role::User, text)),
+        }
     }
 
     /// [`State::Calling`]: the calls go through the gate; an abort, too
@@ -483,6 +656,12 @@ impl AgentRunner {
         self.record(step, p.messages, p.report, p.journal).await;
         after(step)
     }
+}
+
+/// The answer of a `finish` call's arguments, when they hold one.
+fn finish_answer(arguments: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(arguments).ok()?;
+    v.get("answer")?.as_str().map(str::to_owned)
 }
 
 /// The state after step `step`: the next one's preparation.

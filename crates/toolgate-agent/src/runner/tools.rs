@@ -11,7 +11,9 @@ use super::decision::{CallDecision, LoopDecision};
 use super::events::{AgentEvent, ToolCallRecord};
 use super::report::RunReport;
 use super::{AgentRunner, truncate_head_tail};
+use crate::checks::MustPass;
 use crate::llm::{Message, ModelToolCall, Role};
+use crate::profile::{FINISH, SMALL_OUTPUT_CHARS, trim_lines};
 use crate::recover::TextCall;
 
 /// The name given to a recovered call that could not be read, so that its
@@ -265,7 +267,11 @@ impl AgentRunner {
                     .files_changed
                     .extend(e.effects.changed_paths().into_iter().map(str::to_owned));
             }
-            let mut text = truncate_head_tail(&e.text, self.max_output_chars);
+            let mut text = if self.agent.is_small() {
+                trim_lines(&e.text, self.max_output_chars.min(SMALL_OUTPUT_CHARS))
+            } else {
+                truncate_head_tail(&e.text, self.max_output_chars)
+            };
             if e.decision.executed()
                 && let Some(more) = self
                     .instructions
@@ -304,6 +310,52 @@ impl AgentRunner {
             messages.push(Message::text(Role::User, unreadable.join("\n")));
         }
         aborted
+    }
+
+    /// Runs the command a task says must pass (`must`, the `n`-th) through
+    /// the gate with the agent's tool that runs commands, recorded like
+    /// the model's calls: whether it passed (ran, succeeded and printed
+    /// what it must), and its output as the model sees it. `None` when
+    /// the agent has no tool that runs commands.
+    pub(super) async fn run_check(
+        &self,
+        step: u32,
+        n: usize,
+        must: &MustPass,
+        report: &mut RunReport,
+    ) -> Option<(bool, String)> {
+        let registry = self.engine.registry().clone();
+        let tool = registry.list().into_iter().find(|t| {
+            t.spec().annotations.runs_commands && self.agent.allows(&registry, t.name())
+        })?;
+        let arguments = json!({ "command": must.command });
+        let id = format!("check_{step}_{n}");
+        let call = ToolCall::new(id.clone(), tool.name(), arguments.clone());
+        let e = self.through_gate(&registry, call).await;
+        let passed = e.decision.executed()
+            && e.success
+            && must
+                .prints
+                .as_ref()
+                .is_none_or(|p| e.text.contains(p.as_str()));
+        let text = trim_lines(&e.text, self.max_output_chars.min(SMALL_OUTPUT_CHARS));
+        let record = ToolCallRecord {
+            step,
+            id,
+            name: tool.name().to_owned(),
+            arguments: arguments.to_string(),
+            decision: e.decision,
+            success: e.success,
+            duration_ms: e.duration_ms,
+            output: text.clone(),
+            effects: e.effects.summary(),
+            recovered: false,
+            waited_ms: 0,
+            approval: e.approval.and_then(|a| serde_json::to_value(a).ok()),
+        };
+        self.emit(&AgentEvent::ToolCall(record.clone()));
+        report.tool_calls.push(record);
+        Some((passed, text))
     }
 
     /// Records the calls of step `step`'s reply that did not run (see
@@ -355,6 +407,12 @@ impl AgentRunner {
                     "your tool call could not be read: {reason}. Write one JSON object: \
                      {{\"name\": \"TOOL\", \"arguments\": {{...}}}}"
                 ),
+            ));
+        }
+        if c.name == FINISH && self.agent.is_small() {
+            return Err(Ended::refused(
+                LoopDecision::MalformedArguments,
+                "call finish with your final answer as a string: {\"answer\": \"...\"}",
             ));
         }
         let known = registry.has(&c.name);

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use toolgate_agent::{ApiKey, HttpSettings, LlmClient, OpenAiClient};
 use toolgate_core::{Registry, Tool, Workspace};
 use toolgate_engine::ExecutionEngine;
@@ -92,4 +92,57 @@ pub(crate) async fn bodies(server: &MockServer) -> Vec<Value> {
         .iter()
         .map(|r| serde_json::from_slice(&r.body).unwrap())
         .collect()
+}
+
+/// `run_command` as the loop sees it: declares the command it runs, runs
+/// it with `sh -c` in the workspace, fails with its exit code.
+pub(crate) struct Shell(pub(crate) std::path::PathBuf);
+
+#[async_trait::async_trait]
+impl toolgate_core::Tool for Shell {
+    fn name(&self) -> &'static str {
+        "run_command"
+    }
+    fn description(&self) -> &'static str {
+        "Runs a command line."
+    }
+    fn args_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"command": {"type": "string"}},
+               "required": ["command"]})
+    }
+    fn sensitivity(&self, _args: &Value) -> toolgate_core::Sensitivity {
+        toolgate_core::Sensitivity::Sensitive
+    }
+    fn annotations(&self) -> toolgate_core::ToolAnnotations {
+        toolgate_core::ToolAnnotations {
+            runs_commands: true,
+            ..toolgate_core::ToolAnnotations::from_sensitivity(
+                toolgate_core::Sensitivity::Sensitive,
+            )
+        }
+    }
+    fn effects(&self, args: &Value) -> Result<toolgate_core::Effects, toolgate_core::EffectsError> {
+        let command = args["command"].as_str().unwrap_or_default();
+        Ok(toolgate_core::Effects::known([
+            toolgate_core::Effect::command(command, None),
+        ]))
+    }
+    async fn execute(
+        &self,
+        args: Value,
+        _ctx: &toolgate_core::ToolContext,
+    ) -> toolgate_core::ToolResult {
+        let command = args["command"].as_str().unwrap_or_default();
+        let out = std::process::Command::new("sh")
+            .args(["-c", command])
+            .current_dir(&self.0)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        match out.status.code() {
+            Some(0) => toolgate_core::ToolResult::success(text),
+            code => toolgate_core::ToolResult::failure(format!("exit code {}", code.unwrap_or(-1)))
+                .with_output(text),
+        }
+    }
 }

@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use toolgate_agent::{
     AnthropicClient, ApiKey, DEFAULT_CONTEXT_WINDOW, FallbackClient, HttpSettings, LlmClient,
-    LocalServer, OpenAiClient, ProbeError, ProbeRequest, Provider, ServedModel, SwitchLog,
-    detect_local_servers,
+    LocalServer, ModelFacts, OpenAiClient, ProbeError, ProbeRequest, Provider, ServedModel,
+    ServerKind, SwitchLog, detect_local_servers,
 };
 
 use crate::assembly::host::Host;
-use crate::config::LlmProvider;
+use crate::config::{Constrain, LlmProvider};
 use crate::error::HostError;
 
 /// Flags that win over `llm.model` and `llm.base_url`.
@@ -40,6 +40,10 @@ pub struct ModelChoice {
     pub base_url: String,
     /// The model.
     pub model: String,
+    /// The server software the probe before a run recognised, if any:
+    /// whether replies are constrained ([`Host::constrain`]) and the
+    /// prompt cache asked for (llama.cpp) follow from it.
+    pub server: Option<ServerKind>,
 }
 
 /// The base URL of a provider's own API.
@@ -93,6 +97,12 @@ impl Host {
         settings.stream = llm.stream;
         settings.max_tokens = llm.max_tokens;
         settings.temperature = llm.temperature.sent();
+        settings.constrain = self.constrain(choice, choice.server);
+        // llama.cpp's `cache_prompt`, Anthropic's `cache_control`: the
+        // loop keeps each request's prefix the same, so each step pays
+        // for what is new.
+        settings.cache_prompt = choice.provider == LlmProvider::Anthropic
+            || choice.server == Some(ServerKind::LlamaCpp);
         Ok(settings)
     }
 
@@ -216,14 +226,16 @@ impl Host {
             provider,
             base_url,
             model,
+            server: None,
         })
     }
 
     /// The context window of `choice`, in tokens: what the server says
     /// (llama.cpp `/props`, Ollama `/api/show`, vLLM's model list), else
     /// `llm.context_window`, else [`DEFAULT_CONTEXT_WINDOW`]; with where it
-    /// came from.
-    pub async fn context_window(&self, choice: &ModelChoice) -> (u32, String) {
+    /// came from, and what the server reported about the model (for
+    /// `agents.*.profile: auto` and `llm.constrain: auto`).
+    pub async fn context_window(&self, choice: &ModelChoice) -> (u32, String, ModelFacts) {
         let provider = match choice.provider {
             LlmProvider::Openai => Provider::OpenAi,
             LlmProvider::Anthropic => Provider::Anthropic,
@@ -234,16 +246,28 @@ impl Host {
         if let Ok(key) = self.api_key() {
             request = request.api_key(key);
         }
-        if let Ok(window) = toolgate_agent::probe(&request).await.context_window {
+        let found = toolgate_agent::probe(&request).await;
+        let facts = found.facts();
+        if let Ok(window) = found.context_window {
             return (
                 u32::try_from(window.tokens).unwrap_or(u32::MAX),
                 window.source.to_string(),
+                facts,
             );
         }
         match self.config().llm.context_window {
-            Some(tokens) => (tokens, "llm.context_window".to_owned()),
-            None => (DEFAULT_CONTEXT_WINDOW, "the default".to_owned()),
+            Some(tokens) => (tokens, "llm.context_window".to_owned(), facts),
+            None => (DEFAULT_CONTEXT_WINDOW, "the default".to_owned(), facts),
         }
+    }
+
+    /// Whether replies are constrained for a server the probe found to
+    /// be `kind`: `llm.constrain: auto` and a server that takes a JSON
+    /// schema ([`ServerKind::takes_json_schema`]), on the OpenAI wire.
+    pub fn constrain(&self, choice: &ModelChoice, kind: Option<ServerKind>) -> bool {
+        self.config().llm.constrain == Constrain::Auto
+            && choice.provider == LlmProvider::Openai
+            && kind.is_some_and(ServerKind::takes_json_schema)
     }
 
     /// Why no local server was found: the workspace file's ignored

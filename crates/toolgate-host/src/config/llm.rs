@@ -59,10 +59,28 @@ pub struct LlmSection {
     /// `<tool_call>` tags, …) are recovered and run through the gate; `off`:
     /// such text is the model's answer.
     pub text_tool_calls: TextToolCalls,
+    /// `auto` (default): when the server is one that constrains replies to
+    /// a JSON schema (llama.cpp, vLLM, Ollama, as the probe before a run
+    /// recognises it), each reply that may call tools is held to one
+    /// well-formed call of an offered tool or a final answer; `off`:
+    /// tools are offered as `tools` and text recovery catches calls
+    /// written as text.
+    pub constrain: Constrain,
     /// Providers tried in order when the model fails after its retries, or
     /// takes no tools and the step needs them (seed 002's
     /// `LLMClientWithFallback`). Default: none.
     pub fallback: Vec<toolgate_agent::FallbackEntry>,
+}
+
+/// `llm.constrain`
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Constrain {
+    /// Where the server supports it.
+    #[default]
+    Auto,
+    /// Never.
+    Off,
 }
 
 /// `llm.text_tool_calls`
@@ -109,6 +127,7 @@ impl Default for LlmSection {
             output_price_per_mtok: None,
             budget_usd: None,
             text_tool_calls: TextToolCalls::Auto,
+            constrain: Constrain::Auto,
             fallback: Vec::new(),
         }
     }

@@ -78,7 +78,7 @@ use serde::{Deserialize, Serialize};
 
 pub use commands::{CommandsSection, EnvSection, LimitsSection, SandboxSetting};
 pub use error::{ConfigError, LoadError, Source};
-pub use llm::{LlmProvider, LlmSection, Temperature, TextToolCalls};
+pub use llm::{Constrain, LlmProvider, LlmSection, Temperature, TextToolCalls};
 pub(crate) use load::load;
 pub use load::{Loaded, Overrides, ProjectFile, ProjectStatus};
 pub use paths::trust_store_path;

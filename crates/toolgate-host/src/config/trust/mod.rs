@@ -64,10 +64,10 @@ use sha2::{Digest, Sha256};
 /// | the keys each tool group names ([`Group::untrusted_keys`](toolgate_core::Group::untrusted_keys), listed by [`untrusted_tool_keys`](crate::untrusted_tool_keys)): today `tools.datetime.enabled`, `tools.datetime.timezone`, `tools.echo.enabled`, `tools.calculator`, `tools.notes`, `tools.tasks`, `tools.plan`, `tools.persona`, `tools.self_inspect`, `tools.memory.*` but `dir`, the `tools.web` limits (`max_content_length`, `max_body_bytes`, `timeout`, `cache_ttl`, `max_redirects`, `search.max_results`) | harmless tools and limits (notes, tasks, memory and persona live in toolgate's own data directory) |
 /// | `llm.provider`, `llm.model`, `llm.timeout`, `llm.max_retries`, `llm.stream`, `llm.max_tokens`, `llm.temperature`, `llm.context_window` | which model and how it samples, not where requests and the key go |
 /// | `llm.input_price_per_mtok`, `llm.output_price_per_mtok`, `llm.budget_usd` | cost accounting and a budget |
-/// | `llm.text_tool_calls` | whether calls written as text are recovered; every call still goes through the gate |
+/// | `llm.text_tool_calls`, `llm.constrain` | whether calls written as text are recovered, and whether replies are held to a JSON schema; every call still goes through the gate |
 /// | `routing` | which of the agent's tools each task is offered (the classifying call goes to the run's own server) |
 /// | `skills.enabled`, `skills.disabled` | whether skills are offered, and which not (the workspace's own skills are in the workspace anyway) |
-/// | `agents.*.system_prompt`, `agents.*.allowed_tools`, `agents.*.disabled_tools`, `agents.*.max_steps`, `agents.*.max_repeated_calls`, `agents.*.max_calls_per_step`, `agents.*.prompt_mode`, `agents.*.delegate_to` | an agent's prompt, tool list, limits and who it may hand work to; every call (a delegated agent's too, under the caller's mode) still goes through the gate |
+/// | `agents.*.system_prompt`, `agents.*.allowed_tools`, `agents.*.disabled_tools`, `agents.*.max_steps`, `agents.*.max_repeated_calls`, `agents.*.max_calls_per_step`, `agents.*.prompt_mode`, `agents.*.delegate_to`, `agents.*.profile`, `agents.*.task_checks` | an agent's prompt, tool list, limits, profile, task checks and who it may hand work to; every call (a delegated agent's too, under the caller's mode) still goes through the gate |
 ///
 /// Everything else needs trust, among them: `hooks.*`, `mcp.*`,
 /// `guardrails.quality_gates` (they run programs), `confirmation.*`,
@@ -114,6 +114,7 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "llm.output_price_per_mtok",
     "llm.budget_usd",
     "llm.text_tool_calls",
+    "llm.constrain",
     "routing",
     "skills.enabled",
     "skills.disabled",
@@ -125,6 +126,8 @@ pub const APPLIES_UNTRUSTED: &[&str] = &[
     "agents.*.disabled_tools",
     "agents.*.prompt_mode",
     "agents.*.delegate_to",
+    "agents.*.profile",
+    "agents.*.task_checks",
 ];
 
 /// Where a dotted key stands relative to a pattern of [`APPLIES_UNTRUSTED`].

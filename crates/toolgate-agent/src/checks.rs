@@ -1,0 +1,478 @@
+//! Look before answering, check before finishing: what a task names that
+//! a run must have read or run before it ends, and the commands it says
+//! must pass.
+//!
+//! # Rules
+//!
+//! The task is read as sentences (split at `.`, `!`, `?` or `;` followed
+//! by a space or the end, and at line ends; never inside backticks).
+//!
+//! 1. A **file** is a span in backticks (not starting `./`), or a bare word (surrounding
+//!    quotes, brackets and punctuation trimmed; no `://`) holding a `.` or
+//!    a `/`, that names a regular file inside the workspace. Nothing is a
+//!    file without a workspace.
+//! 2. A **command** is a span in backticks that is not a file, has no line
+//!    end, and whose first word is a program: a name found in a `PATH`
+//!    directory, or a path (with a `/`) to a file in the workspace
+//!    (`./run.sh`). `PORT`, `def load` and `calc.py` are not commands.
+//!    A command in a sentence that says not to run it (`don't`, `do not`,
+//!    `never`, `without`) is left out.
+//! 3. A **test** counts when it is named as a file or by the command that
+//!    runs it; a test's bare name (`test_add`) is not extracted.
+//! 4. A command **must pass** when its sentence has `pass`, `passes`,
+//!    `passing`, `succeed`, `succeeds`, `exit 0`, `exits 0`, `exit code 0`
+//!    or `prints`. After `prints`, the next span in backticks or quotes, or
+//!    else the next word, is text its output must hold (`prints ok`).
+//! 5. A file has been looked at when a call that ran declared a read of it
+//!    or a command that names it, or changed it and succeeded (an edit
+//!    whose old text matched; the model acted on the file rather than
+//!    answering about it); a command has been run when a call that
+//!    ran declared a command holding it (spaces collapsed). A call that
+//!    declares nothing it does (delegation, opaque tools) counts when its
+//!    arguments name the file or hold the command: the agent it handed
+//!    the work to looked.
+//!
+//! The runner's rules say what happens when they are missing or failing.
+
+use std::path::Path;
+
+use toolgate_core::{Effect, Effects};
+
+/// What a task names (see the module's rules).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskChecks {
+    /// Files the run must look at before it answers (rule 1).
+    pub files: Vec<String>,
+    /// Commands the run must run before it answers (rule 2).
+    pub commands: Vec<String>,
+    /// Commands that must pass before the run ends (rule 4).
+    pub must_pass: Vec<MustPass>,
+}
+
+/// A command the task says must pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MustPass {
+    /// The command line.
+    pub command: String,
+    /// Text its output must hold, when the task says what it prints.
+    pub prints: Option<String>,
+}
+
+/// A piece of a sentence: text, or a span in backticks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Text(String),
+    Code(String),
+}
+
+/// The task's sentences, as pieces.
+fn sentences(task: &str) -> Vec<Vec<Piece>> {
+    let mut out = Vec::new();
+    let mut pieces = Vec::new();
+    let mut text = String::new();
+    let mut chars = task.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '`' {
+            let mut code = String::new();
+            let mut closed = false;
+            for d in chars.by_ref() {
+                if d == '`' {
+                    closed = true;
+                    break;
+                }
+                code.push(d);
+            }
+            if !text.is_empty() {
+                pieces.push(Piece::Text(std::mem::take(&mut text)));
+            }
+            if closed && !code.trim().is_empty() {
+                pieces.push(Piece::Code(code.trim().to_owned()));
+            } else if !closed {
+                text.push_str(&code);
+            }
+            continue;
+        }
+        let ends = c == '\n'
+            || (matches!(c, '.' | '!' | '?' | ';')
+                && chars.peek().is_none_or(|n| n.is_whitespace()));
+        text.push(c);
+        if ends {
+            pieces.push(Piece::Text(std::mem::take(&mut text)));
+            out.push(std::mem::take(&mut pieces));
+        }
+    }
+    if !text.is_empty() {
+        pieces.push(Piece::Text(text));
+    }
+    if !pieces.is_empty() {
+        out.push(pieces);
+    }
+    out
+}
+
+/// Whether `name` is a regular file inside `root`.
+fn is_workspace_file(root: &Path, name: &str) -> bool {
+    let name = name.strip_prefix("./").unwrap_or(name);
+    if name.is_empty() || name.contains("..") || Path::new(name).is_absolute() {
+        return false;
+    }
+    root.join(name).is_file()
+}
+
+/// Whether `program` is found in a `PATH` directory.
+pub fn on_path(program: &str) -> bool {
+    if program.is_empty() || program.contains('/') {
+        return false;
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// The words of a sentence's text, lower-cased.
+fn words(pieces: &[Piece]) -> Vec<String> {
+    pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Text(t) => Some(t),
+            Piece::Code(_) => None,
+        })
+        .flat_map(|t| t.split_whitespace())
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .collect()
+}
+
+/// What the output must hold after `prints` in `pieces` (rule 4).
+fn printed(pieces: &[Piece]) -> Option<String> {
+    let mut after = false;
+    for piece in pieces {
+        match piece {
+            Piece::Code(code) if after => return Some(code.clone()),
+            Piece::Code(_) => {}
+            Piece::Text(text) => {
+                let mut rest = text.as_str();
+                if !after {
+                    let lower = text.to_lowercase();
+                    let Some(at) = lower.find("prints ") else {
+                        continue;
+                    };
+                    rest = &text[at + "prints ".len()..];
+                    after = true;
+                }
+                let rest = rest.trim_start();
+                if rest.is_empty() {
+                    continue;
+                }
+                for quote in ['"', '\''] {
+                    if let Some(body) = rest.strip_prefix(quote)
+                        && let Some(end) = body.find(quote)
+                    {
+                        return Some(body[..end].to_owned());
+                    }
+                }
+                let word = rest
+                    .split_whitespace()
+                    .next()?
+                    .trim_matches(|c: char| !c.is_alphanumeric());
+                return (!word.is_empty()).then(|| word.to_owned());
+            }
+        }
+    }
+    None
+}
+
+impl TaskChecks {
+    /// What `task` names, with files looked up under `workspace` and
+    /// programs by `is_program` (in a run: [`on_path`]).
+    pub fn from_task(
+        task: &str,
+        workspace: Option<&Path>,
+        is_program: &dyn Fn(&str) -> bool,
+    ) -> Self {
+        let mut checks = Self::default();
+        let file = |name: &str| workspace.is_some_and(|root| is_workspace_file(root, name));
+        for sentence in sentences(task) {
+            let words = words(&sentence);
+            let has = |w: &[&str]| words.iter().any(|x| w.contains(&x.as_str()));
+            let negated = has(&["don't", "dont", "not", "never", "without"]);
+            let zero = words
+                .windows(2)
+                .any(|w| matches!(w[0].as_str(), "exit" | "exits") && w[1] == "0")
+                || words
+                    .windows(3)
+                    .any(|w| w[0] == "exit" && w[1] == "code" && w[2] == "0");
+            let must = zero || has(&["pass", "passes", "passing", "succeed", "succeeds", "prints"]);
+            for piece in &sentence {
+                match piece {
+                    Piece::Code(code) if file(code) && !code.starts_with("./") => {
+                        push(&mut checks.files, code);
+                    }
+                    Piece::Code(code) if !code.contains('\n') && !negated => {
+                        let first = code.split_whitespace().next().unwrap_or_default();
+                        let program = if first.contains('/') {
+                            file(first)
+                        } else {
+                            is_program(first)
+                        };
+                        if !program {
+                            continue;
+                        }
+                        if !checks.commands.contains(code) {
+                            checks.commands.push(code.clone());
+                        }
+                        if must && !checks.must_pass.iter().any(|m| m.command == *code) {
+                            checks.must_pass.push(MustPass {
+                                command: code.clone(),
+                                prints: printed(&sentence),
+                            });
+                        }
+                    }
+                    Piece::Code(_) => {}
+                    Piece::Text(text) => {
+                        for word in text.split_whitespace() {
+                            let word = word.trim_matches(|c: char| {
+                                !(c.is_alphanumeric() || matches!(c, '_' | '/' | '-'))
+                            });
+                            if (word.contains('.') || word.contains('/'))
+                                && !word.contains("://")
+                                && file(word)
+                            {
+                                push(&mut checks.files, word);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        checks
+    }
+
+    /// Whether the task names nothing to check.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.commands.is_empty()
+    }
+
+    /// What has not been looked at or run yet (rule 5), given the declared
+    /// effects, the arguments (JSON text) and the success of the calls that
+    /// ran: `(files, commands)`.
+    pub fn missing(&self, ran: &[(&Effects, &str, bool)]) -> (Vec<&str>, Vec<&str>) {
+        let effects = || ran.iter().flat_map(|(e, _, _)| e.list());
+        let changed = || {
+            ran.iter()
+                .filter(|(_, _, ok)| *ok)
+                .flat_map(|(e, _, _)| e.changed_paths())
+        };
+        // What calls that declare nothing were asked to do.
+        let handed = || {
+            ran.iter()
+                .filter(|(e, _, _)| e.list().is_empty())
+                .map(|(_, arguments, _)| collapse(arguments))
+        };
+        let commands = || {
+            effects().filter_map(|e| match e {
+                Effect::Command { command, .. } => Some(collapse(command)),
+                _ => None,
+            })
+        };
+        let files = self
+            .files
+            .iter()
+            .filter(|f| {
+                let f = f.strip_prefix("./").unwrap_or(f);
+                let read = effects().any(|e| {
+                    matches!(e, Effect::Read { path, .. }
+                        if path.strip_prefix("./").unwrap_or(path) == f)
+                });
+                let changed = changed().any(|p| p.strip_prefix("./").unwrap_or(p) == f);
+                !read && !changed && !commands().chain(handed()).any(|c| c.contains(f))
+            })
+            .map(String::as_str)
+            .collect();
+        let run = self
+            .commands
+            .iter()
+            .filter(|c| {
+                let c = collapse(c);
+                !commands().chain(handed()).any(|ran| ran.contains(&c))
+            })
+            .map(String::as_str)
+            .collect();
+        (files, run)
+    }
+}
+
+fn push(list: &mut Vec<String>, item: &str) {
+    let item = item.strip_prefix("./").unwrap_or(item);
+    if !list.iter().any(|i| i == item) {
+        list.push(item.to_owned());
+    }
+}
+
+/// `s` with runs of white space made one space.
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (task, files, commands, must pass as (command, prints))
+    type Row = (
+        &'static str,
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static [(&'static str, Option<&'static str>)],
+    );
+
+    fn programs(p: &str) -> bool {
+        matches!(p, "python3" | "cargo" | "make" | "grep" | "rm" | "pytest")
+    }
+
+    #[test]
+    fn task_texts_case_table() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in [
+            "version.txt",
+            "calc.py",
+            "tests/test_calc.py",
+            "run.sh",
+            "src/app.py",
+        ] {
+            let path = dir.path().join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        let cases: &[Row] = &[
+            (
+                "What version does version.txt hold?",
+                &["version.txt"],
+                &[],
+                &[],
+            ),
+            ("What is in `calc.py`?", &["calc.py"], &[], &[]),
+            (
+                "Fix calc.py so that `python3 tests/test_calc.py` prints ok.",
+                &["calc.py"],
+                &["python3 tests/test_calc.py"],
+                &[("python3 tests/test_calc.py", Some("ok"))],
+            ),
+            (
+                "Make `cargo test` pass.",
+                &[],
+                &["cargo test"],
+                &[("cargo test", None)],
+            ),
+            (
+                "Run `make check`. Then tell me what it says.",
+                &[],
+                &["make check"],
+                &[],
+            ),
+            (
+                "Change `PORT` in src/app.py to 9000.",
+                &["src/app.py"],
+                &[],
+                &[],
+            ),
+            ("Rename `def load` to `def read`.", &[], &[], &[]),
+            (
+                "Don't run `rm -rf build`; just list the files.",
+                &[],
+                &[],
+                &[],
+            ),
+            (
+                "Run `./run.sh` until it exits 0",
+                &[],
+                &["./run.sh"],
+                &[("./run.sh", None)],
+            ),
+            (
+                "Run `./run.sh --fast`, it must exit 0.",
+                &[],
+                &["./run.sh --fast"],
+                &[("./run.sh --fast", None)],
+            ),
+            (
+                "List the TODOs (`grep -rn TODO .`)",
+                &[],
+                &["grep -rn TODO ."],
+                &[],
+            ),
+            ("Look at missing.py and docs/.", &[], &[], &[]),
+            (
+                "See https://example.com/calc.py and `tests/test_calc.py`.",
+                &["tests/test_calc.py"],
+                &[],
+                &[],
+            ),
+            (
+                "`pytest -q` should succeed, and \"python3 calc.py\" prints \"4\".",
+                &["calc.py"],
+                &["pytest -q"],
+                &[("pytest -q", Some("4"))],
+            ),
+        ];
+        for (task, files, commands, must) in cases {
+            let got = TaskChecks::from_task(task, Some(dir.path()), &programs);
+            assert_eq!(got.files, *files, "{task}");
+            assert_eq!(got.commands, *commands, "{task}");
+            let must: Vec<MustPass> = must
+                .iter()
+                .map(|(c, p)| MustPass {
+                    command: (*c).to_owned(),
+                    prints: p.map(str::to_owned),
+                })
+                .collect();
+            assert_eq!(got.must_pass, must, "{task}");
+        }
+        // No workspace: no files.
+        let got = TaskChecks::from_task("What is in `calc.py`?", None, &programs);
+        assert!(got.is_empty());
+    }
+
+    #[test]
+    fn what_is_missing_is_read_from_declared_effects() {
+        let checks = TaskChecks {
+            files: vec!["calc.py".into(), "tests/test_calc.py".into()],
+            commands: vec!["python3 tests/test_calc.py".into()],
+            must_pass: Vec::new(),
+        };
+        let none: Vec<(&Effects, &str, bool)> = Vec::new();
+        assert_eq!(
+            checks.missing(&none),
+            (
+                vec!["calc.py", "tests/test_calc.py"],
+                vec!["python3 tests/test_calc.py"]
+            )
+        );
+        let read = Effects::known([Effect::read("./calc.py")]);
+        let run = Effects::known([Effect::command("python3  tests/test_calc.py -v", None)]);
+        let ran = [(&read, "{}", true), (&run, "{}", false)];
+        assert_eq!(checks.missing(&ran), (vec![], vec![]));
+        // A listing of the tree is not a read of the files.
+        let listed = Effects::known([Effect::read_tree(".")]);
+        let ran = [(&listed, r#"{"path": "calc.py"}"#, true)];
+        assert_eq!(checks.missing(&ran).0.len(), 2);
+        // A delegation (no declared effects) that names them counts.
+        let none = Effects::none();
+        let task = r#"{"agent": "review", "task": "Read calc.py and tests/test_calc.py"}"#;
+        let ran = [(&none, task, true)];
+        let (files, commands) = checks.missing(&ran);
+        assert!(files.is_empty());
+        assert_eq!(commands, ["python3 tests/test_calc.py"]);
+        // A change that succeeded counts; one that failed does not.
+        let write = Effects::known([Effect::write(
+            "calc.py",
+            toolgate_core::Change::counted(1, 1, false),
+        )]);
+        assert_eq!(
+            checks.missing(&[(&write, "{}", true)]).0,
+            ["tests/test_calc.py"]
+        );
+        assert_eq!(checks.missing(&[(&write, "{}", false)]).0.len(), 2);
+    }
+}

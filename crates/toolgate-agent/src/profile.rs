@@ -1,0 +1,328 @@
+//! Profiles: how much of the runtime a model is given at once.
+//!
+//! A small local model (a few billion parameters, a window of a few
+//! thousand tokens) does better with less: fewer tools, shorter schemas,
+//! one call at a time, shorter outputs, and an explicit way to end. The
+//! [`Profile::Small`] profile gives it that; [`Profile::Standard`] is the
+//! full runtime.
+//!
+//! # Rules
+//!
+//! 1. `agents.NAME.profile` is `standard`, `small` or `auto` (the
+//!    default). `auto` is decided by what the model server reports
+//!    ([`ModelFacts`]), never guessed from a model's name: a reported
+//!    parameter count decides alone (at most [`SMALL_PARAMETERS`]: small);
+//!    without one, a reported context window of at most
+//!    [`SMALL_WINDOW`] tokens is small; a server that reports neither gets
+//!    the standard profile.
+//! 2. The small profile offers the handful of tools of [`SMALL_TOOLS`] the
+//!    agent may use (read, list, search, write a whole file, run a
+//!    command), each with a one-line description and only the arguments a
+//!    small model needs, plus the loop's own [`FINISH`] tool; the other
+//!    arguments keep their defaults. The calls go to the same tools
+//!    through the same gate.
+//! 3. One call runs per step (`max_calls_per_step` is 1).
+//! 4. Tool outputs are cut to [`SMALL_OUTPUT_CHARS`] characters, whole
+//!    lines from the head and the tail, saying how many lines were cut
+//!    ([`trim_lines`]).
+//! 5. A run ends by a call of `finish(answer)`, which the loop checks
+//!    before it ends the run (see the runner's rules); a plain answer
+//!    still ends it too.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use toolgate_core::{Registry, SchemaFormat};
+
+use crate::probe::ServerKind;
+
+/// A parameter count at or under which `auto` picks the small profile.
+pub const SMALL_PARAMETERS: u64 = 8_000_000_000;
+
+/// A context window (tokens) at or under which `auto` picks the small
+/// profile when the server does not report a parameter count.
+pub const SMALL_WINDOW: u64 = 32_768;
+
+/// The longest tool output a small-profile model sees, in characters.
+pub const SMALL_OUTPUT_CHARS: usize = 4_000;
+
+/// The loop's own tool that ends a run with an answer (small profile).
+pub const FINISH: &str = "finish";
+
+/// How much of the runtime an agent's model is given (see the module's
+/// rules).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Every tool of the agent, full schemas and prompt.
+    Standard,
+    /// A handful of tools, one call a step, short outputs, `finish`.
+    Small,
+    /// Small when the server reports a small model or window (rule 1).
+    #[default]
+    Auto,
+}
+
+/// What a model server reported about the model a run talks to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ModelFacts {
+    /// The context window in tokens, when the server said.
+    pub window: Option<u64>,
+    /// The parameter count, when the server said (llama.cpp's
+    /// `/v1/models` `meta.n_params`, Ollama's `general.parameter_count`).
+    pub parameters: Option<u64>,
+    /// The server software, when it could be recognised.
+    pub kind: Option<ServerKind>,
+}
+
+impl ModelFacts {
+    /// Facts of a model with this window and parameter count.
+    pub fn new(window: Option<u64>, parameters: Option<u64>) -> Self {
+        Self {
+            window,
+            parameters,
+            kind: None,
+        }
+    }
+
+    /// These facts, served by `kind`.
+    #[must_use]
+    pub fn served_by(mut self, kind: Option<ServerKind>) -> Self {
+        self.kind = kind;
+        self
+    }
+}
+
+impl Profile {
+    /// The profile a run uses: this one, or for `auto` the one `facts`
+    /// decide (rule 1). Never [`Profile::Auto`].
+    #[must_use]
+    pub fn resolve(self, facts: &ModelFacts) -> Self {
+        match self {
+            Self::Auto => match (facts.parameters, facts.window) {
+                (Some(p), _) if p <= SMALL_PARAMETERS => Self::Small,
+                (None, Some(w)) if w <= SMALL_WINDOW => Self::Small,
+                // A large model, or nothing reported.
+                _ => Self::Standard,
+            },
+            other => other,
+        }
+    }
+
+    /// The profile's name, as configuration spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Standard => "standard",
+            Self::Small => "small",
+            Self::Auto => "auto",
+        }
+    }
+}
+
+/// A tool of the small profile: its name, the description it gets, and
+/// the arguments it keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct SmallTool {
+    /// The registered tool.
+    pub name: &'static str,
+    /// One line.
+    pub description: &'static str,
+    /// The arguments offered (the others keep their defaults).
+    pub arguments: &'static [&'static str],
+}
+
+/// The small profile's tools (rule 2), in the order they are offered.
+pub const SMALL_TOOLS: &[SmallTool] = &[
+    SmallTool {
+        name: "read_file",
+        description: "Read a file.",
+        arguments: &["path"],
+    },
+    SmallTool {
+        name: "list_files",
+        description: "List a directory.",
+        arguments: &["path"],
+    },
+    SmallTool {
+        name: "search_code",
+        description: "Search file contents for a regex.",
+        arguments: &["pattern", "path"],
+    },
+    SmallTool {
+        name: "write_file",
+        description: "Write a whole file (its complete new content).",
+        arguments: &["path", "content"],
+    },
+    SmallTool {
+        name: "run_command",
+        description: "Run a shell command; returns output and exit code.",
+        arguments: &["command"],
+    },
+];
+
+/// The schema of [`FINISH`], in OpenAI form.
+pub(crate) fn finish_schema() -> Value {
+    json!({"type": "function", "function": {
+        "name": FINISH,
+        "description": "End the task with your final answer.",
+        "parameters": {"type": "object",
+                       "properties": {"answer": {"type": "string"}},
+                       "required": ["answer"]}}})
+}
+
+/// The small profile's offer (rule 2) of the tools in `allowed` (the
+/// agent's): their names and compact schemas, [`FINISH`] last.
+pub fn small_offer(registry: &Registry, allowed: &[String]) -> (Vec<String>, Vec<Value>) {
+    let mut names = Vec::new();
+    let mut schemas = Vec::new();
+    for tool in SMALL_TOOLS {
+        if !allowed.iter().any(|a| a == tool.name) {
+            continue;
+        }
+        let Some(full) = registry
+            .schemas(Some(&[tool.name]), SchemaFormat::OpenAi)
+            .into_iter()
+            .next()
+        else {
+            continue;
+        };
+        schemas.push(compact(tool, &full["function"]["parameters"]));
+        names.push(tool.name.to_owned());
+    }
+    names.push(FINISH.to_owned());
+    schemas.push(finish_schema());
+    (names, schemas)
+}
+
+/// `tool`'s schema cut to its kept arguments, each with its type only.
+fn compact(tool: &SmallTool, parameters: &Value) -> Value {
+    let mut properties = Map::new();
+    for name in tool.arguments {
+        if let Some(p) = parameters["properties"].get(*name) {
+            let mut kept = Map::new();
+            for key in ["type", "enum"] {
+                if let Some(v) = p.get(key) {
+                    kept.insert(key.to_owned(), v.clone());
+                }
+            }
+            properties.insert((*name).to_owned(), Value::Object(kept));
+        }
+    }
+    let required: Vec<Value> = parameters["required"]
+        .as_array()
+        .map(|r| {
+            r.iter()
+                .filter(|n| n.as_str().is_some_and(|n| tool.arguments.contains(&n)))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({"type": "function", "function": {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": {"type": "object", "properties": properties, "required": required}}})
+}
+
+/// Keeps whole lines from the head and the tail of `text` when it is over
+/// `max` characters, saying how many lines were cut between them
+/// (`[… 812 lines cut …]`); a text of few, long lines is cut by
+/// characters instead (`[… 5000 characters cut …]`).
+pub fn trim_lines(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text.to_owned();
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let half = max / 2;
+    let mut head = 0;
+    let mut used = 0;
+    for line in &lines {
+        let n = line.chars().count();
+        if used + n > half {
+            break;
+        }
+        used += n;
+        head += 1;
+    }
+    let mut tail = 0;
+    used = 0;
+    for line in lines[head..].iter().rev() {
+        let n = line.chars().count();
+        if used + n > half {
+            break;
+        }
+        used += n;
+        tail += 1;
+    }
+    let cut = lines.len() - head - tail;
+    if head + tail == 0 || cut == 0 {
+        let keep = half;
+        let start: String = text.chars().take(keep).collect();
+        let end: String = text.chars().skip(total - keep).collect();
+        return format!("{start}\n[… {} characters cut …]\n{end}", total - 2 * keep);
+    }
+    let start: String = lines[..head].concat();
+    let end: String = lines[lines.len() - tail..].concat();
+    let newline = if start.ends_with('\n') || start.is_empty() {
+        ""
+    } else {
+        "\n"
+    };
+    format!("{start}{newline}[… {cut} lines cut …]\n{end}")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use super::*;
+
+    #[test]
+    fn auto_is_decided_by_what_the_server_reports() {
+        let b = 1_000_000_000;
+        // (parameters, window) → profile
+        let cases: &[(Option<u64>, Option<u64>, Profile)] = &[
+            (None, None, Profile::Standard),
+            (Some(1_543_714_304), None, Profile::Small),
+            (Some(8 * b), Some(131_072), Profile::Small),
+            (Some(8 * b + 1), Some(4096), Profile::Standard),
+            (Some(70 * b), None, Profile::Standard),
+            (None, Some(16_384), Profile::Small),
+            (None, Some(32_768), Profile::Small),
+            (None, Some(32_769), Profile::Standard),
+            (None, Some(200_000), Profile::Standard),
+        ];
+        for &(parameters, window, expected) in cases {
+            let facts = ModelFacts::new(window, parameters);
+            assert_eq!(
+                Profile::Auto.resolve(&facts),
+                expected,
+                "{parameters:?} {window:?}"
+            );
+            assert_eq!(Profile::Small.resolve(&facts), Profile::Small);
+            assert_eq!(Profile::Standard.resolve(&facts), Profile::Standard);
+        }
+    }
+
+    #[test]
+    fn trim_lines_keeps_whole_lines_and_says_how_many_were_cut() {
+        let text = (1..=1000).fold(String::new(), |mut s, i| {
+            let _ = writeln!(s, "line {i}");
+            s
+        });
+        let cut = trim_lines(&text, 400);
+        assert!(cut.starts_with("line 1\nline 2\n"), "{cut}");
+        assert!(cut.ends_with("line 1000\n"), "{cut}");
+        let kept = cut.lines().filter(|l| l.starts_with("line ")).count();
+        assert!(
+            cut.contains(&format!("[… {} lines cut …]", 1000 - kept)),
+            "{cut}"
+        );
+        assert!(cut.chars().count() < 460, "{}", cut.chars().count());
+        // Short text is left alone; one long line is cut by characters.
+        assert_eq!(trim_lines("short\n", 400), "short\n");
+        let one = "x".repeat(5000);
+        let cut = trim_lines(&one, 400);
+        assert!(cut.contains("[… 4600 characters cut …]"), "{cut}");
+    }
+}

@@ -1,0 +1,222 @@
+//! The small-model profile against the scripted model server on
+//! 127.0.0.1, with real files: a handful of compact tools, one call a
+//! step, outputs cut by lines, `finish(answer)`, and a first request kept
+//! under 1,200 tokens.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "test code: a failed unwrap is a failed test; the size is printed for the record"
+)]
+
+mod common;
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use common::{answer, bodies, engine, server, settings, tool_calls};
+use serde_json::Value;
+use toolgate_agent::{
+    AgentDef, AgentRunner, Environment, LlmClient, OpenAiClient, Outcome, Profile, PromptBuilder,
+    RunReport, WIRE_BYTES_PER_TOKEN,
+};
+use wiremock::{MockServer, ResponseTemplate};
+
+/// The build agent in the small profile, with the prompt the host gives
+/// it (the compact one) for a workspace at `dir`.
+fn small_agent(dir: &std::path::Path) -> AgentDef {
+    let mut agent = AgentDef::builtin("build").unwrap();
+    agent.profile = Profile::Small;
+    let mut env = Environment::default();
+    env.workspace = dir.display().to_string();
+    agent.system_prompt = PromptBuilder::new(&agent.system_prompt)
+        .edits(true)
+        .environment(env)
+        .compact(true)
+        .build();
+    agent
+}
+
+async fn run_small(server: &MockServer, dir: &std::path::Path, task: &str) -> RunReport {
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(server, false)));
+    AgentRunner::builder(llm, engine(dir, vec![]), small_agent(dir))
+        .build()
+        .run(task, Vec::new())
+        .await
+}
+
+fn finish(id: &str, answer: &str) -> ResponseTemplate {
+    let args = serde_json::json!({ "answer": answer }).to_string();
+    tool_calls(&[(id, "finish", &args)])
+}
+
+#[tokio::test]
+async fn the_first_request_of_the_small_profile_is_small() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("version.txt"), "4.2.1\n").unwrap();
+    let server = server("/v1/chat/completions", vec![finish("f", "4.2.1")]).await;
+    let task = "What version does version.txt hold?";
+    let report = run_small(&server, dir.path(), task).await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    let first = &bodies(&server).await[0];
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    // The test's gate has no `run_command` (it needs a sandbox): the
+    // small tools it has, then `finish`.
+    assert_eq!(
+        offered,
+        [
+            "read_file",
+            "list_files",
+            "search_code",
+            "write_file",
+            "finish"
+        ]
+    );
+    // Counted as the window guard counts a request (bytes of JSON at
+    // three a token), the whole body: prompt, task, schemas, envelope.
+    let bytes = serde_json::to_string(first).unwrap().len();
+    let tokens = bytes.div_ceil(WIRE_BYTES_PER_TOKEN);
+    let schemas = serde_json::to_string(&first["tools"]).unwrap().len();
+    println!(
+        "small profile, first request: {tokens} tokens ({bytes} bytes, of which tool schemas \
+         {schemas} bytes)"
+    );
+    assert!(tokens <= 1_200, "{tokens} tokens: {first}");
+    // One call per reply, as the prompt says too.
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("exactly one tool call per reply"),
+        "{system}"
+    );
+}
+
+struct Case {
+    name: &'static str,
+    replies: Vec<ResponseTemplate>,
+    outcome: Outcome,
+    final_text: &'static str,
+    /// The calls that ran, by name.
+    executed: Vec<&'static str>,
+    /// What the second request's last message says (empty: not checked).
+    told: &'static str,
+}
+
+#[tokio::test]
+async fn small_profile_case_table() {
+    let two = tool_calls(&[
+        ("a", "read_file", r#"{"path": "big.txt"}"#),
+        ("b", "list_files", r#"{"path": "."}"#),
+    ]);
+    let cases = vec![
+        Case {
+            name: "finish(answer) ends the run with its answer",
+            replies: vec![
+                tool_calls(&[("r", "read_file", r#"{"path": "version.txt"}"#)]),
+                finish("f", "The version is 4.2.1."),
+            ],
+            outcome: Outcome::Completed,
+            final_text: "The version is 4.2.1.",
+            executed: vec!["read_file"],
+            told: "4.2.1",
+        },
+        Case {
+            name: "two calls in one reply: one runs",
+            replies: vec![two, finish("f", "done")],
+            outcome: Outcome::Completed,
+            final_text: "done",
+            executed: vec!["read_file"],
+            told: "At most 1 calls of one reply run",
+        },
+        Case {
+            name: "a long output is cut by lines, and says how many",
+            replies: vec![
+                tool_calls(&[("r", "read_file", r#"{"path": "big.txt"}"#)]),
+                finish("f", "read"),
+            ],
+            outcome: Outcome::Completed,
+            final_text: "read",
+            executed: vec!["read_file"],
+            told: "lines cut …]",
+        },
+        Case {
+            name: "finish without an answer is refused, and the model goes on",
+            replies: vec![
+                tool_calls(&[("f1", "finish", r#"{"text": "done"}"#)]),
+                finish("f2", "done"),
+            ],
+            outcome: Outcome::Completed,
+            final_text: "done",
+            executed: vec![],
+            told: "call finish with your final answer",
+        },
+        Case {
+            name: "a plain answer still ends the run",
+            replies: vec![answer("4.2.1")],
+            outcome: Outcome::Completed,
+            final_text: "4.2.1",
+            executed: vec![],
+            told: "",
+        },
+    ];
+    for case in cases {
+        let name = case.name;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("version.txt"), "4.2.1\n").unwrap();
+        let big = (1..=1000).fold(String::new(), |mut s, i| {
+            let _ = writeln!(s, "line {i}");
+            s
+        });
+        std::fs::write(dir.path().join("big.txt"), big).unwrap();
+        let server = server("/v1/chat/completions", case.replies).await;
+        let report = run_small(&server, dir.path(), "Look at the files.").await;
+        assert_eq!(report.outcome, case.outcome, "{name}: {report:?}");
+        assert_eq!(report.final_text, case.final_text, "{name}");
+        let executed: Vec<&str> = report
+            .tool_calls
+            .iter()
+            .filter(|c| c.decision.executed())
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(executed, case.executed, "{name}");
+        // The conversation ends on the answer as text, not on a call.
+        let last = report.messages.last().unwrap();
+        assert_eq!(last.content, case.final_text, "{name}");
+        assert!(last.tool_calls.is_empty(), "{name}");
+        let reqs = bodies(&server).await;
+        if !case.told.is_empty() {
+            let messages = reqs[1]["messages"].as_array().unwrap();
+            let said: Vec<&str> = messages
+                .iter()
+                .rev()
+                .take(2)
+                .filter_map(|m| m["content"].as_str())
+                .collect();
+            assert!(
+                said.iter().any(|t| t.contains(case.told)),
+                "{name}: {said:?}"
+            );
+        }
+        // Every request of the run offers the same compact tools.
+        for body in &reqs {
+            assert_eq!(body["tools"], reqs[0]["tools"], "{name}");
+        }
+        let tool_results: Vec<&Value> = reqs
+            .last()
+            .unwrap()
+            .get("messages")
+            .and_then(Value::as_array)
+            .map(|m| m.iter().filter(|m| m["role"] == "tool").collect())
+            .unwrap_or_default();
+        for result in tool_results {
+            assert!(
+                result["content"].as_str().unwrap().chars().count() < 4_200,
+                "{name}"
+            );
+        }
+    }
+}
