@@ -9,11 +9,16 @@
 
 use libfuzzer_sys::fuzz_target;
 use toolgate_core::{Effect, Effects};
-use toolgate_policy::{ClaudePaths, ConfirmationRules, RuleDecision, claude_rule, claude_text};
+use toolgate_policy::{ClaudeContext, ClaudeTools, ConfirmationRules, RuleDecision, claude_rule, claude_text};
 
-const PATHS: ClaudePaths<'static> = ClaudePaths {
+const PATHS: ClaudeContext<'static> = ClaudeContext {
     root: "/ws",
     home: Some("/home/u"),
+    tools: ClaudeTools {
+        command: "run_command",
+        web_fetch: "web_fetch",
+        web_search: "web_search",
+    },
 };
 
 const LINES: &[&str] = &[
@@ -34,7 +39,7 @@ fuzz_target!(|data: &[u8]| {
     let deny = claude_rule(text, RuleDecision::Deny, &PATHS);
     if let Ok(rules) = &deny {
         for rule in rules {
-            let _ = claude_text(rule);
+            let _ = claude_text(rule, &PATHS.tools);
         }
     }
     let Ok(allow) = allow else { return };

@@ -15,11 +15,12 @@
 //!    without one, a reported context window of at most
 //!    [`SMALL_WINDOW`] tokens is small; a server that reports neither gets
 //!    the standard profile.
-//! 2. The small profile offers the handful of tools of [`SMALL_TOOLS`] the
-//!    agent may use (read, list, search, write a whole file, run a
-//!    command), each with a one-line description and only the arguments a
-//!    small model needs, plus the loop's own [`FINISH`] tool; the other
-//!    arguments keep their defaults. The calls go to the same tools
+//! 2. The small profile offers the handful of tools the agent may use that
+//!    declare a compact form ([`Tool::compact`](toolgate_core::Tool::compact):
+//!    read, list, search, write a whole file, run a command), each with its
+//!    one-line description and only the arguments a small model needs, plus
+//!    the loop's own [`FINISH`] tool; the other arguments keep their
+//!    defaults. The calls go to the same tools
 //!    through the same gate.
 //! 3. One call runs per step (`max_calls_per_step` is 1).
 //! 4. Tool outputs are cut to [`SMALL_OUTPUT_CHARS`] characters, whole
@@ -31,7 +32,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use toolgate_core::{Registry, SchemaFormat};
+use toolgate_core::{Compact, Registry};
 
 use crate::probe::ServerKind;
 
@@ -119,47 +120,6 @@ impl Profile {
     }
 }
 
-/// A tool of the small profile: its name, the description it gets, and
-/// the arguments it keeps.
-#[derive(Debug, Clone, Copy)]
-pub struct SmallTool {
-    /// The registered tool.
-    pub name: &'static str,
-    /// One line.
-    pub description: &'static str,
-    /// The arguments offered (the others keep their defaults).
-    pub arguments: &'static [&'static str],
-}
-
-/// The small profile's tools (rule 2), in the order they are offered.
-pub const SMALL_TOOLS: &[SmallTool] = &[
-    SmallTool {
-        name: "read_file",
-        description: "Read a file.",
-        arguments: &["path"],
-    },
-    SmallTool {
-        name: "list_files",
-        description: "List a directory.",
-        arguments: &["path"],
-    },
-    SmallTool {
-        name: "search_code",
-        description: "Search file contents for a regex.",
-        arguments: &["pattern", "path"],
-    },
-    SmallTool {
-        name: "write_file",
-        description: "Write a whole file (its complete new content).",
-        arguments: &["path", "content"],
-    },
-    SmallTool {
-        name: "run_command",
-        description: "Run a shell command; returns output and exit code.",
-        arguments: &["command"],
-    },
-];
-
 /// The schema of [`FINISH`], in OpenAI form.
 pub(crate) fn finish_schema() -> Value {
     json!({"type": "function", "function": {
@@ -171,55 +131,54 @@ pub(crate) fn finish_schema() -> Value {
 }
 
 /// The small profile's offer (rule 2) of the tools in `allowed` (the
-/// agent's): their names and compact schemas, [`FINISH`] last.
+/// agent's, in its order) that declare a compact form
+/// ([`Tool::compact`](toolgate_core::Tool::compact)): their names and
+/// compact schemas, [`FINISH`] last.
 pub fn small_offer(registry: &Registry, allowed: &[String]) -> (Vec<String>, Vec<Value>) {
     let mut names = Vec::new();
     let mut schemas = Vec::new();
-    for tool in SMALL_TOOLS {
-        if !allowed.iter().any(|a| a == tool.name) {
-            continue;
-        }
-        let Some(full) = registry
-            .schemas(Some(&[tool.name]), SchemaFormat::OpenAi)
-            .into_iter()
-            .next()
-        else {
+    for name in allowed {
+        let Ok(tool) = registry.get(name) else {
             continue;
         };
-        schemas.push(compact(tool, &full["function"]["parameters"]));
-        names.push(tool.name.to_owned());
+        let Some(compact) = tool.tool().compact() else {
+            continue;
+        };
+        schemas.push(compact_schema(name, &compact, &tool.spec().parameters));
+        names.push(name.clone());
     }
     names.push(FINISH.to_owned());
     schemas.push(finish_schema());
     (names, schemas)
 }
 
-/// `tool`'s schema cut to its kept arguments, each with its type only.
-fn compact(tool: &SmallTool, parameters: &Value) -> Value {
+/// A tool's schema cut to its compact form's arguments, each with its type
+/// only.
+fn compact_schema(name: &str, compact: &Compact, parameters: &Value) -> Value {
     let mut properties = Map::new();
-    for name in tool.arguments {
-        if let Some(p) = parameters["properties"].get(*name) {
+    for argument in compact.arguments {
+        if let Some(p) = parameters["properties"].get(*argument) {
             let mut kept = Map::new();
             for key in ["type", "enum"] {
                 if let Some(v) = p.get(key) {
                     kept.insert(key.to_owned(), v.clone());
                 }
             }
-            properties.insert((*name).to_owned(), Value::Object(kept));
+            properties.insert((*argument).to_owned(), Value::Object(kept));
         }
     }
     let required: Vec<Value> = parameters["required"]
         .as_array()
         .map(|r| {
             r.iter()
-                .filter(|n| n.as_str().is_some_and(|n| tool.arguments.contains(&n)))
+                .filter(|n| n.as_str().is_some_and(|n| compact.arguments.contains(&n)))
                 .cloned()
                 .collect()
         })
         .unwrap_or_default();
     json!({"type": "function", "function": {
-        "name": tool.name,
-        "description": tool.description,
+        "name": name,
+        "description": compact.description,
         "parameters": {"type": "object", "properties": properties, "required": required}}})
 }
 

@@ -66,12 +66,12 @@ async fn the_first_request_of_the_small_profile_is_small() {
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     // The test's gate has no `run_command` (it needs a sandbox): the
-    // small tools it has, then `finish`.
+    // small tools it has, in the agent's order, then `finish`.
     assert_eq!(
         offered,
         [
-            "read_file",
             "list_files",
+            "read_file",
             "search_code",
             "write_file",
             "finish"

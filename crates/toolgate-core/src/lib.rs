@@ -101,7 +101,7 @@ pub use schema::{
 };
 pub use text::{is_neutral, neutralize, neutralize_line};
 pub use tool::{
-    CommandClass, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolOrigin, TypedTool,
+    CommandClass, Compact, Sensitivity, Tool, ToolAnnotations, ToolContext, ToolOrigin, TypedTool,
     first_sentence,
 };
 pub use workspace::{

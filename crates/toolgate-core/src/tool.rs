@@ -243,6 +243,17 @@ impl ToolContext {
     }
 }
 
+/// A tool as a small model is offered it ([`Tool::compact`]): one line
+/// of description, and only the arguments it needs (the others keep their
+/// defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compact {
+    /// One line.
+    pub description: &'static str,
+    /// The arguments offered, in order.
+    pub arguments: &'static [&'static str],
+}
+
 /// A tool the model can call: the object-safe interface the registry and the
 /// gate work with.
 ///
@@ -310,6 +321,13 @@ pub trait Tool: Send + Sync + 'static {
         ToolOrigin::Builtin
     }
 
+    /// How the tool is offered to a small model, when it is one of the
+    /// handful a small model gets (the agent's small profile): a one-line
+    /// description and the arguments kept. By default, not offered there.
+    fn compact(&self) -> Option<Compact> {
+        None
+    }
+
     /// Runs the call.
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult;
 }
@@ -366,6 +384,8 @@ pub trait TypedTool: Send + Sync + 'static {
     /// Whether every call runs a command line it declares
     /// ([`ToolAnnotations::runs_commands`]). By default, `false`.
     const RUNS_COMMANDS: bool = false;
+    /// See [`Tool::compact`]. By default, `None`.
+    const COMPACT: Option<Compact> = None;
 
     /// Per-call sensitivity, from the raw (already validated) arguments.
     /// By default, [`SENSITIVITY`](TypedTool::SENSITIVITY).
@@ -429,6 +449,10 @@ impl<T: TypedTool> Tool for T {
 
     fn diagnostic(&self) -> bool {
         T::DIAGNOSTIC
+    }
+
+    fn compact(&self) -> Option<Compact> {
+        T::COMPACT
     }
 
     fn effects(&self, args: &Value) -> Result<Effects, EffectsError> {

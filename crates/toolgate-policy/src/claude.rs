@@ -12,12 +12,6 @@ use std::fmt;
 use crate::confirmation::ConfirmationMode;
 use crate::rules::{ANY_TOOL, Access, ConfirmationRule, ConfirmationRules, RuleDecision};
 
-/// Our tool that runs Claude Code's `Bash` command lines.
-const RUN_COMMAND: &str = "run_command";
-/// Our tool for Claude Code's `WebFetch`.
-const WEB_FETCH: &str = "web_fetch";
-/// Our tool for Claude Code's `WebSearch`.
-const WEB_SEARCH: &str = "web_search";
 /// The longest tool name toolgate gives (longer MCP names are cut and
 /// hashed, so a rule cannot name them).
 const MAX_TOOL_NAME: usize = 64;
@@ -47,14 +41,29 @@ impl fmt::Display for Unmappable {
     }
 }
 
-/// Where the paths of Claude Code's file rules are anchored.
+/// What Claude Code's rules are read against: where the paths of its file
+/// rules are anchored, and which of our tools stand for its own.
 #[derive(Debug, Clone, Copy)]
-pub struct ClaudePaths<'a> {
+pub struct ClaudeContext<'a> {
     /// The workspace (Claude Code's project root and current directory),
     /// absolute, without a trailing `/`.
     pub root: &'a str,
     /// The user's home directory, for `~/…`, when known.
     pub home: Option<&'a str>,
+    /// Our tools for Claude Code's `Bash`, `WebFetch` and `WebSearch`.
+    pub tools: ClaudeTools<'a>,
+}
+
+/// The names of our tools that stand for Claude Code's own (the caller,
+/// which assembles the tools, knows them; policy names no tool).
+#[derive(Debug, Clone, Copy)]
+pub struct ClaudeTools<'a> {
+    /// The tool that runs `Bash`'s command lines.
+    pub command: &'a str,
+    /// The tool for `WebFetch`.
+    pub web_fetch: &'a str,
+    /// The tool for `WebSearch`.
+    pub web_search: &'a str,
 }
 
 /// Maps one Claude Code rule from the list `decision` names (`allow`,
@@ -101,8 +110,9 @@ pub struct ClaudePaths<'a> {
 pub fn claude_rule(
     text: &str,
     decision: RuleDecision,
-    paths: &ClaudePaths<'_>,
+    paths: &ClaudeContext<'_>,
 ) -> Result<Vec<ConfirmationRule>, Unmappable> {
+    let tools = paths.tools;
     let (tool, spec) = split_rule(text)?;
     let allow = decision == RuleDecision::Allow;
     let rule = |tool: &str| ConfirmationRule {
@@ -124,7 +134,7 @@ pub fn claude_rule(
         }
         ("Bash", Some(spec)) => {
             let (words, exact) = bash_words(spec)?;
-            let tool = if allow { RUN_COMMAND } else { ANY_TOOL };
+            let tool = if allow { tools.command } else { ANY_TOOL };
             vec![ConfirmationRule {
                 command: Some(words),
                 exact,
@@ -147,20 +157,20 @@ pub fn claude_rule(
                 ..rule(ANY_TOOL)
             }]
         }
-        ("WebFetch", None) => vec![rule(WEB_FETCH)],
+        ("WebFetch", None) => vec![rule(tools.web_fetch)],
         ("WebFetch", Some(spec)) => {
             let Some(domain) = spec.strip_prefix("domain:") else {
                 return Err(Unmappable::new(
                     "a WebFetch rule other than `domain:HOST` has no toolgate equivalent",
                 ));
             };
-            let tool = if allow { WEB_FETCH } else { ANY_TOOL };
+            let tool = if allow { tools.web_fetch } else { ANY_TOOL };
             vec![ConfirmationRule {
                 domain: Some(domain.to_owned()),
                 ..rule(tool)
             }]
         }
-        ("WebSearch", None) => vec![rule(WEB_SEARCH)],
+        ("WebSearch", None) => vec![rule(tools.web_search)],
         (name, spec) if name.starts_with("mcp__") => {
             if spec.is_some() {
                 return Err(Unmappable::new(
@@ -213,13 +223,16 @@ pub fn claude_mode(text: &str) -> Result<ConfirmationMode, Unmappable> {
 /// glob Claude Code reads otherwise, a rule for one of our tools Claude
 /// Code does not have, MCP names (ours do not say where the server name
 /// ends).
-pub fn claude_text(rule: &ConfirmationRule) -> Result<Vec<String>, Unmappable> {
+pub fn claude_text(
+    rule: &ConfirmationRule,
+    tools: &ClaudeTools<'_>,
+) -> Result<Vec<String>, Unmappable> {
     if !rule.except.is_empty() {
         return Err(Unmappable::new("Claude Code rules have no exceptions"));
     }
     let tool = rule.tool.as_str();
     if let Some(command) = &rule.command {
-        if tool != RUN_COMMAND && tool != ANY_TOOL {
+        if tool != tools.command && tool != ANY_TOOL {
             return Err(Unmappable::new(format!(
                 "Claude Code's Bash rules are for its own shell, not `{tool}`"
             )));
@@ -274,7 +287,7 @@ pub fn claude_text(rule: &ConfirmationRule) -> Result<Vec<String>, Unmappable> {
             .collect());
     }
     if let Some(domain) = &rule.domain {
-        if tool != WEB_FETCH && tool != ANY_TOOL {
+        if tool != tools.web_fetch && tool != ANY_TOOL {
             return Err(Unmappable::new(format!(
                 "Claude Code's domain rules are for WebFetch, not `{tool}`"
             )));
@@ -282,9 +295,9 @@ pub fn claude_text(rule: &ConfirmationRule) -> Result<Vec<String>, Unmappable> {
         return Ok(vec![format!("WebFetch(domain:{domain})")]);
     }
     match tool {
-        WEB_FETCH => Ok(vec!["WebFetch".into()]),
-        WEB_SEARCH => Ok(vec!["WebSearch".into()]),
-        RUN_COMMAND => Ok(vec!["Bash".into()]),
+        t if t == tools.web_fetch => Ok(vec!["WebFetch".into()]),
+        t if t == tools.web_search => Ok(vec!["WebSearch".into()]),
+        t if t == tools.command => Ok(vec!["Bash".into()]),
         _ => Err(Unmappable::new(format!(
             "Claude Code has no tool that is toolgate's `{tool}`"
         ))),
@@ -354,7 +367,7 @@ fn bash_words(spec: &str) -> Result<(String, bool), Unmappable> {
 }
 
 /// Rule 3: a Claude Code path pattern as a glob below the workspace.
-fn path_glob(spec: &str, allow: bool, paths: &ClaudePaths<'_>) -> Result<String, Unmappable> {
+fn path_glob(spec: &str, allow: bool, paths: &ClaudeContext<'_>) -> Result<String, Unmappable> {
     if spec.starts_with('!') || spec.contains(['\\', '{', '}']) {
         return Err(Unmappable::new(
             "negations, escapes and braces mean different things in gitignore patterns and toolgate globs",

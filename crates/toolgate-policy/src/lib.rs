@@ -75,7 +75,7 @@
 //! # }
 //! ```
 
-pub use claude::{ClaudePaths, Unmappable, claude_mode, claude_rule, claude_text};
+pub use claude::{ClaudeContext, ClaudeTools, Unmappable, claude_mode, claude_rule, claude_text};
 pub use command::{
     CommandContext, CommandPolicy, CommandPolicyBuilder, CommandPolicyError, MAX_COMMAND_LEN,
     MAX_NESTING, Operand, OperandKind, Origin, ParseError, ParsedCommand, PipelineSlot,

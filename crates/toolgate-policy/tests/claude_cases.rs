@@ -9,15 +9,20 @@ use std::fmt::Write as _;
 
 use toolgate_core::{Change, Effect, Effects};
 use toolgate_policy::{
-    Access, ClaudePaths, ConfirmationMode, ConfirmationRule, ConfirmationRules, RuleDecision,
-    claude_mode, claude_rule, claude_text,
+    Access, ClaudeContext, ClaudeTools, ConfirmationMode, ConfirmationRule, ConfirmationRules,
+    RuleDecision, claude_mode, claude_rule, claude_text,
 };
 
 use RuleDecision::{Allow, Ask, Deny};
 
-const PATHS: ClaudePaths<'static> = ClaudePaths {
+const PATHS: ClaudeContext<'static> = ClaudeContext {
     root: "/home/me/proj",
     home: Some("/home/me"),
+    tools: ClaudeTools {
+        command: "run_command",
+        web_fetch: "web_fetch",
+        web_search: "web_search",
+    },
 };
 
 /// A mapped rule in a line: `tool command|path|domain [exact] [read|write]`.
@@ -359,7 +364,10 @@ fn claude_rules_map_onto_ours_and_back() {
                 let briefs: Vec<String> = rules.iter().map(brief).collect();
                 assert_eq!(briefs, [*brief_want], "{decision} {text}");
                 assert!(rules.iter().all(|r| r.decision == *decision), "{text}");
-                let written = rules.iter().map(claude_text).collect::<Result<Vec<_>, _>>();
+                let written = rules
+                    .iter()
+                    .map(|r| claude_text(r, &PATHS.tools))
+                    .collect::<Result<Vec<_>, _>>();
                 match back {
                     Some(back) => {
                         let written = written.unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -428,7 +436,7 @@ fn ours_written_in_claude_codes_syntax() {
         ),
     ];
     for (json, want) in cases {
-        let got = claude_text(&rule(json));
+        let got = claude_text(&rule(json), &PATHS.tools);
         match (want, &got) {
             (Ok(want), Ok(got)) => assert_eq!(got, want, "{json}"),
             (Err(reason), Err(error)) => {

@@ -15,8 +15,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use toolgate_core::{
-    Change, Effect, Effects, EffectsError, EntryKind, Sensitivity, ToolAnnotations, ToolContext,
-    ToolResult, TypedTool, Workspace, WorkspaceError, WsPath,
+    Change, Compact, Effect, Effects, EffectsError, EntryKind, Sensitivity, ToolAnnotations,
+    ToolContext, ToolResult, TypedTool, Workspace, WorkspaceError, WsPath,
 };
 
 use crate::bounded::{MAX_OUTPUT_BYTES, Shortlist, output_limit};
@@ -175,6 +175,10 @@ impl ReadFile {
 impl TypedTool for ReadFile {
     type Args = ReadFileArgs;
     const NAME: &'static str = "read_file";
+    const COMPACT: Option<Compact> = Some(Compact {
+        description: "Read a file.",
+        arguments: &["path"],
+    });
     const DESCRIPTION: &'static str = "Read a text file, whole. For a large file pass `offset` (first line, from 1) and `limit` (how many lines) to get numbered lines.";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
 
@@ -401,6 +405,10 @@ impl WriteFile {
 impl TypedTool for WriteFile {
     type Args = WriteFileArgs;
     const NAME: &'static str = "write_file";
+    const COMPACT: Option<Compact> = Some(Compact {
+        description: "Write a whole file (its complete new content).",
+        arguments: &["path", "content"],
+    });
     const DESCRIPTION: &'static str = "Create a file or replace its whole content; mode=append adds to its end. To change part of a file use edit_file.";
     const SENSITIVITY: Sensitivity = Sensitivity::Sensitive;
     const WRITES_FILES: bool = true;
@@ -612,6 +620,10 @@ impl ListFiles {
 impl TypedTool for ListFiles {
     type Args = ListFilesArgs;
     const NAME: &'static str = "list_files";
+    const COMPACT: Option<Compact> = Some(Compact {
+        description: "List a directory.",
+        arguments: &["path"],
+    });
     const DESCRIPTION: &'static str = "List a directory (subdirectories end with `/`). recursive=true lists every file below; `pattern` filters by glob, e.g. `*.py`.";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
 

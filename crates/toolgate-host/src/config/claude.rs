@@ -33,7 +33,15 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgate_policy::{
-    ClaudePaths, ConfirmationMode, ConfirmationRule, RuleDecision, claude_mode, claude_rule,
+    ClaudeContext, ClaudeTools, ConfirmationMode, ConfirmationRule, RuleDecision, claude_mode,
+    claude_rule,
+};
+
+/// Our tools for Claude Code's `Bash`, `WebFetch` and `WebSearch`.
+const CLAUDE_TOOLS: ClaudeTools<'static> = ClaudeTools {
+    command: <toolgate_tools::command::RunCommand as toolgate_core::TypedTool>::NAME,
+    web_fetch: <toolgate_web::WebFetch as toolgate_core::TypedTool>::NAME,
+    web_search: <toolgate_web::WebSearch as toolgate_core::TypedTool>::NAME,
 };
 
 use super::trust::{Trust, sha256_hex};
@@ -150,9 +158,10 @@ pub fn read(
         .chain(workspace_files(workspace).map(|p| (p, Scope::Workspace)));
     let root = workspace.to_string_lossy();
     let home_text = home.map(|h| h.to_string_lossy().into_owned());
-    let paths = ClaudePaths {
+    let paths = ClaudeContext {
         root: &root,
         home: home_text.as_deref(),
+        tools: CLAUDE_TOOLS,
     };
     for (path, scope) in candidates {
         if !path.is_file() {
@@ -209,7 +218,7 @@ pub fn read(
     import
 }
 
-fn map_file(import: &mut ClaudeImport, file: &Path, settings: &Value, paths: &ClaudePaths<'_>) {
+fn map_file(import: &mut ClaudeImport, file: &Path, settings: &Value, paths: &ClaudeContext<'_>) {
     let origin = |key: String, text: String| Origin {
         file: file.to_owned(),
         key,

@@ -44,7 +44,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use toolgate_core::{
-    CommandClass, CommandPlan, Effect, Effects, EffectsError, SandboxProfile, Sensitivity,
+    CommandClass, CommandPlan, Compact, Effect, Effects, EffectsError, SandboxProfile, Sensitivity,
     ToolAnnotations, ToolContext, ToolResult, TypedTool, Workspace, error_chain,
 };
 use toolgate_policy::{CommandPolicy, Verdict, VerdictKind};
@@ -195,6 +195,10 @@ impl RunCommand {
 impl TypedTool for RunCommand {
     type Args = RunCommandArgs;
     const NAME: &'static str = "run_command";
+    const COMPACT: Option<Compact> = Some(Compact {
+        description: "Run a shell command; returns output and exit code.",
+        arguments: &["command"],
+    });
     const DESCRIPTION: &'static str = "Run a bash command line in the workspace; returns its output and exit code. Read-only commands run at once, others may need the user's approval. background=true returns a session id for `process`.";
     const SENSITIVITY: Sensitivity = Sensitivity::Command(CommandClass::Dangerous);
     const RUNS_COMMANDS: bool = true;

@@ -166,8 +166,8 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolgate_core::{
-    Effects, EffectsError, Sensitivity, ToolAnnotations, ToolContext, ToolResult, TypedTool,
-    Workspace,
+    Compact, Effects, EffectsError, Sensitivity, ToolAnnotations, ToolContext, ToolResult,
+    TypedTool, Workspace,
 };
 
 use crate::bounded::output_limit;
@@ -479,6 +479,10 @@ impl SearchCode {
 impl TypedTool for SearchCode {
     type Args = SearchCodeArgs;
     const NAME: &'static str = "search_code";
+    const COMPACT: Option<Compact> = Some(Compact {
+        description: "Search file contents for a regex.",
+        arguments: &["pattern", "path"],
+    });
     const DESCRIPTION: &'static str = "Search file contents with a regex (ripgrep syntax); shows `path:line: text` with context lines. Example: {\"pattern\": \"def load\", \"file_pattern\": \"*.py\"}";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
 
