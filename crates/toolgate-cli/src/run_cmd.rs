@@ -265,6 +265,13 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
                 write_err(&format!("\n  stopping: {reason}; asking for a summary"));
             }
             AgentEvent::Warning { message } => write_err(&format!("warning: {message}")),
+            AgentEvent::Plan(plan) => write_err(&match plan.mode {
+                Some(mode) => format!("  plan approved: the run goes on in mode {mode}"),
+                None if plan.answer == "keep_planning" => {
+                    "  plan not approved yet: plan mode stays on".to_owned()
+                }
+                None => "  nobody could approve the plan: plan mode stays on".to_owned(),
+            }),
             AgentEvent::ProviderSwitch(s) => {
                 write_err(&format!("\n  model: {} → {} ({})", s.from, s.to, s.reason));
             }
