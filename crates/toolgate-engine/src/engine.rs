@@ -464,7 +464,8 @@ impl ExecutionEngine {
         if mode == ConfirmationMode::Plan
             && ConfirmationPolicy::new(mode).decide(call) == ModeDecision::Refuse
         {
-            return Ended::fail(Decision::PlanMode, args, plan_refusal(name, &effects))
+            let exit = self.registry.has(crate::plan_mode::ExitPlanMode::NAME);
+            return Ended::fail(Decision::PlanMode, args, plan_refusal(name, &effects, exit))
                 .with_effects(effects)
                 .with_rule(rule);
         }
@@ -797,8 +798,9 @@ fn unasked(name: &str, effects: &Effects, mode: ConfirmationMode) -> String {
 }
 
 /// The refusal of a call plan mode does not run: what refused it, and
-/// what the model should do instead.
-fn plan_refusal(name: &str, effects: &Effects) -> String {
+/// what the model should do instead (call `exit_plan_mode` when this gate
+/// offers it, else present the plan to the person, who changes the mode).
+fn plan_refusal(name: &str, effects: &Effects, exit_offered: bool) -> String {
     let what = if effects.is_opaque() {
         "toolgate cannot tell what it does and its tool does not declare itself read-only"
     } else if effects
@@ -811,11 +813,19 @@ fn plan_refusal(name: &str, effects: &Effects) -> String {
         "it is not read-only (a command that is not `safe`, the network, or a tool that changes \
          something)"
     };
+    let next = if exit_offered {
+        format!(
+            "call `{}` with your plan; once the person approves it, calls like this one can run",
+            crate::plan_mode::ExitPlanMode::NAME
+        )
+    } else {
+        "present your plan to the person: only they can turn plan mode off here (toolgate's \
+         `--mode` or `confirmation.mode`)"
+            .to_owned()
+    };
     format!(
         "`{name}` was refused: plan mode is on, and only read-only calls run ({what}). Explore \
-         with reads, searches and safe commands, then call `{}` with your plan; once the person \
-         approves it, calls like this one can run",
-        crate::plan_mode::ExitPlanMode::NAME
+         with reads, searches and safe commands, then {next}"
     )
 }
 
