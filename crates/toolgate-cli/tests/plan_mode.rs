@@ -80,6 +80,9 @@ async fn a_plan_approved_on_the_terminal_continues_in_accept_edits_and_the_write
     let first = offered(&bodies[0]);
     assert!(first.iter().any(|t| t == "exit_plan_mode"), "{first:?}");
     assert!(!first.iter().any(|t| t == "enter_plan_mode"), "{first:?}");
+    // The system prompt says plan mode is on.
+    let system = bodies[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("Plan mode is on"), "{system}");
     let refused = told(&bodies, 1, "w1");
     assert!(refused.contains("plan mode is on"), "{refused}");
     assert!(refused.contains("`exit_plan_mode`"), "{refused}");

@@ -177,10 +177,15 @@ pub struct Stages {
 /// 4. `pre_tool_use` hooks. Blocked → `blocked by hook NAME: REASON`. A hook's
 ///    `updatedInput` replaces the arguments, which then go through steps 2
 ///    and 3 again, so a hook cannot smuggle a forbidden call past them.
-/// 5. Confirmation. First the [`ConfirmationRules`] over the call's tool,
+/// 5. Confirmation, in the mode read from the engine's [`ModeCell`] for this
+///    call. First the [`ConfirmationRules`] over the call's tool,
 ///    declared effects and the variables its commands set: a `deny`
 ///    rule refuses the call, dry-run or not ([`Decision::RuleDenied`],
-///    `denied by rule N (…)`). Then, unless dry-run: an `allow` rule skips
+///    `denied by rule N (…)`). Then, under `plan`, a call that is not
+///    read-only by its declared effects is refused at once, whatever the
+///    other rules say and dry-run or not ([`Decision::PlanMode`];
+///    [`ExitPlanMode`](crate::ExitPlanMode) asks the person to lift it).
+///    Then, unless dry-run: an `allow` rule skips
 ///    asking in every mode, `confirm-all` included; an `ask` rule asks in
 ///    every mode, `yolo` included, even after a session-wide allow; with no
 ///    rule the [`ConfirmationPolicy`] decides from the call's

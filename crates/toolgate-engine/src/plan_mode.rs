@@ -113,6 +113,13 @@ pub enum PlanAnswer {
     Unavailable(String),
 }
 
+/// What the system prompt of a run that starts in plan mode tells the
+/// model (the host adds it when [`ExitPlanMode`] is offered).
+pub const PLAN_MODE_INSTRUCTIONS: &str = "Plan mode is on: only reading, listing, searching \
+    and safe read-only commands run; any call that would change something is refused. Explore \
+    what you need, then call exit_plan_mode with a concrete, step-by-step plan. The person \
+    approves it and chooses how you go on, or tells you what to change.";
+
 /// The name of the metadata a plan's answer is returned under.
 pub const PLAN_METADATA: &str = "plan_review";
 
