@@ -765,6 +765,10 @@ function renderAgents() {
   renderPermission();
 }
 
+const MODE_NOTES = {
+  plan: 'plan mode: only read-only calls run until you approve the model\'s plan',
+};
+
 const PERMISSION_NOTES = {
   sandbox: 'asks before sensitive calls',
   full: 'no approvals; workspace limits and the sandbox still apply',
@@ -784,8 +788,10 @@ function renderPermission() {
         ? 'Run without approvals (saved in your config)'
         : 'Ask before sensitive calls';
   }
+  // The agent's own mode when it says more than the toggle (plan mode).
+  const own = agent && MODE_NOTES[agent.mode];
   const noteText = agent
-    ? `${agent.locked ? `locked by --mode: ${agent.mode}` : PERMISSION_NOTES[permission] || `mode ${agent.mode}`}`
+    ? `${agent.locked ? `locked by --mode: ${agent.mode}` : own || PERMISSION_NOTES[permission] || `mode ${agent.mode}`}`
     : '';
   $('permission-note').textContent = noteText;
   $('permission-note').title = noteText;
