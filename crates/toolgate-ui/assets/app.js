@@ -772,6 +772,7 @@ const MODE_NOTES = {
 const PERMISSION_NOTES = {
   sandbox: 'asks before sensitive calls',
   full: 'no approvals; workspace limits and the sandbox still apply',
+  plan: MODE_NOTES.plan,
 };
 
 function renderPermission() {
@@ -786,7 +787,9 @@ function renderPermission() {
       ? `Set on the command line (--mode ${agent.mode})`
       : button.dataset.value === 'full'
         ? 'Run without approvals (saved in your config)'
-        : 'Ask before sensitive calls';
+        : button.dataset.value === 'plan'
+          ? 'Start runs in plan mode: read-only until you approve the plan (saved in your config)'
+          : 'Ask before sensitive calls';
   }
   // The agent's own mode when it says more than the toggle (plan mode).
   const own = agent && MODE_NOTES[agent.mode];

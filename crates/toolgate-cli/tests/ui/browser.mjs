@@ -560,8 +560,17 @@ scenario('allow', { files: { 'a.txt': 'old text\n' } }, async ({ page, ws }) => 
 scenario('plan', {
   config: ['agents:', '  planner:', '    system_prompt: Plan first.', '    mode: plan'],
 }, async ({ page, ws }) => {
+  // The picker: Plan for build is saved and shown.
+  const toggle = page.getByTestId('permission-toggle');
+  await toggle.locator('[data-value="plan"]').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="permission-toggle"]').dataset.permission === 'plan');
+  check(read(path.join(ws, 'home/.config/toolgate/config.yaml')).includes('build: plan'), 'the toggle saved build: plan');
+  await toggle.locator('[data-value="sandbox"]').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="permission-toggle"]').dataset.permission === 'sandbox');
+  // An agent whose own mode is plan shows it.
   await page.getByTestId('agent-select').selectOption('planner');
   await waitUntil('the note to say plan mode', async () => (await page.locator('#permission-note').innerText()).includes('plan mode'));
+  check(await toggle.getAttribute('data-permission') === 'plan', `the toggle shows plan: ${await toggle.getAttribute('data-permission')}`);
   await sendTask(page, 'plan the notes');
   const card = page.getByTestId('plan-card');
   await card.waitFor();
