@@ -149,6 +149,7 @@ async fn headless_a_plan_cannot_be_approved_and_the_run_stays_read_only() {
     ws.set_mode("plan");
     let out = ws
         .run(&[
+            "--json",
             "run",
             "Add notes",
             "--report",
@@ -165,6 +166,19 @@ async fn headless_a_plan_cannot_be_approved_and_the_run_stays_read_only() {
     assert!(unavailable.contains("nobody"), "{unavailable}");
     assert!(told(&bodies, 2, "w").contains("plan mode is on"));
     assert!(!ws.path().join("notes.txt").exists());
+    // The --json events carry what became of the plan.
+    let plan = text(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "plan")
+        .expect("a plan event on stdout");
+    assert_eq!(plan["answer"], "unavailable", "{plan}");
+    assert!(
+        plan["plan"]
+            .as_str()
+            .unwrap()
+            .starts_with("1. Write notes.txt")
+    );
     let report = std::fs::read_to_string(ws.path().join("r.json")).unwrap();
     let report: Value = serde_json::from_str(&report).unwrap();
     assert_eq!(report["tool_calls"][1]["decision"], "plan_mode");
