@@ -248,3 +248,29 @@ async fn plan_mode_from_an_agent_and_in_tools_list() {
     assert!(column("run_command").starts_with("by class"), "{so}");
     assert!(se.contains("mode plan:"), "{se}");
 }
+
+#[tokio::test]
+async fn with_routing_a_run_in_plan_mode_keeps_exit_plan_mode_offered() {
+    // The classification answers `search`; the step offers the search
+    // tools, and exit_plan_mode whatever the categories.
+    let server = server(vec![answer("search"), answer("Here is the plan.")]).await;
+    let ws = Ws::new(&server);
+    let path = ws.path().join("toolgate.yaml");
+    let config = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!("{config}routing:\n  enabled: true\n  max_tools: 3\n"),
+    )
+    .unwrap();
+    let out = ws
+        .run(&["--mode", "plan", "run", "Where is load_config defined?"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bodies = chat_bodies(&server).await;
+    let tools = offered(&bodies[1]);
+    assert!(tools.iter().any(|t| t == "exit_plan_mode"), "{tools:?}");
+    assert!(
+        tools.iter().any(|t| t == "search_code" || t == "grep"),
+        "{tools:?}"
+    );
+}

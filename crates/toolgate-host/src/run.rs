@@ -398,8 +398,13 @@ impl Host {
         if !mcp.is_empty() {
             groups.push(("mcp".to_owned(), mcp));
         }
+        // A run that starts in plan mode must keep its way out whatever the
+        // categories: a routed offer is fixed for the run.
+        let exit = <toolgate_engine::ExitPlanMode as toolgate_core::TypedTool>::NAME;
+        let pinned = offered.iter().filter(|t| *t == exit).cloned();
         let router = Router::builder(groups)
             .config(config)
+            .pinned(pinned)
             .available(offered.iter().cloned())
             .build()
             .map_err(HostError::Routing)?;
