@@ -68,7 +68,7 @@ pub use hooks::{
 };
 pub use plan_mode::{
     EnterPlanArgs, EnterPlanMode, ExitPlanArgs, ExitPlanMode, ModeCell, PLAN_EXITS, PLAN_METADATA,
-    PLAN_MODE_INSTRUCTIONS, PlanAnswer, PlanRecord, PlanRequest, plan_mode_tools,
+    PLAN_MODE_INSTRUCTIONS, PlanAnswer, PlanRecord, PlanRequest, PlanVerdict, plan_mode_tools,
 };
 pub use stages::{
     CallView, GuardrailBlock, Guardrails, NoGuardrails, NoHooks, PostToolUse, PreToolOutcome,

@@ -123,6 +123,19 @@ pub const PLAN_MODE_INSTRUCTIONS: &str = "Plan mode is on: only reading, listing
 /// The name of the metadata a plan's answer is returned under.
 pub const PLAN_METADATA: &str = "plan_review";
 
+/// What the person made of a plan, as records name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PlanVerdict {
+    /// Approved: the run went on in [`PlanRecord::mode`].
+    Approved,
+    /// Not yet: the run stayed in plan mode.
+    KeepPlanning,
+    /// Nobody could review it: the run stayed in plan mode.
+    Unavailable,
+}
+
 /// What became of a plan (rule 5): kept with the session, shown by
 /// `toolgate sessions show` and in `--json` events.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,7 +144,7 @@ pub struct PlanRecord {
     /// The plan as the model wrote it.
     pub plan: String,
     /// `approved`, `keep_planning` or `unavailable`.
-    pub answer: String,
+    pub answer: PlanVerdict,
     /// The mode the run went on in, when approved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<ConfirmationMode>,
@@ -202,10 +215,10 @@ pub fn plan_mode_tools(
     )
 }
 
-fn record(plan: &str, answer: &str) -> PlanRecord {
+fn record(plan: &str, answer: PlanVerdict) -> PlanRecord {
     PlanRecord {
         plan: plan.to_owned(),
-        answer: answer.to_owned(),
+        answer,
         mode: None,
         feedback: None,
     }
@@ -251,7 +264,7 @@ impl TypedTool for ExitPlanMode {
                 "plan mode stays on: {why}; nobody can approve the plan here, so answer with \
                  the plan as your final reply instead"
             ));
-            with_record(result, &record(plan, "unavailable"))
+            with_record(result, &record(plan, PlanVerdict::Unavailable))
         };
         let Some(approver) = &self.approver else {
             return unavailable("this run has nobody to review plans (no terminal or web UI)");
@@ -279,7 +292,7 @@ impl TypedTool for ExitPlanMode {
                      {mode}. Carry out the plan now."
                 ))
                 .with_metadata("mode", mode.as_str());
-                let mut rec = record(plan, "approved");
+                let mut rec = record(plan, PlanVerdict::Approved);
                 rec.mode = Some(mode);
                 with_record(result, &rec)
             }
@@ -297,7 +310,7 @@ impl TypedTool for ExitPlanMode {
                     "The person did not approve the plan yet: plan mode stays on. Keep \
                      exploring and revise the plan, then call exit_plan_mode again.{said}"
                 ));
-                let mut rec = record(plan, "keep_planning");
+                let mut rec = record(plan, PlanVerdict::KeepPlanning);
                 rec.feedback = (!feedback.is_empty()).then(|| feedback.to_owned());
                 with_record(result, &rec)
             }
