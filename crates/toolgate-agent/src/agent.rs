@@ -237,15 +237,19 @@ impl AgentDef {
         self
     }
 
-    /// Whether the agent may call `tool` (it must also be registered, and
-    /// not be a diagnostic tool: those are never offered to a model).
+    /// Whether the agent may call `tool` (it must also be registered, not
+    /// be a diagnostic tool: those are never offered to a model, and be
+    /// offered now: [`Tool::offered`](toolgate_core::Tool::offered)).
     /// `disabled_tools` always win; the delegation tools go only to an
     /// agent with `delegate_to`, whatever else says.
     pub fn allows(&self, registry: &Registry, tool: &str) -> bool {
         let Ok(entry) = registry.get(tool) else {
             return false;
         };
-        if entry.tool().diagnostic() || self.disabled_tools.iter().any(|t| t == tool) {
+        if entry.tool().diagnostic()
+            || !entry.tool().offered()
+            || self.disabled_tools.iter().any(|t| t == tool)
+        {
             return false;
         }
         if tool == crate::delegate::IMPROVE {

@@ -4,7 +4,10 @@ use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use toolgate_engine::{Approval, ApprovalRequest, Approver, Budget, Line, Role, fold};
+use toolgate_engine::{
+    Approval, ApprovalRequest, Approver, Budget, Line, PlanAnswer, PlanRequest, Role, fold,
+};
+use toolgate_policy::ConfirmationMode;
 
 /// Asks a person at a terminal: `[y]es / [n]o / [a]bort / [s]ession-allow`,
 /// and `[v]iew all` when the question does not fit a screen.
@@ -167,10 +170,105 @@ fn ask<R: BufRead, W: Write>(
     Approval::Deny
 }
 
+/// Shows a model's plan and asks how the run goes on: `1`, `2`, … (or the
+/// mode's name) for the request's modes, `k` to keep it planning, then a
+/// line of feedback for the model. The plan is printed whole, as text (it
+/// is neutralised already): it runs nothing itself, every call after it
+/// still goes through the gate. Three answers that are not answers, the
+/// end of input or a broken terminal keep the run planning.
+fn ask_plan<R: BufRead, W: Write>(
+    input: &mut R,
+    output: &mut W,
+    plan: &str,
+    choices: &[ConfirmationMode],
+    color: bool,
+) -> PlanAnswer {
+    let title = crate::render::paint(
+        style(Role::Title),
+        "toolgate: the model proposes this plan and asks to leave plan mode",
+        color,
+    );
+    let _ = writeln!(output, "\n{title}\n");
+    for line in plan.lines() {
+        let _ = writeln!(output, "  {line}");
+    }
+    let _ = writeln!(output);
+    let numbered: Vec<String> = choices
+        .iter()
+        .enumerate()
+        .map(|(n, mode)| format!("[{}] {mode}", n + 1))
+        .collect();
+    let menu = format!(
+        "  approve and go on in mode: {} / [k]eep planning: ",
+        numbered.join(" ")
+    );
+    let mut wrong = 0;
+    while wrong < 3 {
+        let _ = write!(output, "{menu}");
+        let _ = output.flush();
+        let mut line = String::new();
+        match input.read_line(&mut line) {
+            Ok(0) | Err(_) => {
+                let _ = writeln!(output);
+                return PlanAnswer::KeepPlanning(String::new());
+            }
+            Ok(_) => {}
+        }
+        let answer = line.trim().to_ascii_lowercase();
+        let chosen = answer
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|n| choices.get(n))
+            .or_else(|| choices.iter().find(|m| m.as_str() == answer));
+        if let Some(mode) = chosen {
+            return PlanAnswer::Continue(*mode);
+        }
+        if answer == "k" || answer == "keep" {
+            let _ = write!(
+                output,
+                "  what should the model change? (Enter for nothing): "
+            );
+            let _ = output.flush();
+            let mut feedback = String::new();
+            let _ = input.read_line(&mut feedback);
+            return PlanAnswer::KeepPlanning(feedback.trim().to_owned());
+        }
+        wrong += 1;
+        let _ = writeln!(
+            output,
+            "  please answer 1-{} (or the mode's name) or k",
+            choices.len()
+        );
+    }
+    PlanAnswer::KeepPlanning(String::new())
+}
+
 #[async_trait]
 impl<R: BufRead + Send + 'static, W: Write + Send + 'static> Approver for PromptApprover<R, W> {
     fn kind(&self) -> &'static str {
         "terminal"
+    }
+
+    fn reviews_plans(&self) -> bool {
+        true
+    }
+
+    async fn approve_plan(&self, request: &PlanRequest<'_>) -> PlanAnswer {
+        if let Some(clear) = &self.before {
+            clear();
+        }
+        let io = Arc::clone(&self.io);
+        let color = self.color;
+        let plan = request.plan.to_owned();
+        let choices = request.choices.to_vec();
+        let answer = tokio::task::spawn_blocking(move || {
+            let mut guard = io.lock().unwrap_or_else(PoisonError::into_inner);
+            let (input, output) = &mut *guard;
+            ask_plan(input, output, &plan, &choices, color)
+        })
+        .await;
+        answer.unwrap_or_else(|_| PlanAnswer::KeepPlanning(String::new()))
     }
 
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
@@ -302,6 +400,41 @@ mod tests {
             text.contains("[y]es / [n]o / [a]bort / [s]ession-allow"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn plan_answers() {
+        use ConfirmationMode::{AcceptEdits, ConfirmSensitive, Yolo};
+        let choices = [AcceptEdits, ConfirmSensitive, Yolo];
+        let keep = |s: &str| PlanAnswer::KeepPlanning(s.to_owned());
+        let cases: &[(&str, PlanAnswer)] = &[
+            ("1\n", PlanAnswer::Continue(AcceptEdits)),
+            ("2\n", PlanAnswer::Continue(ConfirmSensitive)),
+            ("3\n", PlanAnswer::Continue(Yolo)),
+            ("accept-edits\n", PlanAnswer::Continue(AcceptEdits)),
+            ("k\nadd a test\n", keep("add a test")),
+            ("keep\n\n", keep("")),
+            ("", keep("")),
+            ("4\nplan\ny\n", keep("")),
+            ("0\n2\n", PlanAnswer::Continue(ConfirmSensitive)),
+        ];
+        for (typed, expected) in cases {
+            let mut output = Vec::new();
+            let answer = ask_plan(
+                &mut typed.as_bytes(),
+                &mut output,
+                "1. a\n2. b",
+                &choices,
+                false,
+            );
+            assert_eq!(&answer, expected, "{typed:?}");
+            let text = String::from_utf8(output).unwrap();
+            assert!(text.contains("  1. a\n  2. b\n"), "{text}");
+            assert!(
+                text.contains("[1] accept-edits [2] confirm-sensitive [3] yolo / [k]eep planning"),
+                "{text}"
+            );
+        }
     }
 
     #[derive(Clone, Default)]

@@ -442,8 +442,9 @@ async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError
 /// (`process`: looking does not ask) shows that of a call without them,
 /// the sensitive one. Under `accept-edits` the file-writing tools (their
 /// spec says `writes_files`) ask only outside the workspace; under
-/// `dont-ask` what would ask is refused. Rules (`toolgate rules`) may still
-/// allow or ask more.
+/// `dont-ask` what would ask is refused; under `plan` everything but
+/// read-only tools and safe commands is refused. Rules (`toolgate rules`)
+/// may still allow or ask more.
 fn asks(mode: ConfirmationMode, tool: &RegisteredTool) -> &'static str {
     let annotations = &tool.spec().annotations;
     let sensitivity = if annotations.runs_commands {
@@ -452,6 +453,10 @@ fn asks(mode: ConfirmationMode, tool: &RegisteredTool) -> &'static str {
         tool.tool().sensitivity(&serde_json::json!({}))
     };
     match (mode, sensitivity) {
+        // Plan mode runs what is read-only by declaration and refuses the
+        // rest, rules or not: a tool that declares itself read-only (an MCP
+        // tool by its trusted server's `readOnlyHint`), and safe commands.
+        (ConfirmationMode::Plan, Sensitivity::ReadOnly) if annotations.read_only() => "never",
         (ConfirmationMode::Yolo, _)
         | (
             ConfirmationMode::ConfirmSensitive
@@ -462,11 +467,12 @@ fn asks(mode: ConfirmationMode, tool: &RegisteredTool) -> &'static str {
         (
             ConfirmationMode::ConfirmSensitive
             | ConfirmationMode::AcceptEdits
-            | ConfirmationMode::DontAsk,
+            | ConfirmationMode::DontAsk
+            | ConfirmationMode::Plan,
             Sensitivity::Command(_),
         ) => "by class",
         (ConfirmationMode::AcceptEdits, _) if annotations.writes_files => "outside",
-        (ConfirmationMode::DontAsk, _) => "refused",
+        (ConfirmationMode::DontAsk | ConfirmationMode::Plan, _) => "refused",
         (
             ConfirmationMode::ConfirmAll
             | ConfirmationMode::ConfirmSensitive
@@ -498,6 +504,11 @@ fn asks_legend(mode: ConfirmationMode) -> &'static str {
             "mode dont-ask: nothing asks; `refused` tools are refused unless a rule allows the \
              call (the refusal names it); `by class` run safe commands and refuse the others; \
              `toolgate rules add` allows more"
+        }
+        ConfirmationMode::Plan => {
+            "mode plan: only read-only calls run; `refused` tools are refused whatever the rules \
+             say, until the person approves the model's plan (`exit_plan_mode`); `by class` run \
+             safe commands (read-only sandbox) and refuse the others"
         }
     }
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
 use toolgate_agent::{AgentEvent, CallDecision, Outcome, RunReport};
-use toolgate_engine::{Approver, Decision};
+use toolgate_engine::{Approver, Decision, PlanVerdict};
 use toolgate_host::{ErrorKind, HostError, LlmOverrides, RunControls, RunRequest};
 use toolgate_policy::ConfirmationMode;
 
@@ -268,6 +268,15 @@ pub(crate) async fn run(setup: &Setup, args: RunArgs) -> Result<Exit, CliError> 
                 write_err(&format!("\n  stopping: {reason}; asking for a summary"));
             }
             AgentEvent::Warning { message } => write_err(&format!("warning: {message}")),
+            AgentEvent::Plan(plan) => write_err(&match (plan.answer, plan.mode) {
+                (PlanVerdict::Approved, Some(mode)) => {
+                    format!("  plan approved: the run goes on in mode {mode}")
+                }
+                (PlanVerdict::KeepPlanning, _) => {
+                    "  plan not approved yet: plan mode stays on".to_owned()
+                }
+                _ => "  nobody could approve the plan: plan mode stays on".to_owned(),
+            }),
             AgentEvent::ProviderSwitch(s) => {
                 write_err(&format!("\n  model: {} → {} ({})", s.from, s.to, s.reason));
             }

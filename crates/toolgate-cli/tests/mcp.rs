@@ -214,6 +214,35 @@ fn under_dont_ask_mcp_serve_never_elicits_and_names_the_rule() {
     assert_eq!(report["read"]["is_error"], false, "{report}");
 }
 
+/// `plan` in the user's config: the server refuses what is not read-only
+/// without eliciting, tells the client plan mode is on, and runs reads;
+/// it offers no plan-mode tool (its mode is the process's).
+#[test]
+fn under_plan_mcp_serve_refuses_writing_tools_and_runs_reads() {
+    let ws = Ws::new();
+    let root = ws.root();
+    let config = ws.dir.home().join(".config/toolgate/config.yaml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "confirmation:\n  mode: plan\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_toolgate");
+    let report = py(
+        &ws,
+        &["stdio", bin, root.to_str().unwrap(), "--elicit", "accept"],
+    );
+    assert_eq!(report["write"]["is_error"], true, "{report}");
+    assert_eq!(report["elicitations"].as_array().unwrap().len(), 0);
+    let message = report["write"]["text"].as_str().unwrap();
+    assert!(
+        message.contains("plan mode is on") && message.contains("only they can turn plan mode off"),
+        "{message}"
+    );
+    assert!(!message.contains("exit_plan_mode"), "{message}");
+    assert!(!root.join("new.txt").exists());
+    assert_eq!(report["read"]["is_error"], false, "{report}");
+    let tools = report["tools"].to_string();
+    assert!(!tools.contains("plan_mode"), "{tools}");
+}
+
 #[test]
 fn python_sdk_elicitation_confirms_or_cancels_a_sensitive_call() {
     let ws = Ws::new();

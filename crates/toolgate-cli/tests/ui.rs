@@ -488,3 +488,66 @@ async fn a_running_session_cannot_be_started_twice_and_a_failed_start_frees_it()
     statuses.sort_unstable();
     assert_eq!(statuses, [202, 409], "{a:?} {b:?}");
 }
+
+#[tokio::test]
+async fn a_plan_approved_on_the_page_continues_in_the_chosen_mode_and_the_write_runs() {
+    let write = r#"{"path":"notes.txt","content":"planned\n"}"#;
+    let model = server(vec![
+        tool_call("w1", "write_file", write),
+        tool_call(
+            "p",
+            "exit_plan_mode",
+            r#"{"plan":"1. Write notes.txt.\n2. Stop."}"#,
+        ),
+        tool_call("w2", "write_file", write),
+        answer("Done."),
+    ])
+    .await;
+    let ws = Ws::new(&model);
+    let proc = Proc::spawn(
+        &ws,
+        &["--mode", "plan", "run", "Add notes", "--approver", "ui"],
+        false,
+    );
+    let page = Page::sign_in(&proc.url()).await;
+    let pending = page.pending(1).await;
+    let card = &pending[0];
+    assert_eq!(card["kind"], "plan", "{card}");
+    assert_eq!(card["tool"], "exit_plan_mode");
+    assert_eq!(card["plan"], "1. Write notes.txt.\n2. Stop.");
+    assert_eq!(
+        card["choices"],
+        json!(["accept-edits", "confirm-sensitive", "yolo"])
+    );
+    // The write before the plan was refused, never put to the page.
+    assert!(!ws.path().join("notes.txt").exists());
+    let id = card["id"].as_str().unwrap();
+    // A plan is not a call: allow, and a mode it does not offer, are refused.
+    let (status, body) = page.answer(id, "allow").await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = page
+        .post(
+            &format!("/api/approvals/{id}/plan"),
+            &json!({"mode": "plan"}),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = page
+        .post(
+            &format!("/api/approvals/{id}/plan"),
+            &json!({"mode": "accept-edits"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["answer"], "approved");
+    assert_eq!(body["mode"], "accept-edits");
+    // accept-edits: the second write runs without a card.
+    let (code, _) = proc.wait();
+    assert_eq!(code, 0);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
+        "planned\n"
+    );
+    let bodies = chat_bodies(&model).await;
+    assert_eq!(bodies.len(), 4);
+}

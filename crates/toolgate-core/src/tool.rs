@@ -315,6 +315,15 @@ pub trait Tool: Send + Sync + 'static {
         false
     }
 
+    /// Whether the tool is offered to a model now. A tool that only makes
+    /// sense in some state of the run (`exit_plan_mode` in plan mode) says
+    /// no outside it; the agent loop asks before each step it rebuilds its
+    /// offer, and a call of a tool not offered still goes through the gate
+    /// (the tool refuses what it cannot do). By default, yes.
+    fn offered(&self) -> bool {
+        true
+    }
+
     /// Where the tool comes from, for the person approving its calls.
     /// By default, [`ToolOrigin::Builtin`].
     fn origin(&self) -> ToolOrigin {
@@ -407,6 +416,11 @@ pub trait TypedTool: Send + Sync + 'static {
         None
     }
 
+    /// See [`Tool::offered`]. By default, yes.
+    fn offered(&self) -> bool {
+        true
+    }
+
     /// See [`Tool::effects`], with decoded arguments. By default,
     /// [`Effects::Opaque`].
     fn effects(&self, _args: &Self::Args) -> Result<Effects, EffectsError> {
@@ -453,6 +467,10 @@ impl<T: TypedTool> Tool for T {
 
     fn compact(&self) -> Option<Compact> {
         T::COMPACT
+    }
+
+    fn offered(&self) -> bool {
+        TypedTool::offered(self)
     }
 
     fn effects(&self, args: &Value) -> Result<Effects, EffectsError> {

@@ -10,7 +10,8 @@ use futures_util::FutureExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgate_core::{
-    Effects, RegisteredTool, Registry, Sensitivity, ToolCall, ToolContext, ToolResult, Workspace,
+    Effects, RegisteredTool, Registry, Sensitivity, ToolCall, ToolContext, ToolResult, TypedTool,
+    Workspace,
 };
 use toolgate_policy::{
     ConfirmationMode, ConfirmationPolicy, ConfirmationRules, ModeCall, ModeDecision, RuleDecision,
@@ -22,6 +23,7 @@ use crate::approval::{
     Subject,
 };
 use crate::audit::{AuditRecord, AuditSink, digest};
+use crate::plan_mode::ModeCell;
 use crate::stages::{CallView, Guardrails, PostToolUse, PreToolOutcome, PreToolUse};
 
 pub use builder::EngineBuilder;
@@ -51,6 +53,9 @@ pub enum Decision {
     Aborted,
     /// Step 5: a `deny` rule of `confirmation.rules` refused the call.
     RuleDenied,
+    /// Step 5: plan mode is on and the call is not read-only, so it was
+    /// refused without asking; the model is told to present its plan.
+    PlanMode,
     /// Step 5: allowed, but what the call would do changed while the
     /// person decided (a file it writes was edited meanwhile), so it did
     /// not run.
@@ -77,6 +82,7 @@ impl Decision {
             Self::Denied => "denied",
             Self::Aborted => "aborted",
             Self::RuleDenied => "rule_denied",
+            Self::PlanMode => "plan_mode",
             Self::Changed => "changed",
             Self::DryRun => "dry_run",
             Self::Executed => "executed",
@@ -171,10 +177,15 @@ pub struct Stages {
 /// 4. `pre_tool_use` hooks. Blocked → `blocked by hook NAME: REASON`. A hook's
 ///    `updatedInput` replaces the arguments, which then go through steps 2
 ///    and 3 again, so a hook cannot smuggle a forbidden call past them.
-/// 5. Confirmation. First the [`ConfirmationRules`] over the call's tool,
+/// 5. Confirmation, in the mode read from the engine's [`ModeCell`] for this
+///    call. First the [`ConfirmationRules`] over the call's tool,
 ///    declared effects and the variables its commands set: a `deny`
 ///    rule refuses the call, dry-run or not ([`Decision::RuleDenied`],
-///    `denied by rule N (…)`). Then, unless dry-run: an `allow` rule skips
+///    `denied by rule N (…)`). Then, under `plan`, a call that is not
+///    read-only by its declared effects is refused at once, whatever the
+///    other rules say and dry-run or not ([`Decision::PlanMode`];
+///    [`ExitPlanMode`](crate::ExitPlanMode) asks the person to lift it).
+///    Then, unless dry-run: an `allow` rule skips
 ///    asking in every mode, `confirm-all` included; an `ask` rule asks in
 ///    every mode, `yolo` included, even after a session-wide allow; with no
 ///    rule the [`ConfirmationPolicy`] decides from the call's
@@ -210,7 +221,9 @@ pub struct ExecutionEngine {
     guardrails: Arc<dyn Guardrails>,
     pre_hooks: Arc<dyn PreToolUse>,
     post_hooks: Arc<dyn PostToolUse>,
-    policy: ConfirmationPolicy,
+    /// The confirmation mode, read per call: the plan-mode tools and front
+    /// ends may change it while the engine runs.
+    mode: ModeCell,
     rules: ConfirmationRules,
     approver: Arc<dyn Approver>,
     /// The approvals of [`execute`](Self::execute)'s callers; other
@@ -226,7 +239,7 @@ pub struct ExecutionEngine {
 impl fmt::Debug for ExecutionEngine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExecutionEngine")
-            .field("policy", &self.policy)
+            .field("mode", &self.mode.get())
             .field("rules", &self.rules)
             .field("dry_run", &self.dry_run)
             .field("default_timeout", &self.default_timeout)
@@ -288,9 +301,15 @@ impl ExecutionEngine {
         self.dry_run
     }
 
-    /// The confirmation mode the gate applies.
+    /// The confirmation mode the gate applies now.
     pub fn mode(&self) -> ConfirmationMode {
-        self.policy.mode()
+        self.mode.get()
+    }
+
+    /// The cell the gate reads its mode from at each call: setting it
+    /// changes the mode from the next call on (see [`ModeCell`]).
+    pub fn mode_cell(&self) -> &ModeCell {
+        &self.mode
     }
 
     /// The session id tools, hooks and the audit see.
@@ -313,7 +332,7 @@ impl ExecutionEngine {
             guardrails: self.guardrails.describe(),
             pre_hooks: self.pre_hooks.describe(),
             post_hooks: self.post_hooks.describe(),
-            mode: self.policy.mode().to_string(),
+            mode: self.mode.get().to_string(),
             approver: self.approver.kind().to_owned(),
             rules: self.rules.rules().map(ToString::to_string).collect(),
             dry_run: self.dry_run,
@@ -441,9 +460,22 @@ impl ExecutionEngine {
             .with_effects(effects)
             .with_rule(rule);
         }
+        // Plan mode refuses what is not read-only, whatever the rules say
+        // and in dry-run too.
+        let mode = self.mode.get();
+        let sensitivity = entry.tool().sensitivity(&args);
+        let call = ModeCall::new(sensitivity, &effects)
+            .read_only_tool(entry.spec().annotations.read_only());
+        if mode == ConfirmationMode::Plan
+            && ConfirmationPolicy::new(mode).decide(call) == ModeDecision::Refuse
+        {
+            let exit = self.registry.has(crate::plan_mode::ExitPlanMode::NAME);
+            return Ended::fail(Decision::PlanMode, args, plan_refusal(name, &effects, exit))
+                .with_effects(effects)
+                .with_rule(rule);
+        }
         let mut approval = None;
         if !self.dry_run {
-            let sensitivity = entry.tool().sensitivity(&args);
             let asked = Asked {
                 entry: &entry,
                 args: &args,
@@ -452,6 +484,7 @@ impl ExecutionEngine {
                 call_id,
                 rule: matched.as_ref(),
                 scope,
+                mode,
             };
             match self.confirm(asked).await {
                 Ok(record) => approval = record,
@@ -588,13 +621,16 @@ impl ExecutionEngine {
             call_id,
             rule,
             scope,
+            mode,
         } = asked;
         let name = entry.name();
-        let mode = self.policy.mode();
         let ask = match rule.map(RuleMatch::decision) {
             Some(RuleDecision::Allow) => false,
             Some(RuleDecision::Ask | RuleDecision::Deny) => true,
-            None => match self.policy.decide(ModeCall::new(sensitivity, effects)) {
+            None => match ConfirmationPolicy::new(mode).decide(
+                ModeCall::new(sensitivity, effects)
+                    .read_only_tool(entry.spec().annotations.read_only()),
+            ) {
                 ModeDecision::Run => false,
                 ModeDecision::Ask => true,
                 // `dont-ask`: refused at once, with the rule that would
@@ -682,10 +718,7 @@ impl ExecutionEngine {
                         "`{name}` needs confirmation by {rule} in confirmation.rules, \
                          and nobody can be asked here"
                     ),
-                    None => format!(
-                        "`{name}` needs confirmation under {}: {hint}",
-                        self.policy.mode()
-                    ),
+                    None => format!("`{name}` needs confirmation under {mode}: {hint}"),
                 };
                 return Err((
                     PartialEnd(Decision::NoApprover, message),
@@ -769,6 +802,38 @@ fn unasked(name: &str, effects: &Effects, mode: ConfirmationMode) -> String {
     }
 }
 
+/// The refusal of a call plan mode does not run: what refused it, and
+/// what the model should do instead (call `exit_plan_mode` when this gate
+/// offers it, else present the plan to the person, who changes the mode).
+fn plan_refusal(name: &str, effects: &Effects, exit_offered: bool) -> String {
+    let what = if effects.is_opaque() {
+        "toolgate cannot tell what it does and its tool does not declare itself read-only"
+    } else if effects
+        .list()
+        .iter()
+        .any(toolgate_core::Effect::changes_files)
+    {
+        "it changes files"
+    } else {
+        "it is not read-only (a command that is not `safe`, the network, or a tool that changes \
+         something)"
+    };
+    let next = if exit_offered {
+        format!(
+            "call `{}` with your plan; once the person approves it, calls like this one can run",
+            crate::plan_mode::ExitPlanMode::NAME
+        )
+    } else {
+        "present your plan to the person: only they can turn plan mode off here (toolgate's \
+         `--mode` or `confirmation.mode`)"
+            .to_owned()
+    };
+    format!(
+        "`{name}` was refused: plan mode is on, and only read-only calls run ({what}). Explore \
+         with reads, searches and safe commands, then {next}"
+    )
+}
+
 /// A refusal found by a helper step; the caller attaches the arguments.
 struct PartialEnd(Decision, String);
 
@@ -782,6 +847,8 @@ struct Asked<'a> {
     call_id: &'a str,
     rule: Option<&'a RuleMatch<'a>>,
     scope: &'a ApprovalScope,
+    /// The mode read for this call.
+    mode: ConfirmationMode,
 }
 
 impl PartialEnd {

@@ -66,6 +66,10 @@ pub use hooks::{
     About, HookConfigError, HookDecision, HookEvent, HookExecutor, HookExecutorBuilder,
     HookOutcome, HookRun, HookSpec, HooksConfig, OnFailure,
 };
+pub use plan_mode::{
+    EnterPlanArgs, EnterPlanMode, ExitPlanArgs, ExitPlanMode, ModeCell, PLAN_EXITS, PLAN_METADATA,
+    PLAN_MODE_INSTRUCTIONS, PlanAnswer, PlanRecord, PlanRequest, PlanVerdict, plan_mode_tools,
+};
 pub use stages::{
     CallView, GuardrailBlock, Guardrails, NoGuardrails, NoHooks, PostToolUse, PreToolOutcome,
     PreToolUse,
@@ -77,4 +81,5 @@ mod engine;
 mod guardrails;
 mod guards;
 mod hooks;
+mod plan_mode;
 mod stages;

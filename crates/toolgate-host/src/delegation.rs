@@ -12,7 +12,8 @@
 //!    directory (`SOUL.md`, `IDENTITY.md`, `GOALS.md`, `memory/`) as its
 //!    only workspace, with the file tools and no commands, after copying
 //!    those files to `backups/<time>/` in the same directory. Its calls go
-//!    through a gate of their own with the caller's confirmation mode and
+//!    through a gate of their own with the caller's confirmation mode (the
+//!    same cell: plan mode entered or left applies there too) and
 //!    approver, and the same audit.
 
 use std::collections::HashMap;
@@ -105,7 +106,7 @@ impl Host {
             }
         }
         let improve = if caller.delegate_to.iter().any(|n| n == IMPROVE) {
-            Some(self.improve_setup(&limits)?)
+            Some(self.improve_setup(&limits, gate.engine.mode_cell())?)
         } else {
             None
         };
@@ -117,8 +118,14 @@ impl Host {
         }))
     }
 
-    /// The `improve` agent's gate and directory (rule 2).
-    fn improve_setup(&self, limits: &RunLimits) -> Result<ImproveSetup, HostError> {
+    /// The `improve` agent's gate and directory (rule 2). Its gate reads
+    /// the caller's `mode` cell, so plan mode entered or left by the caller
+    /// holds there too.
+    fn improve_setup(
+        &self,
+        limits: &RunLimits,
+        mode: &toolgate_engine::ModeCell,
+    ) -> Result<ImproveSetup, HostError> {
         let dir = self.persona_dir()?;
         toolgate_core::private_files::create_dir_all(&dir).map_err(|source| {
             HostError::Workspace {
@@ -146,6 +153,7 @@ impl Host {
         }
         let mut builder = ExecutionEngine::builder(Arc::clone(&registry))
             .policy(ConfirmationPolicy::new(limits.mode))
+            .mode_cell(mode.clone())
             .rules(self.confirmation_rules().clone())
             .approver(self.approver(limits.mode, limits.interactive.clone()))
             .dry_run(self.dry_run())

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use toolgate_agent::{AgentDef, ContextBudget, Environment, PromptBuilder};
 use toolgate_core::{Registry, SchemaFormat, TypedTool};
+use toolgate_engine::{ExitPlanMode, PLAN_MODE_INSTRUCTIONS};
 
 use crate::assembly::host::Host;
 use crate::error::HostError;
@@ -55,6 +56,13 @@ impl Host {
             .compact(agent.is_small());
         if offered.iter().any(|t| t == CREATE_TOOL) {
             builder = builder.block(toolgate_dynamic::INSTRUCTIONS);
+        }
+        // Offered only while the run is in plan mode: it starts there.
+        if offered
+            .iter()
+            .any(|t| t == <ExitPlanMode as TypedTool>::NAME)
+        {
+            builder = builder.block(PLAN_MODE_INSTRUCTIONS);
         }
         for group in self.group_outlines()? {
             if group.tools.iter().any(|t| offered.contains(t)) {

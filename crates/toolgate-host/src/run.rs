@@ -128,6 +128,34 @@ impl ToolRefresh for DynamicRefresh {
     }
 }
 
+/// What a run's offer of tools follows between steps: dynamic tools
+/// approved meanwhile, and the confirmation mode, whose change (plan mode
+/// entered or left) changes which plan-mode tools are offered
+/// ([`Tool::offered`](toolgate_core::Tool::offered)).
+struct RunRefresh {
+    dynamic: Option<DynamicRefresh>,
+    mode: toolgate_engine::ModeCell,
+    seen: std::sync::Mutex<toolgate_policy::ConfirmationMode>,
+}
+
+#[async_trait]
+impl ToolRefresh for RunRefresh {
+    async fn refresh(&self) -> bool {
+        let loaded = match &self.dynamic {
+            Some(dynamic) => dynamic.refresh().await,
+            None => false,
+        };
+        let now = self.mode.get();
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let changed = *seen != now;
+        *seen = now;
+        loaded || changed
+    }
+}
+
 /// A run's routing: the router, the classifying client, the previous
 /// turn's categories.
 struct RunRouting {
@@ -222,6 +250,7 @@ impl Host {
             .session_id(session_id.clone())
             .interactive(interactive.clone())
             .delegation(true)
+            .plan_mode_tools(true)
             .agent(agent.name.clone())
             .build()
             .await?;
@@ -254,13 +283,13 @@ impl Host {
         // The prompt, the task and the tool schemas must fit the window
         // with room to work: say so now rather than after a refused call.
         let recover_text_calls = self.config().llm.text_tool_calls == TextToolCalls::Auto;
-        let refresh = if self.config().tools.dynamic.enabled {
+        let dynamic = if self.config().tools.dynamic.enabled {
             match self.dynamic_tools() {
-                Ok(dynamic) => Some(Arc::new(DynamicRefresh {
+                Ok(dynamic) => Some(DynamicRefresh {
                     dynamic,
                     registry: Arc::clone(&gate.registry),
                     agent: agent.name.clone(),
-                }) as Arc<dyn ToolRefresh>),
+                }),
                 Err(error) => {
                     gate.shutdown().await;
                     let _ = store.finish(&session_id, run, "failed").await;
@@ -270,6 +299,11 @@ impl Host {
         } else {
             None
         };
+        let refresh: Option<Arc<dyn ToolRefresh>> = Some(Arc::new(RunRefresh {
+            dynamic,
+            mode: gate.engine.mode_cell().clone(),
+            seen: std::sync::Mutex::new(gate.engine.mode()),
+        }));
         let delegation = match (&gate.delegation, agent.delegate_to.is_empty()) {
             (Some(hub), false) => {
                 let limits = RunLimits {
@@ -371,8 +405,13 @@ impl Host {
         if !mcp.is_empty() {
             groups.push(("mcp".to_owned(), mcp));
         }
+        // A run that starts in plan mode must keep its way out whatever the
+        // categories: a routed offer is fixed for the run.
+        let exit = <toolgate_engine::ExitPlanMode as toolgate_core::TypedTool>::NAME;
+        let pinned = offered.iter().filter(|t| *t == exit).cloned();
         let router = Router::builder(groups)
             .config(config)
+            .pinned(pinned)
             .available(offered.iter().cloned())
             .build()
             .map_err(HostError::Routing)?;

@@ -104,7 +104,13 @@ async fn every_front_end_gets_the_same_stages_from_the_host() {
     let run_stages = run.gate().engine.stages();
     for stages in [asked.engine.stages(), run_stages.clone()] {
         assert_eq!(stages.approver, "person");
-        assert_eq!(stages.tools, base.tools);
+        // A run's gate adds the plan-mode tools, and only those.
+        let tools: Vec<&String> = stages
+            .tools
+            .iter()
+            .filter(|t| !["exit_plan_mode", "enter_plan_mode"].contains(&t.as_str()))
+            .collect();
+        assert_eq!(tools, base.tools.iter().collect::<Vec<_>>());
         assert_eq!(stages.guardrails, base.guardrails);
         assert_eq!(stages.pre_hooks["hooks"], base.pre_hooks["hooks"]);
         assert_eq!(stages.post_hooks["hooks"], base.post_hooks["hooks"]);
@@ -114,6 +120,15 @@ async fn every_front_end_gets_the_same_stages_from_the_host() {
         assert_eq!(stages.default_timeout_ms, base.default_timeout_ms);
         assert_eq!(stages.audit, base.audit);
     }
+    assert!(run_stages.tools.contains(&"exit_plan_mode".to_owned()));
+    assert!(run_stages.tools.contains(&"enter_plan_mode".to_owned()));
+    assert!(
+        !asked
+            .engine
+            .stages()
+            .tools
+            .contains(&"exit_plan_mode".to_owned())
+    );
     // The run's gate, its hooks and its audit carry the session id.
     assert_eq!(run_stages.session_id.as_deref(), Some(run.session_id()));
     assert_eq!(run_stages.pre_hooks["session_id"], json!(run.session_id()));

@@ -195,18 +195,14 @@ pub fn claude_rule(
 ///
 /// # Errors
 ///
-/// [`Unmappable`] for `plan` (not a mode of this toolgate) and for any
-/// name Claude Code does not document.
+/// [`Unmappable`] for any name Claude Code does not document.
 pub fn claude_mode(text: &str) -> Result<ConfirmationMode, Unmappable> {
     match text {
         "default" => Ok(ConfirmationMode::ConfirmSensitive),
         "acceptEdits" => Ok(ConfirmationMode::AcceptEdits),
         "dontAsk" => Ok(ConfirmationMode::DontAsk),
         "bypassPermissions" => Ok(ConfirmationMode::Yolo),
-        // TODO(lead): map `plan` to ConfirmationMode::Plan once plan mode is merged.
-        "plan" => Err(Unmappable::new(
-            "this toolgate has no plan mode yet; the mode is left as configured",
-        )),
+        "plan" => Ok(ConfirmationMode::Plan),
         other => Err(Unmappable::new(format!(
             "`{other}` is not a Claude Code permission mode toolgate knows"
         ))),

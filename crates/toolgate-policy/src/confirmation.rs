@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use toolgate_core::{CommandClass, Effect, Effects, Sensitivity};
+use toolgate_core::{CommandClass, Effect, Effects, SandboxProfile, Sensitivity};
 
 use crate::effects::fold_relative;
 
@@ -26,16 +26,21 @@ pub enum ConfirmationMode {
     /// asking runs, everything else is refused at once (for CI and
     /// scripts).
     DontAsk,
+    /// Only calls whose declared effects are read-only run; everything
+    /// else is refused at once, until the person approves the model's plan
+    /// (`exit_plan_mode`) and picks the mode the run goes on in.
+    Plan,
 }
 
 impl ConfirmationMode {
     /// Every mode, in the order `--help` and the docs list them.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Yolo,
         Self::ConfirmSensitive,
         Self::ConfirmAll,
         Self::AcceptEdits,
         Self::DontAsk,
+        Self::Plan,
     ];
 
     /// The spelling used in config files and on the command line.
@@ -46,6 +51,7 @@ impl ConfirmationMode {
             Self::ConfirmAll => "confirm-all",
             Self::AcceptEdits => "accept-edits",
             Self::DontAsk => "dont-ask",
+            Self::Plan => "plan",
         }
     }
 
@@ -62,6 +68,9 @@ impl ConfirmationMode {
             }
             Self::DontAsk => {
                 "Never ask: run what rules or confirm-sensitive allow unasked, refuse the rest (CI)"
+            }
+            Self::Plan => {
+                "Read-only until the person approves the model's plan (exit_plan_mode); refuse the rest"
             }
         }
     }
@@ -110,8 +119,8 @@ pub enum ModeDecision {
     Refuse,
 }
 
-/// What the mode judges of a call: its [`Sensitivity`] and its declared
-/// [`Effects`].
+/// What the mode judges of a call: its [`Sensitivity`], its declared
+/// [`Effects`], and whether its tool declares itself read-only.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct ModeCall<'a> {
@@ -119,15 +128,29 @@ pub struct ModeCall<'a> {
     pub sensitivity: Sensitivity,
     /// What the call declared it will do.
     pub effects: &'a Effects,
+    /// Whether the tool declares that it changes nothing
+    /// ([`ToolAnnotations::read_only`](toolgate_core::ToolAnnotations::read_only):
+    /// an MCP tool's `readOnlyHint`, taken from trusted servers only).
+    /// Only `plan` reads it, for calls whose effects are opaque.
+    pub read_only_tool: bool,
 }
 
 impl<'a> ModeCall<'a> {
-    /// A call of this sensitivity with these effects.
+    /// A call of this sensitivity with these effects, of a tool that does
+    /// not declare itself read-only.
     pub fn new(sensitivity: Sensitivity, effects: &'a Effects) -> Self {
         Self {
             sensitivity,
             effects,
+            read_only_tool: false,
         }
+    }
+
+    /// Sets whether the tool declares itself read-only. By default, no.
+    #[must_use]
+    pub fn read_only_tool(mut self, yes: bool) -> Self {
+        self.read_only_tool = yes;
+        self
     }
 }
 
@@ -152,10 +175,22 @@ impl<'a> ModeCall<'a> {
 ///    judged as by rule 3.
 /// 5. `dont-ask` never asks: what rule 3 would run runs, what it would ask
 ///    about is [refused](ModeDecision::Refuse).
+/// 6. `plan` runs only calls that are read-only by what they declare, and
+///    [refuses](ModeDecision::Refuse) every other at once (it never asks).
+///    A call is read-only when rule 3 would not ask about it (a read-only
+///    tool, or a command the classifier calls `safe`, which runs in the
+///    read-only kernel profile) and its declared effects change nothing:
+///    no write, delete or rename, and every command they start runs in the
+///    read-only profile. An opaque call (an MCP or dynamic tool) is
+///    read-only only when its tool declares so
+///    ([`ModeCall::read_only_tool`]: `readOnlyHint: true` from a trusted
+///    MCP server).
 ///
 /// The user's [`ConfirmationRules`](crate::ConfirmationRules) are consulted
 /// before this table, and a matching rule decides instead of it (under
-/// `dont-ask`, an `ask` rule refuses). Refusals
+/// `dont-ask`, an `ask` rule refuses), except that no `allow` or `ask`
+/// rule lets `plan` run a call it refuses (a `deny` rule still refuses a
+/// read-only one). Refusals
 /// that hold in every mode (blocked commands, guardrails,
 /// `commands.allowed_only`) are made before confirmation and do not depend
 /// on it; dry-run skips asking entirely.
@@ -204,8 +239,34 @@ impl ConfirmationPolicy {
                     ModeDecision::Run
                 }
             }
+            ConfirmationMode::Plan => {
+                let read_only = if call.effects.is_opaque() {
+                    call.read_only_tool
+                } else {
+                    !sensitive() && changes_nothing(call.effects)
+                };
+                if read_only {
+                    ModeDecision::Run
+                } else {
+                    ModeDecision::Refuse
+                }
+            }
         }
     }
+}
+
+/// Rule 6: the declared effects write, delete and rename nothing, and every
+/// command they start runs in the read-only kernel profile.
+fn changes_nothing(effects: &Effects) -> bool {
+    effects.list().iter().all(|effect| match effect {
+        Effect::Read { .. } => true,
+        Effect::Command { plan, .. } => plan.as_ref().is_some_and(|p| {
+            p.class == CommandClass::Safe && p.profile == SandboxProfile::ReadOnly
+        }),
+        // Writes, deletes, renames, the network, and any effect added to
+        // core later (the careful default).
+        _ => false,
+    })
 }
 
 /// Rule 4: the effects write files, read or write nothing else, and stay
@@ -224,10 +285,10 @@ fn edits_inside_workspace(effects: &Effects) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ConfirmationMode::{AcceptEdits, ConfirmAll, ConfirmSensitive, DontAsk, Yolo};
+    use ConfirmationMode::{AcceptEdits, ConfirmAll, ConfirmSensitive, DontAsk, Plan, Yolo};
     use ModeDecision::{Ask, Refuse, Run};
     use Sensitivity::{Command, ReadOnly, Sensitive};
-    use toolgate_core::Change;
+    use toolgate_core::{Change, CommandPlan};
 
     fn asks(mode: ConfirmationMode, sensitivity: Sensitivity) -> bool {
         let opaque = Effects::Opaque;
@@ -258,6 +319,10 @@ mod tests {
             assert_eq!(asks(mode, sensitivity), expected, "{mode} {sensitivity:?}");
         }
     }
+
+    /// (kind, the call, whether its tool declares itself read-only, the
+    /// decision of each mode in the order of `ConfirmationMode::ALL`).
+    type Case<'a> = (&'a str, &'a (Sensitivity, Effects), bool, [ModeDecision; 6]);
 
     /// Each kind of call under each mode: run, ask or refuse.
     #[test]
@@ -309,50 +374,175 @@ mod tests {
         let mcp = (Sensitive, Effects::Opaque);
         let trusted_mcp = (ReadOnly, Effects::Opaque);
         let nothing = (Sensitive, Effects::none());
-        let cases: &[(&str, &(Sensitivity, Effects), [ModeDecision; 5])] = &[
-            // kind                    yolo confirm-sensitive confirm-all accept-edits dont-ask
-            ("read", &read_only, [Run, Run, Ask, Run, Run]),
-            ("search", &search, [Run, Run, Ask, Run, Run]),
-            ("edit inside", &edit, [Run, Ask, Ask, Run, Refuse]),
-            ("two writes inside", &two, [Run, Ask, Ask, Run, Refuse]),
+        let planned = |class, profile| {
+            (
+                Command(class),
+                Effects::known([Effect::command("ls", None).with_plan(CommandPlan::new(
+                    class,
+                    "test",
+                    vec!["ls".into()],
+                    profile,
+                    false,
+                ))]),
+            )
+        };
+        let safe_read_only = planned(CommandClass::Safe, SandboxProfile::ReadOnly);
+        let safe_standard = planned(CommandClass::Safe, SandboxProfile::Standard);
+        let dev_standard = planned(CommandClass::Dev, SandboxProfile::Standard);
+        let read_only_mcp = (Sensitive, Effects::Opaque);
+        let read_only_no_effects = (ReadOnly, Effects::none());
+        let read_only_writing = (ReadOnly, Effects::known([write("a")]));
+        let read_only_fetch = (
+            ReadOnly,
+            Effects::known([Effect::Network {
+                url: "https://example.com".into(),
+            }]),
+        );
+        // (kind, call, whether the tool declares itself read-only,
+        //  yolo confirm-sensitive confirm-all accept-edits dont-ask plan)
+        let cases: &[Case<'_>] = &[
+            ("read", &read_only, true, [Run, Run, Ask, Run, Run, Run]),
+            ("search", &search, true, [Run, Run, Ask, Run, Run, Run]),
+            (
+                "edit inside",
+                &edit,
+                false,
+                [Run, Ask, Ask, Run, Refuse, Refuse],
+            ),
+            (
+                "two writes inside",
+                &two,
+                false,
+                [Run, Ask, Ask, Run, Refuse, Refuse],
+            ),
             (
                 "patch deleting, renaming",
                 &patch,
-                [Run, Ask, Ask, Ask, Refuse],
+                false,
+                [Run, Ask, Ask, Ask, Refuse, Refuse],
             ),
-            ("write outside", &outside, [Run, Ask, Ask, Ask, Refuse]),
-            ("write climbing", &climbing, [Run, Ask, Ask, Ask, Refuse]),
-            ("read outside", &read_out, [Run, Ask, Ask, Ask, Refuse]),
             (
-                "safe command",
+                "write outside",
+                &outside,
+                false,
+                [Run, Ask, Ask, Ask, Refuse, Refuse],
+            ),
+            (
+                "write climbing",
+                &climbing,
+                false,
+                [Run, Ask, Ask, Ask, Refuse, Refuse],
+            ),
+            (
+                "read outside",
+                &read_out,
+                false,
+                [Run, Ask, Ask, Ask, Refuse, Refuse],
+            ),
+            (
+                "safe command, no plan",
                 &command(CommandClass::Safe),
-                [Run, Run, Ask, Run, Run],
+                false,
+                [Run, Run, Ask, Run, Run, Refuse],
+            ),
+            (
+                "safe command, read-only profile",
+                &safe_read_only,
+                false,
+                [Run, Run, Ask, Run, Run, Run],
+            ),
+            (
+                "safe command, standard profile",
+                &safe_standard,
+                false,
+                [Run, Run, Ask, Run, Run, Refuse],
             ),
             (
                 "dev command",
                 &command(CommandClass::Dev),
-                [Run, Ask, Ask, Ask, Refuse],
+                false,
+                [Run, Ask, Ask, Ask, Refuse, Refuse],
+            ),
+            (
+                "dev command, planned",
+                &dev_standard,
+                false,
+                [Run, Ask, Ask, Ask, Refuse, Refuse],
             ),
             (
                 "dangerous command",
                 &command(CommandClass::Dangerous),
-                [Run, Ask, Ask, Ask, Refuse],
+                false,
+                [Run, Ask, Ask, Ask, Refuse, Refuse],
             ),
-            ("write + command", &with_write, [Run, Ask, Ask, Ask, Refuse]),
-            ("network", &fetch, [Run, Ask, Ask, Ask, Refuse]),
-            ("mcp", &mcp, [Run, Ask, Ask, Ask, Refuse]),
-            ("trusted mcp", &trusted_mcp, [Run, Run, Ask, Run, Run]),
+            (
+                "write + command",
+                &with_write,
+                false,
+                [Run, Ask, Ask, Ask, Refuse, Refuse],
+            ),
+            (
+                "network",
+                &fetch,
+                false,
+                [Run, Ask, Ask, Ask, Refuse, Refuse],
+            ),
+            ("mcp", &mcp, false, [Run, Ask, Ask, Ask, Refuse, Refuse]),
+            (
+                "opaque call of a tool declaring itself read-only",
+                &read_only_mcp,
+                true,
+                [Run, Ask, Ask, Ask, Refuse, Run],
+            ),
+            (
+                "trusted mcp without readOnlyHint",
+                &trusted_mcp,
+                false,
+                [Run, Run, Ask, Run, Run, Refuse],
+            ),
+            (
+                "trusted mcp with readOnlyHint",
+                &trusted_mcp,
+                true,
+                [Run, Run, Ask, Run, Run, Run],
+            ),
             (
                 "sensitive, no effects",
                 &nothing,
-                [Run, Ask, Ask, Ask, Refuse],
+                false,
+                [Run, Ask, Ask, Ask, Refuse, Refuse],
+            ),
+            (
+                "read-only, no effects",
+                &read_only_no_effects,
+                true,
+                [Run, Run, Ask, Run, Run, Run],
+            ),
+            (
+                "read-only tool declaring a write",
+                &read_only_writing,
+                true,
+                [Run, Run, Ask, Run, Run, Refuse],
+            ),
+            (
+                "read-only tool reaching the network",
+                &read_only_fetch,
+                true,
+                [Run, Run, Ask, Run, Run, Refuse],
             ),
         ];
-        let modes = [Yolo, ConfirmSensitive, ConfirmAll, AcceptEdits, DontAsk];
-        for (kind, (sensitivity, effects), expected) in cases {
+        let modes = [
+            Yolo,
+            ConfirmSensitive,
+            ConfirmAll,
+            AcceptEdits,
+            DontAsk,
+            Plan,
+        ];
+        for (kind, (sensitivity, effects), read_only_tool, expected) in cases {
             for (mode, want) in modes.iter().zip(expected) {
-                let got =
-                    ConfirmationPolicy::new(*mode).decide(ModeCall::new(*sensitivity, effects));
+                let call = ModeCall::new(*sensitivity, effects).read_only_tool(*read_only_tool);
+                let got = ConfirmationPolicy::new(*mode).decide(call);
                 assert_eq!(got, *want, "{kind} under {mode}");
             }
         }
@@ -367,7 +557,9 @@ mod tests {
         }
         let error = "confirm".parse::<ConfirmationMode>().unwrap_err();
         assert!(
-            error.contains("expected yolo, confirm-sensitive, confirm-all, accept-edits, dont-ask"),
+            error.contains(
+                "expected yolo, confirm-sensitive, confirm-all, accept-edits, dont-ask, plan"
+            ),
             "{error}"
         );
     }

@@ -454,7 +454,7 @@ fn claude_modes() {
         ("acceptEdits", Ok(ConfirmationMode::AcceptEdits)),
         ("dontAsk", Ok(ConfirmationMode::DontAsk)),
         ("bypassPermissions", Ok(ConfirmationMode::Yolo)),
-        ("plan", Err("this toolgate has no plan mode yet")),
+        ("plan", Ok(ConfirmationMode::Plan)),
         ("yolo", Err("`yolo` is not a Claude Code permission mode")),
     ];
     for (text, want) in cases {

@@ -567,6 +567,13 @@ function renderRunEvent(ev) {
     case 'provider_switch':
       addToTranscript(note(`Model: ${ev.from} → ${ev.to} (${ev.reason})`));
       break;
+    case 'plan':
+      addToTranscript(note(ev.mode
+        ? `Plan approved: the run goes on in mode ${ev.mode}.`
+        : ev.answer === 'keep_planning'
+          ? 'Plan not approved yet: plan mode stays on.'
+          : 'Nobody could approve the plan: plan mode stays on.'));
+      break;
     case 'routed': {
       const cats = Array.isArray(ev.categories) && ev.categories.length ? ev.categories.join(', ') : 'no category';
       const n = Array.isArray(ev.tools) ? ev.tools.length : 0;
@@ -758,9 +765,14 @@ function renderAgents() {
   renderPermission();
 }
 
+const MODE_NOTES = {
+  plan: 'plan mode: only read-only calls run until you approve the model\'s plan',
+};
+
 const PERMISSION_NOTES = {
   sandbox: 'asks before sensitive calls',
   full: 'no approvals; workspace limits and the sandbox still apply',
+  plan: MODE_NOTES.plan,
 };
 
 function renderPermission() {
@@ -775,10 +787,14 @@ function renderPermission() {
       ? `Set on the command line (--mode ${agent.mode})`
       : button.dataset.value === 'full'
         ? 'Run without approvals (saved in your config)'
-        : 'Ask before sensitive calls';
+        : button.dataset.value === 'plan'
+          ? 'Start runs in plan mode: read-only until you approve the plan (saved in your config)'
+          : 'Ask before sensitive calls';
   }
+  // The agent's own mode when it says more than the toggle (plan mode).
+  const own = agent && MODE_NOTES[agent.mode];
   const noteText = agent
-    ? `${agent.locked ? `locked by --mode: ${agent.mode}` : PERMISSION_NOTES[permission] || `mode ${agent.mode}`}`
+    ? `${agent.locked ? `locked by --mode: ${agent.mode}` : own || PERMISSION_NOTES[permission] || `mode ${agent.mode}`}`
     : '';
   $('permission-note').textContent = noteText;
   $('permission-note').title = noteText;
@@ -809,6 +825,10 @@ const ANSWER_WORDS = {
   session: 'allowed for this session',
   always: 'always allowed (rule saved)',
   cancelled: 'cancelled (the run stopped)',
+  keep_planning: 'kept planning',
+  'accept-edits': 'plan approved: accept-edits',
+  'confirm-sensitive': 'plan approved: confirm-sensitive',
+  yolo: 'plan approved: yolo',
 };
 
 function ruleText(rule) {
@@ -878,9 +898,66 @@ function approvalOrigin(a) {
   return null;
 }
 
+// What each mode a plan may go on in means, for its button's title.
+const PLAN_MODE_NOTES = {
+  'accept-edits': 'File edits in the workspace run without asking; commands ask as usual',
+  'confirm-sensitive': 'Ask before every sensitive call (the default)',
+  yolo: 'Ask nothing (blocked commands, guardrails and the sandbox still apply)',
+};
+
+/** A plan the model presents to leave plan mode: the plan as text, a
+ * button per mode to go on in, and "Keep planning" with feedback. */
+function planCard(entry) {
+  const a = entry.approval;
+  const feedback = h('input', {
+    type: 'text', className: 'plan-feedback', testid: 'plan-feedback',
+    placeholder: 'What should the model change? (optional)',
+  });
+  const answer = (body) => act(async () => {
+    const buttons = card.querySelectorAll('.actions button');
+    for (const b of buttons) b.disabled = true;
+    try {
+      const resp = await api('POST', `/api/approvals/${enc(a.id)}/plan`, body);
+      resolveApproval(a.id, resp && resp.mode ? resp.mode : 'keep_planning');
+    } catch (e) {
+      for (const b of buttons) b.disabled = false;
+      if (e instanceof ApiError && e.status === 404) await refreshApprovals();
+      throw e;
+    }
+  });
+  const modes = (a.choices || []).map((mode, i) => h('button', {
+    type: 'button', className: i === 0 ? 'primary' : '', testid: 'plan-mode',
+    dataset: { mode }, title: PLAN_MODE_NOTES[mode] || mode,
+    on: { click: () => answer({ mode }) },
+  }, `Approve: ${mode}`));
+  const card = h('article', {
+    className: `card approval-card plan-card${isMine(a) ? ' mine' : ''}`,
+    testid: 'plan-card',
+    dataset: { id: a.id, session: a.session || '' },
+  },
+  h('header', { className: 'card-head' },
+    h('span', { className: 'approval-label' }, 'Plan'),
+    h('code', { className: 'tool-name', testid: 'tool-name' }, a.tool),
+    a.agent ? h('span', { className: 'muted small' }, `agent ${a.agent}`) : null,
+    h('span', { className: 'spacer' }),
+    approvalSource(a)),
+  h('p', { className: 'why', testid: 'why' }, a.why || ''),
+  h('pre', { className: 'plan-text', testid: 'plan-text' }, a.plan || ''),
+  h('div', { className: 'actions' },
+    ...modes,
+    h('button', {
+      type: 'button', className: 'danger', testid: 'keep-planning',
+      title: 'The run stays in plan mode; the model gets your feedback',
+      on: { click: () => answer({ feedback: feedback.value }) },
+    }, 'Keep planning')),
+  feedback);
+  return card;
+}
+
 /** A pending call's card: what it would do, and the four answers. */
 function approvalCard(entry) {
   const a = entry.approval;
+  if (a.kind === 'plan') return planCard(entry);
   const mine = isMine(a);
   const folded = a.folded || { lines: a.lines || [], hidden: null };
   const hidden = folded.hidden || null;
@@ -1103,7 +1180,8 @@ function onKey(e) {
   const t = e.target;
   if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
   const first = sortedPending()[0];
-  if (!first) return;
+  // A plan is answered with its own buttons, never by a key.
+  if (!first || first.approval.kind === 'plan') return;
   e.preventDefault();
   act(() => answerApproval(first.approval.id, e.key === 'a' ? 'allow' : 'deny'));
 }

@@ -15,9 +15,12 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
-use toolgate_engine::{Approval, ApprovalRequest, Approver};
+use toolgate_core::TypedTool as _;
+use toolgate_engine::{
+    Approval, ApprovalRequest, Approver, ExitPlanMode, PLAN_EXITS, PlanAnswer, PlanRequest,
+};
 use toolgate_host::UserRules;
-use toolgate_policy::{ConfirmationRule, RuleDecision};
+use toolgate_policy::{ConfirmationMode, ConfirmationRule, RuleDecision};
 
 use crate::describe::Describer;
 use crate::hub::Hub;
@@ -43,12 +46,14 @@ struct Pending {
     reply: oneshot::Sender<Reply>,
 }
 
-/// What the waiting call gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the waiting call (or plan) gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Reply {
     Allow,
     Session,
     Deny,
+    /// The answer to a plan card.
+    Plan(PlanAnswer),
 }
 
 /// Why an answer was not taken.
@@ -63,6 +68,15 @@ pub(crate) enum ResolveError {
          before allowing it"
     )]
     Unseen(String),
+    #[error(
+        "approval {0} is a plan: approve it with the mode to go on in, or keep the model \
+         planning (POST /api/approvals/{0}/plan)"
+    )]
+    IsPlan(String),
+    #[error("approval {0} is a call, not a plan: answer it with allow, deny, session or always")]
+    NotPlan(String),
+    #[error("{0} is not a mode this plan can go on in (choose one of its `choices`)")]
+    NotAChoice(String),
 }
 
 /// The pending calls of every run this server serves.
@@ -129,6 +143,21 @@ impl Approvals {
             let entry = pending
                 .get(&key)
                 .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?;
+            if is_plan(&entry.info) {
+                // Deny keeps the model planning; nothing else fits a plan.
+                if answer != Answer::Deny {
+                    return Err(ResolveError::IsPlan(id.to_owned()));
+                }
+                let removed = pending
+                    .remove(&key)
+                    .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?;
+                drop(pending);
+                let _ = removed
+                    .reply
+                    .send(Reply::Plan(PlanAnswer::KeepPlanning(String::new())));
+                self.resolved(key, removed.session.as_deref(), "keep_planning");
+                return Ok(());
+            }
             if answer != Answer::Deny && !seen && !entry.info["folded"]["hidden"].is_null() {
                 return Err(ResolveError::Unseen(id.to_owned()));
             }
@@ -144,6 +173,45 @@ impl Approvals {
         let _ = pending.reply.send(reply);
         self.resolved(key, pending.session.as_deref(), answer_name(answer));
         Ok(())
+    }
+
+    /// Answers plan `id`: go on in `mode` (one of the card's choices), or,
+    /// without one, keep the model planning with `feedback`.
+    pub(crate) fn resolve_plan(
+        &self,
+        id: &str,
+        mode: Option<ConfirmationMode>,
+        feedback: Option<String>,
+    ) -> Result<PlanAnswer, ResolveError> {
+        let key = parse_id(id)?;
+        let pending = {
+            let mut pending = self.lock();
+            let entry = pending
+                .get(&key)
+                .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?;
+            if !is_plan(&entry.info) {
+                return Err(ResolveError::NotPlan(id.to_owned()));
+            }
+            if let Some(mode) = mode
+                && !PLAN_EXITS.contains(&mode)
+            {
+                return Err(ResolveError::NotAChoice(mode.to_string()));
+            }
+            pending
+                .remove(&key)
+                .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?
+        };
+        let answer = match mode {
+            Some(mode) => PlanAnswer::Continue(mode),
+            None => PlanAnswer::KeepPlanning(feedback.unwrap_or_default()),
+        };
+        let _ = pending.reply.send(Reply::Plan(answer.clone()));
+        let name = match &answer {
+            PlanAnswer::Continue(mode) => mode.as_str(),
+            _ => "keep_planning",
+        };
+        self.resolved(key, pending.session.as_deref(), name);
+        Ok(answer)
     }
 
     /// Refuses, for a folded card (one that leaves part of what would run
@@ -242,6 +310,44 @@ impl Approvals {
         (key, rx)
     }
 
+    /// Puts a plan on the list: the card shows the plan as text and the
+    /// modes it may go on in.
+    fn open_plan(
+        &self,
+        request: &PlanRequest<'_>,
+        binding: Option<&Binding>,
+        agent: Option<&str>,
+    ) -> (u64, oneshot::Receiver<Reply>) {
+        let session = binding.and_then(|b| b.session.clone());
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        let choices: Vec<&str> = request.choices.iter().map(|m| m.as_str()).collect();
+        let info = json!({
+            "kind": "plan",
+            "id": key.to_string(),
+            "session": session,
+            "agent": agent,
+            "created": now_ms(),
+            "tool": ExitPlanMode::NAME,
+            "why": "the model proposes this plan and asks to leave plan mode",
+            "plan": request.plan,
+            "choices": choices,
+        });
+        let (tx, rx) = oneshot::channel();
+        let info = Arc::new(info);
+        let mut event = (*info).clone();
+        event["type"] = Value::from("approval");
+        self.lock().insert(
+            key,
+            Pending {
+                info,
+                session,
+                reply: tx,
+            },
+        );
+        self.hub.emit(&event);
+        (key, rx)
+    }
+
     /// Removes `key` if still pending (its call was dropped).
     fn abandon(&self, key: u64) {
         let removed = self.lock().remove(&key);
@@ -249,6 +355,11 @@ impl Approvals {
             self.resolved(key, p.session.as_deref(), "cancelled");
         }
     }
+}
+
+/// Whether a pending entry is a plan card rather than a call's.
+fn is_plan(info: &Value) -> bool {
+    info["kind"] == "plan"
 }
 
 fn parse_id(id: &str) -> Result<u64, ResolveError> {
@@ -339,7 +450,27 @@ impl Approver for UiApprover {
         match rx.await {
             Ok(Reply::Allow) => Approval::Allow,
             Ok(Reply::Session) => Approval::AllowForSession,
-            Ok(Reply::Deny) | Err(_) => Approval::Deny,
+            Ok(Reply::Deny | Reply::Plan(_)) | Err(_) => Approval::Deny,
+        }
+    }
+
+    fn reviews_plans(&self) -> bool {
+        true
+    }
+
+    /// The plan as a card on the page, answered with a mode or "keep
+    /// planning"; a run that stops (the card cancelled) keeps planning.
+    async fn approve_plan(&self, request: &PlanRequest<'_>) -> PlanAnswer {
+        let (key, rx) =
+            self.approvals
+                .open_plan(request, self.binding.get(), self.agent.as_deref());
+        let _abandon = Abandon {
+            approvals: &self.approvals,
+            key,
+        };
+        match rx.await {
+            Ok(Reply::Plan(answer)) => answer,
+            Ok(_) | Err(_) => PlanAnswer::KeepPlanning(String::new()),
         }
     }
 }

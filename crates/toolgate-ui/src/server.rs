@@ -29,7 +29,9 @@ use crate::auth::{self, AuthGuard};
 use crate::describe::Describer;
 use crate::hub::Hub;
 
-use answers::{add_rule, answer_many, answer_one, approvals, remove_rule, rules, rules_error};
+use answers::{
+    add_rule, answer_many, answer_one, answer_plan, approvals, remove_rule, rules, rules_error,
+};
 
 mod answers;
 
@@ -261,6 +263,7 @@ fn router(app: Arc<App>, guard: Arc<AuthGuard>) -> Router {
         .route("/api/sessions/{id}", get(session))
         .route("/api/approvals", get(approvals).post(answer_many))
         .route("/api/approvals/{id}", post(answer_one))
+        .route("/api/approvals/{id}/plan", post(answer_plan))
         .route("/api/rules", get(rules).post(add_rule))
         .route("/api/rules/{number}", axum::routing::delete(remove_rule))
         .route("/api/mcp", get(mcp))

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::Serialize;
 use serde_json::Value;
 use toolgate_core::Effects;
+use toolgate_engine::PlanRecord;
 
 use super::decision::CallDecision;
 use crate::fallback::ProviderSwitch;
@@ -108,6 +109,10 @@ pub enum AgentEvent {
         /// What happened.
         message: String,
     },
+    /// The model presented a plan (`exit_plan_mode`) and the person
+    /// answered: approved in a mode, kept planning, or nobody could be
+    /// asked (recorded in the session as `plan`).
+    Plan(PlanRecord),
 }
 
 impl AgentEvent {
@@ -120,6 +125,7 @@ impl AgentEvent {
             Self::ProviderSwitch(_) => "provider_switch",
             Self::ReplyCut { .. } => "reply_cut",
             Self::TaskCheck { .. } => "task_check",
+            Self::Plan(_) => "plan",
             Self::Subagent { event, .. } if event.recorded_within() => "subagent",
             _ => return None,
         };
@@ -151,7 +157,7 @@ impl AgentEvent {
 pub struct RecordedEvent {
     /// The step (0: before the first model call).
     pub step: u32,
-    /// `routed`, `provider_switch`, `reply_cut` or `subagent`.
+    /// `routed`, `provider_switch`, `reply_cut`, `plan` or `subagent`.
     pub kind: String,
     /// The event's fields.
     pub data: Value,

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 use toolgate_core::{Effects, Registry, ToolCall};
-use toolgate_engine::{ApprovalRecord, Decision, Execution};
+use toolgate_engine::{ApprovalRecord, Decision, Execution, PLAN_METADATA, PlanRecord};
 
 use super::decision::{CallDecision, LoopDecision};
 use super::events::{AgentEvent, ToolCallRecord};
@@ -299,6 +299,9 @@ impl AgentRunner {
                 approval: e.approval.and_then(|a| serde_json::to_value(a).ok()),
             };
             self.emit(&AgentEvent::ToolCall(record.clone()));
+            if let Some(plan) = e.plan {
+                self.emit(&AgentEvent::Plan(*plan));
+            }
             report.tool_calls.push(record);
             if c.name == UNREADABLE_CALL {
                 unreadable.push(text);
@@ -479,6 +482,9 @@ struct Ended {
     /// What the call was declared to do (with write contents).
     effects: Effects,
     approval: Option<ApprovalRecord>,
+    /// A plan the person answered, when the tool put one to them (boxed:
+    /// rare, and large beside the rest).
+    plan: Option<Box<PlanRecord>>,
 }
 
 impl Ended {
@@ -491,6 +497,7 @@ impl Ended {
             duration_ms: 0,
             effects: Effects::none(),
             approval: None,
+            plan: None,
         }
     }
 }
@@ -510,6 +517,7 @@ impl Ended {
             duration_ms: 0,
             effects: Effects::none(),
             approval: None,
+            plan: None,
         }
     }
 }
@@ -521,6 +529,12 @@ impl From<Execution> for Ended {
             success: ex.result.success,
             text: ex.result.to_model_text(),
             duration_ms: u64::try_from(ex.duration.as_millis()).unwrap_or(u64::MAX),
+            plan: ex
+                .result
+                .metadata
+                .get(PLAN_METADATA)
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
+                .map(Box::new),
             effects: ex.effects,
             approval: ex.approval,
         }

@@ -151,6 +151,12 @@ const SCRIPTS = [
     echo('Finished. The tool said: '),
   ] },
   { key: 'run the big command', replies: [call('run_command', { command: BIG_COMMAND }), echo('The command said: ')] },
+  { key: 'plan the notes', replies: [
+    call('write_file', { path: 'notes.txt', content: 'planned\n' }),
+    call('exit_plan_mode', { plan: '1. Write notes.txt.\n2. <b>Nothing</b> else.' }),
+    call('write_file', { path: 'notes.txt', content: 'planned\n' }),
+    echo('notes.txt: '),
+  ] },
   { key: 'say hello', replies: [answer('Hello from the scripted model.')] },
   { key: 'answer in markdown', replies: [answer(MARKDOWN)] },
   { key: 'rename greet', replies: [
@@ -546,6 +552,43 @@ scenario('allow', { files: { 'a.txt': 'old text\n' } }, async ({ page, ws }) => 
   check(await page.getByTestId('nav-badge').isHidden(), 'the nav badge is hidden again');
   check(await page.getByTestId('approval-record').count() === 1, 'the answer is recorded in the chat');
   await shot(page, 'chat-allowed.png');
+});
+
+// Plan mode (an agent whose mode is plan): the write before the plan is
+// refused without a card, the plan comes as a card with a button per mode,
+// and after "Approve: accept-edits" the write runs without asking.
+scenario('plan', {
+  config: ['agents:', '  planner:', '    system_prompt: Plan first.', '    mode: plan'],
+}, async ({ page, ws }) => {
+  // The picker: Plan for build is saved and shown.
+  const toggle = page.getByTestId('permission-toggle');
+  await toggle.locator('[data-value="plan"]').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="permission-toggle"]').dataset.permission === 'plan');
+  check(read(path.join(ws, 'home/.config/toolgate/config.yaml')).includes('build: plan'), 'the toggle saved build: plan');
+  await toggle.locator('[data-value="sandbox"]').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="permission-toggle"]').dataset.permission === 'sandbox');
+  // An agent whose own mode is plan shows it.
+  await page.getByTestId('agent-select').selectOption('planner');
+  await waitUntil('the note to say plan mode', async () => (await page.locator('#permission-note').innerText()).includes('plan mode'));
+  check(await toggle.getAttribute('data-permission') === 'plan', `the toggle shows plan: ${await toggle.getAttribute('data-permission')}`);
+  await sendTask(page, 'plan the notes');
+  const card = page.getByTestId('plan-card');
+  await card.waitFor();
+  check(await page.getByTestId('approval-card').count() === 0, 'the refused write asked nothing');
+  check(!fs.existsSync(path.join(ws, 'notes.txt')), 'nothing was written before the plan');
+  const planText = await card.getByTestId('plan-text').innerText();
+  check(planText.includes('1. Write notes.txt.') && planText.includes('<b>Nothing</b> else.'), `the plan as text: ${planText}`);
+  check(await card.locator('b').count() === 0, 'the plan is text, never markup');
+  const modes = await card.getByTestId('plan-mode').evaluateAll((bs) => bs.map((b) => b.dataset.mode));
+  check(JSON.stringify(modes) === JSON.stringify(['accept-edits', 'confirm-sensitive', 'yolo']), `modes: ${modes}`);
+  check(await card.getByTestId('keep-planning').isEnabled(), 'Keep planning is offered');
+  await shot(page, 'plan-card.png');
+  await card.locator('[data-mode="accept-edits"]').click();
+  await page.getByTestId('outcome').waitFor();
+  check(await page.getByTestId('approval-card').count() === 0, 'accept-edits wrote without a card');
+  check(read(path.join(ws, 'notes.txt')) === 'planned\n', `notes.txt is now: ${JSON.stringify(read(path.join(ws, 'notes.txt')))}`);
+  await waitCount(page.getByTestId('plan-card'), 0, 'the plan card to leave the list');
+  check(await page.getByTestId('approval-record').count() === 1, 'the answer is recorded in the chat');
 });
 
 // A new chat: "New chat" shows once (the button), and the model line shows

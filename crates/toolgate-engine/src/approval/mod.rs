@@ -13,6 +13,8 @@ use serde::Serialize;
 use serde_json::Value;
 use toolgate_core::{Effects, Sensitivity};
 
+use crate::plan_mode::{PlanAnswer, PlanRequest};
+
 pub use render::{Budget, Folded, Hidden, Line, Role, fold};
 pub use scope::ApprovalScope;
 pub(crate) use view::Subject;
@@ -144,6 +146,23 @@ pub enum Approval {
 pub trait Approver: Send + Sync {
     /// Asks about one call.
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval;
+
+    /// Shows a model's plan (`exit_plan_mode`) and asks how the run goes
+    /// on: in one of the request's modes, or still planning. By default,
+    /// [`PlanAnswer::Unavailable`]: this approver cannot show a plan.
+    async fn approve_plan(&self, _request: &PlanRequest<'_>) -> PlanAnswer {
+        PlanAnswer::Unavailable(format!(
+            "the {} approver cannot show a plan to a person",
+            self.kind()
+        ))
+    }
+
+    /// Whether [`approve_plan`](Self::approve_plan) puts plans to a person,
+    /// so a run may enter plan mode (it could not leave it otherwise). By
+    /// default, no.
+    fn reviews_plans(&self) -> bool {
+        false
+    }
 
     /// Who is asked (`terminal`, `ui`, `elicitation`, `headless`), for
     /// [`ExecutionEngine::stages`](crate::ExecutionEngine::stages). By

@@ -9,6 +9,7 @@ use toolgate_policy::{ConfirmationPolicy, ConfirmationRules};
 use super::ExecutionEngine;
 use crate::approval::{ApprovalScope, Approver, HeadlessApprover};
 use crate::audit::{AuditLog, AuditSink};
+use crate::plan_mode::ModeCell;
 use crate::stages::{Guardrails, NoGuardrails, NoHooks, PostToolUse, PreToolUse};
 
 /// Configures an [`ExecutionEngine`].
@@ -18,6 +19,7 @@ pub struct EngineBuilder {
     pre_hooks: Arc<dyn PreToolUse>,
     post_hooks: Arc<dyn PostToolUse>,
     policy: ConfirmationPolicy,
+    mode: Option<ModeCell>,
     rules: ConfirmationRules,
     approver: Arc<dyn Approver>,
     dry_run: bool,
@@ -37,6 +39,7 @@ impl ExecutionEngine {
             pre_hooks: Arc::new(NoHooks),
             post_hooks: Arc::new(NoHooks),
             policy: ConfirmationPolicy::default(),
+            mode: None,
             rules: ConfirmationRules::default(),
             approver: Arc::new(HeadlessApprover::default()),
             dry_run: false,
@@ -88,10 +91,22 @@ impl EngineBuilder {
         self
     }
 
-    /// Sets the confirmation policy (step 5). By default, `confirm-sensitive`.
+    /// Sets the confirmation policy (step 5): the mode the engine starts
+    /// in. By default, `confirm-sensitive`.
     #[must_use]
     pub fn policy(mut self, policy: ConfirmationPolicy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// Shares the engine's mode with `cell` (the plan-mode tools, a front
+    /// end's picker): the engine reads it at each call, and its mode is
+    /// then the cell's, not [`policy`](Self::policy)'s. By default, a cell
+    /// of its own, starting in the policy's mode
+    /// ([`ExecutionEngine::mode_cell`]).
+    #[must_use]
+    pub fn mode_cell(mut self, cell: ModeCell) -> Self {
+        self.mode = Some(cell);
         self
     }
 
@@ -159,7 +174,9 @@ impl EngineBuilder {
             guardrails: self.guardrails,
             pre_hooks: self.pre_hooks,
             post_hooks: self.post_hooks,
-            policy: self.policy,
+            mode: self
+                .mode
+                .unwrap_or_else(|| ModeCell::new(self.policy.mode())),
             rules: self.rules,
             approver: self.approver,
             scope: ApprovalScope::new(self.scope),

@@ -8,7 +8,9 @@ use std::time::Duration;
 use serde_json::json;
 use serde_yaml_ng::{Mapping, Value as Yaml};
 use toolgate_core::Registry;
-use toolgate_engine::{Approver, AuditSink, ExecutionEngine, GuardrailsEngine, HookExecutor};
+use toolgate_engine::{
+    Approver, AuditSink, ExecutionEngine, GuardrailsEngine, HookExecutor, plan_mode_tools,
+};
 use toolgate_mcp::{AddServerTool, McpManager, McpServerConfig, ServerRecorder, ServerStatus};
 use toolgate_policy::{ConfirmationMode, ConfirmationPolicy};
 use toolgate_sandbox::{NetworkAttachment, NetworkConsent, NetworkObserver};
@@ -31,6 +33,7 @@ pub struct GateBuilder<'h> {
     agent: Option<String>,
     audit: Vec<Arc<dyn AuditSink>>,
     for_tool: Option<String>,
+    plan_tools: bool,
 }
 
 impl std::fmt::Debug for GateBuilder<'_> {
@@ -55,6 +58,7 @@ impl<'h> GateBuilder<'h> {
             agent: None,
             audit: Vec::new(),
             for_tool: None,
+            plan_tools: false,
         }
     }
 
@@ -89,6 +93,21 @@ impl<'h> GateBuilder<'h> {
     #[must_use]
     pub fn delegation(mut self, yes: bool) -> Self {
         self.delegation = yes;
+        self
+    }
+
+    /// Registers the plan-mode tools, `exit_plan_mode` and
+    /// `enter_plan_mode` ([`toolgate_engine::plan_mode_tools`]), over the
+    /// engine's mode: for gates that run agents. Plans are put to the front
+    /// end's [`interactive`](Self::interactive) approver, unless the mode
+    /// the gate starts in is `dont-ask` (which never asks anyone): without
+    /// one, `exit_plan_mode` says nobody can approve the plan and
+    /// `enter_plan_mode` is never offered. A gate serving MCP clients or
+    /// `toolgate call` leaves them out: its mode is the process's, and its
+    /// callers' plans are theirs to show. By default, out.
+    #[must_use]
+    pub fn plan_mode_tools(mut self, yes: bool) -> Self {
+        self.plan_tools = yes;
         self
     }
 
@@ -163,7 +182,23 @@ impl<'h> GateBuilder<'h> {
                 return Err(error);
             }
         };
-        match assemble(host, &tools.registry, mode, self) {
+        let reviewer = self
+            .interactive
+            .clone()
+            .filter(|_| self.plan_tools && mode != ConfirmationMode::DontAsk);
+        let plan_tools = self.plan_tools;
+        let assembled = assemble(host, &tools.registry, mode, self).and_then(|parts| {
+            if plan_tools {
+                let (exit, enter) = plan_mode_tools(parts.0.mode_cell(), reviewer);
+                tools.registry.register(exit).map_err(HostError::Registry)?;
+                tools
+                    .registry
+                    .register(enter)
+                    .map_err(HostError::Registry)?;
+            }
+            Ok(parts)
+        });
+        match assembled {
             Ok(parts) => Ok(Gate {
                 network,
                 registry: tools.registry,

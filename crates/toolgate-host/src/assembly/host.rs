@@ -730,17 +730,18 @@ impl Host {
 
     /// The web UI's permission of `agent` and the mode its runs get: its
     /// `ui.permissions` toggle, else what its own mode amounts to (`yolo`
-    /// is `full`); the `--mode` flag decides the mode when given.
+    /// is `full`, `plan` is `plan`); the `--mode` flag decides the mode
+    /// when given.
     pub fn ui_permission(
         &self,
         agent: &AgentDef,
     ) -> Result<(crate::AgentPermission, ConfirmationMode), HostError> {
         let own = self.mode_for(Some(agent))?;
         let chosen = self.config().ui.permissions.get(&agent.name).copied();
-        let permission = chosen.unwrap_or(if own == ConfirmationMode::Yolo {
-            crate::AgentPermission::Full
-        } else {
-            crate::AgentPermission::Sandbox
+        let permission = chosen.unwrap_or(match own {
+            ConfirmationMode::Yolo => crate::AgentPermission::Full,
+            ConfirmationMode::Plan => crate::AgentPermission::Plan,
+            _ => crate::AgentPermission::Sandbox,
         });
         let mode = self
             .mode_flag

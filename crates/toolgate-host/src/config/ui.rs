@@ -7,7 +7,8 @@ use toolgate_policy::ConfirmationMode;
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct UiSection {
-    /// Each agent's permission toggle (seed 004): `sandbox` or `full`.
+    /// Each agent's permission toggle (seed 004): `sandbox`, `full` or
+    /// `plan`.
     /// Runs the UI starts use it as the agent's confirmation mode; the
     /// `--mode` flag still wins. Default: none (the agent's own mode).
     pub permissions: std::collections::BTreeMap<String, AgentPermission>,
@@ -25,6 +26,8 @@ pub enum AgentPermission {
     Sandbox,
     /// Ask nothing (`yolo`); `ask` rules still ask.
     Full,
+    /// Read-only until the person approves the model's plan (`plan`).
+    Plan,
 }
 
 impl AgentPermission {
@@ -33,14 +36,16 @@ impl AgentPermission {
         match self {
             Self::Sandbox => ConfirmationMode::ConfirmSensitive,
             Self::Full => ConfirmationMode::Yolo,
+            Self::Plan => ConfirmationMode::Plan,
         }
     }
 
-    /// `sandbox` or `full`.
+    /// `sandbox`, `full` or `plan`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Sandbox => "sandbox",
             Self::Full => "full",
+            Self::Plan => "plan",
         }
     }
 }
@@ -52,8 +57,9 @@ impl std::str::FromStr for AgentPermission {
         match s {
             "sandbox" => Ok(Self::Sandbox),
             "full" => Ok(Self::Full),
+            "plan" => Ok(Self::Plan),
             other => Err(format!(
-                "unknown permission `{other}`: use `sandbox` or `full`"
+                "unknown permission `{other}`: use `sandbox`, `full` or `plan`"
             )),
         }
     }

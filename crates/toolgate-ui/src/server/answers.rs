@@ -8,8 +8,9 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolgate_engine::PlanAnswer;
 use toolgate_host::UserRules;
-use toolgate_policy::ConfirmationRule;
+use toolgate_policy::{ConfirmationMode, ConfirmationRule};
 
 use super::{ApiError, ApiResult, App};
 use crate::approvals::{Answer, ResolveError};
@@ -59,6 +60,32 @@ pub(super) async fn answer_one(
     })))
 }
 
+/// The answer to a plan card: the mode to go on in, or none to keep the
+/// model planning, with what to tell it.
+#[derive(Deserialize)]
+pub(super) struct PlanBody {
+    #[serde(default)]
+    mode: Option<ConfirmationMode>,
+    #[serde(default)]
+    feedback: Option<String>,
+}
+
+pub(super) async fn answer_plan(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Json(body): Json<PlanBody>,
+) -> ApiResult {
+    let answer = app
+        .approvals
+        .resolve_plan(&id, body.mode, body.feedback)
+        .map_err(resolve_error)?;
+    let (answer, mode) = match answer {
+        PlanAnswer::Continue(mode) => ("approved", Some(mode)),
+        _ => ("keep_planning", None),
+    };
+    Ok(Json(json!({"id": id, "answer": answer, "mode": mode})))
+}
+
 #[derive(Deserialize)]
 pub(super) struct AnswerMany {
     answer: Answer,
@@ -101,7 +128,10 @@ pub(super) async fn answer_many(
 fn resolve_error(error: ResolveError) -> ApiError {
     let status = match error {
         ResolveError::NotPending(_) => StatusCode::NOT_FOUND,
-        ResolveError::NoRule => StatusCode::BAD_REQUEST,
+        ResolveError::NoRule
+        | ResolveError::IsPlan(_)
+        | ResolveError::NotPlan(_)
+        | ResolveError::NotAChoice(_) => StatusCode::BAD_REQUEST,
         ResolveError::Unseen(_) => StatusCode::CONFLICT,
     };
     ApiError::new(status, error.to_string())
