@@ -401,7 +401,7 @@ fn config_check_reports_unknown_keys_with_exit_2() {
         "{message}"
     );
     assert!(
-        message.contains("hint: expected `mode` or `rules` here"),
+        message.contains("hint: expected one of `mode`, `rules`, `import` here"),
         "{message}"
     );
     assert_eq!(stdout(&output), "");

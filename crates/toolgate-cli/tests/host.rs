@@ -503,11 +503,11 @@ async fn a_small_model_on_llama_cpp_gets_the_small_profile_constrained_replies_a
     assert_eq!(
         tools,
         [
-            "read_file",
             "list_files",
+            "read_file",
+            "run_command",
             "search_code",
             "write_file",
-            "run_command",
             "finish"
         ]
     );

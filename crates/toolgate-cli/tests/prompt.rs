@@ -180,11 +180,11 @@ async fn the_small_profiles_first_request_is_at_most_1200_tokens() {
     assert_eq!(
         names,
         [
-            "read_file",
             "list_files",
+            "read_file",
+            "run_command",
             "search_code",
             "write_file",
-            "run_command",
             "finish"
         ]
     );

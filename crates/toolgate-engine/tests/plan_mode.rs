@@ -263,15 +263,13 @@ async fn plan_mode_runs_what_is_read_only_and_refuses_the_rest_at_once() {
 async fn no_allow_rule_lifts_plan_mode_and_a_deny_rule_still_refuses() {
     let allow = ConfirmationRule {
         tool: "write_file".into(),
-        command: None,
-        path: None,
         decision: RuleDecision::Allow,
+        ..ConfirmationRule::default()
     };
     let deny = ConfirmationRule {
         tool: "read_file".into(),
-        command: None,
-        path: None,
         decision: RuleDecision::Deny,
+        ..ConfirmationRule::default()
     };
     let gate = gate(vec![allow, deny], Some(Vec::new()));
     let run = gate
