@@ -75,6 +75,10 @@
 //! ```
 
 pub use audit::{AuditEntry, AuditFilter, AuditStore};
+pub use checkpoint::blobs::{BlobStore, GcReport};
+pub use checkpoint::restore::{Conflict, Restore, RestorePlan};
+pub use checkpoint::tracker::{DEFAULT_MAX_FILE, Exclude, WorkspaceTracker};
+pub use checkpoint::{Checkpoint, CheckpointStore, NewCheckpoint, NewRewind, RewindRecord};
 pub use dynamic_tools::{
     Created, DynamicToolKind, DynamicToolRecord, DynamicToolScope, DynamicToolStatus,
     DynamicToolStore, NewDynamicTool, StatusChange,
@@ -140,6 +144,7 @@ macro_rules! names {
 }
 
 mod audit;
+pub mod checkpoint;
 mod dynamic_tools;
 mod error;
 mod memory;
