@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use serde_json::{Value, json};
-use toolgate_core::{Effects, Registry, ToolCall};
+use toolgate_core::{Effects, PathChange, Registry, ToolCall};
 use toolgate_engine::{ApprovalRecord, Decision, Execution};
 
 use super::decision::{CallDecision, LoopDecision};
@@ -265,6 +265,10 @@ impl AgentRunner {
                     .files_changed
                     .extend(e.effects.changed_paths().into_iter().map(str::to_owned));
             }
+            let captured = e.captured.map(|c| *c).unwrap_or_default();
+            report
+                .files_changed
+                .extend(captured.changes.iter().map(|c| c.path.clone()));
             let mut text = truncate_head_tail(&e.text, self.max_output_chars);
             if e.decision.executed()
                 && let Some(more) = self
@@ -291,6 +295,9 @@ impl AgentRunner {
                     u64::try_from(a.waited.as_millis()).unwrap_or(u64::MAX)
                 }),
                 approval: e.approval.and_then(|a| serde_json::to_value(a).ok()),
+                files_changed: captured.changes,
+                changed_before: captured.changed_before,
+                capture_error: captured.error,
             };
             self.emit(&AgentEvent::ToolCall(record.clone()));
             report.tool_calls.push(record);
@@ -333,6 +340,9 @@ impl AgentRunner {
                 recovered,
                 waited_ms: 0,
                 approval: None,
+                files_changed: Vec::new(),
+                changed_before: Vec::new(),
+                capture_error: None,
             };
             self.emit(&AgentEvent::ToolCall(record.clone()));
             report.tool_calls.push(record);
@@ -421,6 +431,17 @@ struct Ended {
     /// What the call was declared to do (with write contents).
     effects: Effects,
     approval: Option<ApprovalRecord>,
+    /// What the gate captured (boxed: most calls capture nothing).
+    captured: Option<Box<Captured>>,
+}
+
+/// What the gate captured around a call: what it changed, what changed
+/// before it, or why the capture failed.
+#[derive(Default)]
+struct Captured {
+    changes: Vec<PathChange>,
+    changed_before: Vec<PathChange>,
+    error: Option<String>,
 }
 
 impl Ended {
@@ -433,6 +454,7 @@ impl Ended {
             duration_ms: 0,
             effects: Effects::none(),
             approval: None,
+            captured: None,
         }
     }
 }
@@ -452,6 +474,7 @@ impl Ended {
             duration_ms: 0,
             effects: Effects::none(),
             approval: None,
+            captured: None,
         }
     }
 }
@@ -465,6 +488,16 @@ impl From<Execution> for Ended {
             duration_ms: u64::try_from(ex.duration.as_millis()).unwrap_or(u64::MAX),
             effects: ex.effects,
             approval: ex.approval,
+            captured: (!ex.changes.is_empty()
+                || !ex.changed_before.is_empty()
+                || ex.capture_error.is_some())
+            .then(|| {
+                Box::new(Captured {
+                    changes: ex.changes,
+                    changed_before: ex.changed_before,
+                    error: ex.capture_error,
+                })
+            }),
         }
     }
 }

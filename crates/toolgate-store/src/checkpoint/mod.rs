@@ -115,6 +115,15 @@ pub trait CheckpointStore: Send + Sync {
     /// Records a step's checkpoint; returns its session-wide step number.
     async fn record_checkpoint(&self, checkpoint: &NewCheckpoint) -> Result<u32, StoreError>;
 
+    /// Adds `changes` to the end of step `step`'s checkpoint (what a
+    /// background process the step started wrote after it).
+    async fn extend_checkpoint(
+        &self,
+        session_id: &str,
+        step: u32,
+        changes: &[PathChange],
+    ) -> Result<(), StoreError>;
+
     /// A session's checkpoints, oldest first.
     async fn checkpoints(&self, session_id: &str) -> Result<Vec<Checkpoint>, StoreError>;
 

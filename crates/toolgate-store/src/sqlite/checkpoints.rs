@@ -69,6 +69,37 @@ impl CheckpointStore for SqliteStore {
         .await
     }
 
+    async fn extend_checkpoint(
+        &self,
+        session_id: &str,
+        step: u32,
+        changes: &[PathChange],
+    ) -> Result<(), StoreError> {
+        let (id, more) = (session_id.to_owned(), changes.to_vec());
+        self.with_conn(move |conn| {
+            let tx = write_tx(conn)?;
+            let json: String = tx
+                .query_row(
+                    "SELECT changes FROM checkpoints WHERE session_id = ?1 AND step = ?2",
+                    params![id, step],
+                    |r| r.get(0),
+                )
+                .optional()
+                .db()?
+                .ok_or_else(|| StoreError::NotFound(id.clone()))?;
+            let mut all: Vec<PathChange> = from_json(&json)?;
+            all.extend(more);
+            tx.execute(
+                "UPDATE checkpoints SET changes = ?1 WHERE session_id = ?2 AND step = ?3",
+                params![to_json(&all)?, id, step],
+            )
+            .db()?;
+            tx.commit().db()?;
+            Ok(())
+        })
+        .await
+    }
+
     async fn checkpoints(&self, session_id: &str) -> Result<Vec<Checkpoint>, StoreError> {
         let id = session_id.to_owned();
         self.with_conn(move |conn| checkpoints(conn, &id)).await
