@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::{Ws, answer, chat_bodies, server, tool_call};
+use common::{Ws, answer, chat_bodies, server, text, tool_call};
 
 /// A `toolgate` process whose stderr (or stdout) lines arrive on a channel.
 struct Proc {
@@ -487,4 +487,51 @@ async fn a_running_session_cannot_be_started_twice_and_a_failed_start_frees_it()
     let mut statuses = [a.0, b.0];
     statuses.sort_unstable();
     assert_eq!(statuses, [202, 409], "{a:?} {b:?}");
+}
+
+#[tokio::test]
+async fn a_session_is_rewound_and_the_rewind_undone_from_the_page() {
+    let model = server(vec![
+        tool_call(
+            "w",
+            "write_file",
+            r#"{"path":"made.txt","content":"made\n"}"#,
+        ),
+        answer("Done."),
+    ])
+    .await;
+    let ws = Ws::new(&model);
+    let out = ws.run(&["run", "Make a file", "--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let made = ws.path().join("made.txt");
+    assert!(made.exists());
+    let proc = Proc::spawn(&ws, &["ui", "--addr", "127.0.0.1:0"], true);
+    let page = Page::sign_in(&proc.url()).await;
+    let sessions = page.get("/api/sessions").await;
+    let id = sessions[0]["id"].as_str().unwrap().to_owned();
+
+    let listed = page.get(&format!("/api/sessions/{id}/checkpoints")).await;
+    let first = &listed["checkpoints"][0];
+    assert_eq!(first["step"], 1, "{listed}");
+    assert_eq!(first["changes"][0]["path"], "made.txt", "{listed}");
+    assert_eq!(first["changes"][0]["before"]["kind"], "absent", "{listed}");
+
+    let rewind = format!("/api/sessions/{id}/rewind");
+    let (status, body) = page.post(&rewind, &json!({"what": "everything"})).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(made.exists());
+    let (status, body) = page.post(&rewind, &json!({"to_step": 1})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["restored"][0]["path"], "made.txt", "{body}");
+    assert!(!made.exists());
+    let listed = page.get(&format!("/api/sessions/{id}/checkpoints")).await;
+    assert_eq!(
+        listed["checkpoints"][0]["rewound_by"], body["rewind_id"],
+        "{listed}"
+    );
+    let (status, body) = page.post(&rewind, &json!({"undo": true})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(std::fs::read_to_string(&made).unwrap(), "made\n");
+    let (status, body) = page.post(&rewind, &json!({"undo": true})).await;
+    assert_eq!(status, 422, "nothing left to undo: {body}");
 }
