@@ -18,6 +18,11 @@
 //!   with leases so that schedulers sharing a store never run a job twice.
 //! - [`DynamicToolStore`]: tools agents wrote at run time, pending until a
 //!   person approves or rejects them.
+//! - [`CheckpointStore`]: what each step of a session changed in the
+//!   workspace (every path's state before and after) and the rewinds made;
+//!   [`WorkspaceTracker`] captures the changes, keeping every content in a
+//!   content-addressed [`BlobStore`] beside the database, and
+//!   [`checkpoint::restore`] puts them back with a conflict check.
 //! - [`SqliteStore`]: every trait in one `SQLite` file that several toolgate
 //!   processes can share, with a versioned schema that upgrades the old
 //!   `.toolgate/sessions.db` of `toolgate-agent`.
