@@ -20,8 +20,9 @@ use serde_json::{Value, json};
 use toolgate_test::model::{Script, mount};
 
 /// `find`'s view of a tree: path → type, mode, link target; without
-/// `home/` (toolgate's store is there) and `.git` (the sandbox puts a
-/// mount point there while a process runs), which rewinds leave alone.
+/// `home/` (toolgate's store is there), `.git` and `.toolgate` (the
+/// sandbox puts mount points there while a process runs), which rewinds
+/// leave alone.
 fn find(dir: &Path) -> BTreeMap<String, String> {
     let out = Command::new("find")
         .args([".", "-mindepth", "1", "-printf", "%P\\t%y %m %l\\n"])
@@ -33,7 +34,7 @@ fn find(dir: &Path) -> BTreeMap<String, String> {
         .lines()
         .filter_map(|l| l.split_once('\t'))
         .filter(|(p, _)| {
-            !["home", ".git"]
+            !["home", ".git", ".toolgate"]
                 .iter()
                 .any(|top| p == top || p.starts_with(&format!("{top}/")))
         })
