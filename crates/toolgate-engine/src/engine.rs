@@ -204,7 +204,16 @@ pub struct Stages {
 ///    lifts a guardrail or a hook's block, and the tool still refuses what
 ///    it refuses when it runs (blocked commands) under the kernel sandbox.
 /// 6. Dry-run → success `[DRY-RUN] would execute TOOL(ARGS)`.
-/// 7. Execute, stopped after the tool's timeout (or the default).
+/// 7. Execute, stopped after the tool's timeout (or the default). With a
+///    [`ChangeCapture`] ([`EngineBuilder::capture`]), a call that may write
+///    (anything but reads, network access and commands in the read-only
+///    sandbox) runs alone, between two looks at the workspace: the first
+///    says what changed since the last look ([`Execution::changed_before`]),
+///    the second what the call changed ([`Execution::changes`]). A command
+///    (or an opaque tool) says so in its result: a `files changed: …` line
+///    and `files_changed` in the metadata; file tools say what they wrote
+///    themselves. A background process's later writes are found by the next
+///    look.
 /// 8. `post_tool_use` hooks; what they return is appended to the output the
 ///    model sees.
 /// 9. Audit: one `tracing` event (target `toolgate::audit`) and, when

@@ -277,3 +277,83 @@ fn keep_current(
     }
     Ok(())
 }
+
+/// The caps of `store.checkpoints`, applied when a run ends: checkpoints
+/// older than `max_age_days` or beyond the newest `max_steps` are dropped;
+/// then, when the kept contents pass `max_total_mb`, the contents nothing
+/// names any more are removed, and while that is not enough the oldest
+/// half of the checkpoints go too. What was dropped is logged; failures
+/// only warn (the run's work is done).
+pub(crate) async fn apply_caps(
+    store: &toolgate_store::SqliteStore,
+    capture: &toolgate_store::WorkspaceTracker,
+    caps: &crate::config::CheckpointsSection,
+) {
+    let day_ms: i64 = 24 * 60 * 60 * 1000;
+    let age = i64::try_from(caps.max_age_days).unwrap_or(i64::MAX / day_ms);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let older_than = now.saturating_sub(age.saturating_mul(day_ms));
+    let mut keep = caps.max_steps;
+    let limit = caps.max_total_mb.saturating_mul(1024 * 1024);
+    let blobs = capture.blobs();
+    for _ in 0..8 {
+        match store.prune_checkpoints(older_than, keep).await {
+            Ok(0) => {}
+            Ok(n) => tracing::warn!(
+                "{n} checkpoint(s) dropped (store.checkpoints: max_age_days {}, max_steps {keep}); \
+                 those steps can no longer be rewound",
+                caps.max_age_days
+            ),
+            Err(e) => {
+                tracing::warn!(
+                    "checkpoints could not be pruned: {}",
+                    toolgate_core::error_chain(&e)
+                );
+                return;
+            }
+        }
+        let total = match blobs.total_bytes() {
+            Ok(total) => total,
+            Err(e) => {
+                tracing::warn!("the kept contents could not be measured: {e}");
+                return;
+            }
+        };
+        if total <= limit {
+            return;
+        }
+        let mut named = match store.referenced_hashes().await {
+            Ok(named) => named,
+            Err(e) => {
+                tracing::warn!(
+                    "checkpoints could not be read: {}",
+                    toolgate_core::error_chain(&e)
+                );
+                return;
+            }
+        };
+        named.extend(capture.hashes());
+        match blobs.gc(&named, std::time::Duration::from_secs(3600)) {
+            Ok(report) if report.kept_bytes <= limit => return,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!("unused contents could not be removed: {e}");
+                return;
+            }
+        }
+        let Ok(stored) = store.checkpoint_count().await else {
+            return;
+        };
+        if stored == 0 {
+            tracing::warn!(
+                "the workspace's contents alone pass store.checkpoints.max_total_mb ({}); \
+                 raise it or leave large files out",
+                caps.max_total_mb
+            );
+            return;
+        }
+        keep = stored / 2;
+    }
+}

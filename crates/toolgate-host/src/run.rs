@@ -105,6 +105,8 @@ pub struct PreparedRun {
     delegation: Option<(Arc<DelegationHub>, Arc<HostSubAgents>)>,
     refresh: Option<Arc<dyn ToolRefresh>>,
     workspace: std::path::PathBuf,
+    /// The caps on checkpoints, applied when the run ends.
+    checkpoints: crate::config::CheckpointsSection,
 }
 
 /// Loads dynamic tools approved during a run into its registry.
@@ -337,6 +339,7 @@ impl Host {
             delegation,
             refresh,
             workspace: self.workspace().to_owned(),
+            checkpoints: self.config().store.checkpoints.clone(),
         })
     }
 
@@ -519,6 +522,9 @@ impl PreparedRun {
         });
         let report = runner.run(&self.request.task, self.history).await;
         drop(entered);
+        if let Some(capture) = &self.gate.capture {
+            crate::rewind::apply_caps(&self.store, capture, &self.checkpoints).await;
+        }
         self.gate.shutdown().await;
         report
     }
@@ -536,11 +542,11 @@ struct StoreRecorder {
 }
 
 impl StoreRecorder {
-    /// Records a step's checkpoint: what its calls changed (each call's
+    /// A step's checkpoint, to record after the step: what its calls changed (each call's
     /// earlier changes, found before it ran, first), then what changed
     /// after its last call, found by one more look now: everything that
     /// changed since the previous step's checkpoint.
-    async fn checkpoint(&self, snapshot: &StepSnapshot<'_>) -> Result<(), RecordError> {
+    async fn checkpoint(&self, snapshot: &StepSnapshot<'_>) -> NewCheckpoint {
         let mut changes = Vec::new();
         let mut problems = Vec::new();
         for call in snapshot.tool_calls {
@@ -567,23 +573,14 @@ impl StoreRecorder {
         if let Some(why) = &incomplete {
             tracing::warn!("step {} cannot be fully undone: {why}", snapshot.step);
         }
-        let step = self
-            .store
-            .record_checkpoint(&NewCheckpoint {
-                session_id: self.session_id.clone(),
-                run: self.run,
-                run_step: snapshot.step,
-                messages_from: snapshot.messages_from,
-                changes,
-                incomplete,
-            })
-            .await
-            .map_err(RecordError::store)?;
-        *self
-            .last_checkpoint
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(step);
-        Ok(())
+        NewCheckpoint {
+            session_id: self.session_id.clone(),
+            run: self.run,
+            run_step: snapshot.step,
+            messages_from: snapshot.messages_from,
+            changes,
+            incomplete,
+        }
     }
 }
 
@@ -654,6 +651,27 @@ impl RunRecorder for StoreRecorder {
                 },
             )
         });
+        let checkpoint = if snapshot.step >= 1 {
+            Some(self.checkpoint(snapshot).await)
+        } else {
+            None
+        };
+        let mut events: Vec<SessionEvent> = snapshot
+            .events
+            .iter()
+            .map(|e| SessionEvent {
+                step: e.step,
+                kind: e.kind.clone(),
+                data: e.data.clone(),
+            })
+            .collect();
+        if let Some(why) = checkpoint.as_ref().and_then(|c| c.incomplete.as_ref()) {
+            events.push(SessionEvent {
+                step: snapshot.step,
+                kind: "checkpoint_incomplete".to_owned(),
+                data: serde_json::json!({ "reason": why }),
+            });
+        }
         self.store
             .record_step(&StepRecord {
                 session_id: self.session_id.clone(),
@@ -663,20 +681,20 @@ impl RunRecorder for StoreRecorder {
                 messages,
                 tool_calls,
                 usage,
-                events: snapshot
-                    .events
-                    .iter()
-                    .map(|e| SessionEvent {
-                        step: e.step,
-                        kind: e.kind.clone(),
-                        data: e.data.clone(),
-                    })
-                    .collect(),
+                events,
             })
             .await
             .map_err(RecordError::store)?;
-        if snapshot.step >= 1 {
-            self.checkpoint(snapshot).await?;
+        if let Some(checkpoint) = checkpoint {
+            let step = self
+                .store
+                .record_checkpoint(&checkpoint)
+                .await
+                .map_err(RecordError::store)?;
+            *self
+                .last_checkpoint
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(step);
         }
         Ok(())
     }

@@ -172,3 +172,113 @@ fn a_file_over_the_limit_is_reported_and_cannot_be_put_back() {
     let plan = restore::plan(ws, &changes).unwrap();
     assert_eq!(plan.lost, vec!["big".to_owned()]);
 }
+
+fn file(hash: &str) -> toolgate_core::FileState {
+    toolgate_core::FileState::File {
+        hash: Some(hash.to_owned()),
+        mode: 0o644,
+        size: 1,
+    }
+}
+
+fn created(path: &str, hash: &str) -> toolgate_core::PathChange {
+    toolgate_core::PathChange {
+        path: path.to_owned(),
+        before: toolgate_core::FileState::Absent,
+        after: file(hash),
+    }
+}
+
+#[tokio::test]
+async fn checkpoints_are_numbered_over_runs_rewound_undone_and_pruned() {
+    use toolgate_store::{
+        CheckpointStore, NewCheckpoint, NewRewind, NewSession, SessionStore, SqliteStore,
+        StepRecord,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("t.db")).unwrap();
+    store
+        .begin(&NewSession {
+            id: "s".into(),
+            agent: "build".into(),
+            task: "t".into(),
+        })
+        .await
+        .unwrap();
+    for (n, hash) in ["a", "b", "c"].iter().enumerate() {
+        let n = u32::try_from(n).unwrap();
+        store
+            .record_step(&StepRecord {
+                session_id: "s".into(),
+                run: 1,
+                step: n + 1,
+                messages_from: usize::try_from(n).unwrap(),
+                messages: vec![serde_json::json!({"role": "user", "content": hash})],
+                tool_calls: Vec::new(),
+                usage: None,
+                events: Vec::new(),
+            })
+            .await
+            .unwrap();
+        let step = store
+            .record_checkpoint(&NewCheckpoint {
+                session_id: "s".into(),
+                run: 1,
+                run_step: n + 1,
+                messages_from: usize::try_from(n).unwrap(),
+                changes: vec![created(hash, &hash.repeat(64))],
+                incomplete: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!(step, n + 1);
+    }
+    // A rewind with the conversation cuts the messages from step 2 on, and
+    // marks steps 2 and 3; its undo puts both back.
+    let id = store
+        .record_rewind(&NewRewind {
+            session_id: "s".into(),
+            to_step: 2,
+            code: true,
+            conversation: true,
+            changes: Vec::new(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.messages("s").await.unwrap().len(), 1);
+    let marked: Vec<Option<i64>> = store
+        .checkpoints("s")
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.rewound_by)
+        .collect();
+    assert_eq!(marked, vec![None, Some(id), Some(id)]);
+    assert_eq!(
+        store
+            .last_rewind("s")
+            .await
+            .unwrap()
+            .unwrap()
+            .messages
+            .len(),
+        2
+    );
+    store.undo_rewind(id).await.unwrap();
+    assert_eq!(store.messages("s").await.unwrap().len(), 3);
+    assert!(store.last_rewind("s").await.unwrap().is_none());
+    assert!(
+        store
+            .checkpoints("s")
+            .await
+            .unwrap()
+            .iter()
+            .all(|c| c.rewound_by.is_none())
+    );
+    // Keeping the newest step only: the others go, and so do the contents
+    // only they named.
+    assert_eq!(store.prune_checkpoints(0, 1).await.unwrap(), 2);
+    assert_eq!(store.checkpoint_count().await.unwrap(), 1);
+    let named = store.referenced_hashes().await.unwrap();
+    assert_eq!(named, std::collections::HashSet::from(["c".repeat(64)]));
+}

@@ -137,6 +137,9 @@ pub trait CheckpointStore: Send + Sync {
     /// Marks rewind `id` undone (rule 2).
     async fn undo_rewind(&self, id: i64) -> Result<(), StoreError>;
 
+    /// How many checkpoints are stored, over all sessions.
+    async fn checkpoint_count(&self) -> Result<usize, StoreError>;
+
     /// Every content hash a checkpoint or rewind names.
     async fn referenced_hashes(&self) -> Result<HashSet<String>, StoreError>;
 

@@ -268,6 +268,16 @@ impl CheckpointStore for SqliteStore {
         .await
     }
 
+    async fn checkpoint_count(&self) -> Result<usize, StoreError> {
+        self.with_conn(|conn| {
+            let n: i64 = conn
+                .query_row("SELECT COUNT(*) FROM checkpoints", [], |r| r.get(0))
+                .db()?;
+            Ok(from_i64(n))
+        })
+        .await
+    }
+
     async fn referenced_hashes(&self) -> Result<HashSet<String>, StoreError> {
         self.with_conn(|conn| {
             let mut out = HashSet::new();
