@@ -282,3 +282,21 @@ async fn checkpoints_are_numbered_over_runs_rewound_undone_and_pruned() {
     let named = store.referenced_hashes().await.unwrap();
     assert_eq!(named, std::collections::HashSet::from(["c".repeat(64)]));
 }
+
+/// Two writes of the same size within one tick of the file system's clock
+/// leave the stamp as it was: the capture must still see the second.
+#[test]
+fn a_same_size_write_right_after_a_look_is_seen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let tracker = WorkspaceTracker::new(&ws, BlobStore::new(tmp.path().join("blobs")));
+    std::fs::write(ws.join("f"), "0").unwrap();
+    tracker.sync().unwrap();
+    // Two contents, kept after the first round: each look is quick.
+    for n in 1..=40 {
+        std::fs::write(ws.join("f"), if n % 2 == 0 { "a" } else { "b" }).unwrap();
+        let changes = tracker.sync().unwrap();
+        assert_eq!(changes.len(), 1, "write {n} not seen");
+    }
+}

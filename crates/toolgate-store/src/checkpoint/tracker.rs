@@ -47,8 +47,13 @@
 //!    that changes a file and then puts its size, modification time *and*
 //!    change time back cannot be seen, and no program can set the change
 //!    time.
+//! 5. A file system's clock ticks coarsely (a few milliseconds): a file
+//!    written twice within one tick, at the same size, keeps its stamp. An
+//!    entry changed less than a second before a walk is therefore read
+//!    again at the next walk whatever its stamp (git's "racily clean"
+//!    entries).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt;
 use std::fs;
 use std::io;
@@ -93,6 +98,10 @@ impl Stamp {
 struct Entry {
     stamp: Stamp,
     state: FileState,
+    /// Changed so shortly before the walk that a change within the same
+    /// tick of the file system's clock could leave the stamp as it is
+    /// (rule 5): read again at the next walk whatever its stamp.
+    racy: bool,
 }
 
 /// A [`ChangeCapture`] over a directory tree, keeping contents in a
@@ -168,11 +177,17 @@ impl WorkspaceTracker {
             .collect()
     }
 
+    /// Walks the tree; entries whose stamp is unchanged are moved over
+    /// from `old` (rule 2), the rest read again. Returns the new record and
+    /// what differs from `old`, sorted by path.
     fn walk(
         &self,
-        old: Option<&HashMap<String, Entry>>,
-    ) -> Result<HashMap<String, Entry>, CaptureError> {
-        let mut out = HashMap::new();
+        mut old: HashMap<String, Entry>,
+        first: bool,
+    ) -> Result<(HashMap<String, Entry>, Vec<PathChange>), CaptureError> {
+        let racy_after = racy_line();
+        let mut out = HashMap::with_capacity(old.len());
+        let mut changes = Vec::new();
         let mut stack = vec![PathBuf::new()];
         while let Some(rel) = stack.pop() {
             let dir = self.root.join(&rel);
@@ -211,17 +226,45 @@ impl WorkspaceTracker {
                 if meta.is_dir() {
                     stack.push(child);
                 }
-                if let Some(known) = old.and_then(|o| o.get(&key)).filter(|e| e.stamp == stamp) {
-                    out.insert(key, known.clone());
-                    continue;
-                }
+                let racy = stamp.mtime >= racy_after || stamp.ctime >= racy_after;
+                let known = match old.remove(&key) {
+                    Some(known) if known.stamp == stamp && !known.racy => {
+                        out.insert(key, Entry { racy, ..known });
+                        continue;
+                    }
+                    other => other,
+                };
                 let Some(state) = self.state_of(&path, &meta)? else {
+                    if let Some(known) = known {
+                        changes.push(PathChange {
+                            path: key,
+                            before: known.state,
+                            after: FileState::Absent,
+                        });
+                    }
                     continue;
                 };
-                out.insert(key, Entry { stamp, state });
+                let before = known.map_or(FileState::Absent, |e| e.state);
+                if before != state && !first {
+                    changes.push(PathChange {
+                        path: key.clone(),
+                        before,
+                        after: state.clone(),
+                    });
+                }
+                out.insert(key, Entry { stamp, state, racy });
             }
         }
-        Ok(out)
+        // What is left of the old record was not found.
+        for (path, entry) in old {
+            changes.push(PathChange {
+                path,
+                before: entry.state,
+                after: FileState::Absent,
+            });
+        }
+        changes.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok((out, changes))
     }
 
     /// The state of the entry at `path`; `None` for what is neither file,
@@ -288,39 +331,24 @@ fn slash(rel: &Path) -> String {
 impl ChangeCapture for WorkspaceTracker {
     fn sync(&self) -> Result<Vec<PathChange>, CaptureError> {
         let mut record = self.record.lock().unwrap_or_else(PoisonError::into_inner);
-        let new = self.walk(record.as_ref())?;
-        let changes = record.as_ref().map(|old| diff(old, &new));
+        // On an error the record is dropped: the next look starts afresh,
+        // and the caller reports that the changes are unknown.
+        let first = record.is_none();
+        let (new, changes) = self.walk(record.take().unwrap_or_default(), first)?;
         *record = Some(new);
-        Ok(changes.unwrap_or_default())
+        Ok(changes)
     }
 }
 
-fn diff(old: &HashMap<String, Entry>, new: &HashMap<String, Entry>) -> Vec<PathChange> {
-    let mut changes: BTreeMap<&str, PathChange> = BTreeMap::new();
-    for (path, entry) in old {
-        let after = new.get(path).map_or(FileState::Absent, |e| e.state.clone());
-        if after != entry.state {
-            changes.insert(
-                path,
-                PathChange {
-                    path: path.clone(),
-                    before: entry.state.clone(),
-                    after,
-                },
-            );
-        }
-    }
-    for (path, entry) in new {
-        if !old.contains_key(path) {
-            changes.insert(
-                path,
-                PathChange {
-                    path: path.clone(),
-                    before: FileState::Absent,
-                    after: entry.state.clone(),
-                },
-            );
-        }
-    }
-    changes.into_values().collect()
+/// The time from which a stamp is racy (rule 5): a second before now, far
+/// more than the coarsest clock tick of a file system's time stamps.
+fn racy_line() -> (i64, i64) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .saturating_sub(std::time::Duration::from_secs(1));
+    (
+        i64::try_from(now.as_secs()).unwrap_or(i64::MAX),
+        i64::from(now.subsec_nanos()),
+    )
 }
