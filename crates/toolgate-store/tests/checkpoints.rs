@@ -300,3 +300,22 @@ fn a_same_size_write_right_after_a_look_is_seen() {
         assert_eq!(changes.len(), 1, "write {n} not seen");
     }
 }
+
+#[test]
+fn each_write_of_a_file_in_a_tree_is_seen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    for d in 0..10 {
+        std::fs::create_dir_all(ws.join(format!("d{d}"))).unwrap();
+        for f in 0..10 {
+            std::fs::write(ws.join(format!("d{d}/f{f}")), "x".repeat(64)).unwrap();
+        }
+    }
+    let tracker = WorkspaceTracker::new(&ws, BlobStore::new(tmp.path().join("blobs")));
+    tracker.sync().unwrap();
+    for n in 1..=300 {
+        std::fs::write(ws.join("d5/f5"), n.to_string()).unwrap();
+        let changes = tracker.sync().unwrap();
+        assert_eq!(changes.len(), 1, "write {n} not seen: {changes:?}");
+    }
+}

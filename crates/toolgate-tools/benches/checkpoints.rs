@@ -95,11 +95,13 @@ fn checkpoints(c: &mut Criterion) {
         b.iter(|| assert!(tracker.sync().unwrap().is_empty()));
     });
     let one = ws.join("d050/f050.txt");
+    // Criterion calls the closure more than once: the counter lives
+    // outside it, so that every write changes the file.
+    let n = std::sync::atomic::AtomicU64::new(0);
     c.bench_function("capture/walk_10k_files_one_changed", |b| {
-        let mut n = 0u64;
         b.iter(|| {
-            n += 1;
-            std::fs::write(&one, n.to_string()).unwrap();
+            let next = n.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            std::fs::write(&one, next.to_string()).unwrap();
             assert_eq!(tracker.sync().unwrap().len(), 1);
         });
     });
