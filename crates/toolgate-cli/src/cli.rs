@@ -117,6 +117,10 @@ pub(crate) enum Command {
     Mcp(McpCommand),
     /// Run an agent on a task with a model; every tool call goes through the gate.
     Run(RunArgs),
+    /// Put the workspace (and/or the conversation) back as it was before a step of a session; undo that.
+    Rewind(RewindArgs),
+    /// The steps of a session with the files each changed, for `toolgate rewind`.
+    Checkpoints(CheckpointsArgs),
     /// List, show and resume saved agent sessions.
     #[command(subcommand)]
     Sessions(SessionsCommand),
@@ -141,6 +145,47 @@ pub(crate) enum Command {
     Store(StoreCommand),
     /// The local web app: chat with agents, approve their calls, see sessions, rules, MCP, sandbox and audit.
     Ui(UiArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("what").args(["code", "conversation", "both"]))]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one of three choices, and each flag with its --no- partner"
+)]
+pub(crate) struct RewindArgs {
+    /// The session [default: the most recently updated].
+    pub(crate) session: Option<String>,
+    /// Put things back as they were before step N [default: undo the last step that changed anything].
+    #[arg(long, value_name = "N", conflicts_with = "undo")]
+    pub(crate) to_step: Option<u32>,
+    /// Rewind the workspace's files only (the default).
+    #[arg(long)]
+    pub(crate) code: bool,
+    /// Rewind the conversation only: a resumed run continues from before the step.
+    #[arg(long)]
+    pub(crate) conversation: bool,
+    /// Rewind both the files and the conversation.
+    #[arg(long)]
+    pub(crate) both: bool,
+    /// Also put back files changed since by someone else (listed as conflicts otherwise).
+    #[arg(long, overrides_with = "no_force")]
+    pub(crate) force: bool,
+    /// Leave files changed since by someone else alone (the default). Wins over --force.
+    #[arg(long)]
+    pub(crate) no_force: bool,
+    /// Undo the session's last rewind.
+    #[arg(long, overrides_with = "no_undo")]
+    pub(crate) undo: bool,
+    /// Rewind rather than undo (the default). Wins over --undo.
+    #[arg(long)]
+    pub(crate) no_undo: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckpointsArgs {
+    /// The session [default: the most recently updated].
+    pub(crate) session: Option<String>,
 }
 
 #[derive(Debug, Args)]

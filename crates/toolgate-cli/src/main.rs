@@ -40,6 +40,7 @@ mod hooks_cmd;
 mod init_cmd;
 mod mcp_cmd;
 mod render;
+mod rewind_cmd;
 mod rules_cmd;
 mod run_cmd;
 mod schedule_cmd;
@@ -195,6 +196,8 @@ async fn run(mut cli: Cli) -> Result<Exit, CliError> {
     match cli.command {
         Command::Run(args) => run_cmd::run(&setup, args).await,
         Command::Sessions(cmd) => sessions_cmd::sessions(&setup, cmd).await,
+        Command::Rewind(args) => rewind_cmd::rewind(&setup, &args).await,
+        Command::Checkpoints(args) => rewind_cmd::checkpoints(&setup, &args).await,
         Command::Tools(ToolsCommand::List { agent }) => tools_list(&setup, agent.as_deref()).await,
         Command::Tools(review) => tools_review(&setup, review).await,
         Command::Call(args) => call(&setup, args).await,

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::{Ws, answer, chat_bodies, server, tool_call};
+use common::{Ws, answer, chat_bodies, server, text, tool_call};
 
 /// A `toolgate` process whose stderr (or stdout) lines arrive on a channel.
 struct Proc {
@@ -550,4 +550,51 @@ async fn a_plan_approved_on_the_page_continues_in_the_chosen_mode_and_the_write_
     );
     let bodies = chat_bodies(&model).await;
     assert_eq!(bodies.len(), 4);
+}
+
+#[tokio::test]
+async fn a_session_is_rewound_and_the_rewind_undone_from_the_page() {
+    let model = server(vec![
+        tool_call(
+            "w",
+            "write_file",
+            r#"{"path":"made.txt","content":"made\n"}"#,
+        ),
+        answer("Done."),
+    ])
+    .await;
+    let ws = Ws::new(&model);
+    let out = ws.run(&["run", "Make a file", "--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let made = ws.path().join("made.txt");
+    assert!(made.exists());
+    let proc = Proc::spawn(&ws, &["ui", "--addr", "127.0.0.1:0"], true);
+    let page = Page::sign_in(&proc.url()).await;
+    let sessions = page.get("/api/sessions").await;
+    let id = sessions[0]["id"].as_str().unwrap().to_owned();
+
+    let listed = page.get(&format!("/api/sessions/{id}/checkpoints")).await;
+    let first = &listed["checkpoints"][0];
+    assert_eq!(first["step"], 1, "{listed}");
+    assert_eq!(first["changes"][0]["path"], "made.txt", "{listed}");
+    assert_eq!(first["changes"][0]["before"]["kind"], "absent", "{listed}");
+
+    let rewind = format!("/api/sessions/{id}/rewind");
+    let (status, body) = page.post(&rewind, &json!({"what": "everything"})).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(made.exists());
+    let (status, body) = page.post(&rewind, &json!({"to_step": 1})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["restored"][0]["path"], "made.txt", "{body}");
+    assert!(!made.exists());
+    let listed = page.get(&format!("/api/sessions/{id}/checkpoints")).await;
+    assert_eq!(
+        listed["checkpoints"][0]["rewound_by"], body["rewind_id"],
+        "{listed}"
+    );
+    let (status, body) = page.post(&rewind, &json!({"undo": true})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(std::fs::read_to_string(&made).unwrap(), "made\n");
+    let (status, body) = page.post(&rewind, &json!({"undo": true})).await;
+    assert_eq!(status, 422, "nothing left to undo: {body}");
 }

@@ -35,6 +35,9 @@
 //! - [`Group`] describes a group of tools once (name, configuration section,
 //!   trusted keys, tool names) and builds its tools from a [`GroupContext`]:
 //!   the host's catalog of groups is a list of them.
+//! - [`ChangeCapture`] says what changed in the workspace around a call, as
+//!   [`PathChange`]s (each path's [`FileState`] before and after), whoever
+//!   made the change: the gate captures, checkpoints keep the states.
 //! - [`address`] says which IP addresses are public: the address half of
 //!   the web tools' and the network proxy's SSRF rules.
 //!
@@ -87,6 +90,9 @@ pub use catalog::{
     DataHome, EnvLookup, Group, GroupContext, GroupError, HostEnv, NoParts, OptInSection, Parts,
     ToggleSection,
 };
+pub use changes::{
+    CaptureError, ChangeCapture, ChangeKind, FileState, PathChange, describe_changes,
+};
 pub use diff::unified_diff;
 pub use effects::{Change, CommandPlan, Effect, Effects, EffectsError, SandboxProfile};
 pub use error::{Error, error_chain};
@@ -117,6 +123,7 @@ pub mod private_files;
 
 mod call;
 mod catalog;
+mod changes;
 mod diff;
 mod effects;
 mod error;

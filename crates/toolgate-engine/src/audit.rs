@@ -48,6 +48,19 @@ pub struct AuditRecord<'a> {
     /// `network`): the bytes each way. Absent for tool calls.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transfer: Option<Transfer>,
+    /// What the call changed in the workspace, when the gate captures
+    /// changes; absent when nothing changed or nothing was captured.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files_changed: Vec<FileChanged>,
+}
+
+/// One path a call changed, as the audit records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileChanged {
+    /// The workspace-relative path.
+    pub path: String,
+    /// Created, modified or deleted.
+    pub change: toolgate_core::ChangeKind,
 }
 
 /// The bytes of a connection, each way.

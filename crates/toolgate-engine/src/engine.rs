@@ -10,8 +10,8 @@ use futures_util::FutureExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgate_core::{
-    Effects, RegisteredTool, Registry, Sensitivity, ToolCall, ToolContext, ToolResult, TypedTool,
-    Workspace,
+    ChangeCapture, Effect, Effects, PathChange, RegisteredTool, Registry, SandboxProfile,
+    Sensitivity, ToolCall, ToolContext, ToolResult, TypedTool, Workspace,
 };
 use toolgate_policy::{
     ConfirmationMode, ConfirmationPolicy, ConfirmationRules, ModeCall, ModeDecision, RuleDecision,
@@ -22,7 +22,7 @@ use crate::approval::{
     Answered, Approval, ApprovalRecord, ApprovalRequest, ApprovalScope, ApprovalView, Approver,
     Subject,
 };
-use crate::audit::{AuditRecord, AuditSink, digest};
+use crate::audit::{AuditRecord, AuditSink, FileChanged, digest};
 use crate::plan_mode::ModeCell;
 use crate::stages::{CallView, Guardrails, PostToolUse, PreToolOutcome, PreToolUse};
 
@@ -119,6 +119,14 @@ pub struct Execution {
     /// The question put to a person, their answer and how long it took
     /// them; `None` when nobody was asked.
     pub approval: Option<ApprovalRecord>,
+    /// What the call changed in the workspace, when the engine captures
+    /// ([`EngineBuilder::capture`]) and the call may write.
+    pub changes: Vec<PathChange>,
+    /// What changed in the workspace since the last capture and before
+    /// this call ran: a background process, a person.
+    pub changed_before: Vec<PathChange>,
+    /// Why the capture failed, when it did: the changes are then unknown.
+    pub capture_error: Option<String>,
 }
 
 impl Execution {
@@ -206,7 +214,16 @@ pub struct Stages {
 ///    lifts a guardrail or a hook's block, and the tool still refuses what
 ///    it refuses when it runs (blocked commands) under the kernel sandbox.
 /// 6. Dry-run → success `[DRY-RUN] would execute TOOL(ARGS)`.
-/// 7. Execute, stopped after the tool's timeout (or the default).
+/// 7. Execute, stopped after the tool's timeout (or the default). With a
+///    [`ChangeCapture`] ([`EngineBuilder::capture`]), a call that may write
+///    (anything but reads, network access and commands in the read-only
+///    sandbox) runs alone, between two looks at the workspace: the first
+///    says what changed since the last look ([`Execution::changed_before`]),
+///    the second what the call changed ([`Execution::changes`]). A command
+///    (or an opaque tool) says so in its result: a `files changed: …` line
+///    and `files_changed` in the metadata; file tools say what they wrote
+///    themselves. A background process's later writes are found by the next
+///    look.
 /// 8. `post_tool_use` hooks; what they return is appended to the output the
 ///    model sees.
 /// 9. Audit: one `tracing` event (target `toolgate::audit`) and, when
@@ -234,6 +251,10 @@ pub struct ExecutionEngine {
     audit: Vec<Arc<dyn AuditSink>>,
     session_id: Option<String>,
     workspace: Option<Workspace>,
+    capture: Option<Arc<dyn ChangeCapture>>,
+    /// Held while a captured call runs, so that the changes of two calls
+    /// are not mixed up.
+    capture_lock: tokio::sync::Mutex<()>,
 }
 
 impl fmt::Debug for ExecutionEngine {
@@ -260,6 +281,16 @@ struct Ended {
     rule: Option<String>,
     /// The question a person was asked, if one was.
     approval: Option<ApprovalRecord>,
+    /// What the capture saw (step 7).
+    captured: Captured,
+}
+
+/// What the capture around a call saw.
+#[derive(Debug, Default)]
+struct Captured {
+    before: Vec<PathChange>,
+    changes: Vec<PathChange>,
+    error: Option<String>,
 }
 
 impl Ended {
@@ -271,6 +302,7 @@ impl Ended {
             effects: Effects::none(),
             rule: None,
             approval: None,
+            captured: Captured::default(),
         }
     }
 
@@ -380,6 +412,9 @@ impl ExecutionEngine {
             effects: ended.effects,
             rule: ended.rule,
             approval: ended.approval,
+            changes: ended.captured.changes,
+            changed_before: ended.captured.before,
+            capture_error: ended.captured.error,
         }
     }
 
@@ -509,6 +544,7 @@ impl ExecutionEngine {
                 effects,
                 rule,
                 approval,
+                captured: Captured::default(),
             };
         }
 
@@ -519,7 +555,27 @@ impl ExecutionEngine {
             ctx = ctx.with_session(session.clone());
         }
         let run = AssertUnwindSafe(entry.tool().execute(args.clone(), &ctx)).catch_unwind();
-        let (mut result, decision) = match tokio::time::timeout(timeout, run).await {
+        let capture = self.capture.as_ref().filter(|_| may_write(&effects));
+        let held = match capture {
+            Some(_) => Some(self.capture_lock.lock().await),
+            None => None,
+        };
+        let mut captured = Captured::default();
+        if let Some(capture) = capture {
+            match sync(capture).await {
+                Ok(before) => captured.before = before,
+                Err(e) => captured.error = Some(e),
+            }
+        }
+        let ran = tokio::time::timeout(timeout, run).await;
+        if let Some(capture) = capture.filter(|_| captured.error.is_none()) {
+            match sync(capture).await {
+                Ok(changes) => captured.changes = changes,
+                Err(e) => captured.error = Some(e),
+            }
+        }
+        drop(held);
+        let (mut result, decision) = match ran {
             Ok(Ok(result)) => (result, Decision::Executed),
             Ok(Err(panic)) => (
                 ToolResult::failure(format!(
@@ -536,6 +592,10 @@ impl ExecutionEngine {
                 Decision::TimedOut,
             ),
         };
+
+        if capture.is_some() {
+            report_changes(&mut result, &effects, &captured);
+        }
 
         // 8. Post hooks, and guardrail bookkeeping.
         let view = self.view(&entry, &args, &effects, call_id);
@@ -554,6 +614,7 @@ impl ExecutionEngine {
             effects,
             rule,
             approval,
+            captured,
         }
     }
 
@@ -774,11 +835,88 @@ impl ExecutionEngine {
             effects: ended.effects.summary(),
             rule: ended.rule.as_deref(),
             transfer: None,
+            files_changed: ended
+                .captured
+                .changes
+                .iter()
+                .map(|c| FileChanged {
+                    path: c.path.clone(),
+                    change: c.kind(),
+                })
+                .collect(),
         };
         for sink in &self.audit {
             sink.record(&record);
         }
     }
+}
+
+/// Whether a call may change the workspace, so that its changes are
+/// captured: anything but reads, network access and commands that run in
+/// the read-only sandbox (which cannot write). An opaque call (an MCP
+/// tool) may.
+fn may_write(effects: &Effects) -> bool {
+    effects.is_opaque()
+        || effects.list().iter().any(|e| match e {
+            Effect::Read { .. } | Effect::Network { .. } => false,
+            Effect::Command { plan, .. } => plan
+                .as_ref()
+                .is_none_or(|p| p.profile != SandboxProfile::ReadOnly),
+            _ => true,
+        })
+}
+
+/// One look of the capture, off the async threads (it walks the tree).
+async fn sync(capture: &Arc<dyn ChangeCapture>) -> Result<Vec<PathChange>, String> {
+    let capture = Arc::clone(capture);
+    match tokio::task::spawn_blocking(move || capture.sync()).await {
+        Ok(Ok(changes)) => Ok(changes),
+        Ok(Err(e)) => Err(toolgate_core::error_chain(&e)),
+        Err(e) => Err(format!("the capture stopped: {e}")),
+    }
+}
+
+/// What a command (or an opaque tool) changed, told in its result: a
+/// `files changed: …` line for the model and `files_changed` in the
+/// metadata, or why it is not known. File tools say what they wrote
+/// themselves.
+fn report_changes(result: &mut ToolResult, effects: &Effects, captured: &Captured) {
+    let runs_commands = effects.is_opaque()
+        || effects
+            .list()
+            .iter()
+            .any(|e| matches!(e, Effect::Command { .. }));
+    if !runs_commands {
+        return;
+    }
+    let line = if let Some(error) = &captured.error {
+        tracing::warn!("the changes of this call are unknown and cannot be undone: {error}");
+        Some(format!(
+            "files changed: unknown (the capture failed: {error}); this call cannot be undone"
+        ))
+    } else {
+        toolgate_core::describe_changes(&captured.changes)
+    };
+    let Some(line) = line else {
+        return;
+    };
+    let listed: Vec<Value> = captured
+        .changes
+        .iter()
+        .map(|c| serde_json::json!({ "path": c.path, "change": c.kind() }))
+        .collect();
+    let text = if result.success {
+        &mut result.output
+    } else {
+        result.error.get_or_insert_with(String::new)
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&line);
+    result
+        .metadata
+        .insert("files_changed".to_owned(), Value::Array(listed));
 }
 
 /// The refusal of a call `dont-ask` will not ask about: what refused it,

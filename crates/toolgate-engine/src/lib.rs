@@ -55,7 +55,7 @@ pub use approval::{
     Action, Answered, Approval, ApprovalRecord, ApprovalRequest, ApprovalScope, ApprovalView,
     Approver, Budget, FileSize, Folded, HeadlessApprover, Hidden, Line, Role, fold,
 };
-pub use audit::{AuditLog, AuditRecord, AuditSink, Transfer};
+pub use audit::{AuditLog, AuditRecord, AuditSink, FileChanged, Transfer};
 pub use engine::{Decision, EngineBuilder, Execution, ExecutionEngine, Stages};
 pub use guardrails::{
     CodeRule, GuardrailsConfig, GuardrailsEngine, GuardrailsEngineBuilder, GuardrailsError,

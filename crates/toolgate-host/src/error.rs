@@ -190,6 +190,19 @@ pub enum HostError {
         /// Why.
         reason: String,
     },
+    /// A rewind (or its undo) cannot be made as asked.
+    #[error("{0}")]
+    Rewind(String),
+    /// A file of the workspace could not be read or put back during a
+    /// rewind.
+    #[error("{what}")]
+    RewindIo {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 fn no_model_text(model: Option<&str>, tried: &[String]) -> String {
@@ -272,6 +285,8 @@ impl HostError {
             Self::Delegation { .. } => "list other configured agents (or `improve` with \
                 `tools.persona.enabled`); an agent never lists itself"
                 .to_owned(),
+            Self::Rewind(_) => "list the steps and what each changed with `toolgate checkpoints SESSION`".to_owned(),
+            Self::RewindIo { .. } => "fix the file's permissions, then run the rewind again; what was put back so far is listed by `toolgate checkpoints`".to_owned(),
             Self::NoModel { .. } => GET_A_MODEL.to_owned(),
             Self::ChooseModel { served, .. } => format!(
                 "name one: `toolgate run --model {} …` (or set `llm.model`)",
@@ -301,7 +316,11 @@ impl HostError {
     /// What kind of problem this is.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Self::Audit { .. } | Self::Registry(_) | Self::Store { .. } => ErrorKind::Runtime,
+            Self::Audit { .. }
+            | Self::Registry(_)
+            | Self::Store { .. }
+            | Self::Rewind(_)
+            | Self::RewindIo { .. } => ErrorKind::Runtime,
             Self::NoModel { .. }
             | Self::ChooseModel { .. }
             | Self::UnnamedModel { .. }

@@ -60,10 +60,10 @@ pub use config::init::{InitError, LlmSetup, ProviderKind, Written};
 pub use config::rules_file::{RulesFileError, UserRules};
 pub use config::trust::{Trust, TrustError, TrustStore, TrustedFile};
 pub use config::{
-    AgentPermission, AuditSection, CommandsSection, Config, ConfigError, ConfirmationSection,
-    Constrain, EnvSection, LimitsSection, LlmProvider, LlmSection, LoadError, Loaded, Overrides,
-    ProjectFile, ProjectStatus, SandboxSetting, SkillsSection, Source, StoreSection, Temperature,
-    TextToolCalls, UiSection, WorkspaceSection, trust_store_path,
+    AgentPermission, AuditSection, CheckpointsSection, CommandsSection, Config, ConfigError,
+    ConfirmationSection, Constrain, EnvSection, LimitsSection, LlmProvider, LlmSection, LoadError,
+    Loaded, Overrides, ProjectFile, ProjectStatus, SandboxSetting, SkillsSection, Source,
+    StoreSection, Temperature, TextToolCalls, UiSection, WorkspaceSection, trust_store_path,
 };
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};
@@ -72,6 +72,7 @@ pub use judge::CommandJudgement;
 pub use network::{DomainLists, NETWORK_TOOL, NetworkSetting};
 pub use own_state::{OwnKind, OwnPath, OwnState};
 pub use prompt::PromptReport;
+pub use rewind::{RewindOptions, RewindOutcome};
 pub use run::{PreparedRun, RequestSize, RunControls, RunRequest, done_event};
 pub use schedule::HostJobRunner;
 
@@ -107,6 +108,7 @@ mod judge;
 pub mod network;
 mod own_state;
 mod prompt;
+mod rewind;
 mod run;
 mod schedule;
 mod secrets;

@@ -171,6 +171,7 @@ impl NetworkObserver for AuditObserver {
             url: format!("{}:{}", record.host, record.port),
         }]);
         let audit = AuditRecord {
+            files_changed: Vec::new(),
             ts: jiff::Timestamp::now().to_string(),
             call_id: &call_id,
             session_id: self.session_id.as_deref(),

@@ -12,11 +12,13 @@ use toolgate_agent::{
     Message, RecordError, Router, RunRecorder, RunReport, SpendMeter, StepSnapshot, SwitchLog,
     ToolRefresh, messages_bytes,
 };
+use toolgate_core::ChangeCapture as _;
 use toolgate_core::SchemaFormat;
 use toolgate_dynamic::DynamicTools;
 use toolgate_engine::Approver;
 use toolgate_store::{
-    NewSession, SessionEvent, SessionStore, SqliteStore, StepRecord, ToolCallRow, UsageRow,
+    CheckpointStore as _, NewCheckpoint, NewSession, SessionEvent, SessionStore, SqliteStore,
+    StepRecord, ToolCallRow, UsageRow, WorkspaceTracker,
 };
 
 use crate::assembly::gate::Gate;
@@ -103,6 +105,8 @@ pub struct PreparedRun {
     delegation: Option<(Arc<DelegationHub>, Arc<HostSubAgents>)>,
     refresh: Option<Arc<dyn ToolRefresh>>,
     workspace: std::path::PathBuf,
+    /// The caps on checkpoints, applied when the run ends.
+    checkpoints: crate::config::CheckpointsSection,
 }
 
 /// Loads dynamic tools approved during a run into its registry.
@@ -376,6 +380,7 @@ impl Host {
             delegation,
             refresh,
             workspace: self.workspace().to_owned(),
+            checkpoints: self.config().store.checkpoints.clone(),
         })
     }
 
@@ -501,6 +506,8 @@ impl PreparedRun {
             store: Arc::clone(&self.store),
             session_id: self.session_id.clone(),
             run: self.run,
+            capture: self.gate.capture.clone(),
+            last_checkpoint: std::sync::Mutex::new(None),
         });
         let gates = GuardrailGates::new(Arc::clone(&self.gate.guardrails), &self.workspace);
         let meter = SpendMeter::new();
@@ -562,6 +569,9 @@ impl PreparedRun {
         });
         let report = runner.run(&self.request.task, self.history).await;
         drop(entered);
+        if let Some(capture) = &self.gate.capture {
+            crate::rewind::apply_caps(&self.store, capture, &self.checkpoints).await;
+        }
         self.gate.shutdown().await;
         report
     }
@@ -572,6 +582,79 @@ struct StoreRecorder {
     store: Arc<SqliteStore>,
     session_id: String,
     run: u32,
+    /// The gate's capture, looked at once more when the run ends.
+    capture: Option<Arc<WorkspaceTracker>>,
+    /// The session-wide number of the last checkpoint this run recorded.
+    last_checkpoint: std::sync::Mutex<Option<u32>>,
+}
+
+impl StoreRecorder {
+    /// A step's checkpoint, to record after the step: what its calls changed (each call's
+    /// earlier changes, found before it ran, first), then what changed
+    /// after its last call, found by one more look now: everything that
+    /// changed since the previous step's checkpoint.
+    async fn checkpoint(&self, snapshot: &StepSnapshot<'_>) -> NewCheckpoint {
+        let mut changes = Vec::new();
+        let mut problems = Vec::new();
+        for call in snapshot.tool_calls {
+            changes.extend(call.changed_before.iter().cloned());
+            changes.extend(call.files_changed.iter().cloned());
+            if let Some(error) = &call.capture_error {
+                problems.push(format!(
+                    "the changes of `{}` are unknown: {error}",
+                    call.name
+                ));
+            }
+        }
+        match &self.capture {
+            // What changed after the step's last call looked: a background
+            // process the step started, say.
+            Some(capture) => match sync(capture).await {
+                Ok(late) => changes.extend(late),
+                Err(error) => problems.push(format!("the look at the step's end failed: {error}")),
+            },
+            None => problems
+                .push("changes were not captured (store.checkpoints.enabled is off)".to_owned()),
+        }
+        let incomplete = incomplete(&changes, problems);
+        if let Some(why) = &incomplete {
+            tracing::warn!("step {} cannot be fully undone: {why}", snapshot.step);
+        }
+        NewCheckpoint {
+            session_id: self.session_id.clone(),
+            run: self.run,
+            run_step: snapshot.step,
+            messages_from: snapshot.messages_from,
+            changes,
+            incomplete,
+        }
+    }
+}
+
+/// One look of the capture, off the async threads.
+async fn sync(capture: &Arc<WorkspaceTracker>) -> Result<Vec<toolgate_core::PathChange>, String> {
+    let capture = Arc::clone(capture);
+    match tokio::task::spawn_blocking(move || capture.sync()).await {
+        Ok(Ok(changes)) => Ok(changes),
+        Ok(Err(e)) => Err(toolgate_core::error_chain(&e)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Why some of `changes` cannot be undone, with the other `problems`.
+fn incomplete(changes: &[toolgate_core::PathChange], mut problems: Vec<String>) -> Option<String> {
+    let lost: Vec<&str> = changes
+        .iter()
+        .filter(|c| !c.before.is_restorable())
+        .map(|c| c.path.as_str())
+        .collect();
+    if !lost.is_empty() {
+        problems.push(format!(
+            "too large to keep (store.checkpoints.max_file_mb): {}",
+            lost.join(", ")
+        ));
+    }
+    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 #[async_trait]
@@ -615,6 +698,27 @@ impl RunRecorder for StoreRecorder {
                 },
             )
         });
+        let checkpoint = if snapshot.step >= 1 {
+            Some(self.checkpoint(snapshot).await)
+        } else {
+            None
+        };
+        let mut events: Vec<SessionEvent> = snapshot
+            .events
+            .iter()
+            .map(|e| SessionEvent {
+                step: e.step,
+                kind: e.kind.clone(),
+                data: e.data.clone(),
+            })
+            .collect();
+        if let Some(why) = checkpoint.as_ref().and_then(|c| c.incomplete.as_ref()) {
+            events.push(SessionEvent {
+                step: snapshot.step,
+                kind: "checkpoint_incomplete".to_owned(),
+                data: serde_json::json!({ "reason": why }),
+            });
+        }
         self.store
             .record_step(&StepRecord {
                 session_id: self.session_id.clone(),
@@ -624,21 +728,44 @@ impl RunRecorder for StoreRecorder {
                 messages,
                 tool_calls,
                 usage,
-                events: snapshot
-                    .events
-                    .iter()
-                    .map(|e| SessionEvent {
-                        step: e.step,
-                        kind: e.kind.clone(),
-                        data: e.data.clone(),
-                    })
-                    .collect(),
+                events,
             })
             .await
-            .map_err(RecordError::store)
+            .map_err(RecordError::store)?;
+        if let Some(checkpoint) = checkpoint {
+            let step = self
+                .store
+                .record_checkpoint(&checkpoint)
+                .await
+                .map_err(RecordError::store)?;
+            *self
+                .last_checkpoint
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(step);
+        }
+        Ok(())
     }
 
     async fn finish(&self, report: &RunReport) -> Result<(), RecordError> {
+        // What background processes wrote after the last call looked: the
+        // run's last step started them.
+        let last = *self
+            .last_checkpoint
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let (Some(capture), Some(step)) = (&self.capture, last) {
+            match sync(capture).await {
+                Ok(changes) if !changes.is_empty() => self
+                    .store
+                    .extend_checkpoint(&self.session_id, step, &changes)
+                    .await
+                    .map_err(RecordError::store)?,
+                Ok(_) => {}
+                Err(error) => tracing::warn!(
+                    "the last look at the workspace failed; later changes cannot be undone: {error}"
+                ),
+            }
+        }
         let outcome = serde_json::to_value(report.outcome)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))

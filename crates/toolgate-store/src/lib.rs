@@ -18,6 +18,11 @@
 //!   with leases so that schedulers sharing a store never run a job twice.
 //! - [`DynamicToolStore`]: tools agents wrote at run time, pending until a
 //!   person approves or rejects them.
+//! - [`CheckpointStore`]: what each step of a session changed in the
+//!   workspace (every path's state before and after) and the rewinds made;
+//!   [`WorkspaceTracker`] captures the changes, keeping every content in a
+//!   content-addressed [`BlobStore`] beside the database, and
+//!   [`checkpoint::restore`] puts them back with a conflict check.
 //! - [`SqliteStore`]: every trait in one `SQLite` file that several toolgate
 //!   processes can share, with a versioned schema that upgrades the old
 //!   `.toolgate/sessions.db` of `toolgate-agent`.
@@ -75,6 +80,10 @@
 //! ```
 
 pub use audit::{AuditEntry, AuditFilter, AuditStore};
+pub use checkpoint::blobs::{BlobStore, GcReport};
+pub use checkpoint::restore::{Conflict, Restore, RestorePlan};
+pub use checkpoint::tracker::{DEFAULT_MAX_FILE, Exclude, WorkspaceTracker};
+pub use checkpoint::{Checkpoint, CheckpointStore, NewCheckpoint, NewRewind, RewindRecord};
 pub use dynamic_tools::{
     Created, DynamicToolKind, DynamicToolRecord, DynamicToolScope, DynamicToolStatus,
     DynamicToolStore, NewDynamicTool, StatusChange,
@@ -140,6 +149,7 @@ macro_rules! names {
 }
 
 mod audit;
+pub mod checkpoint;
 mod dynamic_tools;
 mod error;
 mod memory;

@@ -11,6 +11,7 @@ use crate::private;
 use crate::{AuditWriter, StoreError};
 
 mod audit;
+mod checkpoints;
 mod dynamic_tools;
 mod memory;
 mod notes;

@@ -746,6 +746,51 @@ async function openSession(id) {
   renderAgents();
   updateChatControls();
   scrollToBottom();
+  let cps = null;
+  try {
+    cps = await api('GET', `/api/sessions/${enc(id)}/checkpoints`, undefined, { quiet: true });
+  } catch {
+    cps = null;
+  }
+  if (cps && gen === chat.loadGen) addToTranscript(checkpointsPanel(id, cps.checkpoints || [], !!s.running));
+}
+
+/** Each step of a session that changed files, with a rewind action; and
+ * the undo of the last rewind. A rewind is POST /api/sessions/{id}/rewind. */
+function checkpointsPanel(id, checkpoints, running) {
+  const changed = checkpoints.filter((c) => (c.changes || []).length);
+  const rewind = (body, question) => act(async () => {
+    if (!window.confirm(question)) return;
+    const r = await api('POST', `/api/sessions/${enc(id)}/rewind`, body);
+    const conflicts = (r.conflicts || []).map((c) => c.path);
+    await openSession(id);
+    addToTranscript(note(`${plural((r.restored || []).length, 'file')} put back` +
+      (conflicts.length ? `; changed since by someone else, left alone: ${conflicts.join(', ')}` : ''),
+    conflicts.length ? 'warn' : ''));
+  });
+  const rows = changed.map((c) => h('li', { className: 'checkpoint', testid: 'checkpoint', dataset: { step: String(c.step) } },
+    h('strong', {}, `Step ${c.step}`),
+    c.rewound_by ? h('span', { className: 'pill', title: `undone by rewind ${c.rewound_by}` }, 'rewound') : null,
+    h('span', { className: 'muted small' }, ' ' + c.changes.map((x) => `${changeKind(x)} ${x.path}`).join(', ')),
+    c.incomplete ? h('div', { className: 'hint' }, `Cannot be fully undone: ${c.incomplete}`) : null,
+    h('button', {
+      type: 'button', className: 'small-button', testid: 'rewind-step', disabled: running,
+      title: running ? 'Stop the run first' : 'Put the files back as they were before this step',
+      on: { click: () => rewind({ to_step: c.step, what: 'code' }, `Put the workspace back as it was before step ${c.step}?`) },
+    }, `Rewind to before step ${c.step}`)));
+  return h('details', { className: 'card checkpoints', testid: 'checkpoints', open: false },
+    h('summary', {}, `Checkpoints (${plural(changed.length, 'step')} changed files)`),
+    rows.length ? h('ul', {}, ...rows) : note('No step of this session changed files.'),
+    h('button', {
+      type: 'button', className: 'small-button', testid: 'rewind-undo', disabled: running,
+      on: { click: () => rewind({ undo: true }, 'Undo the last rewind of this session?') },
+    }, 'Undo the last rewind'));
+}
+
+function changeKind(c) {
+  if (!c.before || c.before.kind === 'absent') return 'created';
+  if (!c.after || c.after.kind === 'absent') return 'deleted';
+  return 'modified';
 }
 
 // ---------------------------------------------------------------------------

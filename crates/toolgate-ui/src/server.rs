@@ -261,6 +261,8 @@ fn router(app: Arc<App>, guard: Arc<AuthGuard>) -> Router {
         .route("/api/runs/{session}/stop", post(stop_run))
         .route("/api/sessions", get(sessions))
         .route("/api/sessions/{id}", get(session))
+        .route("/api/sessions/{id}/checkpoints", get(checkpoints))
+        .route("/api/sessions/{id}/rewind", post(rewind))
         .route("/api/approvals", get(approvals).post(answer_many))
         .route("/api/approvals/{id}", post(answer_one))
         .route("/api/approvals/{id}/plan", post(answer_plan))
@@ -596,6 +598,90 @@ async fn session(State(app): State<Arc<App>>, Path(id): Path<String>) -> ApiResu
         "session": session_json(&summary, running),
         "transcript": crate::transcript::transcript(&messages, &calls),
     })))
+}
+
+/// A session's steps with the files each changed.
+async fn checkpoints(State(app): State<Arc<App>>, Path(id): Path<String>) -> ApiResult {
+    let list = app.host.checkpoints(&id).await.map_err(rewind_error)?;
+    Ok(Json(json!({ "session": id, "checkpoints": list })))
+}
+
+/// `POST /api/sessions/{id}/rewind`: what to put back.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RewindBody {
+    /// Before this step; absent: the last step that changed anything.
+    #[serde(default)]
+    to_step: Option<u32>,
+    /// `code` (the default), `conversation` or `both`.
+    #[serde(default)]
+    what: Option<String>,
+    /// Put back files changed since by someone else too.
+    #[serde(default)]
+    force: bool,
+    /// Undo the session's last rewind instead.
+    #[serde(default)]
+    undo: bool,
+}
+
+/// Rewinds a session that is not running here (rules on
+/// `toolgate_host::RewindOptions`); a conflict is reported in the answer,
+/// not as an error.
+async fn rewind(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Json(body): Json<RewindBody>,
+) -> ApiResult {
+    if app.lock_runs().contains_key(&id) {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("session {id} is running; stop it before rewinding"),
+        ));
+    }
+    let outcome = if body.undo {
+        app.host.undo_rewind(&id, body.force).await
+    } else {
+        let (code, conversation) = match body.what.as_deref().unwrap_or("code") {
+            "code" => (true, false),
+            "conversation" => (false, true),
+            "both" => (true, true),
+            other => {
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    format!("`what` is `{other}`; use code, conversation or both"),
+                ));
+            }
+        };
+        let options = toolgate_host::RewindOptions {
+            to_step: body.to_step,
+            code,
+            conversation,
+            force: body.force,
+        };
+        app.host.rewind(&id, options).await
+    }
+    .map_err(rewind_error)?;
+    app.hub
+        .emit(&json!({"type": "session_rewound", "session": id}));
+    Ok(Json(serde_json::to_value(&outcome).unwrap_or_default()))
+}
+
+/// A rewind refused as asked (no such step, nothing to undo) is the
+/// request's fault; an unknown session is not found.
+fn rewind_error(error: HostError) -> ApiError {
+    match &error {
+        HostError::Rewind(_) => {
+            let hint = error.hint();
+            let mut e = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, error.to_string());
+            e.hint = hint;
+            e
+        }
+        HostError::Store {
+            source: toolgate_store::StoreError::NotFound(_),
+            ..
+        } => ApiError::new(StatusCode::NOT_FOUND, toolgate_core::error_chain(&error)),
+        _ => ApiError::host(error),
+    }
 }
 
 #[expect(clippy::needless_pass_by_value, reason = "a `map_err` argument")]

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 use serde_json::Value;
-use toolgate_core::Effects;
+use toolgate_core::{Effects, PathChange};
 use toolgate_engine::PlanRecord;
 
 use super::decision::CallDecision;
@@ -198,6 +198,19 @@ pub struct ToolCallRecord {
     /// Milliseconds of `duration_ms` the person took to answer.
     #[serde(default)]
     pub waited_ms: u64,
+    /// What the call changed in the workspace, as the gate captured it
+    /// (each path with its state before and after); empty when nothing
+    /// changed or the gate does not capture.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files_changed: Vec<PathChange>,
+    /// What changed in the workspace after the gate's previous capture and
+    /// before this call ran (a background process, a person).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_before: Vec<PathChange>,
+    /// Why the gate could not capture what the call changed, when so: the
+    /// call cannot be undone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_error: Option<String>,
 }
 
 /// Receives [`AgentEvent`]s.

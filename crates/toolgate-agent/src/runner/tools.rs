@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use serde_json::{Value, json};
-use toolgate_core::{Effects, Registry, ToolCall};
+use toolgate_core::{Effects, PathChange, Registry, ToolCall};
 use toolgate_engine::{ApprovalRecord, Decision, Execution, PLAN_METADATA, PlanRecord};
 
 use super::decision::{CallDecision, LoopDecision};
@@ -267,6 +267,10 @@ impl AgentRunner {
                     .files_changed
                     .extend(e.effects.changed_paths().into_iter().map(str::to_owned));
             }
+            let captured = e.captured.map(|c| *c).unwrap_or_default();
+            report
+                .files_changed
+                .extend(captured.changes.iter().map(|c| c.path.clone()));
             let mut text = if self.agent.is_small() {
                 trim_lines(&e.text, self.max_output_chars.min(SMALL_OUTPUT_CHARS))
             } else {
@@ -297,6 +301,9 @@ impl AgentRunner {
                     u64::try_from(a.waited.as_millis()).unwrap_or(u64::MAX)
                 }),
                 approval: e.approval.and_then(|a| serde_json::to_value(a).ok()),
+                files_changed: captured.changes,
+                changed_before: captured.changed_before,
+                capture_error: captured.error,
             };
             self.emit(&AgentEvent::ToolCall(record.clone()));
             if let Some(plan) = e.plan {
@@ -342,6 +349,10 @@ impl AgentRunner {
                 .as_ref()
                 .is_none_or(|p| e.text.contains(p.as_str()));
         let text = trim_lines(&e.text, self.max_output_chars.min(SMALL_OUTPUT_CHARS));
+        let captured = e.captured.map(|c| *c).unwrap_or_default();
+        report
+            .files_changed
+            .extend(captured.changes.iter().map(|c| c.path.clone()));
         let record = ToolCallRecord {
             step,
             id,
@@ -355,6 +366,9 @@ impl AgentRunner {
             recovered: false,
             waited_ms: 0,
             approval: e.approval.and_then(|a| serde_json::to_value(a).ok()),
+            files_changed: captured.changes,
+            changed_before: captured.changed_before,
+            capture_error: captured.error,
         };
         self.emit(&AgentEvent::ToolCall(record.clone()));
         report.tool_calls.push(record);
@@ -388,6 +402,9 @@ impl AgentRunner {
                 recovered,
                 waited_ms: 0,
                 approval: None,
+                files_changed: Vec::new(),
+                changed_before: Vec::new(),
+                capture_error: None,
             };
             self.emit(&AgentEvent::ToolCall(record.clone()));
             report.tool_calls.push(record);
@@ -485,6 +502,17 @@ struct Ended {
     /// A plan the person answered, when the tool put one to them (boxed:
     /// rare, and large beside the rest).
     plan: Option<Box<PlanRecord>>,
+    /// What the gate captured (boxed: most calls capture nothing).
+    captured: Option<Box<Captured>>,
+}
+
+/// What the gate captured around a call: what it changed, what changed
+/// before it, or why the capture failed.
+#[derive(Default)]
+struct Captured {
+    changes: Vec<PathChange>,
+    changed_before: Vec<PathChange>,
+    error: Option<String>,
 }
 
 impl Ended {
@@ -498,6 +526,7 @@ impl Ended {
             effects: Effects::none(),
             approval: None,
             plan: None,
+            captured: None,
         }
     }
 }
@@ -518,6 +547,7 @@ impl Ended {
             effects: Effects::none(),
             approval: None,
             plan: None,
+            captured: None,
         }
     }
 }
@@ -537,6 +567,16 @@ impl From<Execution> for Ended {
                 .map(Box::new),
             effects: ex.effects,
             approval: ex.approval,
+            captured: (!ex.changes.is_empty()
+                || !ex.changed_before.is_empty()
+                || ex.capture_error.is_some())
+            .then(|| {
+                Box::new(Captured {
+                    changes: ex.changes,
+                    changed_before: ex.changed_before,
+                    error: ex.capture_error,
+                })
+            }),
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolgate_core::{Registry, Workspace};
+use toolgate_core::{ChangeCapture, Registry, Workspace};
 use toolgate_policy::{ConfirmationPolicy, ConfirmationRules};
 
 use super::ExecutionEngine;
@@ -27,6 +27,7 @@ pub struct EngineBuilder {
     audit: Vec<Arc<dyn AuditSink>>,
     session_id: Option<String>,
     workspace: Option<Workspace>,
+    capture: Option<Arc<dyn ChangeCapture>>,
     scope: String,
 }
 
@@ -47,12 +48,24 @@ impl ExecutionEngine {
             audit: Vec::new(),
             session_id: None,
             workspace: None,
+            capture: None,
             scope: "this run".to_owned(),
         }
     }
 }
 
 impl EngineBuilder {
+    /// Captures what each call that may write changes in the workspace
+    /// (step 7): the result says which files it created, modified and
+    /// deleted, and [`Execution::changes`](super::Execution::changes)
+    /// carries the states for checkpoints. By default, none: nothing is
+    /// captured.
+    #[must_use]
+    pub fn capture(mut self, capture: Arc<dyn ChangeCapture>) -> Self {
+        self.capture = Some(capture);
+        self
+    }
+
     /// Sets the workspace the files a call writes are read from, to show
     /// the person the diff. By default, none: a write is shown with its
     /// new content only.
@@ -185,6 +198,8 @@ impl EngineBuilder {
             audit: self.audit,
             session_id: self.session_id,
             workspace: self.workspace,
+            capture: self.capture,
+            capture_lock: tokio::sync::Mutex::new(()),
         }
     }
 }

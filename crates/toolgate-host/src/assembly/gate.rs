@@ -209,6 +209,7 @@ impl<'h> GateBuilder<'h> {
                 mcp_statuses: tools.mcp_statuses,
                 delegation: tools.delegation,
                 skills: tools.skills,
+                capture: host.change_capture(),
             }),
             Err(error) => {
                 tools.shutdown().await;
@@ -387,6 +388,9 @@ fn assemble(
         .dry_run(host.dry_run())
         .default_timeout(Duration::from_secs(config.tools.timeout.max(1)))
         .workspace(host.workspace_view()?);
+    if let Some(capture) = host.change_capture() {
+        builder = builder.capture(capture);
+    }
     if let Some(id) = &options.session_id {
         builder = builder
             .session_id(id.clone())
@@ -439,6 +443,10 @@ pub struct Gate {
     /// lazy instructions ([`SkillInstructions`](crate::SkillInstructions))
     /// share it.
     pub skills: toolgate_skills::Activations,
+    /// The capture of what calls change in the workspace, when on
+    /// (`store.checkpoints.enabled`): the engine's, shared so that a run
+    /// can look once more at its end for what background processes wrote.
+    pub capture: Option<Arc<toolgate_store::WorkspaceTracker>>,
     /// The proxy asks this gate's approver and audits into its audit, as
     /// long as the gate lives.
     network: Option<NetworkAttachment>,

@@ -198,6 +198,7 @@ impl HostBuilder {
             store: OnceLock::new(),
             dynamic: OnceLock::new(),
             store_audit: OnceLock::new(),
+            capture: OnceLock::new(),
             skills: OnceLock::new(),
             group_outlines: OnceLock::new(),
         };
@@ -363,6 +364,9 @@ pub struct Host {
     pub(crate) store: OnceLock<Arc<toolgate_store::SqliteStore>>,
     pub(crate) dynamic: OnceLock<Arc<DynamicTools>>,
     pub(crate) store_audit: OnceLock<Arc<crate::assembly::stores::StoreAudit>>,
+    /// [`Host::change_capture`], one per host: every gate's captures share
+    /// its record of the workspace.
+    pub(crate) capture: OnceLock<Option<Arc<toolgate_store::WorkspaceTracker>>>,
     pub(crate) skills: OnceLock<toolgate_skills::Discovery>,
     /// [`Host::group_outlines`], built once.
     group_outlines: OnceLock<Vec<GroupOutline>>,

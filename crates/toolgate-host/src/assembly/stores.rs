@@ -65,6 +65,57 @@ impl Host {
         })
     }
 
+    /// Where the contents checkpoints name are kept: `blobs/` beside the
+    /// store's database.
+    pub fn blob_store(&self) -> Result<toolgate_store::BlobStore, HostError> {
+        let db = self.store_path()?;
+        let dir = db
+            .parent()
+            .map_or_else(|| PathBuf::from("blobs"), |d| d.join("blobs"));
+        Ok(toolgate_store::BlobStore::new(dir))
+    }
+
+    /// The capture of what calls change in the workspace
+    /// (`store.checkpoints.enabled`), shared by every gate of this host;
+    /// `None` when disabled or when there is no data directory to keep
+    /// contents in. It leaves out `.git`, `.toolgate`, `toolgate.yaml`,
+    /// sensitive files (no tool may change them) and toolgate's own state.
+    pub fn change_capture(&self) -> Option<Arc<toolgate_store::WorkspaceTracker>> {
+        self.capture
+            .get_or_init(|| {
+                let config = &self.config().store.checkpoints;
+                if !config.enabled || self.dry_run() {
+                    return None;
+                }
+                let blobs = match self.blob_store() {
+                    Ok(blobs) => blobs,
+                    Err(e) => {
+                        tracing::warn!(
+                            "changes are not captured and cannot be undone: {}",
+                            toolgate_core::error_chain(&e)
+                        );
+                        return None;
+                    }
+                };
+                let view = self.workspace_view().ok()?;
+                // The sandbox's placeholders for `.toolgate` and
+                // `toolgate.yaml` come and go with processes; no tool may
+                // change either.
+                let exclude: toolgate_store::Exclude = Arc::new(move |rel: &std::path::Path| {
+                    rel == std::path::Path::new(".toolgate")
+                        || rel == std::path::Path::new("toolgate.yaml")
+                        || view.sensitive_refusal(rel).is_some()
+                        || view.is_private(rel)
+                });
+                Some(Arc::new(
+                    toolgate_store::WorkspaceTracker::new(self.workspace(), blobs)
+                        .exclude(exclude)
+                        .max_file(config.max_file_mb.saturating_mul(1024 * 1024)),
+                ))
+            })
+            .clone()
+    }
+
     /// The gate's audit into the store (`audit.store`), shared by every gate
     /// of this host; `None` when it is switched off. The writer has a
     /// connection of its own ([`SqliteStore::audit_writer`]); when nothing
@@ -115,6 +166,12 @@ fn effects_value(record: &AuditRecord<'_>) -> serde_json::Value {
         object.insert(
             "transfer".to_owned(),
             serde_json::to_value(transfer).unwrap_or_default(),
+        );
+    }
+    if let (false, Some(object)) = (record.files_changed.is_empty(), value.as_object_mut()) {
+        object.insert(
+            "files_changed".to_owned(),
+            serde_json::to_value(&record.files_changed).unwrap_or_default(),
         );
     }
     value

@@ -84,7 +84,7 @@ pub use load::{Loaded, Overrides, ProjectFile, ProjectStatus};
 pub use paths::trust_store_path;
 pub(crate) use paths::{user_config_dir, user_config_path};
 pub use skills::SkillsSection;
-pub use store::{AuditSection, StoreSection};
+pub use store::{AuditSection, CheckpointsSection, StoreSection};
 pub use ui::{AgentPermission, UiSection};
 pub use workspace::{ConfirmationSection, WorkspaceSection};
 

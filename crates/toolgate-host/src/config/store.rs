@@ -42,6 +42,42 @@ pub struct StoreSection {
     /// workspace — never inside the workspace. Relative paths are relative
     /// to the workspace.
     pub path: Option<PathBuf>,
+    /// What each step of a session changed in the workspace, kept so that
+    /// `toolgate rewind` can put it back.
+    pub checkpoints: CheckpointsSection,
+}
+
+/// `store.checkpoints:` — the contents kept for `toolgate rewind`, in
+/// `blobs/` beside the database, and how long.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CheckpointsSection {
+    /// Whether the gate captures what each call that may write changes,
+    /// keeping the contents for checkpoints. Default: true.
+    pub enabled: bool,
+    /// Files larger than this many MiB are not kept: a change to one is
+    /// reported and cannot be undone. Default: 16.
+    pub max_file_mb: u64,
+    /// When the kept contents pass this many MiB, the oldest checkpoints
+    /// are dropped until they fit. Default: 2048.
+    pub max_total_mb: u64,
+    /// Checkpoints older than this many days are dropped. Default: 30.
+    pub max_age_days: u64,
+    /// At most this many steps are kept, over all sessions of the
+    /// workspace; the oldest go first. Default: 10000.
+    pub max_steps: usize,
+}
+
+impl Default for CheckpointsSection {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_file_mb: 16,
+            max_total_mb: 2048,
+            max_age_days: 30,
+            max_steps: 10_000,
+        }
+    }
 }
 
 impl StoreSection {

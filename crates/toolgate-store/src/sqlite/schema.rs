@@ -309,6 +309,34 @@ const MIGRATIONS: &[&str] = &[
         data TEXT NOT NULL
      );
      CREATE INDEX session_events_session ON session_events (session_id, id);",
+    // 10: checkpoints, what each step changed in the workspace (the
+    // states before and after of each path, contents by hash in the blob
+    // store beside the database), and the rewinds made from them.
+    "CREATE TABLE checkpoints (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        step INTEGER NOT NULL,
+        run INTEGER NOT NULL,
+        run_step INTEGER NOT NULL,
+        recorded INTEGER NOT NULL,
+        messages_from INTEGER NOT NULL,
+        changes TEXT NOT NULL,
+        incomplete TEXT,
+        rewound_by INTEGER,
+        PRIMARY KEY (session_id, step)
+     ) WITHOUT ROWID;
+     CREATE INDEX checkpoints_recorded ON checkpoints (recorded);
+     CREATE TABLE rewinds (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        to_step INTEGER NOT NULL,
+        created INTEGER NOT NULL,
+        code INTEGER NOT NULL,
+        conversation INTEGER NOT NULL,
+        changes TEXT NOT NULL,
+        messages TEXT NOT NULL,
+        undone INTEGER NOT NULL DEFAULT 0
+     );
+     CREATE INDEX rewinds_session ON rewinds (session_id, id);",
 ];
 
 /// The schema version this build writes.
