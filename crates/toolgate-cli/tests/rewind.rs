@@ -302,3 +302,39 @@ async fn the_default_rewind_undoes_the_last_step_that_changed_anything_and_the_c
     assert_eq!((code, v["to_step"].as_u64()), (Some(0), Some(1)), "{all}");
     assert!(!root.join("one.txt").exists());
 }
+
+#[tokio::test]
+async fn what_git_ignores_is_not_kept_for_rewind_and_the_rest_is() {
+    let server = common::server(vec![
+        call(
+            "w1",
+            "write_file",
+            &json!({"path": "build/out.bin", "content": "generated\n"}),
+        ),
+        call(
+            "w2",
+            "write_file",
+            &json!({"path": "src.txt", "content": "source\n"}),
+        ),
+        answer("Done."),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    std::fs::write(ws.path().join(".gitignore"), "build/\n").unwrap();
+    let out = ws.run(&["run", "Build and write", "--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (code, v, all) = json_of(&ws, &["checkpoints", "--json"]).await;
+    assert_eq!(code, Some(0), "{all}");
+    let paths: Vec<String> = v["checkpoints"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{all}"))
+        .iter()
+        .flat_map(|c| c["changes"].as_array().cloned().unwrap_or_default())
+        .filter_map(|c| c["path"].as_str().map(str::to_owned))
+        .collect();
+    assert!(paths.contains(&"src.txt".to_owned()), "{all}");
+    assert!(
+        paths.iter().all(|p| !p.starts_with("build")),
+        "an ignored path was kept: {all}"
+    );
+}

@@ -98,14 +98,22 @@ impl Host {
                     }
                 };
                 let view = self.workspace_view().ok()?;
+                let ignored = git_ignored(self.workspace());
+                let root = self.workspace().to_owned();
                 // The sandbox's placeholders for `.toolgate` and
                 // `toolgate.yaml` come and go with processes; no tool may
-                // change either.
+                // change either. What git ignores (build outputs,
+                // dependencies: `target/`, `node_modules/`) is not kept:
+                // it is large, and rebuilt rather than undone.
                 let exclude: toolgate_store::Exclude = Arc::new(move |rel: &std::path::Path| {
                     rel == std::path::Path::new(".toolgate")
                         || rel == std::path::Path::new("toolgate.yaml")
                         || view.sensitive_refusal(rel).is_some()
                         || view.is_private(rel)
+                        || ignored.as_ref().is_some_and(|g| {
+                            g.matched_path_or_any_parents(rel, root.join(rel).is_dir())
+                                .is_ignore()
+                        })
                 });
                 Some(Arc::new(
                     toolgate_store::WorkspaceTracker::new(self.workspace(), blobs)
@@ -237,4 +245,29 @@ impl toolgate_core::PlanBook for StorePlans {
     ) -> Result<Option<toolgate_core::Plan>, toolgate_core::PlanBookError> {
         Ok(self.store.plan(session_id).await?)
     }
+}
+
+/// The patterns of the workspace's top `.gitignore` and of
+/// `.git/info/exclude`, as git reads them; `None` when there are none (or
+/// they do not parse: then everything is captured). Nested `.gitignore`
+/// files are not read: what they ignore is captured, which only costs
+/// room.
+fn git_ignored(workspace: &std::path::Path) -> Option<ignore::gitignore::Gitignore> {
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(workspace);
+    let mut any = false;
+    for file in [
+        workspace.join(".gitignore"),
+        workspace.join(".git").join("info").join("exclude"),
+    ] {
+        if file.is_file() {
+            if let Some(error) = builder.add(&file) {
+                tracing::warn!(
+                    "{}: {error}; what it ignores is captured for rewind",
+                    file.display()
+                );
+            }
+            any = true;
+        }
+    }
+    any.then(|| builder.build().ok()).flatten()
 }

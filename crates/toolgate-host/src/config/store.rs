@@ -53,7 +53,10 @@ pub struct StoreSection {
 #[serde(deny_unknown_fields, default)]
 pub struct CheckpointsSection {
     /// Whether the gate captures what each call that may write changes,
-    /// keeping the contents for checkpoints. Default: true.
+    /// keeping the contents for checkpoints. Paths the workspace's top
+    /// `.gitignore` or `.git/info/exclude` ignore (build outputs,
+    /// dependencies), `.git`, sensitive files and toolgate's own are not
+    /// captured, so a rewind leaves them as they are. Default: true.
     pub enabled: bool,
     /// Files larger than this many MiB are not kept: a change to one is
     /// reported and cannot be undone. Default: 16.
