@@ -226,14 +226,7 @@ pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliEr
             )?);
         }
         let mut text = String::new();
-        for (path, sha256) in &claude {
-            let _ = writeln!(
-                text,
-                "trusted {} (sha256 {})",
-                path.display(),
-                &sha256[..12]
-            );
-        }
+        trusted_lines(&mut text, &claude);
         text.push_str("a change to a file makes it untrusted again\n");
         return show(&text);
     }
@@ -262,14 +255,7 @@ pub(crate) fn trust(global: &GlobalArgs, args: &TrustArgs) -> Result<Exit, CliEr
         project.path.display(),
         &project.sha256[..12]
     );
-    for (path, sha256) in &claude {
-        let _ = writeln!(
-            text,
-            "trusted {} (sha256 {})",
-            path.display(),
-            &sha256[..12]
-        );
-    }
+    trusted_lines(&mut text, &claude);
     if review.is_empty() {
         text.push_str("it has no keys that need trust: all of it applied already\n");
     } else {
@@ -343,4 +329,15 @@ fn list(store: &TrustStore, json: bool) -> Result<Exit, CliError> {
         );
     }
     show(&text)
+}
+
+/// One "trusted FILE (sha256 PREFIX)" line for each file.
+fn trusted_lines<'a>(
+    text: &mut String,
+    files: impl IntoIterator<Item = &'a (std::path::PathBuf, String)>,
+) {
+    for (path, sha256) in files {
+        let prefix = sha256.get(..12).unwrap_or(sha256);
+        let _ = writeln!(text, "trusted {} (sha256 {prefix})", path.display());
+    }
 }

@@ -294,6 +294,17 @@ impl Approvals {
             object.insert("agent".into(), json!(agent));
             object.insert("created".into(), Value::from(now_ms()));
         }
+        self.publish(key, info, session)
+    }
+
+    /// Lists `info` as pending under `key` and tells the page; the
+    /// receiver gets the person's reply.
+    fn publish(
+        &self,
+        key: u64,
+        info: Value,
+        session: Option<String>,
+    ) -> (u64, oneshot::Receiver<Reply>) {
         let (tx, rx) = oneshot::channel();
         let info = Arc::new(info);
         let mut event = (*info).clone();
@@ -332,20 +343,7 @@ impl Approvals {
             "plan": request.plan,
             "choices": choices,
         });
-        let (tx, rx) = oneshot::channel();
-        let info = Arc::new(info);
-        let mut event = (*info).clone();
-        event["type"] = Value::from("approval");
-        self.lock().insert(
-            key,
-            Pending {
-                info,
-                session,
-                reply: tx,
-            },
-        );
-        self.hub.emit(&event);
-        (key, rx)
+        self.publish(key, info, session)
     }
 
     /// Removes `key` if still pending (its call was dropped).
