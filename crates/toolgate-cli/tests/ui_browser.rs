@@ -108,6 +108,8 @@ fn the_ui_in_headless_chromium() {
         "audit-390.png",
         "readme-card.png",
         "plan-card.png",
+        "rewind-armed.png",
+        "rewind-done.png",
     ] {
         let size = std::fs::metadata(shots.join(shot)).map_or(0, |m| m.len());
         assert!(size > 1000, "screenshot {shot} missing or empty");

@@ -759,8 +759,26 @@ async function openSession(id) {
  * the undo of the last rewind. A rewind is POST /api/sessions/{id}/rewind. */
 function checkpointsPanel(id, checkpoints, running) {
   const changed = checkpoints.filter((c) => (c.changes || []).length);
-  const rewind = (body, question) => act(async () => {
-    if (!window.confirm(question)) return;
+  // A rewind changes files: the first click arms the button (its text
+  // becomes the question), the second does it. No native dialog.
+  const rewind = (button, body, question) => {
+    if (button.dataset.armed !== 'true') {
+      button.dataset.armed = 'true';
+      button.dataset.label = button.textContent;
+      button.textContent = `${question} Click again to confirm`;
+      button.classList.add('armed');
+      setTimeout(() => {
+        if (!button.isConnected || button.dataset.armed !== 'true') return;
+        button.dataset.armed = 'false';
+        button.textContent = button.dataset.label;
+        button.classList.remove('armed');
+      }, 8000);
+      return;
+    }
+    button.dataset.armed = 'false';
+    return rewindNow(body);
+  };
+  const rewindNow = (body) => act(async () => {
     const r = await api('POST', `/api/sessions/${enc(id)}/rewind`, body);
     const conflicts = (r.conflicts || []).map((c) => c.path);
     await openSession(id);
@@ -776,14 +794,14 @@ function checkpointsPanel(id, checkpoints, running) {
     h('button', {
       type: 'button', className: 'small-button', testid: 'rewind-step', disabled: running,
       title: running ? 'Stop the run first' : 'Put the files back as they were before this step',
-      on: { click: () => rewind({ to_step: c.step, what: 'code' }, `Put the workspace back as it was before step ${c.step}?`) },
+      on: { click: (e) => rewind(e.currentTarget, { to_step: c.step, what: 'code' }, `Put the workspace back as it was before step ${c.step}?`) },
     }, `Rewind to before step ${c.step}`)));
   return h('details', { className: 'card checkpoints', testid: 'checkpoints', open: false },
     h('summary', {}, `Checkpoints (${plural(changed.length, 'step')} changed files)`),
     rows.length ? h('ul', {}, ...rows) : note('No step of this session changed files.'),
     h('button', {
       type: 'button', className: 'small-button', testid: 'rewind-undo', disabled: running,
-      on: { click: () => rewind({ undo: true }, 'Undo the last rewind of this session?') },
+      on: { click: (e) => rewind(e.currentTarget, { undo: true }, 'Undo the last rewind of this session?') },
     }, 'Undo the last rewind'));
 }
 

@@ -717,6 +717,42 @@ scenario('approve-all', {}, async ({ page, ws }) => {
   check(await page.getByTestId('approve-all').isHidden(), 'Approve all is hidden again');
 });
 
+// Rewind from the page: a session's checkpoints list the steps that
+// changed files; the first click arms the button (no native dialog), the
+// second puts the files back, and the undo brings the later state again.
+scenario('rewind', {}, async ({ page, ws }) => {
+  await setFull(page);
+  await sendTask(page, 'write x.txt');
+  await outcomeWithoutApproval(page);
+  check(read(path.join(ws, 'x.txt')) === 'x\n', 'x.txt was written');
+  await page.locator('.nav a[data-page="sessions"]').click();
+  const rows = page.getByTestId('session-row');
+  await waitCount(rows, 1, 'one session in the list');
+  await rows.first().click();
+  const panel = page.getByTestId('checkpoints');
+  await panel.waitFor();
+  await panel.locator('summary').click();
+  const step = panel.getByTestId('checkpoint').filter({ hasText: 'x.txt' });
+  await step.first().waitFor();
+  check((await step.first().innerText()).includes('created x.txt'), `the step says what it did: ${await step.first().innerText()}`);
+  const button = step.first().getByTestId('rewind-step');
+  await checkClickable(button, 'the rewind button');
+  await button.click();
+  check(/Click again to confirm/.test(await button.innerText()), `the first click arms the button: ${await button.innerText()}`);
+  check(read(path.join(ws, 'x.txt')) === 'x\n', 'nothing changed on the first click');
+  await shot(page, 'rewind-armed.png');
+  await button.click();
+  await waitUntil('x.txt to be gone', () => !fs.existsSync(path.join(ws, 'x.txt')));
+  await page.getByText('put back').first().waitFor();
+  await shot(page, 'rewind-done.png');
+  const again = page.getByTestId('checkpoints');
+  await again.locator('summary').click();
+  const undo = again.getByTestId('rewind-undo');
+  await undo.click();
+  await undo.click();
+  await waitUntil('x.txt to be back', () => read(path.join(ws, 'x.txt')) === 'x\n');
+});
+
 scenario('resume', {}, async ({ page }) => {
   await sendTask(page, 'say hello');
   await page.getByTestId('outcome').waitFor();
