@@ -98,7 +98,7 @@ impl Host {
             .map_err(|source| self.store_error(source))
     }
 
-    /// Rewinds a session (see the [rules](self)).
+    /// Rewinds a session (see the module's rules).
     pub async fn rewind(
         &self,
         session_id: &str,

@@ -1,9 +1,9 @@
 //! Checkpoints: what each step of a session changed in the workspace, with
 //! the content to put it back, and the rewinds made from them.
 //!
-//! - [`WorkspaceTracker`] is the [`ChangeCapture`](toolgate_core::ChangeCapture)
+//! - [`WorkspaceTracker`](tracker::WorkspaceTracker) is the [`ChangeCapture`](toolgate_core::ChangeCapture)
 //!   the gate uses: it says what a call changed, keeping every content in a
-//!   [`BlobStore`] (content-addressed, deduplicated) so that the state
+//!   [`BlobStore`](blobs::BlobStore) (content-addressed, deduplicated) so that the state
 //!   before a change can be put back although nobody knew it would change.
 //! - [`CheckpointStore`] keeps, per session and step, the
 //!   [`PathChange`]s of the step, and the rewinds made.
