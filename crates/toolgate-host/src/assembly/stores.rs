@@ -99,22 +99,23 @@ impl Host {
                 };
                 let view = self.workspace_view().ok()?;
                 let ignored = git_ignored(self.workspace());
-                let root = self.workspace().to_owned();
                 // The sandbox's placeholders for `.toolgate` and
                 // `toolgate.yaml` come and go with processes; no tool may
                 // change either. What git ignores (build outputs,
                 // dependencies: `target/`, `node_modules/`) is not kept:
-                // it is large, and rebuilt rather than undone.
-                let exclude: toolgate_store::Exclude = Arc::new(move |rel: &std::path::Path| {
-                    rel == std::path::Path::new(".toolgate")
-                        || rel == std::path::Path::new("toolgate.yaml")
-                        || view.sensitive_refusal(rel).is_some()
-                        || view.is_private(rel)
-                        || ignored.as_ref().is_some_and(|g| {
-                            g.matched_path_or_any_parents(rel, root.join(rel).is_dir())
-                                .is_ignore()
-                        })
-                });
+                // it is large, and rebuilt rather than undone. The walk
+                // does not enter an excluded directory, so a path's
+                // parents were all checked before it.
+                let exclude: toolgate_store::Exclude =
+                    Arc::new(move |rel: &std::path::Path, dir: bool| {
+                        rel == std::path::Path::new(".toolgate")
+                            || rel == std::path::Path::new("toolgate.yaml")
+                            || view.sensitive_refusal(rel).is_some()
+                            || view.is_private(rel)
+                            || ignored
+                                .as_ref()
+                                .is_some_and(|g| g.matched(rel, dir).is_ignore())
+                    });
                 Some(Arc::new(
                     toolgate_store::WorkspaceTracker::new(self.workspace(), blobs)
                         .exclude(exclude)

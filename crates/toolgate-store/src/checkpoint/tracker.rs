@@ -65,8 +65,10 @@ use toolgate_core::{CaptureError, ChangeCapture, FileState, PathChange};
 
 use super::blobs::BlobStore;
 
-/// Which workspace-relative paths the capture leaves out.
-pub type Exclude = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
+/// Which workspace-relative paths the capture leaves out, given each path
+/// and whether it is a directory (from the listing: no `stat` of its own).
+/// An excluded directory is not descended into.
+pub type Exclude = Arc<dyn Fn(&Path, bool) -> bool + Send + Sync>;
 
 /// The default limit on a file whose content is kept: 16 MiB.
 pub const DEFAULT_MAX_FILE: u64 = 16 * 1024 * 1024;
@@ -132,7 +134,7 @@ impl WorkspaceTracker {
         Self {
             root: root.into(),
             blobs,
-            exclude: Arc::new(|rel: &Path| rel == Path::new(".git")),
+            exclude: Arc::new(|rel: &Path, _| rel == Path::new(".git")),
             max_file: DEFAULT_MAX_FILE,
             record: Mutex::new(None),
         }
@@ -142,7 +144,8 @@ impl WorkspaceTracker {
     /// root), besides `.git`.
     #[must_use]
     pub fn exclude(mut self, exclude: Exclude) -> Self {
-        self.exclude = Arc::new(move |rel: &Path| rel == Path::new(".git") || exclude(rel));
+        self.exclude =
+            Arc::new(move |rel: &Path, dir| rel == Path::new(".git") || exclude(rel, dir));
         self
     }
 
@@ -207,7 +210,8 @@ impl WorkspaceTracker {
                     CaptureError::new(format!("cannot list {}", dir.display()), Some(e))
                 })?;
                 let child = rel.join(entry.file_name());
-                if (self.exclude)(&child) {
+                let dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                if (self.exclude)(&child, dir) {
                     continue;
                 }
                 let path = self.root.join(&child);
