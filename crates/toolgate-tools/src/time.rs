@@ -95,7 +95,7 @@ impl GetDateTime {
 
     fn zone(&self, asked: Option<&str>) -> Result<(String, TimeZone), String> {
         let Some(name) = asked.or(self.default_zone.as_deref()) else {
-            let zone = TimeZone::system();
+            let zone = local_zone().unwrap_or_else(TimeZone::system);
             let name = zone.iana_name().unwrap_or("UTC").to_owned();
             return Ok((name, zone));
         };
@@ -105,6 +105,24 @@ impl GetDateTime {
             )
         })
     }
+}
+
+/// The system zone read the way jiff reads it when neither `TZ` nor
+/// `TZDIR` is set (`/etc/localtime`, named by its symlink into a
+/// `zoneinfo/` directory), without jiff's time-zone database: opening that
+/// database lists every file under `/usr/share/zoneinfo` first, a fifth of
+/// a one-off `toolgate call get_datetime`. `None` whenever anything differs
+/// from that plain case (jiff's own lookup then decides).
+fn local_zone() -> Option<TimeZone> {
+    if std::env::var_os("TZ").is_some() || std::env::var_os("TZDIR").is_some() {
+        return None;
+    }
+    let path = std::path::Path::new("/etc/localtime");
+    let target = std::fs::read_link(path).ok()?;
+    let target = target.to_str()?;
+    let name = &target[target.rfind("zoneinfo/")? + "zoneinfo/".len()..];
+    let data = std::fs::read(path).ok()?;
+    TimeZone::tzif(name, &data).ok()
 }
 
 #[async_trait]
@@ -188,6 +206,27 @@ mod tests {
         let delta =
             kolkata.metadata["unix"].as_i64().unwrap() - utc.metadata["unix"].as_i64().unwrap();
         assert!((0..5).contains(&delta));
+    }
+
+    /// The shortcut gives jiff's answer: the same zone name and the same
+    /// offsets, and it is taken whenever the plain case holds here.
+    #[test]
+    fn local_zone_is_the_system_zone() {
+        let plain = std::env::var_os("TZ").is_none()
+            && std::env::var_os("TZDIR").is_none()
+            && std::fs::read_link("/etc/localtime")
+                .is_ok_and(|t| t.to_string_lossy().contains("zoneinfo/"));
+        let system = TimeZone::system();
+        match local_zone() {
+            Some(zone) => {
+                assert_eq!(zone.iana_name(), system.iana_name());
+                for second in [0, 1_700_000_000, 1_720_000_000, 2_000_000_000] {
+                    let at = Timestamp::from_second(second).unwrap();
+                    assert_eq!(zone.to_offset(at), system.to_offset(at), "at {at}");
+                }
+            }
+            None => assert!(!plain, "/etc/localtime names a zone, yet it was not read"),
+        }
     }
 
     #[tokio::test]
