@@ -26,13 +26,18 @@
 //! - [`SqliteStore`]: every trait in one `SQLite` file that several toolgate
 //!   processes can share, with a versioned schema that upgrades the old
 //!   `.toolgate/sessions.db` of `toolgate-agent`.
+//! - `PostgresStore` (cargo feature `postgres`): every trait in one
+//!   `PostgreSQL` database that workers on several machines share, with
+//!   numbered migrations run by `toolgate store migrate` and checked when
+//!   it opens.
 //! - [`default_path`] and [`data_dir_from_env`]: where that file lives — in
 //!   the user's data directory, one per workspace, never in the repository.
 //!
 //! The traits are backend-neutral: payloads are JSON values (messages,
 //! effects), errors are [`StoreError`], and no database type appears in a
 //! signature, so another backend (`PostgreSQL`, for workers sharing sessions)
-//! can implement them. Further kinds of records (notes, schedules) are
+//! can implement them; `tests/suite` holds both backends to the same
+//! trait-level tests. Further kinds of records (notes, schedules) are
 //! meant to be further traits beside these, each with its module and its
 //! migration.
 //!
@@ -95,6 +100,10 @@ pub use memory::{
 };
 pub use notes::{NewNote, Note, NoteHit, NoteStore, NoteUpdate, query_words};
 pub use paths::{DB_FILE, WORKSPACE_FILE, data_dir_from_env, default_path};
+#[cfg(feature = "postgres")]
+pub use postgres::{
+    DEFAULT_POOL_SIZE, Migrated, PG_SCHEMA_VERSION, PostgresOptions, PostgresStore,
+};
 pub use schedules::{
     AfterRun, Claim, ClaimedJob, JobRecord, NewJob, RUN_ABANDONED, RUN_RUNNING, RunEnd, RunRecord,
     ScheduleStore, Trigger,
@@ -155,6 +164,8 @@ mod error;
 mod memory;
 mod notes;
 mod paths;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod private;
 mod schedules;
 mod session;
