@@ -357,7 +357,7 @@ impl Host {
 
     fn check_store(&self) -> Check {
         match self.store() {
-            Ok(store) => Check::ok("store", format!("{}", store.path().display())),
+            Ok(store) => Check::ok("store", format!("{}", store.location().display())),
             Err(error) => Check::bad(
                 CheckState::Fail,
                 "store",

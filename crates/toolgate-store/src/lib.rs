@@ -120,6 +120,51 @@ pub use tasks::{
 };
 pub use writer::{AuditWriter, AuditWriterBuilder};
 
+/// Every store trait in one object, whichever the backend: what a host
+/// holds (`Arc<dyn Store>`) and hands out as the single traits it needs.
+pub trait Store:
+    SessionStore
+    + AuditStore
+    + MemoryIndex
+    + SessionHistory
+    + NoteStore
+    + TaskStore
+    + PlanStore
+    + ScheduleStore
+    + DynamicToolStore
+    + CheckpointStore
+    + std::fmt::Debug
+{
+    /// Where the store is, for messages: the `SQLite` file, or the
+    /// database's URL (which holds no password).
+    fn location(&self) -> &std::path::Path;
+
+    /// An [`AuditWriter`] with default settings over this store, writing
+    /// on a connection of its own.
+    fn audit_writer(&self) -> Result<AuditWriter, StoreError>;
+}
+
+impl Store for SqliteStore {
+    fn location(&self) -> &std::path::Path {
+        self.path()
+    }
+
+    fn audit_writer(&self) -> Result<AuditWriter, StoreError> {
+        SqliteStore::audit_writer(self)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl Store for PostgresStore {
+    fn location(&self) -> &std::path::Path {
+        std::path::Path::new(self.url())
+    }
+
+    fn audit_writer(&self) -> Result<AuditWriter, StoreError> {
+        PostgresStore::audit_writer(self)
+    }
+}
+
 /// `as_str`, `from_name`, `Display` and `FromStr` for an enum of stored
 /// names (statuses, kinds, scopes).
 macro_rules! names {

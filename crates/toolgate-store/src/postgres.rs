@@ -158,6 +158,10 @@ pub struct Migrated {
 pub struct PostgresStore {
     pool: Pool,
     name: String,
+    /// Set once the schema version was found right (rule 1).
+    checked: std::sync::Arc<tokio::sync::OnceCell<()>>,
+    /// What it was opened with, for the audit writer's own pool.
+    options: std::sync::Arc<PostgresOptions>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -171,6 +175,15 @@ impl std::fmt::Debug for PostgresStore {
 impl PostgresStore {
     /// Connects to the store and checks its schema version (rule 1).
     pub async fn open(options: &PostgresOptions) -> Result<Self, StoreError> {
+        let store = Self::connect(options)?;
+        drop(store.client().await?);
+        Ok(store)
+    }
+
+    /// The store, without connecting yet: the first operation connects and
+    /// checks the schema version (rule 1), and fails as
+    /// [`open`](Self::open) would. For callers that cannot wait at start-up.
+    pub fn connect(options: &PostgresOptions) -> Result<Self, StoreError> {
         let config = options.config()?;
         let manager = Manager::from_config(
             config,
@@ -183,22 +196,26 @@ impl PostgresStore {
             .max_size(options.pool_size.max(1))
             .build()
             .map_err(|e| StoreError::Config(format!("cannot make a connection pool: {e}")))?;
-        let store = Self {
+        Ok(Self {
             pool,
             name: options.name(),
-        };
-        let client = store.client().await?;
-        let found = version(&**client).await?;
-        drop(client);
+            checked: std::sync::Arc::default(),
+            options: std::sync::Arc::new(options.clone()),
+        })
+    }
+
+    /// Refuses a schema other than this build's (rule 1).
+    async fn check_version(&self, client: &Object) -> Result<(), StoreError> {
+        let found = version(&***client).await?;
         match found.cmp(&PG_SCHEMA_VERSION) {
-            std::cmp::Ordering::Equal => Ok(store),
+            std::cmp::Ordering::Equal => Ok(()),
             std::cmp::Ordering::Less => Err(StoreError::MigrationNeeded {
-                database: store.name,
+                database: self.name.clone(),
                 found,
                 required: PG_SCHEMA_VERSION,
             }),
             std::cmp::Ordering::Greater => Err(StoreError::NewerDatabase {
-                database: store.name,
+                database: self.name.clone(),
                 found,
                 supported: PG_SCHEMA_VERSION,
             }),
@@ -270,21 +287,32 @@ impl PostgresStore {
         &self.name
     }
 
-    /// An [`AuditWriter`] with default settings over this store (its
-    /// batches take a connection of the pool).
+    /// An [`AuditWriter`] with default settings over a pool of its own to
+    /// this database (its connections live on the writer's thread), so
+    /// that its batches do not wait behind this store's queries.
     pub fn audit_writer(&self) -> Result<AuditWriter, StoreError> {
-        AuditWriter::builder(std::sync::Arc::new(self.clone())).build()
+        let own = Self::connect(&PostgresOptions {
+            pool_size: 1,
+            ..(*self.options).clone()
+        })?;
+        AuditWriter::builder(std::sync::Arc::new(own))
+            .network()
+            .build()
     }
 
-    /// A connection of the pool.
+    /// A connection of the pool; the first one checks the schema version.
     async fn client(&self) -> Result<Object, StoreError> {
-        self.pool.get().await.map_err(|e| match e {
+        let client = self.pool.get().await.map_err(|e| match e {
             deadpool_postgres::PoolError::Backend(e) => StoreError::Connect {
                 database: self.name.clone(),
                 source: Box::new(e),
             },
             e => StoreError::Worker(Box::new(e)),
-        })
+        })?;
+        self.checked
+            .get_or_try_init(|| self.check_version(&client))
+            .await?;
+        Ok(client)
     }
 }
 
