@@ -702,12 +702,13 @@ async fn store_migrate(setup: &Setup) -> Result<Exit, CliError> {
     let done = toolgate_store::PostgresStore::migrate(&options)
         .await
         .map_err(|source| toolgate_host::HostError::Store {
-            path: PathBuf::from(&options.url),
+            path: PathBuf::from(options.display_url()),
             source,
         })?;
+    let url = options.display_url();
     if setup.json {
         let value = serde_json::json!({
-            "store": options.url,
+            "store": url,
             "from": done.from,
             "to": done.to,
         });
@@ -715,13 +716,13 @@ async fn store_migrate(setup: &Setup) -> Result<Exit, CliError> {
     }
     if done.from == done.to {
         render::note(&format!(
-            "the store {} is at schema version {}: nothing to do",
-            options.url, done.to
+            "the store {url} is at schema version {}: nothing to do",
+            done.to
         ));
     } else {
         render::note(&format!(
-            "migrated the store {} from schema version {} to {}",
-            options.url, done.from, done.to
+            "migrated the store {url} from schema version {} to {}",
+            done.from, done.to
         ));
     }
     Ok(Exit::Success)

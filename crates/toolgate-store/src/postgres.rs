@@ -105,8 +105,40 @@ impl PostgresOptions {
 
     /// The store as errors name it: the URL (which holds no password).
     fn name(&self) -> String {
-        self.url.clone()
+        self.display_url()
     }
+
+    /// The URL as messages show it: a password written in it anyway
+    /// (refused when the store opens) is left out.
+    pub fn display_url(&self) -> String {
+        redact(&self.url)
+    }
+}
+
+/// `url` without a password: `user:secret@` becomes `user@`, and a
+/// `password=…` setting (in the query or a key-value string) is dropped.
+fn redact(url: &str) -> String {
+    let mut out = url.to_owned();
+    if let Some(scheme) = out.find("://") {
+        let start = scheme + 3;
+        let end = out[start..]
+            .find(['/', '?'])
+            .map_or(out.len(), |i| start + i);
+        if let Some(at) = out[start..end].rfind('@')
+            && let Some(colon) = out[start..start + at].find(':')
+        {
+            out.replace_range(start + colon..start + at, "");
+        }
+    }
+    let mut words: Vec<String> = Vec::new();
+    for part in out.split_inclusive(['&', '?', ' ']) {
+        let key = part.trim_start();
+        if key.to_ascii_lowercase().starts_with("password=") {
+            continue;
+        }
+        words.push(part.to_owned());
+    }
+    words.concat()
 }
 
 /// What [`PostgresStore::migrate`] did.
@@ -395,4 +427,31 @@ fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> Result<String, StoreError> {
 /// A stored JSON value back.
 fn from_json<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, StoreError> {
     serde_json::from_str(s).map_err(StoreError::Json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn urls_are_shown_without_their_password() {
+        for (url, shown) in [
+            ("postgres://me@db:5432/x", "postgres://me@db:5432/x"),
+            ("postgres://me:s3cret@db:5432/x", "postgres://me@db:5432/x"),
+            (
+                "postgres://me:s3cret@db/x?sslmode=disable",
+                "postgres://me@db/x?sslmode=disable",
+            ),
+            (
+                "postgres://me@db/x?password=s3cret&a=b",
+                "postgres://me@db/x?a=b",
+            ),
+            (
+                "host=db user=me password=s3cret dbname=x",
+                "host=db user=me dbname=x",
+            ),
+        ] {
+            assert_eq!(redact(url), shown, "{url}");
+        }
+    }
 }

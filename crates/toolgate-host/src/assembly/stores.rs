@@ -58,7 +58,9 @@ impl Host {
     /// `store.url`.
     pub fn store_location(&self) -> Result<PathBuf, HostError> {
         match &self.config().store.url {
-            Some(url) => Ok(PathBuf::from(url)),
+            Some(url) => Ok(PathBuf::from(
+                PostgresOptions::new(url.clone()).display_url(),
+            )),
             None => self.store_path(),
         }
     }
@@ -78,7 +80,7 @@ impl Host {
                 .find(|(k, _)| k == var)
                 .map(|(_, v)| v.clone())
                 .ok_or_else(|| HostError::Store {
-                    path: PathBuf::from(url),
+                    path: PathBuf::from(options.display_url()),
                     source: toolgate_store::StoreError::Config(format!(
                         "`store.password_env` names the variable {var}, which is not set; \
                          export it with the database password"
@@ -96,7 +98,7 @@ impl Host {
             return PostgresStore::connect(&options)
                 .map(|store| Arc::new(store) as Arc<dyn Store>)
                 .map_err(|source| HostError::Store {
-                    path: PathBuf::from(&options.url),
+                    path: PathBuf::from(options.display_url()),
                     source,
                 });
         }
