@@ -212,3 +212,29 @@ async fn two_stores_on_one_database_see_each_other() {
         .unwrap();
     assert_eq!(resumed.run, 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_writer_batches_into_the_database_from_its_own_thread() {
+    use toolgate_store::{AuditEntry, AuditFilter, AuditStore};
+    let (store, _db) = open().await;
+    let writer = store.audit_writer().unwrap();
+    for i in 0..500 {
+        writer.record(AuditEntry {
+            ts: format!("2026-01-01T00:00:00.{i:06}Z"),
+            call_id: format!("c{i}"),
+            session_id: None,
+            tool: "read_file".into(),
+            args_sha256: String::new(),
+            decision: "allowed".into(),
+            success: true,
+            duration_us: 1,
+            error: None,
+            effects: serde_json::Value::Null,
+        });
+    }
+    writer.flush().await.unwrap();
+    let recent = store.recent(&AuditFilter::newest(1_000)).await.unwrap();
+    assert_eq!(recent.len(), 500);
+    assert_eq!(recent[0].call_id, "c499", "newest appended first");
+    assert_eq!(recent[499].call_id, "c0");
+}
