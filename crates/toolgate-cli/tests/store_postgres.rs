@@ -112,13 +112,11 @@ async fn migrate_then_run_and_resume_keep_the_session_in_postgres() {
     let out = toolgate(&["store", "migrate"]).await;
     let se = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{se}");
-    assert!(se.contains("from schema version 0 to 1"), "{se}");
+    assert!(se.contains("from schema version 0 to "), "{se}");
     let out = toolgate(&["--json", "store", "migrate"]).await;
     let again: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        (again["from"].as_i64(), again["to"].as_i64()),
-        (Some(1), Some(1))
-    );
+    assert!(again["to"].as_i64().is_some_and(|v| v > 0), "{again}");
+    assert_eq!(again["from"], again["to"], "nothing to do the second time");
 
     let out = toolgate(&["run", "Replace old with new"]).await;
     let (so, se) = (text(&out.stdout), text(&out.stderr));

@@ -18,6 +18,8 @@
 //!   with leases so that schedulers sharing a store never run a job twice.
 //! - [`DynamicToolStore`]: tools agents wrote at run time, pending until a
 //!   person approves or rejects them.
+//! - [`ApprovalStore`]: calls waiting for a person, answered from any
+//!   worker, and run once (an idempotency key per call).
 //! - [`CheckpointStore`]: what each step of a session changed in the
 //!   workspace (every path's state before and after) and the rewinds made;
 //!   [`WorkspaceTracker`] captures the changes, keeping every content in a
@@ -84,6 +86,9 @@
 //! # }
 //! ```
 
+pub use approvals::{
+    Answer, Answered, ApprovalRecord, ApprovalStatus, ApprovalStore, Asked, NewApproval, RunClaim,
+};
 pub use audit::{AuditEntry, AuditFilter, AuditStore};
 pub use checkpoint::blobs::{BlobStore, GcReport};
 pub use checkpoint::restore::{Conflict, Restore, RestorePlan};
@@ -133,6 +138,7 @@ pub trait Store:
     + ScheduleStore
     + DynamicToolStore
     + CheckpointStore
+    + ApprovalStore
     + std::fmt::Debug
 {
     /// Where the store is, for messages: the `SQLite` file, or the
@@ -202,6 +208,7 @@ macro_rules! names {
     };
 }
 
+mod approvals;
 mod audit;
 pub mod checkpoint;
 mod dynamic_tools;

@@ -9,6 +9,7 @@ use tokio_postgres::{GenericClient, NoTls};
 
 use crate::{AuditWriter, StoreError};
 
+mod approvals;
 mod audit;
 mod checkpoints;
 mod dynamic_tools;
@@ -21,7 +22,10 @@ mod tasks;
 /// The migrations, in order: migration `i` (from 1) brings the schema to
 /// version `i`. A migration is never edited once released; a change is a
 /// new file.
-const MIGRATIONS: &[&str] = &[include_str!("postgres/migrations/0001_initial.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("postgres/migrations/0001_initial.sql"),
+    include_str!("postgres/migrations/0002_approvals.sql"),
+];
 
 /// The schema version this build of toolgate needs in a `PostgreSQL` store
 /// (the highest `version` of its `schema_migrations` table).

@@ -21,6 +21,9 @@ use toolgate_store::{
     ScheduleStore, SessionHistory, SessionStore, SourceId, StatusChange, StepRecord, StoreError,
     TaskFilter, TaskStatus, TaskStore, TaskUpdate, ToolCallRow, Trigger, UsageRow,
 };
+use toolgate_store::{
+    Answer, Answered, ApprovalStatus, ApprovalStore, Asked, NewApproval, RunClaim,
+};
 
 /// Every store trait: what a backend implements.
 pub(crate) trait Backend:
@@ -34,6 +37,7 @@ pub(crate) trait Backend:
     + ScheduleStore
     + DynamicToolStore
     + CheckpointStore
+    + ApprovalStore
     + 'static
 {
 }
@@ -49,6 +53,7 @@ impl<T> Backend for T where
         + ScheduleStore
         + DynamicToolStore
         + CheckpointStore
+        + ApprovalStore
         + 'static
 {
 }
@@ -72,6 +77,7 @@ macro_rules! suite_tests {
             schedules_two_claimants_and_lease_expiry,
             dynamic_tools_review,
             checkpoints_and_rewinds,
+            approvals_answered_once_and_run_once,
         );
     };
     (@each $open:path; $($case:ident),+ $(,)?) => {
@@ -1456,4 +1462,189 @@ pub(crate) async fn checkpoints_and_rewinds(store: Arc<impl Backend>) {
     assert_eq!(store.checkpoint_count().await.unwrap(), 1);
     assert_eq!(store.prune_checkpoints(i64::MAX, 10).await.unwrap(), 1);
     assert_eq!(store.checkpoint_count().await.unwrap(), 0);
+}
+
+fn approval(key: &str, expires: i64) -> NewApproval {
+    NewApproval {
+        key: key.into(),
+        session_id: Some("s1".into()),
+        tool: "run_command".into(),
+        view: json!({"command": "git push", "z": 1, "a": [true]}),
+        worker: "w1".into(),
+        created: 1_000,
+        expires,
+    }
+}
+
+pub(crate) async fn approvals_answered_once_and_run_once(store: Arc<impl Backend>) {
+    let Asked::New(first) = store.ask_approval(&approval("k1", 5_000)).await.unwrap() else {
+        panic!("a new key is asked");
+    };
+    assert_eq!(first.status, ApprovalStatus::Pending);
+    assert_eq!(
+        first.view,
+        json!({"command": "git push", "z": 1, "a": [true]})
+    );
+    // The same key, through another worker: the same approval, unchanged.
+    let again = store
+        .ask_approval(&NewApproval {
+            worker: "w2".into(),
+            tool: "other".into(),
+            ..approval("k1", 9_000)
+        })
+        .await
+        .unwrap();
+    assert_eq!(again, Asked::Existing(first.clone()));
+    let Asked::New(second) = store.ask_approval(&approval("k2", 1_500)).await.unwrap() else {
+        panic!("a new key is asked");
+    };
+    assert!(second.id > first.id);
+    let pending = store.pending_approvals(1_200).await.unwrap();
+    assert_eq!(
+        pending.iter().map(|a| a.id).collect::<Vec<_>>(),
+        [first.id, second.id]
+    );
+    assert_eq!(
+        store.pending_approvals(2_000).await.unwrap().len(),
+        1,
+        "an expired request is not pending"
+    );
+
+    // Two people answer at once (from two workers): the first answer wins.
+    let mut answers = Vec::new();
+    for (i, approve) in [true, false, true, false].into_iter().enumerate() {
+        let store = Arc::clone(&store);
+        let id = first.id;
+        answers.push(tokio::spawn(async move {
+            store
+                .answer_approval(&Answer {
+                    id,
+                    approve,
+                    by: format!("person{i}"),
+                    at: 2_000,
+                })
+                .await
+                .unwrap()
+        }));
+    }
+    let mut won = Vec::new();
+    for answer in answers {
+        match answer.await.unwrap() {
+            Answered::Answered(record) => won.push(record),
+            Answered::AlreadyAnswered(_) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(won.len(), 1, "{won:?}");
+    let stored = store.approval(first.id).await.unwrap().unwrap();
+    assert_eq!(stored, won[0]);
+    assert_eq!(stored.answered, Some(2_000));
+    assert!(stored.answered_by.as_deref().unwrap().starts_with("person"));
+
+    // A late answer to a lapsed request expires it instead.
+    let late = store
+        .answer_approval(&Answer {
+            id: second.id,
+            approve: true,
+            by: "late".into(),
+            at: 2_000,
+        })
+        .await
+        .unwrap();
+    assert!(
+        matches!(late, Answered::Expired(ref r) if r.status == ApprovalStatus::Expired),
+        "{late:?}"
+    );
+    assert!(matches!(
+        store
+            .answer_approval(&Answer {
+                id: 999_999,
+                approve: true,
+                by: "x".into(),
+                at: 1
+            })
+            .await
+            .unwrap(),
+        Answered::NotFound
+    ));
+    assert!(matches!(
+        store
+            .claim_approved_run(second.id, "w1", 2_100)
+            .await
+            .unwrap(),
+        RunClaim::NotApproved(_)
+    ));
+
+    // An approved call runs once, whoever claims it; the result is kept
+    // for the retries.
+    let Asked::New(call) = store.ask_approval(&approval("k3", 9_000)).await.unwrap() else {
+        panic!("a new key is asked");
+    };
+    store
+        .answer_approval(&Answer {
+            id: call.id,
+            approve: true,
+            by: "p".into(),
+            at: 3_000,
+        })
+        .await
+        .unwrap();
+    let mut claims = Vec::new();
+    for worker in ["w1", "w2", "w3", "w4"] {
+        let store = Arc::clone(&store);
+        let id = call.id;
+        claims.push(tokio::spawn(async move {
+            (
+                worker,
+                store.claim_approved_run(id, worker, 3_100).await.unwrap(),
+            )
+        }));
+    }
+    let mut runner = None;
+    for claim in claims {
+        match claim.await.unwrap() {
+            (worker, RunClaim::Claimed(record)) => {
+                assert!(runner.is_none(), "claimed twice");
+                assert_eq!(record.runner.as_deref(), Some(worker));
+                runner = Some(worker);
+            }
+            (_, RunClaim::Taken(_)) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    let runner = runner.unwrap_or_else(|| panic!("one claim wins"));
+    let other = if runner == "w1" { "w2" } else { "w1" };
+    assert!(
+        !store
+            .finish_approved_run(call.id, other, &json!("not mine"), 3_200)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .finish_approved_run(call.id, runner, &json!({"exit": 0}), 3_200)
+            .await
+            .unwrap()
+    );
+    let done = store.approval_by_key("k3").await.unwrap().unwrap();
+    assert_eq!(done.status, ApprovalStatus::Done);
+    assert_eq!(done.result, Some(json!({"exit": 0})));
+    assert!(matches!(
+        store.claim_approved_run(call.id, "w9", 3_300).await.unwrap(),
+        RunClaim::Taken(ref r) if r.result == Some(json!({"exit": 0}))
+    ));
+    assert_eq!(store.approval_by_key("nope").await.unwrap(), None);
+
+    // Expiry in bulk.
+    store.ask_approval(&approval("k4", 4_000)).await.unwrap();
+    store.ask_approval(&approval("k5", 8_000)).await.unwrap();
+    assert_eq!(store.expire_approvals(5_000).await.unwrap(), 1);
+    assert_eq!(
+        store.approval_by_key("k4").await.unwrap().unwrap().status,
+        ApprovalStatus::Expired
+    );
+    assert_eq!(
+        store.approval_by_key("k5").await.unwrap().unwrap().status,
+        ApprovalStatus::Pending
+    );
 }
