@@ -355,6 +355,8 @@ pub(crate) enum ScheduleCommand {
 pub(crate) enum StoreCommand {
     /// Move a damaged store aside (renamed, never deleted) so the next command starts a new one.
     Recover,
+    /// Create or upgrade the schema of the postgres store (`store.url`); every worker checks it at start.
+    Migrate,
 }
 
 #[derive(Debug, Subcommand)]

@@ -215,6 +215,7 @@ async fn run(mut cli: Cli) -> Result<Exit, CliError> {
         Command::Schedule(cmd) => schedule_cmd::schedule(&setup, cmd).await,
         Command::Skills(cmd) => skills_cmd::skills(&setup, cmd).await,
         Command::Store(StoreCommand::Recover) => store_recover(&setup),
+        Command::Store(StoreCommand::Migrate) => store_migrate(&setup).await,
         Command::Ui(args) => ui_cmd::ui(&setup, &cli.global, args).await,
     }
 }
@@ -645,6 +646,13 @@ fn print_result(setup: &Setup, result: &ToolResult, decision: Decision) -> Resul
 /// request, so that the next command starts a new one. A store that opens,
 /// or fails for another reason, is left alone.
 fn store_recover(setup: &Setup) -> Result<Exit, CliError> {
+    if let Some(url) = &setup.host.config().store.url {
+        return Err(CliError::new(
+            Exit::Usage,
+            anyhow!("`toolgate store recover` moves a damaged SQLite file aside; this workspace's store is the PostgreSQL database {url}"),
+        )
+        .with_hint("repair a PostgreSQL database with its own tools (pg_dump, pg_restore)"));
+    }
     let path = setup.host.store_path()?;
     let Err(error) = toolgate_store::SqliteStore::open(&path) else {
         render::note(&format!(
@@ -672,6 +680,51 @@ fn store_recover(setup: &Setup) -> Result<Exit, CliError> {
         path.display(),
         aside.display()
     ));
+    Ok(Exit::Success)
+}
+
+/// `toolgate store migrate`: the `PostgreSQL` store's schema created or
+/// brought up to this toolgate's version (idempotent; several workers
+/// migrating at once run each migration once).
+async fn store_migrate(setup: &Setup) -> Result<Exit, CliError> {
+    let Some(options) = setup.host.postgres_options()? else {
+        return Err(CliError::new(
+            Exit::Usage,
+            anyhow!(
+                "`toolgate store migrate` upgrades a PostgreSQL store, and `store.url` is not set"
+            ),
+        )
+        .with_hint(
+            "the SQLite store upgrades itself when it opens; for PostgreSQL, set \
+             `store.url: postgres://USER@HOST:PORT/DATABASE`",
+        ));
+    };
+    let done = toolgate_store::PostgresStore::migrate(&options)
+        .await
+        .map_err(|source| toolgate_host::HostError::Store {
+            path: PathBuf::from(options.display_url()),
+            source,
+        })?;
+    let url = options.display_url();
+    if setup.json {
+        let value = serde_json::json!({
+            "store": url,
+            "from": done.from,
+            "to": done.to,
+        });
+        return show_data(&json_text(&value)?);
+    }
+    if done.from == done.to {
+        render::note(&format!(
+            "the store {url} is at schema version {}: nothing to do",
+            done.to
+        ));
+    } else {
+        render::note(&format!(
+            "migrated the store {url} from schema version {} to {}",
+            done.from, done.to
+        ));
+    }
     Ok(Exit::Success)
 }
 

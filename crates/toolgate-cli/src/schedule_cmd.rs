@@ -10,7 +10,6 @@ use toolgate_host::cron::{
     DaemonReporter, OUTCOME_FAILED, RunReport, SchedulerError, describe_job, describe_run, run_due,
 };
 use toolgate_host::{HostError, HostJobRunner};
-use toolgate_store::ScheduleStore;
 
 use crate::Setup;
 use crate::cli::ScheduleCommand;
@@ -28,7 +27,7 @@ pub(crate) async fn schedule(setup: &Setup, cmd: ScheduleCommand) -> Result<Exit
         .unwrap_or_else(TimeZone::system);
     let store_error = |source| {
         CliError::from(HostError::Store {
-            path: store.path().to_owned(),
+            path: store.location().to_owned(),
             source,
         })
     };
@@ -88,7 +87,7 @@ pub(crate) async fn schedule(setup: &Setup, cmd: ScheduleCommand) -> Result<Exit
             render::note(&format!(
                 "scheduler {} running on {}; Ctrl-C stops it after the job in progress",
                 options.owner_id(),
-                store.path().display()
+                store.location().display()
             ));
             let stop = async {
                 let _ = tokio::signal::ctrl_c().await;

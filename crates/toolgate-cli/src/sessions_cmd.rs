@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 
 use toolgate_agent::{Message, Role};
 use toolgate_host::HostError;
-use toolgate_store::SessionStore;
 
 use crate::Setup;
 use crate::cli::{RunArgs, SessionsCommand};
@@ -18,7 +17,7 @@ fn store_error(setup: &Setup, source: toolgate_store::StoreError) -> CliError {
         )
         .with_hint("`toolgate sessions list` shows the sessions there are");
     }
-    let path = setup.host.store_path().unwrap_or_default();
+    let path = setup.host.store_location().unwrap_or_default();
     CliError::from(HostError::Store { path, source })
 }
 

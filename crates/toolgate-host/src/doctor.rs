@@ -107,7 +107,7 @@ impl Host {
         checks.push(self.check_sandbox());
         checks.push(self.check_limits());
         checks.push(self.check_network());
-        checks.push(self.check_store());
+        checks.push(self.check_store().await);
         checks.push(self.check_skills());
         checks.extend(self.check_model(options).await);
         checks.extend(self.check_mcp().await);
@@ -355,9 +355,23 @@ impl Host {
         }
     }
 
-    fn check_store(&self) -> Check {
-        match self.store() {
-            Ok(store) => Check::ok("store", format!("{}", store.path().display())),
+    async fn check_store(&self) -> Check {
+        let opened = self.store();
+        // A server store connects on first use: ask it something (nothing
+        // comes back) so that an unreachable server or an old schema shows.
+        let used = match &opened {
+            Ok(store) if self.config().store.url.is_some() => store
+                .sessions_since(i64::MAX, 1)
+                .await
+                .map(drop)
+                .map_err(|source| HostError::Store {
+                    path: store.location().to_owned(),
+                    source,
+                }),
+            _ => Ok(()),
+        };
+        match opened.and_then(|store| used.map(|()| store)) {
+            Ok(store) => Check::ok("store", format!("{}", store.location().display())),
             Err(error) => Check::bad(
                 CheckState::Fail,
                 "store",

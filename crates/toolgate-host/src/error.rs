@@ -357,7 +357,25 @@ fn store_message(path: &std::path::Path, source: &toolgate_store::StoreError) ->
 /// What to do about it: each [`Fault`](toolgate_store::Fault) has its own
 /// way out; a damaged store is moved aside only when the person asks.
 fn store_hint(path: &std::path::Path, source: &toolgate_store::StoreError) -> String {
-    use toolgate_store::Fault;
+    use toolgate_store::{Fault, StoreError};
+    // A PostgreSQL store (`store.url`): what to do is said by the error.
+    match source {
+        StoreError::MigrationNeeded { .. } => {
+            return "run `toolgate store migrate` once (any worker), then try again".to_owned();
+        }
+        StoreError::NewerDatabase { .. } => {
+            return "use the newer toolgate, or point `store.url` at another database".to_owned();
+        }
+        StoreError::Connect { .. } => {
+            return "check that the PostgreSQL server runs and accepts this user, `store.url`, \
+                    and the password in the variable `store.password_env` names"
+                .to_owned();
+        }
+        StoreError::Config(_) => {
+            return "fix `store.url` and `store.password_env` in the configuration".to_owned();
+        }
+        _ => {}
+    }
     let dir = store_dir(path);
     match source.fault(dir) {
         Fault::Damaged => format!(

@@ -23,9 +23,7 @@ use std::path::Path;
 use serde::Serialize;
 use toolgate_core::{FileState, PathChange};
 use toolgate_store::checkpoint::restore;
-use toolgate_store::{
-    BlobStore, Checkpoint, CheckpointStore as _, Conflict, NewRewind, SessionStore as _,
-};
+use toolgate_store::{BlobStore, Checkpoint, Conflict, NewRewind};
 
 use crate::assembly::host::Host;
 use crate::error::HostError;
@@ -244,7 +242,7 @@ impl Host {
 
     fn store_error(&self, source: toolgate_store::StoreError) -> HostError {
         HostError::Store {
-            path: self.store_path().unwrap_or_default(),
+            path: self.store_location().unwrap_or_default(),
             source,
         }
     }
@@ -285,7 +283,7 @@ fn keep_current(
 /// half of the checkpoints go too. What was dropped is logged; failures
 /// only warn (the run's work is done).
 pub(crate) async fn apply_caps(
-    store: &toolgate_store::SqliteStore,
+    store: &dyn toolgate_store::Store,
     capture: &toolgate_store::WorkspaceTracker,
     caps: &crate::config::CheckpointsSection,
 ) {

@@ -17,8 +17,8 @@ use toolgate_core::SchemaFormat;
 use toolgate_dynamic::DynamicTools;
 use toolgate_engine::Approver;
 use toolgate_store::{
-    CheckpointStore as _, NewCheckpoint, NewSession, SessionEvent, SessionStore, SqliteStore,
-    StepRecord, ToolCallRow, UsageRow, WorkspaceTracker,
+    NewCheckpoint, NewSession, SessionEvent, StepRecord, Store, ToolCallRow, UsageRow,
+    WorkspaceTracker,
 };
 
 use crate::assembly::gate::Gate;
@@ -92,7 +92,7 @@ pub struct PreparedRun {
     model: ModelChoice,
     llm: Arc<dyn LlmClient>,
     gate: Gate,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn Store>,
     history: Vec<Message>,
     request: RunRequest,
     prices: Option<(f64, f64)>,
@@ -220,7 +220,7 @@ impl Host {
         let context = ContextBudget::new(window, self.config().llm.max_tokens);
         let store = self.store()?;
         let store_error = |source| HostError::Store {
-            path: store.path().to_owned(),
+            path: store.location().to_owned(),
             source,
         };
         let mut previous_categories = Vec::new();
@@ -570,7 +570,7 @@ impl PreparedRun {
         let report = runner.run(&self.request.task, self.history).await;
         drop(entered);
         if let Some(capture) = &self.gate.capture {
-            crate::rewind::apply_caps(&self.store, capture, &self.checkpoints).await;
+            crate::rewind::apply_caps(self.store.as_ref(), capture, &self.checkpoints).await;
         }
         self.gate.shutdown().await;
         report
@@ -579,7 +579,7 @@ impl PreparedRun {
 
 /// Records a run in the store, step by step.
 struct StoreRecorder {
-    store: Arc<SqliteStore>,
+    store: Arc<dyn Store>,
     session_id: String,
     run: u32,
     /// The gate's capture, looked at once more when the run ends.

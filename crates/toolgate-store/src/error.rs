@@ -52,6 +52,47 @@ pub enum StoreError {
         /// The newest version this build knows.
         supported: i64,
     },
+    /// A database server's store has an older schema than this toolgate
+    /// needs; `toolgate store migrate` upgrades it.
+    #[error(
+        "the store {database} has schema version {found} and this toolgate needs version {required}: run `toolgate store migrate` (with the same `store.url`) to upgrade it"
+    )]
+    MigrationNeeded {
+        /// The database, as configured (its URL).
+        database: String,
+        /// Its schema version (0: no toolgate schema yet).
+        found: i64,
+        /// The version this build needs.
+        required: i64,
+    },
+    /// A database server's store was written by a newer toolgate. It is not
+    /// touched.
+    #[error(
+        "the store {database} was written by a newer toolgate (schema version {found}; this toolgate knows versions up to {supported}); it was left untouched"
+    )]
+    NewerDatabase {
+        /// The database, as configured (its URL).
+        database: String,
+        /// Its schema version.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// The database server cannot be reached or refused the login.
+    #[error(
+        "cannot connect to the store {database}; check that the server runs, that `store.url` names it, and the password in the variable `store.password_env` names"
+    )]
+    Connect {
+        /// The database, as configured (its URL).
+        database: String,
+        /// The cause.
+        #[source]
+        source: BackendError,
+    },
+    /// The store's settings are wrong (the message says which and how to
+    /// fix them).
+    #[error("{0}")]
+    Config(String),
     /// The database file cannot be opened, set up or migrated.
     #[error("cannot open the store at {}", path.display())]
     Open {
@@ -107,7 +148,7 @@ impl StoreError {
     pub fn fault(&self, dir: Option<&std::path::Path>) -> Fault {
         match self {
             Self::Open { source, .. } => source.fault(dir),
-            Self::NewerSchema { .. } => Fault::Newer,
+            Self::NewerSchema { .. } | Self::NewerDatabase { .. } => Fault::Newer,
             Self::Io { source, .. } => io_fault(source, dir),
             Self::Database(source) | Self::Worker(source) => {
                 if let Some(rusqlite::Error::SqliteFailure(e, _)) =

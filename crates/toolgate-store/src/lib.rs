@@ -18,6 +18,8 @@
 //!   with leases so that schedulers sharing a store never run a job twice.
 //! - [`DynamicToolStore`]: tools agents wrote at run time, pending until a
 //!   person approves or rejects them.
+//! - [`ApprovalStore`]: calls waiting for a person, answered from any
+//!   worker, and run once (an idempotency key per call).
 //! - [`CheckpointStore`]: what each step of a session changed in the
 //!   workspace (every path's state before and after) and the rewinds made;
 //!   [`WorkspaceTracker`] captures the changes, keeping every content in a
@@ -26,13 +28,18 @@
 //! - [`SqliteStore`]: every trait in one `SQLite` file that several toolgate
 //!   processes can share, with a versioned schema that upgrades the old
 //!   `.toolgate/sessions.db` of `toolgate-agent`.
+//! - `PostgresStore` (cargo feature `postgres`): every trait in one
+//!   `PostgreSQL` database that workers on several machines share, with
+//!   numbered migrations run by `toolgate store migrate` and checked when
+//!   it opens.
 //! - [`default_path`] and [`data_dir_from_env`]: where that file lives — in
 //!   the user's data directory, one per workspace, never in the repository.
 //!
 //! The traits are backend-neutral: payloads are JSON values (messages,
 //! effects), errors are [`StoreError`], and no database type appears in a
 //! signature, so another backend (`PostgreSQL`, for workers sharing sessions)
-//! can implement them. Further kinds of records (notes, schedules) are
+//! can implement them; `tests/suite` holds both backends to the same
+//! trait-level tests. Further kinds of records (notes, schedules) are
 //! meant to be further traits beside these, each with its module and its
 //! migration.
 //!
@@ -79,6 +86,9 @@
 //! # }
 //! ```
 
+pub use approvals::{
+    Answer, Answered, ApprovalRecord, ApprovalStatus, ApprovalStore, Asked, NewApproval, RunClaim,
+};
 pub use audit::{AuditEntry, AuditFilter, AuditStore};
 pub use checkpoint::blobs::{BlobStore, GcReport};
 pub use checkpoint::restore::{Conflict, Restore, RestorePlan};
@@ -95,6 +105,10 @@ pub use memory::{
 };
 pub use notes::{NewNote, Note, NoteHit, NoteStore, NoteUpdate, query_words};
 pub use paths::{DB_FILE, WORKSPACE_FILE, data_dir_from_env, default_path};
+#[cfg(feature = "postgres")]
+pub use postgres::{
+    DEFAULT_POOL_SIZE, Migrated, PG_SCHEMA_VERSION, PostgresOptions, PostgresStore,
+};
 pub use schedules::{
     AfterRun, Claim, ClaimedJob, JobRecord, NewJob, RUN_ABANDONED, RUN_RUNNING, RunEnd, RunRecord,
     ScheduleStore, Trigger,
@@ -110,6 +124,52 @@ pub use tasks::{
     TaskStore, TaskUpdate, UnknownName,
 };
 pub use writer::{AuditWriter, AuditWriterBuilder};
+
+/// Every store trait in one object, whichever the backend: what a host
+/// holds (`Arc<dyn Store>`) and hands out as the single traits it needs.
+pub trait Store:
+    SessionStore
+    + AuditStore
+    + MemoryIndex
+    + SessionHistory
+    + NoteStore
+    + TaskStore
+    + PlanStore
+    + ScheduleStore
+    + DynamicToolStore
+    + CheckpointStore
+    + ApprovalStore
+    + std::fmt::Debug
+{
+    /// Where the store is, for messages: the `SQLite` file, or the
+    /// database's URL (which holds no password).
+    fn location(&self) -> &std::path::Path;
+
+    /// An [`AuditWriter`] with default settings over this store, writing
+    /// on a connection of its own.
+    fn audit_writer(&self) -> Result<AuditWriter, StoreError>;
+}
+
+impl Store for SqliteStore {
+    fn location(&self) -> &std::path::Path {
+        self.path()
+    }
+
+    fn audit_writer(&self) -> Result<AuditWriter, StoreError> {
+        SqliteStore::audit_writer(self)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl Store for PostgresStore {
+    fn location(&self) -> &std::path::Path {
+        std::path::Path::new(self.url())
+    }
+
+    fn audit_writer(&self) -> Result<AuditWriter, StoreError> {
+        PostgresStore::audit_writer(self)
+    }
+}
 
 /// `as_str`, `from_name`, `Display` and `FromStr` for an enum of stored
 /// names (statuses, kinds, scopes).
@@ -148,6 +208,7 @@ macro_rules! names {
     };
 }
 
+mod approvals;
 mod audit;
 pub mod checkpoint;
 mod dynamic_tools;
@@ -155,6 +216,8 @@ mod error;
 mod memory;
 mod notes;
 mod paths;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod private;
 mod schedules;
 mod session;

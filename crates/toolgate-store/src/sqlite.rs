@@ -10,6 +10,7 @@ use crate::paths::{self, WORKSPACE_FILE};
 use crate::private;
 use crate::{AuditWriter, StoreError};
 
+mod approvals;
 mod audit;
 mod checkpoints;
 mod dynamic_tools;

@@ -51,6 +51,7 @@ pub struct AuditWriterBuilder {
     capacity: usize,
     batch_size: usize,
     shutdown_timeout: Duration,
+    network: bool,
 }
 
 impl std::fmt::Debug for AuditWriterBuilder {
@@ -116,15 +117,26 @@ impl AuditWriterBuilder {
         self
     }
 
+    /// Gives the writer's runtime an I/O and timer driver, for a store that
+    /// talks to a server (`PostgreSQL`). Off by default: a file store needs
+    /// neither.
+    #[must_use]
+    pub fn network(mut self) -> Self {
+        self.network = true;
+        self
+    }
+
     /// Starts the writer's thread.
     pub fn build(self) -> Result<AuditWriter, StoreError> {
         let worker = |e: std::io::Error| StoreError::Worker(Box::new(e));
         // Its own runtime, so the writer works whatever runtime (or none)
         // the callers use, and dropping it from inside a runtime cannot
         // deadlock on that runtime.
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .map_err(worker)?;
+        let mut runtime = tokio::runtime::Builder::new_current_thread();
+        if self.network {
+            runtime.enable_all();
+        }
+        let runtime = runtime.build().map_err(worker)?;
         let (tx, rx) = mpsc::channel(self.capacity);
         let (done, finished) = std::sync::mpsc::channel::<()>();
         let (store, batch_size) = (self.store, self.batch_size);
@@ -162,6 +174,7 @@ impl AuditWriter {
             capacity: 65_536,
             batch_size: 4_096,
             shutdown_timeout: Duration::from_secs(5),
+            network: false,
         }
     }
 

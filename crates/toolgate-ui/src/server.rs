@@ -21,7 +21,7 @@ use toolgate_host::{
     AgentPermission, ErrorKind, Host, HostError, RunControls, RunRequest, UserRules,
 };
 use toolgate_mcp::ServerState;
-use toolgate_store::{AuditFilter, AuditStore, SessionStore, SessionSummary};
+use toolgate_store::{AuditFilter, SessionSummary};
 
 use crate::approvals::{Approvals, Binding, UiApprover};
 use crate::assets;

@@ -361,7 +361,7 @@ pub struct Host {
     sandbox: OnceLock<Sandbox>,
     /// [`Host::workspace_view`], its glob sets compiled once.
     workspace_view: OnceLock<Workspace>,
-    pub(crate) store: OnceLock<Arc<toolgate_store::SqliteStore>>,
+    pub(crate) store: OnceLock<Arc<dyn toolgate_store::Store>>,
     pub(crate) dynamic: OnceLock<Arc<DynamicTools>>,
     pub(crate) store_audit: OnceLock<Arc<crate::assembly::stores::StoreAudit>>,
     /// [`Host::change_capture`], one per host: every gate's captures share

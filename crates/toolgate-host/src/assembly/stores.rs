@@ -4,7 +4,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use toolgate_engine::{AuditRecord, AuditSink};
-use toolgate_store::{AuditEntry, AuditWriter, RUNNING, SessionSummary, SqliteStore};
+use toolgate_store::{
+    AuditEntry, AuditWriter, PostgresOptions, PostgresStore, RUNNING, SessionSummary, SqliteStore,
+    Store,
+};
 
 use crate::assembly::host::Host;
 use crate::error::HostError;
@@ -41,24 +44,71 @@ impl Host {
     }
 
     /// The store: sessions, audit. Opened on first use; every later call
-    /// shares it.
-    pub fn store(&self) -> Result<Arc<SqliteStore>, HostError> {
+    /// shares it. The `SQLite` file, or the `PostgreSQL` database of
+    /// `store.url` (connected on its first use, which checks its schema).
+    pub fn store(&self) -> Result<Arc<dyn Store>, HostError> {
         if let Some(store) = self.store.get() {
             return Ok(Arc::clone(store));
         }
         let store = self.open_store()?;
-        Ok(Arc::clone(self.store.get_or_init(|| Arc::new(store))))
+        Ok(Arc::clone(self.store.get_or_init(|| store)))
+    }
+
+    /// Where the store is, for messages: the `SQLite` file, or the URL of
+    /// `store.url`.
+    pub fn store_location(&self) -> Result<PathBuf, HostError> {
+        match &self.config().store.url {
+            Some(url) => Ok(PathBuf::from(
+                PostgresOptions::new(url.clone()).display_url(),
+            )),
+            None => self.store_path(),
+        }
+    }
+
+    /// The `PostgreSQL` store's options (`store.url`, the password from the
+    /// variable `store.password_env` names), or `None` for `SQLite`.
+    pub fn postgres_options(&self) -> Result<Option<PostgresOptions>, HostError> {
+        let store = &self.config().store;
+        let Some(url) = &store.url else {
+            return Ok(None);
+        };
+        let mut options = PostgresOptions::new(url.clone());
+        if let Some(var) = &store.password_env {
+            let password = self
+                .env()
+                .iter()
+                .find(|(k, _)| k == var)
+                .map(|(_, v)| v.clone())
+                .ok_or_else(|| HostError::Store {
+                    path: PathBuf::from(options.display_url()),
+                    source: toolgate_store::StoreError::Config(format!(
+                        "`store.password_env` names the variable {var}, which is not set; \
+                         export it with the database password"
+                    )),
+                })?;
+            options = options.password(password);
+        }
+        Ok(Some(options))
     }
 
     /// A new connection to the store, opened (created, migrated) as
     /// [`store`](Self::store) opens it.
-    fn open_store(&self) -> Result<SqliteStore, HostError> {
+    fn open_store(&self) -> Result<Arc<dyn Store>, HostError> {
+        if let Some(options) = self.postgres_options()? {
+            return PostgresStore::connect(&options)
+                .map(|store| Arc::new(store) as Arc<dyn Store>)
+                .map_err(|source| HostError::Store {
+                    path: PathBuf::from(options.display_url()),
+                    source,
+                });
+        }
         if let Some(path) = &self.config().store.path {
             SqliteStore::open(path)
         } else {
             let data = toolgate_store::data_dir_from_env(self.env()).ok_or(HostError::NoDataDir)?;
             SqliteStore::open_for_workspace(&data, self.workspace())
         }
+        .map(|store| Arc::new(store) as Arc<dyn Store>)
         .map_err(|source| HostError::Store {
             path: self.store_path().unwrap_or_default(),
             source,
@@ -127,7 +177,7 @@ impl Host {
 
     /// The gate's audit into the store (`audit.store`), shared by every gate
     /// of this host; `None` when it is switched off. The writer has a
-    /// connection of its own ([`SqliteStore::audit_writer`]); when nothing
+    /// connection of its own ([`Store::audit_writer`]); when nothing
     /// has opened the store yet (`toolgate call`), that connection is the
     /// only one this host opens unless something else needs the store.
     pub(crate) fn store_audit(&self) -> Result<Option<Arc<StoreAudit>>, HostError> {
@@ -139,15 +189,20 @@ impl Host {
         }
         let writer = if let Some(store) = self.store.get() {
             store.audit_writer().map_err(|source| HostError::Store {
-                path: store.path().to_owned(),
+                path: store.location().to_owned(),
                 source,
             })?
         } else {
             let store = self.open_store()?;
-            let path = store.path().to_owned();
-            AuditWriter::builder(Arc::new(store))
-                .build()
-                .map_err(|source| HostError::Store { path, source })?
+            let path = store.location().to_owned();
+            if self.config().store.url.is_some() {
+                // A server store: the writer's own pool, on its thread.
+                store.audit_writer()
+            } else {
+                let audit: Arc<dyn toolgate_store::AuditStore> = store;
+                AuditWriter::builder(audit).build()
+            }
+            .map_err(|source| HostError::Store { path, source })?
         };
         let audit = Arc::new(StoreAudit { writer });
         Ok(Some(Arc::clone(self.store_audit.get_or_init(|| audit))))

@@ -42,6 +42,18 @@ pub struct StoreSection {
     /// workspace — never inside the workspace. Relative paths are relative
     /// to the workspace.
     pub path: Option<PathBuf>,
+    /// A `PostgreSQL` database instead of the `SQLite` file, for workers on
+    /// several machines sharing sessions, audit, memory, notes, tasks,
+    /// schedules and dynamic tools: `postgres://USER@HOST:PORT/DATABASE`.
+    /// Never with a password (refused): give it in the variable
+    /// `password_env` names. Create its schema with `toolgate store
+    /// migrate`. Checkpoint contents stay in the local data directory.
+    /// Default: none (the `SQLite` file).
+    pub url: Option<String>,
+    /// The environment variable holding the `PostgreSQL` password of `url`,
+    /// e.g. `TOOLGATE_PG_PASSWORD`. Default: none (the server asks for no
+    /// password).
+    pub password_env: Option<String>,
     /// What each step of a session changed in the workspace, kept so that
     /// `toolgate rewind` can put it back.
     pub checkpoints: CheckpointsSection,

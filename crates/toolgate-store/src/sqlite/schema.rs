@@ -337,6 +337,25 @@ const MIGRATIONS: &[&str] = &[
         undone INTEGER NOT NULL DEFAULT 0
      );
      CREATE INDEX rewinds_session ON rewinds (session_id, id);",
+    // 11: calls waiting for a person (approvals.rs), by idempotency key;
+    // answered from any process sharing the store, run once.
+    "CREATE TABLE approvals (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        key TEXT NOT NULL UNIQUE,
+        session_id TEXT,
+        tool TEXT NOT NULL,
+        view TEXT NOT NULL,
+        worker TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        expires INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN
+            ('pending', 'approved', 'denied', 'expired', 'running', 'done')),
+        answered_by TEXT,
+        answered INTEGER,
+        runner TEXT,
+        result TEXT
+     );
+     CREATE INDEX approvals_pending ON approvals (status, id);",
 ];
 
 /// The schema version this build writes.

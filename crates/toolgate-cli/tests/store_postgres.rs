@@ -1,0 +1,182 @@
+//! The `PostgreSQL` store as whole processes: `toolgate store migrate`,
+//! then `toolgate run` against a scripted model server with `store.url`
+//! set, then `toolgate sessions list` and `resume` see the session — all
+//! of it in the database, none in a local `SQLite` file.
+//!
+//! Needs a server: `TOOLGATE_TEST_PG_URL` (`export
+//! TOOLGATE_TEST_PG_URL=$(.ci/pg.sh start)`, as `.ci/run` does). Without
+//! it the test fails, saying so.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::path::Path;
+
+use serde_json::Value;
+
+mod common;
+
+use common::{Ws, answer, server, text, tool_call};
+
+/// The server's URL, or a failure that says how to start one.
+fn server_url() -> String {
+    std::env::var("TOOLGATE_TEST_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "TOOLGATE_TEST_PG_URL is not set: the PostgreSQL store tests need a server. \
+             Start a throw-away one with `export TOOLGATE_TEST_PG_URL=$(.ci/pg.sh start)` \
+             (needs Debian's postgresql package) or run .ci/run"
+        )
+    })
+}
+
+/// A client of `url`, its connection driven in the background.
+async fn connect(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to {url} ({e}); `.ci/pg.sh start` starts one"));
+    tokio::spawn(connection);
+    client
+}
+
+/// A new database on the test server; its URL.
+async fn new_database(name: &str) -> String {
+    let server = server_url();
+    let admin = connect(&server).await;
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        admin.batch_execute(&sql).await.unwrap();
+    }
+    let (base, _) = server.split_once('?').unwrap_or((server.as_str(), ""));
+    let (root, _) = base.rsplit_once('/').unwrap();
+    format!("{root}/{name}")
+}
+
+/// Every file named `name` under `dir`.
+fn find(dir: &Path, name: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(find(&path, name));
+        } else if path.file_name().is_some_and(|n| n == name) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_then_run_and_resume_keep_the_session_in_postgres() {
+    let db = format!("toolgate_cli_{}", std::process::id());
+    let url = new_database(&db).await;
+    let model = server(vec![
+        tool_call("r", "read_file", r#"{"path":"a.txt"}"#),
+        tool_call(
+            "e",
+            "edit_file",
+            r#"{"path":"a.txt","old_str":"old","new_str":"new"}"#,
+        ),
+        answer("Replaced old with new."),
+        answer("Resumed and done."),
+    ])
+    .await;
+    let ws = Ws::new(&model);
+    let config = ws.path().join("toolgate.yaml");
+    let yaml = format!(
+        "{}store:\n  url: {url}\n  password_env: TOOLGATE_TEST_PG_PASSWORD\n",
+        std::fs::read_to_string(&config).unwrap()
+    );
+    std::fs::write(&config, yaml).unwrap();
+    std::fs::write(ws.path().join("a.txt"), "old text\n").unwrap();
+    let toolgate = |args: &[&str]| {
+        let mut cmd = ws.command(env!("CARGO_BIN_EXE_toolgate"));
+        cmd.env("TOOLGATE_TEST_PG_PASSWORD", "not-checked-by-a-trust-server")
+            .args(args);
+        common::output(cmd)
+    };
+
+    // Before the migration, every command says what to do.
+    let out = toolgate(&["sessions", "list"]).await;
+    let se = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{se}");
+    assert!(se.contains("toolgate store migrate"), "{se}");
+
+    let out = toolgate(&["store", "migrate"]).await;
+    let se = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{se}");
+    assert!(se.contains("from schema version 0 to "), "{se}");
+    let out = toolgate(&["--json", "store", "migrate"]).await;
+    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(again["to"].as_i64().is_some_and(|v| v > 0), "{again}");
+    assert_eq!(again["from"], again["to"], "nothing to do the second time");
+
+    let out = toolgate(&["run", "Replace old with new"]).await;
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stdout: {so}\nstderr: {se}");
+    assert!(so.contains("Replaced old with new."), "{so}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "new text\n"
+    );
+
+    let out = toolgate(&["sessions", "list", "--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    let id = list[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(list[0]["outcome"], "completed");
+    assert_eq!(list[0]["steps"], 3);
+
+    let out = toolgate(&["sessions", "resume", &id, "Anything else?"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("Resumed and done."));
+    let out = toolgate(&["--json", "sessions", "list"]).await;
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list[0]["steps"], 4, "3 steps, then 1 resumed");
+
+    // It is all in the database: the session, its messages, the audit of
+    // its calls; and no SQLite store was made.
+    let client = connect(&url).await;
+    let count = |sql: &'static str| {
+        let client = &client;
+        async move { client.query_one(sql, &[]).await.unwrap().get::<_, i64>(0) }
+    };
+    assert_eq!(count("SELECT COUNT(*) FROM sessions").await, 1);
+    assert_eq!(count("SELECT MAX(runs) FROM sessions").await, 2);
+    assert!(count("SELECT COUNT(*) FROM messages").await >= 6);
+    assert_eq!(
+        count("SELECT COUNT(*) FROM audit WHERE tool IN ('read_file', 'edit_file')").await,
+        2
+    );
+    assert!(
+        find(ws.dir.root(), "toolgate.db").is_empty(),
+        "a SQLite store was made: {:?}",
+        find(ws.dir.root(), "toolgate.db")
+    );
+
+    // A password in the URL is refused, and not repeated.
+    let yaml = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("postgres://toolgate@", "postgres://toolgate:hunter2@");
+    std::fs::write(&config, yaml).unwrap();
+    let out = toolgate(&["sessions", "list"]).await;
+    let se = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{se}");
+    assert!(se.contains("store.password_env"), "{se}");
+    assert!(!se.contains("hunter2"), "{se}");
+
+    drop(client);
+    let admin = connect(&server_url()).await;
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+        .await
+        .unwrap();
+}

@@ -1,0 +1,229 @@
+//! Pending approvals: calls waiting for a person's answer, kept in the
+//! store so that any worker's UI or approver can answer them, and so that
+//! an approved call runs once, whichever worker asks again.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::StoreError;
+
+/// Where calls waiting for a person are kept, with the answer and, once the
+/// call ran, its result.
+///
+/// The store keeps what the gate shows the person (`view`, the engine's
+/// approval view) as given; what it means is the caller's. Times are
+/// milliseconds since the Unix epoch, always the caller's clock.
+///
+/// # Rules
+///
+/// 1. Every call has an idempotency key, unique in the store:
+///    [`ask_approval`](Self::ask_approval) with a key already asked changes
+///    nothing and returns that approval ([`Asked::Existing`]), whatever its
+///    state, so a client retrying a call (through another worker, after a
+///    worker died) never asks twice.
+/// 2. The first answer wins: [`answer_approval`](Self::answer_approval) on
+///    an approval that is no longer pending changes nothing
+///    ([`Answered::AlreadyAnswered`]). A pending approval past its
+///    `expires` is not answered: it becomes [`ApprovalStatus::Expired`]
+///    ([`Answered::Expired`]).
+/// 3. An approved call runs once: [`claim_approved_run`](Self::claim_approved_run)
+///    moves it from approved to running for one worker, atomically; every
+///    other claim gets [`RunClaim::Taken`]. A call running on a worker that
+///    died stays running: a retry is told so (it may have run) and does
+///    not run it again.
+/// 4. [`finish_approved_run`](Self::finish_approved_run) stores the
+///    result (only the running worker's), so that a retry of a finished
+///    call gets the result instead of a second run.
+#[async_trait]
+pub trait ApprovalStore: Send + Sync {
+    /// Stores a pending approval, or returns the one asked with this key
+    /// (rule 1).
+    async fn ask_approval(&self, approval: &NewApproval) -> Result<Asked, StoreError>;
+
+    /// One approval, or `None`.
+    async fn approval(&self, id: i64) -> Result<Option<ApprovalRecord>, StoreError>;
+
+    /// The approval asked with this key, or `None`.
+    async fn approval_by_key(&self, key: &str) -> Result<Option<ApprovalRecord>, StoreError>;
+
+    /// The approvals still pending and not expired at `now`, oldest first.
+    async fn pending_approvals(&self, now: i64) -> Result<Vec<ApprovalRecord>, StoreError>;
+
+    /// Answers a pending approval (rule 2).
+    async fn answer_approval(&self, answer: &Answer) -> Result<Answered, StoreError>;
+
+    /// Claims an approved call for `worker` to run (rule 3).
+    async fn claim_approved_run(
+        &self,
+        id: i64,
+        worker: &str,
+        at: i64,
+    ) -> Result<RunClaim, StoreError>;
+
+    /// Stores the result of a call `worker` ran (rule 4); `false` when the
+    /// call is not running on `worker`.
+    async fn finish_approved_run(
+        &self,
+        id: i64,
+        worker: &str,
+        result: &Value,
+        at: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// Marks the approvals pending past their `expires` at `now` expired;
+    /// returns how many.
+    async fn expire_approvals(&self, now: i64) -> Result<u64, StoreError>;
+}
+
+/// Where an approval is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalStatus {
+    /// Waiting for a person.
+    Pending,
+    /// Approved, not yet claimed to run.
+    Approved,
+    /// Denied: the call is refused.
+    Denied,
+    /// Nobody answered in time: the call is refused.
+    Expired,
+    /// Claimed by a worker, running (or its worker died while it ran).
+    Running,
+    /// Ran; its result is stored.
+    Done,
+}
+
+names!(ApprovalStatus {
+    Pending => "pending",
+    Approved => "approved",
+    Denied => "denied",
+    Expired => "expired",
+    Running => "running",
+    Done => "done",
+});
+
+/// A call to ask a person about, for [`ApprovalStore::ask_approval`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewApproval {
+    /// The call's idempotency key (rule 1).
+    pub key: String,
+    /// The agent session, if any.
+    pub session_id: Option<String>,
+    /// The tool's name.
+    pub tool: String,
+    /// What the person is shown, kept as given.
+    pub view: Value,
+    /// The worker holding the call while it waits.
+    pub worker: String,
+    /// When it was asked.
+    pub created: i64,
+    /// When an unanswered request lapses.
+    pub expires: i64,
+}
+
+/// A stored approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRecord {
+    /// Its id: unique, never reused.
+    pub id: i64,
+    /// See [`NewApproval::key`].
+    pub key: String,
+    /// See [`NewApproval::session_id`].
+    pub session_id: Option<String>,
+    /// See [`NewApproval::tool`].
+    pub tool: String,
+    /// See [`NewApproval::view`].
+    pub view: Value,
+    /// See [`NewApproval::worker`].
+    pub worker: String,
+    /// See [`NewApproval::created`].
+    pub created: i64,
+    /// See [`NewApproval::expires`].
+    pub expires: i64,
+    /// Where it is.
+    pub status: ApprovalStatus,
+    /// Who answered, once answered.
+    pub answered_by: Option<String>,
+    /// When it was answered (or expired).
+    pub answered: Option<i64>,
+    /// The worker that claimed the call to run it.
+    pub runner: Option<String>,
+    /// The call's result, once done.
+    pub result: Option<Value>,
+}
+
+/// What [`ApprovalStore::ask_approval`] did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Asked {
+    /// Stored, pending.
+    New(ApprovalRecord),
+    /// The key was asked before: that approval, unchanged.
+    Existing(ApprovalRecord),
+}
+
+/// A person's answer, for [`ApprovalStore::answer_approval`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The approval.
+    pub id: i64,
+    /// Approve (`true`) or deny.
+    pub approve: bool,
+    /// Who answered (a user name, `ui@worker-2`).
+    pub by: String,
+    /// When.
+    pub at: i64,
+}
+
+/// What [`ApprovalStore::answer_approval`] did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Answered {
+    /// The answer is stored.
+    Answered(ApprovalRecord),
+    /// It was answered (or ran) before: unchanged.
+    AlreadyAnswered(ApprovalRecord),
+    /// It lapsed before the answer: now expired.
+    Expired(ApprovalRecord),
+    /// No approval has this id.
+    NotFound,
+}
+
+/// What [`ApprovalStore::claim_approved_run`] did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum RunClaim {
+    /// The call is the caller's to run.
+    Claimed(ApprovalRecord),
+    /// It is not approved (pending, denied or expired).
+    NotApproved(ApprovalRecord),
+    /// Another claim took it: running, or done (with its result).
+    Taken(ApprovalRecord),
+    /// No approval has this id.
+    NotFound,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_round_trip() {
+        for status in [
+            ApprovalStatus::Pending,
+            ApprovalStatus::Approved,
+            ApprovalStatus::Denied,
+            ApprovalStatus::Expired,
+            ApprovalStatus::Running,
+            ApprovalStatus::Done,
+        ] {
+            assert_eq!(ApprovalStatus::from_name(status.as_str()), Some(status));
+            assert_eq!(
+                serde_json::to_value(status).ok(),
+                Some(Value::from(status.as_str()))
+            );
+        }
+        assert_eq!(ApprovalStatus::from_name("Pending"), None);
+    }
+}

@@ -1,0 +1,240 @@
+//! The trait-level suite (`tests/suite`) on `PostgreSQL`, and the
+//! `PostgreSQL` store's own rules: migrations, version checks, the URL.
+//!
+//! Needs a server: `TOOLGATE_TEST_PG_URL` (`export
+//! TOOLGATE_TEST_PG_URL=$(.ci/pg.sh start)`, as `.ci/run` does). Without
+//! it the tests fail, saying so. Each test makes a database of its own, so
+//! they run in parallel, and drops it at the end.
+
+#![cfg(feature = "postgres")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+mod suite;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use toolgate_store::{PG_SCHEMA_VERSION, PostgresOptions, PostgresStore, StoreError};
+
+/// The server's URL, or a failure that says how to start one.
+fn server_url() -> String {
+    std::env::var("TOOLGATE_TEST_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "TOOLGATE_TEST_PG_URL is not set: the PostgreSQL store tests need a server. \
+             Start a throw-away one with `export TOOLGATE_TEST_PG_URL=$(.ci/pg.sh start)` \
+             (needs Debian's postgresql package) or run .ci/run"
+        )
+    })
+}
+
+/// A database made for one test, dropped when the test ends.
+struct Database {
+    name: String,
+    url: String,
+}
+
+impl Database {
+    async fn new() -> Self {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let server = server_url();
+        let name = format!(
+            "toolgate_test_{}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        admin(&server, &format!("CREATE DATABASE {name}")).await;
+        let (base, query) = server.split_once('?').unwrap_or((server.as_str(), ""));
+        let (root, _) = base.rsplit_once('/').expect("a URL with a database");
+        let mut url = format!("{root}/{name}");
+        if !query.is_empty() {
+            url = format!("{url}?{query}");
+        }
+        Self { name, url }
+    }
+
+    fn options(&self) -> PostgresOptions {
+        PostgresOptions::new(self.url.clone())
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        // Dropped from a thread of its own: a `Drop` cannot await, and the
+        // test's runtime may be shutting down.
+        let dropped = std::thread::spawn(move || {
+            let Ok(server) = std::env::var("TOOLGATE_TEST_PG_URL") else {
+                return;
+            };
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(admin(
+                &server,
+                &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            ));
+        })
+        .join();
+        drop(dropped);
+    }
+}
+
+/// Runs `sql` on the server's own database.
+async fn admin(server: &str, sql: &str) {
+    let (client, connection) = tokio_postgres::connect(server, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot connect to the test server at {server} ({e}); \
+                 is it running? `.ci/pg.sh start` starts one"
+            )
+        });
+    let driver = tokio::spawn(connection);
+    client.batch_execute(sql).await.unwrap();
+    drop(client);
+    drop(driver.await);
+}
+
+async fn open() -> (PostgresStore, Database) {
+    let db = Database::new().await;
+    let migrated = PostgresStore::migrate(&db.options()).await.unwrap();
+    assert_eq!((migrated.from, migrated.to), (0, PG_SCHEMA_VERSION));
+    let store = PostgresStore::open(&db.options()).await.unwrap();
+    (store, db)
+}
+
+suite_tests!(open);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_refuses_an_unmigrated_database_and_says_to_migrate() {
+    let db = Database::new().await;
+    let error = PostgresStore::open(&db.options()).await.unwrap_err();
+    assert!(
+        matches!(error, StoreError::MigrationNeeded { found: 0, .. }),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("toolgate store migrate"),
+        "{error}"
+    );
+    // Migrating twice, even at once, runs each migration once.
+    let options = db.options();
+    let (a, b) = tokio::join!(
+        PostgresStore::migrate(&options),
+        PostgresStore::migrate(&options)
+    );
+    let mut froms = [a.unwrap().from, b.unwrap().from];
+    froms.sort_unstable();
+    assert_eq!(froms, [0, PG_SCHEMA_VERSION]);
+    PostgresStore::open(&db.options()).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_schema_is_refused_untouched() {
+    let (store, db) = open().await;
+    drop(store);
+    admin(
+        &db.url,
+        "INSERT INTO schema_migrations (version, applied) VALUES (999, 0)",
+    )
+    .await;
+    for error in [
+        PostgresStore::open(&db.options()).await.unwrap_err(),
+        PostgresStore::migrate(&db.options()).await.unwrap_err(),
+    ] {
+        assert!(
+            matches!(error, StoreError::NewerDatabase { found: 999, .. }),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("newer toolgate"), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn a_password_in_the_url_is_refused() {
+    let options = PostgresOptions::new("postgres://me:secret@127.0.0.1:1/db");
+    let error = PostgresStore::open(&options).await.unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, StoreError::Config(_)), "{error:?}");
+    assert!(
+        text.contains("password") && text.contains("store.password_env"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("secret"),
+        "the password is not repeated: {text}"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_a_clear_error() {
+    // A port nobody listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let options = PostgresOptions::new(format!("postgres://toolgate@127.0.0.1:{port}/x"));
+    let error = PostgresStore::open(&options).await.unwrap_err();
+    assert!(matches!(error, StoreError::Connect { .. }), "{error:?}");
+    assert!(error.to_string().contains("cannot connect"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_stores_on_one_database_see_each_other() {
+    use toolgate_store::{NewSession, SessionStore};
+    let (first, db) = open().await;
+    let second = PostgresStore::open(&db.options()).await.unwrap();
+    first
+        .begin(&NewSession {
+            id: "shared".into(),
+            agent: "build".into(),
+            task: "t".into(),
+        })
+        .await
+        .unwrap();
+    let seen = second.get("shared").await.unwrap();
+    assert_eq!(seen.runs, 1);
+    let resumed = second
+        .begin(&NewSession {
+            id: "shared".into(),
+            agent: "build".into(),
+            task: "t".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(resumed.run, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_writer_batches_into_the_database_from_its_own_thread() {
+    use toolgate_store::{AuditEntry, AuditFilter, AuditStore};
+    let (store, _db) = open().await;
+    let writer = store.audit_writer().unwrap();
+    for i in 0..500 {
+        writer.record(AuditEntry {
+            ts: format!("2026-01-01T00:00:00.{i:06}Z"),
+            call_id: format!("c{i}"),
+            session_id: None,
+            tool: "read_file".into(),
+            args_sha256: String::new(),
+            decision: "allowed".into(),
+            success: true,
+            duration_us: 1,
+            error: None,
+            effects: serde_json::Value::Null,
+        });
+    }
+    writer.flush().await.unwrap();
+    let recent = store.recent(&AuditFilter::newest(1_000)).await.unwrap();
+    assert_eq!(recent.len(), 500);
+    assert_eq!(recent[0].call_id, "c499", "newest appended first");
+    assert_eq!(recent[499].call_id, "c0");
+}
