@@ -132,18 +132,30 @@ impl AuditWriterBuilder {
         // Its own runtime, so the writer works whatever runtime (or none)
         // the callers use, and dropping it from inside a runtime cannot
         // deadlock on that runtime.
-        let mut runtime = tokio::runtime::Builder::new_current_thread();
-        if self.network {
-            runtime.enable_all();
-        }
-        let runtime = runtime.build().map_err(worker)?;
+        // A file store gets none: outside a runtime its appends run on
+        // this thread, where blocking is what it is for, instead of on a
+        // blocking-pool thread started for them (one more thread per
+        // process, a tenth of a one-off `toolgate call`).
+        let runtime = if self.network {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(worker)?;
+            Some(runtime)
+        } else {
+            None
+        };
         let (tx, rx) = mpsc::channel(self.capacity);
         let (done, finished) = std::sync::mpsc::channel::<()>();
         let (store, batch_size) = (self.store, self.batch_size);
         let thread = std::thread::Builder::new()
             .name("toolgate-audit".to_owned())
             .spawn(move || {
-                runtime.block_on(write_batches(store.as_ref(), rx, batch_size));
+                let writing = write_batches(store.as_ref(), rx, batch_size);
+                match runtime {
+                    Some(runtime) => runtime.block_on(writing),
+                    None => futures_executor::block_on(writing),
+                }
                 drop(done);
             })
             .map_err(worker)?;
