@@ -10,6 +10,7 @@ use crate::limits::Limits;
 use crate::linux::landlock;
 use crate::linux::plan::View;
 use crate::sandbox::{Parts, Sandbox};
+use crate::session::SessionDir;
 use crate::{NetworkPolicy, SandboxError, gitconfig};
 
 /// Paths under the home directory that processes may read (relative to
@@ -373,23 +374,16 @@ impl SandboxBuilder {
             .get("HOME")
             .map(PathBuf::from)
             .filter(|h| h.is_absolute() && h != Path::new("/"));
-        remove_stale_sessions();
-        let session = tempfile::Builder::new()
-            .prefix(&format!("{SESSION_PREFIX}{}-", std::process::id()))
-            .tempdir()
-            .map_err(SandboxError::Session)?;
-        let tmp = session.path().join("tmp");
-        std::fs::create_dir(&tmp).map_err(SandboxError::Session)?;
+        let mut session = SessionDir::new();
         let mut view = make_view(
             &workspace,
-            &tmp,
-            session.path(),
+            &mut session,
             home.as_deref(),
             &self.home_readable,
             &self.deny_read,
             &self.readable,
             &self.writable,
-        )?;
+        );
         (view.private_inside, view.private) = split_private(&workspace, &self.private);
         Ok(Sandbox::from_parts(Parts {
             view,
@@ -402,32 +396,6 @@ impl SandboxBuilder {
             limits: self.limits,
             session,
         }))
-    }
-}
-
-/// Session directories are named `toolgate-sandbox-PID-…` in the temp
-/// directory.
-const SESSION_PREFIX: &str = "toolgate-sandbox-";
-
-/// Removes the session directories of toolgate processes that are gone
-/// without cleaning up (killed with SIGKILL, say). Best effort.
-fn remove_stale_sessions() {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(SESSION_PREFIX))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if !crate::placeholder::pid_alive(pid) {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
     }
 }
 
@@ -451,17 +419,15 @@ fn expand(path: &Path, home: Option<&Path>) -> Option<PathBuf> {
     }
 }
 
-#[expect(clippy::too_many_arguments, reason = "one call site, the builder")]
 fn make_view(
     workspace: &Path,
-    tmp: &Path,
-    session: &Path,
+    session: &mut SessionDir,
     home: Option<&Path>,
     home_readable: &[String],
     deny_read: &[PathBuf],
     readable: &[PathBuf],
     writable: &[PathBuf],
-) -> Result<View, SandboxError> {
+) -> View {
     let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
     let canonical = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
     // What is shown again on top of the covers; a cover beneath one of them
@@ -541,8 +507,7 @@ fn make_view(
         let user = home.join(".gitconfig");
         let under_cover = covered.iter().any(|c| user.starts_with(c));
         if under_cover && let Ok(text) = std::fs::read_to_string(&user) {
-            let clean = session.join("gitconfig");
-            std::fs::write(&clean, gitconfig::sanitize(&text)).map_err(SandboxError::Session)?;
+            let clean = session.keep_gitconfig(gitconfig::sanitize(&text));
             gitconfig = Some((clean, canonical(home.to_owned()).join(".gitconfig")));
         }
     }
@@ -572,9 +537,9 @@ fn make_view(
         .map(canonical)
         .filter(|p| p.starts_with("/run"))
         .collect();
-    Ok(View {
+    View {
         workspace: workspace.to_owned(),
-        tmp: tmp.to_owned(),
+        tmp: session.tmp(),
         covered,
         readable: shown,
         writable,
@@ -586,7 +551,7 @@ fn make_view(
         uid: rustix::process::getuid().as_raw(),
         gid: rustix::process::getgid().as_raw(),
         landlock_abi: landlock::abi_version().max(0),
-    })
+    }
 }
 
 /// The private paths (rule 1 of [`SandboxBuilder::private`]), canonical:
@@ -648,25 +613,5 @@ impl View {
         view.readable.extend(existing(readable));
         view.writable.extend(existing(writable));
         view
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sessions_of_gone_processes_are_removed() {
-        // No process has the largest PID there is.
-        let stale = std::env::temp_dir().join(format!("{SESSION_PREFIX}{}-x", i32::MAX));
-        std::fs::create_dir_all(stale.join("tmp")).unwrap();
-        let live = std::env::temp_dir().join(format!("{SESSION_PREFIX}{}-y", std::process::id()));
-        std::fs::create_dir_all(&live).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let sandbox = crate::Sandbox::builder(dir.path()).build().unwrap();
-        assert!(!stale.exists(), "a gone process's session stays");
-        assert!(live.exists(), "a live process's session went");
-        std::fs::remove_dir(&live).unwrap();
-        drop(sandbox);
     }
 }

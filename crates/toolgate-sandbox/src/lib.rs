@@ -90,6 +90,7 @@ mod resolve;
 mod runner;
 mod sandbox;
 mod scan;
+mod session;
 mod spawn;
 mod status;
 mod userns;

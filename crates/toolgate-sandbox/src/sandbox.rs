@@ -15,6 +15,7 @@ use crate::linux::child::{self, Bounds, Plan};
 use crate::linux::plan::{self, Dynamic, Strictness, View};
 use crate::net::SandboxNet;
 use crate::placeholder::{Kind, Lease, Placeholders};
+use crate::session::SessionDir;
 use crate::spawn::{Profile, Spawn, shell_path};
 use crate::status::{Level, SandboxStatus};
 use crate::{
@@ -32,7 +33,7 @@ pub(crate) struct Parts {
     pub(crate) protected: PathPatterns,
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) limits: Limits,
-    pub(crate) session: tempfile::TempDir,
+    pub(crate) session: SessionDir,
 }
 
 #[derive(Debug)]
@@ -53,7 +54,7 @@ struct Inner {
     enforcement: OnceLock<Enforcement>,
     placeholders: Arc<Placeholders>,
     scanner: scan::Scanner,
-    _session: tempfile::TempDir,
+    session: SessionDir,
 }
 
 /// The one way toolgate starts a process: every command, background
@@ -218,7 +219,7 @@ impl Sandbox {
                 enforcement: OnceLock::new(),
                 placeholders: Arc::new(Placeholders::new()),
                 scanner: scan::Scanner::default(),
-                _session: parts.session,
+                session: parts.session,
             }),
         }
     }
@@ -491,6 +492,7 @@ impl Sandbox {
         scan: bool,
     ) -> Result<Prepared, SandboxError> {
         let inner = &self.inner;
+        inner.session.ensure()?;
         let mut env = inner.env.clone();
         for (name, value) in &spawn.env {
             env.insert(name.clone(), value.clone());
