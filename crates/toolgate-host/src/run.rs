@@ -107,6 +107,8 @@ pub struct PreparedRun {
     workspace: std::path::PathBuf,
     /// The caps on checkpoints, applied when the run ends.
     checkpoints: crate::config::CheckpointsSection,
+    /// The run's claim on its session, released when the run ends.
+    _claim: crate::claim::SessionClaim,
 }
 
 /// Loads dynamic tools approved during a run into its registry.
@@ -248,6 +250,9 @@ impl Host {
             }
             None => (toolgate_store::new_session_id(), Vec::new()),
         };
+        // Held until the run ends, so that no other process rewinds the
+        // session under it (rules in `claim`).
+        let claim = self.claim_session(&session_id)?;
         let gate = self
             .gate()
             .mode(mode)
@@ -381,6 +386,7 @@ impl Host {
             refresh,
             workspace: self.workspace().to_owned(),
             checkpoints: self.config().store.checkpoints.clone(),
+            _claim: claim,
         })
     }
 
