@@ -69,7 +69,8 @@ fn differ(a: &Path, b: &Path) -> BTreeSet<(String, &'static str)> {
 
 const SETUP: &str = "mkdir -p src/deep/er old && printf 'one\\ntwo\\n' > src/a.txt \
     && printf 'x' > src/b.txt && printf 'keep' > k.txt && chmod 640 k.txt \
-    && printf 'gone' > old/1 && printf 'gone too' > src/deep/er/2 && ln -s src/a.txt link";
+    && printf 'gone' > old/1 && printf 'gone too' > src/deep/er/2 && ln -s src/a.txt link \
+    && printf 'shared' > src/h1 && ln src/h1 h2";
 
 /// (name, command): every kind of change a command makes.
 const CASES: &[(&str, &str)] = &[
@@ -90,7 +91,23 @@ const CASES: &[(&str, &str)] = &[
         "rm k.txt && mkdir k.txt && printf z > k.txt/in",
     ),
     ("touch without change", "touch src/a.txt"),
+    (
+        "a hard-linked file rewritten by rename",
+        "sed -i 's/shared/SHARED/' src/h1",
+    ),
+    ("a hard-linked file written in place", "printf more >> h2"),
+    ("both names of a hard-linked file removed", "rm src/h1 h2"),
 ];
+
+/// Whether `a` and `b` beneath `root` are one file (hard links).
+fn one_file(root: &Path, a: &str, b: &str) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let (a, b) = (
+        std::fs::symlink_metadata(root.join(a)).unwrap(),
+        std::fs::symlink_metadata(root.join(b)).unwrap(),
+    );
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
 
 #[test]
 fn captured_changes_equal_find_and_cmp_and_rewind_restores_them() {
@@ -130,9 +147,21 @@ fn captured_changes_equal_find_and_cmp_and_rewind_restores_them() {
         );
         let made = restore::apply(&ws, tracker.blobs(), &plan.restores).unwrap();
         assert!(differ(&before, &ws).is_empty(), "{name}: not restored");
+        // The two names of one file are one file again, not two copies.
+        assert!(
+            one_file(&ws, "src/h1", "h2"),
+            "{name}: the hard link is lost"
+        );
         let again = restore::plan(&ws, &made).unwrap();
         restore::apply(&ws, tracker.blobs(), &again.restores).unwrap();
         assert!(differ(&after, &ws).is_empty(), "{name}: undo not restored");
+        if after.join("h2").exists() && after.join("src/h1").exists() {
+            assert_eq!(
+                one_file(&ws, "src/h1", "h2"),
+                one_file(&after, "src/h1", "h2"),
+                "{name}: the undo's hard links"
+            );
+        }
     }
 }
 
@@ -175,6 +204,7 @@ fn a_file_over_the_limit_is_reported_and_cannot_be_put_back() {
 
 fn file(hash: &str) -> toolgate_core::FileState {
     toolgate_core::FileState::File {
+        link: toolgate_core::LinkId::default(),
         hash: Some(hash.to_owned()),
         mode: 0o644,
         size: 1,

@@ -52,6 +52,10 @@
 //!    entry changed less than a second before a walk is therefore read
 //!    again at the next walk whatever its stamp (git's "racily clean"
 //!    entries).
+//! 6. A file with more than one name (hard links) is recorded with which
+//!    file it is ([`LinkId`]), which is not part of its state: making or
+//!    removing another name changes no path's state, and a rewind puts the
+//!    names back as one file.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -61,7 +65,7 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use toolgate_core::{CaptureError, ChangeCapture, FileState, PathChange};
+use toolgate_core::{CaptureError, ChangeCapture, FileState, LinkId, PathChange};
 
 use super::blobs::BlobStore;
 
@@ -316,6 +320,7 @@ impl WorkspaceTracker {
                 hash,
                 mode,
                 size: meta.size(),
+                link: LinkId::of(meta),
             }
         } else {
             return Ok(None);
