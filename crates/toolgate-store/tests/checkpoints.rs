@@ -349,3 +349,38 @@ fn each_write_of_a_file_in_a_tree_is_seen() {
         assert_eq!(changes.len(), 1, "write {n} not seen: {changes:?}");
     }
 }
+
+/// Enough files that a walk reads them on several threads, in more than
+/// one batch: the changes are still exactly those `find` and `cmp` see, and
+/// all come back.
+#[test]
+fn a_walk_reading_many_files_at_once_sees_every_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    sh(
+        &ws,
+        "for d in 0 1 2 3 4 5 6 7 8 9; do mkdir d$d; \
+         for f in $(seq 0 99); do echo $d-$f > d$d/f$f; done; done \
+         && mkdir -p deep/er && for f in $(seq 0 1199); do echo $f > deep/er/g$f; done",
+    );
+    sh(tmp.path(), "cp -a ws before");
+    let tracker = WorkspaceTracker::new(&ws, BlobStore::new(tmp.path().join("blobs")));
+    assert!(tracker.sync().unwrap().is_empty());
+    sh(
+        &ws,
+        "for f in $(seq 0 99); do echo changed > d1/f$f; done; rm -r d2; \
+         for f in $(seq 0 99); do echo new > d3/n$f; done; chmod 600 d0/f7; \
+         echo last > deep/er/g1199",
+    );
+    let changes = tracker.sync().unwrap();
+    let captured: BTreeSet<(String, &str)> = changes
+        .iter()
+        .map(|c| (c.path.clone(), c.kind().as_str()))
+        .collect();
+    assert_eq!(captured, differ(&tmp.path().join("before"), &ws));
+    assert_eq!(captured.len(), 100 + 101 + 100 + 1 + 1);
+    let plan = restore::plan(&ws, &changes).unwrap();
+    restore::apply(&ws, tracker.blobs(), &plan.restores).unwrap();
+    assert!(differ(&tmp.path().join("before"), &ws).is_empty());
+}
