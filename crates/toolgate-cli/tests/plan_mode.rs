@@ -274,3 +274,78 @@ async fn with_routing_a_run_in_plan_mode_keeps_exit_plan_mode_offered() {
         "{tools:?}"
     );
 }
+
+/// The decision of every tool call of the only session, in order.
+async fn decisions(ws: &Ws) -> Vec<String> {
+    let session = only_session(ws).await;
+    session["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["decision"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_resumed_session_goes_on_in_the_mode_its_plan_was_approved_into() {
+    let server = server(vec![
+        tool_call("p", "exit_plan_mode", PLAN),
+        answer("Approved; I will write it next."),
+        tool_call("w", "write_file", WRITE),
+        answer("Wrote notes.txt."),
+    ])
+    .await;
+    let ws = Ws::new(&server);
+    // Configured to ask before writes: only accept-edits writes unasked
+    // where nobody can be asked.
+    ws.set_mode("confirm-sensitive");
+    let (out, tty) = ws.on_tty("--mode plan run 'Add notes'", "1\n").await;
+    assert_eq!(out.status.code(), Some(0), "{tty}");
+    assert!(
+        tty.contains("the run goes on in mode accept-edits"),
+        "{tty}"
+    );
+    let id = only_session(&ws).await["session"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = ws.run(&["sessions", "resume", &id, "Write it"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(decisions(&ws).await.last().unwrap(), "executed");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
+        "planned\n"
+    );
+}
+
+#[tokio::test]
+async fn a_session_left_in_plan_mode_resumes_in_plan_mode_unless_mode_is_given() {
+    let server = server(vec![
+        tool_call("p", "exit_plan_mode", PLAN),
+        answer("Here is the plan."),
+        tool_call("w1", "write_file", WRITE),
+        answer("Refused."),
+        tool_call("w2", "write_file", WRITE),
+        answer("Wrote notes.txt."),
+    ])
+    .await;
+    // The workspace's mode is yolo: only plan mode refuses the write.
+    let ws = Ws::new(&server);
+    let out = ws.run(&["--mode", "plan", "run", "Plan notes"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let id = only_session(&ws).await["session"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = ws.run(&["sessions", "resume", &id, "Write it"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(decisions(&ws).await.last().unwrap(), "plan_mode");
+    assert!(!ws.path().join("notes.txt").exists());
+    // `--mode` given: it wins.
+    let out = ws
+        .run(&["--mode", "yolo", "sessions", "resume", &id, "Write it"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(decisions(&ws).await.last().unwrap(), "executed");
+    assert!(ws.path().join("notes.txt").exists());
+}

@@ -338,3 +338,100 @@ async fn what_git_ignores_is_not_kept_for_rewind_and_the_rest_is() {
         "an ignored path was kept: {all}"
     );
 }
+
+/// Lets the held reply go and kills the run however the test ends, so
+/// that a failed assertion fails the test instead of hanging it.
+struct Release(
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::process::Child,
+);
+impl Drop for Release {
+    fn drop(&mut self) {
+        let _ = self.1.kill();
+        let _ = self.1.wait();
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A rewind made while another process runs the session is refused, naming
+/// that process, and changes nothing; once the process is killed (SIGKILL:
+/// nothing of it is left to let go of the session), the rewind goes ahead.
+#[tokio::test]
+async fn a_session_running_in_another_process_is_not_rewound_until_that_process_is_gone() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let server = wiremock::MockServer::start().await;
+    let (reached_tx, reached_rx) = std::sync::mpsc::channel::<()>();
+    let release = Arc::new(AtomicBool::new(false));
+    let let_go = Arc::clone(&release);
+    // The second model call (after step 1 wrote a.txt) is held until the
+    // test lets it go: the run is alive, mid-session.
+    let script = Script::new(vec![
+        call(
+            "w1",
+            "write_file",
+            &json!({"path": "a.txt", "content": "one\n"}),
+        ),
+        answer("Done."),
+    ])
+    .before(1, move || {
+        let _ = reached_tx.send(());
+        while !let_go.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    });
+    mount(&server, "/v1/chat/completions", script).await;
+    let ws = Ws::new(&server);
+    let mut run = ws.command(env!("CARGO_BIN_EXE_toolgate"));
+    run.args(["run", "Write a file", "--json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut guard = Release(Arc::clone(&release), run.spawn().unwrap());
+    let pid = guard.1.id();
+    tokio::task::spawn_blocking(move || reached_rx.recv())
+        .await
+        .unwrap()
+        .expect("the run reaches its second model call");
+    assert!(ws.path().join("a.txt").exists());
+
+    let listed = ws.run(&["--json", "sessions", "list"]).await;
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let session = listed[0]["id"].as_str().unwrap().to_owned();
+    for args in [
+        vec!["rewind", session.as_str()],
+        vec!["rewind", session.as_str(), "--both", "--to-step", "1"],
+    ] {
+        let out = ws.run(&args).await;
+        let se = text(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {se}");
+        assert!(
+            se.contains(&format!("session `{session}` is running in process {pid}")),
+            "{args:?}: {se}"
+        );
+        assert!(se.contains(&format!("kill {pid}")), "{se}");
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+            "one\n",
+            "the refused rewind changed the workspace"
+        );
+    }
+    let (_, v, all) = json_of(&ws, &["checkpoints", &session, "--json"]).await;
+    assert!(
+        v["checkpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["rewound_by"].is_null()),
+        "a refused rewind was recorded: {all}"
+    );
+
+    // SIGKILL: the process cannot let go of anything itself.
+    guard.1.kill().unwrap();
+    guard.1.wait().unwrap();
+    drop(guard);
+    let (code, v, all) = json_of(&ws, &["rewind", &session, "--json"]).await;
+    assert_eq!(code, Some(0), "{all}");
+    assert_eq!(v["to_step"], 1, "{all}");
+    assert!(!ws.path().join("a.txt").exists(), "{all}");
+}

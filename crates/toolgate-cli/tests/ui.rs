@@ -598,3 +598,65 @@ async fn a_session_is_rewound_and_the_rewind_undone_from_the_page() {
     let (status, body) = page.post(&rewind, &json!({"undo": true})).await;
     assert_eq!(status, 422, "nothing left to undo: {body}");
 }
+
+/// Lets a held model reply go however the test ends (a failed assertion
+/// fails the test instead of hanging it).
+struct LetGo(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for LetGo {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// The page of a `toolgate ui` refuses to rewind a session that another
+/// process is running, naming that process, and changes nothing.
+#[tokio::test]
+async fn the_page_does_not_rewind_a_session_another_process_runs() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use toolgate_test::model::{Script, mount};
+
+    let model = wiremock::MockServer::start().await;
+    let (reached_tx, reached_rx) = mpsc::channel::<()>();
+    let release = Arc::new(AtomicBool::new(false));
+    let let_go = Arc::clone(&release);
+    let _release = LetGo(Arc::clone(&release));
+    // The run's second model call is held: the run is alive after step 1.
+    let script = Script::new(vec![
+        tool_call(
+            "w",
+            "write_file",
+            r#"{"path":"made.txt","content":"made\n"}"#,
+        ),
+        answer("Done."),
+    ])
+    .before(1, move || {
+        let _ = reached_tx.send(());
+        while !let_go.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    mount(&model, "/v1/chat/completions", script).await;
+    let ws = Ws::new(&model);
+    let run = Proc::spawn(&ws, &["run", "Make a file"], false);
+    tokio::task::spawn_blocking(move || reached_rx.recv())
+        .await
+        .unwrap()
+        .expect("the run reaches its second model call");
+    let ui = Proc::spawn(&ws, &["ui", "--addr", "127.0.0.1:0"], true);
+    let page = Page::sign_in(&ui.url()).await;
+    let sessions = page.get("/api/sessions").await;
+    let id = sessions[0]["id"].as_str().unwrap().to_owned();
+    let (status, body) = page
+        .post(&format!("/api/sessions/{id}/rewind"), &json!({}))
+        .await;
+    assert_eq!(status, 409, "{body}");
+    let pid = run.child.id();
+    assert!(
+        body.to_string()
+            .contains(&format!("is running in process {pid}")),
+        "{body}"
+    );
+    assert!(ws.path().join("made.txt").exists());
+}

@@ -28,6 +28,11 @@ pub enum FileState {
         mode: u32,
         /// Its size in bytes.
         size: u64,
+        /// The file it is, when it had other names too (hard links), so
+        /// that putting the names back makes them one file again. Not part
+        /// of the state: see [`LinkId`].
+        #[serde(default, skip_serializing_if = "LinkId::is_single")]
+        link: LinkId,
     },
     /// A symbolic link.
     Symlink {
@@ -57,6 +62,67 @@ impl FileState {
     pub fn is_restorable(&self) -> bool {
         !matches!(self, Self::File { hash: None, .. })
     }
+}
+
+/// Which file (inode) a path named when it had several names (hard links):
+/// the device, the inode number and the count of names then; for a file
+/// with one name, the default (all zero), which records leave out.
+///
+/// It is not part of a [`FileState`]: any two compare equal and hash alike.
+/// A file's state is its content, type and mode; which inode holds it changes
+/// with every rewrite through a rename (`sed -i`, an editor's save) and with
+/// every link made to it elsewhere, none of which changes what the path
+/// reads as. It serves one purpose: paths recorded with the same
+/// (`dev`, `ino`) were one file, and a rewind that puts them back makes them
+/// one file again.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct LinkId {
+    /// The device (`st_dev`).
+    pub dev: u64,
+    /// The inode number (`st_ino`).
+    pub ino: u64,
+    /// How many names the file had (`st_nlink`); 0 when not recorded.
+    pub nlink: u64,
+}
+
+impl LinkId {
+    /// The link identity of a file with `meta`: the default for a file with
+    /// one name (nothing to put back together).
+    #[cfg(unix)]
+    pub fn of(meta: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt as _;
+        if meta.nlink() > 1 {
+            Self {
+                dev: meta.dev(),
+                ino: meta.ino(),
+                nlink: meta.nlink(),
+            }
+        } else {
+            Self::default()
+        }
+    }
+
+    /// Whether the file had one name only (or this was not recorded).
+    pub fn is_single(&self) -> bool {
+        self.nlink <= 1
+    }
+
+    /// The (`dev`, `ino`) pair that says which file.
+    pub fn key(&self) -> (u64, u64) {
+        (self.dev, self.ino)
+    }
+}
+
+impl PartialEq for LinkId {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for LinkId {}
+
+impl std::hash::Hash for LinkId {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 /// How a path changed, in one word.
@@ -186,6 +252,7 @@ mod tests {
             hash: Some(hash.to_owned()),
             mode: 0o644,
             size: 1,
+            link: LinkId::default(),
         }
     }
 

@@ -91,7 +91,7 @@ pub use catalog::{
     ToggleSection,
 };
 pub use changes::{
-    CaptureError, ChangeCapture, ChangeKind, FileState, PathChange, describe_changes,
+    CaptureError, ChangeCapture, ChangeKind, FileState, LinkId, PathChange, describe_changes,
 };
 pub use diff::unified_diff;
 pub use effects::{Change, CommandPlan, Effect, Effects, EffectsError, SandboxProfile};

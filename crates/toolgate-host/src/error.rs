@@ -193,6 +193,21 @@ pub enum HostError {
     /// A rewind (or its undo) cannot be made as asked.
     #[error("{0}")]
     Rewind(String),
+    /// A session is running in another process (a rewind is refused), or
+    /// is being rewound (a run is refused).
+    #[error(
+        "session `{session}` {} {}",
+        if *rewinding { "is being rewound by" } else { "is running in" },
+        crate::claim::describe_holders(pids)
+    )]
+    SessionBusy {
+        /// The session.
+        session: String,
+        /// The processes holding it, when known.
+        pids: Vec<u32>,
+        /// Whether a rewind holds it (else a run).
+        rewinding: bool,
+    },
     /// A file of the workspace could not be read or put back during a
     /// rewind.
     #[error("{what}")]
@@ -286,6 +301,20 @@ impl HostError {
                 `tools.persona.enabled`); an agent never lists itself"
                 .to_owned(),
             Self::Rewind(_) => "list the steps and what each changed with `toolgate checkpoints SESSION`".to_owned(),
+            Self::SessionBusy {
+                rewinding: true, ..
+            } => "run it again when the rewind has finished".to_owned(),
+            Self::SessionBusy { pids, .. } => format!(
+                "a rewind now would change files under the running agent: wait for the run to \
+                 end, or stop it ({}), then rewind",
+                match pids.as_slice() {
+                    [] => "Ctrl-C in its terminal".to_owned(),
+                    pids => format!(
+                        "Ctrl-C in its terminal, or `kill {}`",
+                        pids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+                    ),
+                }
+            ),
             Self::RewindIo { .. } => "fix the file's permissions, then run the rewind again; what was put back so far is listed by `toolgate checkpoints`".to_owned(),
             Self::NoModel { .. } => GET_A_MODEL.to_owned(),
             Self::ChooseModel { served, .. } => format!(
@@ -320,6 +349,7 @@ impl HostError {
             | Self::Registry(_)
             | Self::Store { .. }
             | Self::Rewind(_)
+            | Self::SessionBusy { .. }
             | Self::RewindIo { .. } => ErrorKind::Runtime,
             Self::NoModel { .. }
             | Self::ChooseModel { .. }

@@ -99,6 +99,7 @@ pub mod cron {
 
 mod assembly;
 mod atomic;
+mod claim;
 mod config;
 mod delegation;
 mod doctor;

@@ -14,7 +14,10 @@
 //! 3. Before a path is put back, its current content is kept, so that the
 //!    rewind is itself recorded with the states before and after and can
 //!    be undone ([`Host::undo_rewind`]) with the same conflict check.
-//! 4. With the conversation, the session's messages are cut back to
+//! 4. A session running in another process is not rewound, nor its
+//!    rewind undone: the workspace would change under its agent (rules in
+//!    `claim`).
+//! 5. With the conversation, the session's messages are cut back to
 //!    before step N (kept with the rewind, put back by its undo), so a
 //!    resumed run continues from there.
 
@@ -109,6 +112,7 @@ impl Host {
         }
         let store = self.store()?;
         let all = self.checkpoints(session_id).await?;
+        let _hold = self.hold_for_rewind(session_id)?;
         let standing: Vec<&Checkpoint> = all.iter().filter(|c| c.rewound_by.is_none()).collect();
         let to_step = match options.to_step {
             Some(n) => {
@@ -192,6 +196,7 @@ impl Host {
             .ok_or_else(|| {
                 HostError::Rewind(format!("session `{session_id}` has no rewind to undo"))
             })?;
+        let _hold = self.hold_for_rewind(session_id)?;
         let mut outcome = RewindOutcome {
             session_id: session_id.to_owned(),
             to_step: rewind.to_step,

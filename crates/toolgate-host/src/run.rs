@@ -16,6 +16,7 @@ use toolgate_core::ChangeCapture as _;
 use toolgate_core::SchemaFormat;
 use toolgate_dynamic::DynamicTools;
 use toolgate_engine::Approver;
+use toolgate_policy::ConfirmationMode;
 use toolgate_store::{
     NewCheckpoint, NewSession, SessionEvent, StepRecord, Store, ToolCallRow, UsageRow,
     WorkspaceTracker,
@@ -50,7 +51,9 @@ pub struct RunRequest {
     /// (`agents.<name>.prompt_mode`); a scheduled job runs `autonomous`.
     pub prompt_mode: Option<toolgate_agent::PromptMode>,
     /// The confirmation mode, over the agent's own (the web UI's
-    /// per-agent toggle). The `--mode` flag still wins.
+    /// per-agent toggle). The `--mode` flag still wins, and so does the
+    /// mode a resumed session was left in by plan mode (still planning, or
+    /// the mode the person chose when approving its plan).
     pub mode: Option<toolgate_policy::ConfirmationMode>,
 }
 
@@ -107,6 +110,10 @@ pub struct PreparedRun {
     workspace: std::path::PathBuf,
     /// The caps on checkpoints, applied when the run ends.
     checkpoints: crate::config::CheckpointsSection,
+    /// The session's mode as its `mode` events leave it, before this run.
+    recorded_mode: Option<ConfirmationMode>,
+    /// The run's claim on its session, released when the run ends.
+    _claim: crate::claim::SessionClaim,
 }
 
 /// Loads dynamic tools approved during a run into its registry.
@@ -207,10 +214,7 @@ impl Host {
         interactive: Option<Arc<dyn Approver>>,
     ) -> Result<PreparedRun, HostError> {
         let agent = self.agent(request.agent.as_deref().unwrap_or("build"))?;
-        let mode = match (self.mode_flag(), request.mode) {
-            (None, Some(mode)) => mode,
-            _ => self.mode_for(Some(&agent))?,
-        };
+        let own_mode = self.mode_for(Some(&agent))?;
         let (prices, budget_usd) = self.costs(request.budget_usd)?;
         let mut model = self.choose_model(&request.llm).await?;
         let (window, _source, facts) = self.context_window(&model).await;
@@ -224,6 +228,7 @@ impl Host {
             source,
         };
         let mut previous_categories = Vec::new();
+        let mut session_mode = None;
         let (session_id, history) = match &request.session {
             Some(id) => {
                 let stored = store.messages(id).await.map_err(store_error)?;
@@ -234,6 +239,7 @@ impl Host {
                     .map_err(|e| store_error(toolgate_store::StoreError::Json(e)))?;
                 // Sticky categories: the last turn's, when it was routed.
                 let events = store.events(id).await.map_err(store_error)?;
+                session_mode = session_mode_of(&events);
                 if let Some(routed) = events.iter().rev().find(|e| e.event.kind == "routed") {
                     previous_categories = routed.event.data["categories"]
                         .as_array()
@@ -248,6 +254,20 @@ impl Host {
             }
             None => (toolgate_store::new_session_id(), Vec::new()),
         };
+        // Held until the run ends, so that no other process rewinds the
+        // session under it (rules in `claim`).
+        let claim = self.claim_session(&session_id)?;
+        // The `--mode` flag, then the mode a resumed session was left in by
+        // plan mode, then the front end's choice, then the agent's own.
+        let mode = match (self.mode_flag(), session_mode, request.mode) {
+            (Some(_), _, _) | (None, None, None) => own_mode,
+            (None, Some(mode), _) | (None, None, Some(mode)) => mode,
+        };
+        // What the session's record of its mode starts from: the mode it
+        // was left in, else this run's mode, which is only worth a record
+        // when it is plan mode (a session started in plan mode resumes in
+        // it; one never in plan mode follows the configuration).
+        let recorded_mode = session_mode.or((mode != ConfirmationMode::Plan).then_some(mode));
         let gate = self
             .gate()
             .mode(mode)
@@ -381,6 +401,8 @@ impl Host {
             refresh,
             workspace: self.workspace().to_owned(),
             checkpoints: self.config().store.checkpoints.clone(),
+            recorded_mode,
+            _claim: claim,
         })
     }
 
@@ -508,6 +530,8 @@ impl PreparedRun {
             run: self.run,
             capture: self.gate.capture.clone(),
             last_checkpoint: std::sync::Mutex::new(None),
+            mode: self.gate.engine.mode_cell().clone(),
+            recorded_mode: std::sync::Mutex::new(self.recorded_mode),
         });
         let gates = GuardrailGates::new(Arc::clone(&self.gate.guardrails), &self.workspace);
         let meter = SpendMeter::new();
@@ -586,9 +610,33 @@ struct StoreRecorder {
     capture: Option<Arc<WorkspaceTracker>>,
     /// The session-wide number of the last checkpoint this run recorded.
     last_checkpoint: std::sync::Mutex<Option<u32>>,
+    /// The run's confirmation mode, which plan mode changes.
+    mode: toolgate_engine::ModeCell,
+    /// The mode the session's last `mode` event says (see
+    /// [`session_mode_of`]).
+    recorded_mode: std::sync::Mutex<Option<ConfirmationMode>>,
 }
 
 impl StoreRecorder {
+    /// A `mode` event when the run's mode at the end of the step is not the
+    /// one the session's record says.
+    fn mode_event(&self, step: u32) -> Option<SessionEvent> {
+        let now = self.mode.get();
+        let mut recorded = self
+            .recorded_mode
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *recorded == Some(now) {
+            return None;
+        }
+        *recorded = Some(now);
+        Some(SessionEvent {
+            step,
+            kind: MODE_EVENT.to_owned(),
+            data: serde_json::json!({ "mode": now.as_str() }),
+        })
+    }
+
     /// A step's checkpoint, to record after the step: what its calls changed (each call's
     /// earlier changes, found before it ran, first), then what changed
     /// after its last call, found by one more look now: everything that
@@ -629,6 +677,27 @@ impl StoreRecorder {
             incomplete,
         }
     }
+}
+
+/// The kind of the session event that records the run's confirmation mode
+/// at the end of a step where it differs from the last one recorded.
+const MODE_EVENT: &str = "mode";
+
+/// The mode a session was left in by plan mode, from its events: the last
+/// `mode` event (plan mode entered, or left into the mode the person
+/// chose), or for sessions recorded before those events, the mode of the
+/// last approved `plan`. `None`: the session never was in plan mode, and a
+/// resumed run takes the configured mode.
+fn session_mode_of(events: &[toolgate_store::SessionEventRow]) -> Option<ConfirmationMode> {
+    events.iter().rev().find_map(|row| {
+        let data = &row.event.data;
+        let mode = match row.event.kind.as_str() {
+            MODE_EVENT => data["mode"].as_str(),
+            "plan" if data["answer"] == "approved" => data["mode"].as_str(),
+            _ => None,
+        };
+        mode.and_then(|m| m.parse().ok())
+    })
 }
 
 /// One look of the capture, off the async threads.
@@ -712,6 +781,7 @@ impl RunRecorder for StoreRecorder {
                 data: e.data.clone(),
             })
             .collect();
+        events.extend(self.mode_event(snapshot.step));
         if let Some(why) = checkpoint.as_ref().and_then(|c| c.incomplete.as_ref()) {
             events.push(SessionEvent {
                 step: snapshot.step,

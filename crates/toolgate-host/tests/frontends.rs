@@ -208,3 +208,57 @@ async fn workspace_rules_need_trust_and_bad_rules_are_refused() {
         assert!(chain.contains(want), "{config}: {chain}");
     }
 }
+
+/// The claim a run holds on its session: the process that runs it may
+/// rewind it (the web UI of the session), and a run of a session that
+/// another process is rewinding is refused, naming that process.
+#[tokio::test]
+async fn a_run_claims_its_session_against_other_processes_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = model::server("/v1/chat/completions", vec![model::answer("done")]).await;
+    let host = host(dir.path(), &server);
+    let run = host
+        .prepare_run(RunRequest::new("task"), Some(Arc::new(Person)))
+        .await
+        .unwrap();
+    let session = run.session_id().to_owned();
+    // Held by this very process: not refused for being run (there is
+    // nothing to rewind yet).
+    let error = host
+        .rewind(
+            &session,
+            toolgate_host::RewindOptions {
+                code: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, toolgate_host::HostError::Rewind(_)),
+        "{error}"
+    );
+    drop(run);
+    // A rewind in progress elsewhere: an exclusive lock on the session's
+    // lock file, as the rewind holds it.
+    let lock = host
+        .store_path()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join(format!("locks/{session}.lock"));
+    let held = std::fs::File::open(&lock).unwrap();
+    held.try_lock().unwrap();
+    let mut again = RunRequest::new("more");
+    again.session = Some(session.clone());
+    let error = host
+        .prepare_run(again, Some(Arc::new(Person)))
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with(&format!("session `{session}` is being rewound by")),
+        "{error}"
+    );
+}

@@ -69,7 +69,8 @@ fn differ(a: &Path, b: &Path) -> BTreeSet<(String, &'static str)> {
 
 const SETUP: &str = "mkdir -p src/deep/er old && printf 'one\\ntwo\\n' > src/a.txt \
     && printf 'x' > src/b.txt && printf 'keep' > k.txt && chmod 640 k.txt \
-    && printf 'gone' > old/1 && printf 'gone too' > src/deep/er/2 && ln -s src/a.txt link";
+    && printf 'gone' > old/1 && printf 'gone too' > src/deep/er/2 && ln -s src/a.txt link \
+    && printf 'shared' > src/h1 && ln src/h1 h2";
 
 /// (name, command): every kind of change a command makes.
 const CASES: &[(&str, &str)] = &[
@@ -90,7 +91,23 @@ const CASES: &[(&str, &str)] = &[
         "rm k.txt && mkdir k.txt && printf z > k.txt/in",
     ),
     ("touch without change", "touch src/a.txt"),
+    (
+        "a hard-linked file rewritten by rename",
+        "sed -i 's/shared/SHARED/' src/h1",
+    ),
+    ("a hard-linked file written in place", "printf more >> h2"),
+    ("both names of a hard-linked file removed", "rm src/h1 h2"),
 ];
+
+/// Whether `a` and `b` beneath `root` are one file (hard links).
+fn one_file(root: &Path, a: &str, b: &str) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let (a, b) = (
+        std::fs::symlink_metadata(root.join(a)).unwrap(),
+        std::fs::symlink_metadata(root.join(b)).unwrap(),
+    );
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
 
 #[test]
 fn captured_changes_equal_find_and_cmp_and_rewind_restores_them() {
@@ -130,9 +147,21 @@ fn captured_changes_equal_find_and_cmp_and_rewind_restores_them() {
         );
         let made = restore::apply(&ws, tracker.blobs(), &plan.restores).unwrap();
         assert!(differ(&before, &ws).is_empty(), "{name}: not restored");
+        // The two names of one file are one file again, not two copies.
+        assert!(
+            one_file(&ws, "src/h1", "h2"),
+            "{name}: the hard link is lost"
+        );
         let again = restore::plan(&ws, &made).unwrap();
         restore::apply(&ws, tracker.blobs(), &again.restores).unwrap();
         assert!(differ(&after, &ws).is_empty(), "{name}: undo not restored");
+        if after.join("h2").exists() && after.join("src/h1").exists() {
+            assert_eq!(
+                one_file(&ws, "src/h1", "h2"),
+                one_file(&after, "src/h1", "h2"),
+                "{name}: the undo's hard links"
+            );
+        }
     }
 }
 
@@ -175,6 +204,7 @@ fn a_file_over_the_limit_is_reported_and_cannot_be_put_back() {
 
 fn file(hash: &str) -> toolgate_core::FileState {
     toolgate_core::FileState::File {
+        link: toolgate_core::LinkId::default(),
         hash: Some(hash.to_owned()),
         mode: 0o644,
         size: 1,
@@ -318,4 +348,39 @@ fn each_write_of_a_file_in_a_tree_is_seen() {
         let changes = tracker.sync().unwrap();
         assert_eq!(changes.len(), 1, "write {n} not seen: {changes:?}");
     }
+}
+
+/// Enough files that a walk reads them on several threads, in more than
+/// one batch: the changes are still exactly those `find` and `cmp` see, and
+/// all come back.
+#[test]
+fn a_walk_reading_many_files_at_once_sees_every_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    sh(
+        &ws,
+        "for d in 0 1 2 3 4 5 6 7 8 9; do mkdir d$d; \
+         for f in $(seq 0 99); do echo $d-$f > d$d/f$f; done; done \
+         && mkdir -p deep/er && for f in $(seq 0 1199); do echo $f > deep/er/g$f; done",
+    );
+    sh(tmp.path(), "cp -a ws before");
+    let tracker = WorkspaceTracker::new(&ws, BlobStore::new(tmp.path().join("blobs")));
+    assert!(tracker.sync().unwrap().is_empty());
+    sh(
+        &ws,
+        "for f in $(seq 0 99); do echo changed > d1/f$f; done; rm -r d2; \
+         for f in $(seq 0 99); do echo new > d3/n$f; done; chmod 600 d0/f7; \
+         echo last > deep/er/g1199",
+    );
+    let changes = tracker.sync().unwrap();
+    let captured: BTreeSet<(String, &str)> = changes
+        .iter()
+        .map(|c| (c.path.clone(), c.kind().as_str()))
+        .collect();
+    assert_eq!(captured, differ(&tmp.path().join("before"), &ws));
+    assert_eq!(captured.len(), 100 + 101 + 100 + 1 + 1);
+    let plan = restore::plan(&ws, &changes).unwrap();
+    restore::apply(&ws, tracker.blobs(), &plan.restores).unwrap();
+    assert!(differ(&tmp.path().join("before"), &ws).is_empty());
 }

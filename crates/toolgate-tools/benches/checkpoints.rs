@@ -1,7 +1,8 @@
 //! The cost of checkpoints in a 10,000-file workspace (100 directories of
 //! 100 files of 1 KiB): the capture's walk when nothing changed (the cost
 //! each captured call and each step pays), the first walk that keeps every
-//! content (once per process), and `run_command` through the whole gate in
+//! content (once per data directory) and the first walk of a process whose
+//! data directory keeps them already (once per process), and `run_command` through the whole gate in
 //! the kernel sandbox with and without capture: `true` (read-only profile,
 //! which cannot write and so is never captured) and a write (standard
 //! profile, captured before and after).
@@ -83,6 +84,15 @@ fn checkpoints(c: &mut Criterion) {
                 let _ = std::fs::remove_dir_all(&blobs);
                 WorkspaceTracker::new(&ws, BlobStore::new(&blobs))
             },
+            |tracker| tracker.sync().unwrap(),
+            BatchSize::PerIteration,
+        );
+    });
+    // A new process in a data directory that keeps the contents already:
+    // every file is hashed, none copied.
+    group.bench_function("first_walk_contents_kept_10k_files", |b| {
+        b.iter_batched(
+            || WorkspaceTracker::new(&ws, BlobStore::new(&blobs)),
             |tracker| tracker.sync().unwrap(),
             BatchSize::PerIteration,
         );

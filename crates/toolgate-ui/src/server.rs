@@ -304,6 +304,8 @@ impl ApiError {
     #[expect(clippy::needless_pass_by_value, reason = "a `map_err` argument")]
     fn host(error: HostError) -> Self {
         let status = match error.kind() {
+            // Another process runs (or rewinds) the session.
+            _ if matches!(error, HostError::SessionBusy { .. }) => StatusCode::CONFLICT,
             ErrorKind::ModelUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             ErrorKind::Runtime => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::UNPROCESSABLE_ENTITY,
@@ -667,7 +669,8 @@ async fn rewind(
 }
 
 /// A rewind refused as asked (no such step, nothing to undo) is the
-/// request's fault; an unknown session is not found.
+/// request's fault; a session another process runs is a conflict; an
+/// unknown session is not found.
 fn rewind_error(error: HostError) -> ApiError {
     match &error {
         HostError::Rewind(_) => {

@@ -113,8 +113,15 @@ impl BlobStore {
     /// it to its hash (rule 1): the name is what was copied, even if the
     /// source changed since it was first hashed.
     fn copy_in(&self, mut from: impl Read) -> io::Result<String> {
-        crate::private::create_dir_all(&self.dir)?;
-        let mut tmp = tempfile_in(&self.dir)?;
+        // The directories are made when missing, not checked before each
+        // blob: a first look keeps thousands.
+        let mut tmp = match tempfile_in(&self.dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                crate::private::create_dir_all(&self.dir)?;
+                tempfile_in(&self.dir)?
+            }
+            tmp => tmp?,
+        };
         let mut hasher = Sha256::new();
         let mut buf = vec![0u8; 64 * 1024];
         loop {
@@ -130,13 +137,18 @@ impl BlobStore {
         // large workspace take minutes. A crash of the machine (not of
         // toolgate) may lose contents kept in its last seconds.
         let hash = hex(&hasher.finalize());
-        let dest = self.dir.join(&hash[..2]);
-        fs::create_dir_all(&dest)?;
-        let dest = dest.join(&hash[2..]);
+        let dir = self.dir.join(&hash[..2]);
+        let dest = dir.join(&hash[2..]);
         if dest.is_file() {
             fs::remove_file(&tmp.0)?;
-        } else {
-            fs::rename(&tmp.0, &dest)?;
+            return Ok(hash);
+        }
+        match fs::rename(&tmp.0, &dest) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::create_dir_all(&dir)?;
+                fs::rename(&tmp.0, &dest)?;
+            }
+            done => done?,
         }
         Ok(hash)
     }

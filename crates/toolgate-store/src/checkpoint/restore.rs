@@ -15,15 +15,21 @@
 //!    read-only directory does not stop its own contents coming back.
 //! 4. A file whose content was not kept (too large) cannot be put back;
 //!    it is listed, and left as it is.
+//! 5. Files recorded as one file under several names ([`LinkId`]) are put
+//!    back as one file again: the first name is put back from its content,
+//!    or linked to a file of the workspace that is still that file with
+//!    that content and mode (a name the undone changes did not touch);
+//!    the other names are hard links to it. A name outside the workspace
+//!    is not looked for: those paths get a file of their own.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::io;
-use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use toolgate_core::{FileState, PathChange};
+use toolgate_core::{FileState, LinkId, PathChange};
 
 use super::blobs::BlobStore;
 
@@ -106,6 +112,7 @@ pub fn same(recorded: &FileState, found: &FileState) -> bool {
                 hash: None,
                 mode,
                 size,
+                ..
             },
             FileState::File {
                 mode: m, size: s, ..
@@ -118,10 +125,17 @@ pub fn same(recorded: &FileState, found: &FileState) -> bool {
 /// Applies `restores` (rule 3) and returns the changes made.
 pub fn apply(root: &Path, blobs: &BlobStore, restores: &[Restore]) -> io::Result<Vec<PathChange>> {
     let mut made = Vec::new();
+    // Every path's state before anything is changed: putting one name of a
+    // file back changes the count of names the others show.
+    let mut before = HashMap::new();
+    for r in restores {
+        before.insert(r.path.as_str(), state_now(root, &r.path)?);
+    }
+    let mut found_of = |path: &str| before.remove(path).unwrap_or(FileState::Absent);
     let mut removals: Vec<&Restore> = restores.iter().filter(|r| r.to.is_absent()).collect();
     removals.sort_by(|a, b| b.path.cmp(&a.path));
     for r in removals {
-        let found = state_now(root, &r.path)?;
+        let found = found_of(&r.path);
         remove(&checked(root, &r.path)?)?;
         made.push(PathChange {
             path: r.path.clone(),
@@ -131,11 +145,16 @@ pub fn apply(root: &Path, blobs: &BlobStore, restores: &[Restore]) -> io::Result
     }
     let mut puts: Vec<&Restore> = restores.iter().filter(|r| !r.to.is_absent()).collect();
     puts.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut links = Links::new(root, &puts);
     let mut dir_modes = Vec::new();
     for r in puts {
-        let found = state_now(root, &r.path)?;
+        let found = found_of(&r.path);
         let path = checked(root, &r.path)?;
-        put(&path, &r.to, blobs)?;
+        match links.source(r)? {
+            Some(from) => link_over(&from, &path)?,
+            None => put(&path, &r.to, blobs)?,
+        }
+        links.put(r, &path);
         if let FileState::Dir { mode } = r.to {
             dir_modes.push((path, mode));
         }
@@ -150,6 +169,135 @@ pub fn apply(root: &Path, blobs: &BlobStore, restores: &[Restore]) -> io::Result
     }
     made.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(made)
+}
+
+/// The files being put back under several names (rule 5).
+struct Links<'a> {
+    root: &'a Path,
+    /// How many of the names being put back each file (by `LinkId::key`) had.
+    named: HashMap<(u64, u64), usize>,
+    /// Where each file was put back first.
+    done: HashMap<(u64, u64), PathBuf>,
+    /// The workspace's files by (device, inode), for the files some of
+    /// whose names are not being put back; looked up once, when needed.
+    present: Option<HashMap<(u64, u64), PathBuf>>,
+}
+
+impl<'a> Links<'a> {
+    fn new(root: &'a Path, puts: &[&Restore]) -> Self {
+        let mut named = HashMap::new();
+        for r in puts {
+            if let Some(link) = link_of(&r.to) {
+                *named.entry(link.key()).or_insert(0) += 1;
+            }
+        }
+        Self {
+            root,
+            named,
+            done: HashMap::new(),
+            present: None,
+        }
+    }
+
+    /// The file `r` should be a hard link to, if any.
+    fn source(&mut self, r: &Restore) -> io::Result<Option<PathBuf>> {
+        let Some(link) = link_of(&r.to) else {
+            return Ok(None);
+        };
+        if let Some(first) = self.done.get(&link.key()) {
+            return Ok(Some(first.clone()));
+        }
+        let named = self.named.get(&link.key()).copied().unwrap_or(0);
+        if u64::try_from(named).unwrap_or(u64::MAX) >= link.nlink {
+            return Ok(None);
+        }
+        // A name not being put back may still be that file.
+        if self.present.is_none() {
+            let wanted: HashSet<(u64, u64)> = self.named.keys().copied().collect();
+            self.present = Some(files_by_inode(self.root, &wanted)?);
+        }
+        let Some(candidate) = self.present.as_ref().and_then(|p| p.get(&link.key())) else {
+            return Ok(None);
+        };
+        let FileState::File { hash, mode, .. } = &r.to else {
+            return Ok(None);
+        };
+        let meta = fs::symlink_metadata(candidate)?;
+        let still = meta.is_file()
+            && (meta.dev(), meta.ino()) == link.key()
+            && meta.permissions().mode() & 0o7777 == *mode
+            && hash.is_some()
+            && BlobStore::hash_file(candidate).ok() == *hash;
+        Ok(still.then(|| candidate.clone()))
+    }
+
+    /// Notes that `r` was put back at `path`.
+    fn put(&mut self, r: &Restore, path: &Path) {
+        if let Some(link) = link_of(&r.to) {
+            self.done
+                .entry(link.key())
+                .or_insert_with(|| path.to_path_buf());
+        }
+    }
+}
+
+fn link_of(state: &FileState) -> Option<LinkId> {
+    match state {
+        FileState::File { link, .. } if !link.is_single() => Some(*link),
+        _ => None,
+    }
+}
+
+/// The regular files beneath `root` (not in `.git`, not through symlinks)
+/// that are one of the `wanted` (device, inode) pairs.
+fn files_by_inode(
+    root: &Path,
+    wanted: &HashSet<(u64, u64)>,
+) -> io::Result<HashMap<(u64, u64), PathBuf>> {
+    let mut out = HashMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        for entry in entries {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            let path = entry.path();
+            if kind.is_dir() {
+                if !(dir == root && entry.file_name() == ".git") {
+                    stack.push(path);
+                }
+            } else if kind.is_file() {
+                let meta = entry.metadata()?;
+                let key = (meta.dev(), meta.ino());
+                if wanted.contains(&key) {
+                    out.entry(key).or_insert(path);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Makes `path` a hard link to `from`, through a temporary name and a
+/// rename, so that `path` is never missing.
+fn link_over(from: &Path, path: &Path) -> io::Result<()> {
+    let parent = path.parent().unwrap_or(path);
+    fs::create_dir_all(parent)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = parent.join(format!(".{name}.toolgate-link-{}", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    fs::hard_link(from, &tmp)?;
+    if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        fs::remove_dir_all(path)?;
+    }
+    fs::rename(&tmp, path)
 }
 
 /// The state of `rel` beneath `root` now (contents hashed, not kept).
@@ -181,6 +329,7 @@ pub fn state_now(root: &Path, rel: &str) -> io::Result<FileState> {
             hash: Some(BlobStore::hash_file(&path)?),
             mode,
             size: meta.len(),
+            link: LinkId::of(&meta),
         }
     })
 }

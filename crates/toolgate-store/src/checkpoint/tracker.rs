@@ -30,6 +30,21 @@
 //! same way, and nothing is lost if toolgate dies. The benchmark
 //! `checkpoints` measures a walk of 10,000 files.
 //!
+//! # What a walk costs
+//!
+//! - Each entry is one `fstatat` relative to its open directory (no path
+//!   resolution from the root per entry).
+//! - Entries to read (all files on a process's first walk) are hashed, and
+//!   their content copied in when new, on up to eight threads: on a first
+//!   walk the work is opening files and, in a new data directory, making
+//!   one inode per content, which the kernel does for several threads at
+//!   once. A content already kept is hashed, never copied again.
+//! - The sandbox's scan before each process is not shared with this walk:
+//!   it reads directories only (a directory whose stamps did not change is
+//!   not listed again) and looks for names, where this walk must `stat`
+//!   every file; sharing would save about one `stat` per directory and tie
+//!   the sandbox to the store.
+//!
 //! # Rules
 //!
 //! 1. The tree is walked without following symlinks; excluded paths (the
@@ -52,6 +67,10 @@
 //!    entry changed less than a second before a walk is therefore read
 //!    again at the next walk whatever its stamp (git's "racily clean"
 //!    entries).
+//! 6. A file with more than one name (hard links) is recorded with which
+//!    file it is ([`LinkId`]), which is not part of its state: making or
+//!    removing another name changes no path's state, and a rewind puts the
+//!    names back as one file.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -61,7 +80,7 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use toolgate_core::{CaptureError, ChangeCapture, FileState, PathChange};
+use toolgate_core::{CaptureError, ChangeCapture, FileState, LinkId, PathChange};
 
 use super::blobs::BlobStore;
 
@@ -105,6 +124,27 @@ struct Entry {
     /// (rule 5): read again at the next walk whatever its stamp.
     racy: bool,
 }
+
+/// An entry a walk must read again, in the order the walk found it.
+struct Pending {
+    key: String,
+    path: PathBuf,
+    meta: fs::Metadata,
+    stamp: Stamp,
+    racy: bool,
+    known: Option<Entry>,
+}
+
+/// The most threads a walk reads files on.
+const MAX_THREADS: usize = 8;
+
+/// How many entries a walk gathers before reading them: bounds what it
+/// holds besides the record on a first walk of a large tree.
+const BATCH: usize = 1024;
+
+/// Below this many entries to read, a walk reads them on its own thread:
+/// starting threads would cost more.
+const PARALLEL_FROM: usize = 64;
 
 /// A [`ChangeCapture`] over a directory tree, keeping contents in a
 /// [`BlobStore`] (see the [rules](self)).
@@ -181,8 +221,8 @@ impl WorkspaceTracker {
     }
 
     /// Walks the tree; entries whose stamp is unchanged are moved over
-    /// from `old` (rule 2), the rest read again. Returns the new record and
-    /// what differs from `old`, sorted by path.
+    /// from `old` (rule 2), the rest read again ([`states`](Self::states)).
+    /// Returns the new record and what differs from `old`, sorted by path.
     fn walk(
         &self,
         mut old: HashMap<String, Entry>,
@@ -191,6 +231,7 @@ impl WorkspaceTracker {
         let racy_after = racy_line();
         let mut out = HashMap::with_capacity(old.len());
         let mut changes = Vec::new();
+        let mut pending = Vec::new();
         let mut stack = vec![PathBuf::new()];
         while let Some(rel) = stack.pop() {
             let dir = self.root.join(&rel);
@@ -210,17 +251,19 @@ impl WorkspaceTracker {
                     CaptureError::new(format!("cannot list {}", dir.display()), Some(e))
                 })?;
                 let child = rel.join(entry.file_name());
-                let dir = entry.file_type().is_ok_and(|t| t.is_dir());
-                if (self.exclude)(&child, dir) {
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                if (self.exclude)(&child, is_dir) {
                     continue;
                 }
-                let path = self.root.join(&child);
-                let meta = match fs::symlink_metadata(&path) {
+                // Relative to the open directory (`fstatat`), not to the
+                // root: the kernel does not walk the path again per entry.
+                // It does not follow a symlink.
+                let meta = match entry.metadata() {
                     Ok(meta) => meta,
                     Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                     Err(e) => {
                         return Err(CaptureError::new(
-                            format!("cannot read {}", path.display()),
+                            format!("cannot read {}", dir.join(entry.file_name()).display()),
                             Some(e),
                         ));
                     }
@@ -231,34 +274,25 @@ impl WorkspaceTracker {
                     stack.push(child);
                 }
                 let racy = stamp.mtime >= racy_after || stamp.ctime >= racy_after;
-                let known = match old.remove(&key) {
+                match old.remove(&key) {
                     Some(known) if known.stamp == stamp && !known.racy => {
                         out.insert(key, Entry { racy, ..known });
-                        continue;
                     }
-                    other => other,
-                };
-                let Some(state) = self.state_of(&path, &meta)? else {
-                    if let Some(known) = known {
-                        changes.push(PathChange {
-                            path: key,
-                            before: known.state,
-                            after: FileState::Absent,
-                        });
-                    }
-                    continue;
-                };
-                let before = known.map_or(FileState::Absent, |e| e.state);
-                if before != state && !first {
-                    changes.push(PathChange {
-                        path: key.clone(),
-                        before,
-                        after: state.clone(),
-                    });
+                    known => pending.push(Pending {
+                        key,
+                        path: entry.path(),
+                        meta,
+                        stamp,
+                        racy,
+                        known,
+                    }),
                 }
-                out.insert(key, Entry { stamp, state, racy });
+                if pending.len() >= BATCH {
+                    self.settle(std::mem::take(&mut pending), first, &mut out, &mut changes)?;
+                }
             }
         }
+        self.settle(pending, first, &mut out, &mut changes)?;
         // What is left of the old record was not found.
         for (path, entry) in old {
             changes.push(PathChange {
@@ -269,6 +303,86 @@ impl WorkspaceTracker {
         }
         changes.sort_by(|a, b| a.path.cmp(&b.path));
         Ok((out, changes))
+    }
+
+    /// Reads the `pending` entries ([`states`](Self::states)) and puts
+    /// them in the record `out`, with a change for each whose state differs
+    /// from the one known (none on the `first` walk).
+    fn settle(
+        &self,
+        pending: Vec<Pending>,
+        first: bool,
+        out: &mut HashMap<String, Entry>,
+        changes: &mut Vec<PathChange>,
+    ) -> Result<(), CaptureError> {
+        let states = self.states(&pending)?;
+        for (p, state) in pending.into_iter().zip(states) {
+            let Some(state) = state else {
+                if let Some(known) = p.known {
+                    changes.push(PathChange {
+                        path: p.key,
+                        before: known.state,
+                        after: FileState::Absent,
+                    });
+                }
+                continue;
+            };
+            let before = p.known.map_or(FileState::Absent, |e| e.state);
+            if before != state && !first {
+                changes.push(PathChange {
+                    path: p.key.clone(),
+                    before,
+                    after: state.clone(),
+                });
+            }
+            out.insert(
+                p.key,
+                Entry {
+                    stamp: p.stamp,
+                    state,
+                    racy: p.racy,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// The states of the `pending` entries, in order. Reading a file means
+    /// hashing it and, the first time its content is seen, copying it into
+    /// the blob store: on a first walk that is every file, so many entries
+    /// are read on several threads (the blob store's writes are safe from
+    /// any number of threads: each goes through a file of its own and a
+    /// rename).
+    fn states(&self, pending: &[Pending]) -> Result<Vec<Option<FileState>>, CaptureError> {
+        let one = |p: &Pending| self.state_of(&p.path, &p.meta);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .min(MAX_THREADS);
+        if threads <= 1 || pending.len() < PARALLEL_FROM {
+            return pending.iter().map(one).collect();
+        }
+        let chunk = pending.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = pending
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || part.iter().map(one).collect::<Result<Vec<_>, _>>())
+                })
+                .collect();
+            let mut out = Vec::with_capacity(pending.len());
+            for part in parts {
+                match part.join() {
+                    Ok(states) => out.extend(states?),
+                    Err(_) => {
+                        return Err(CaptureError::new(
+                            "a thread reading the workspace's files panicked",
+                            None,
+                        ));
+                    }
+                }
+            }
+            Ok(out)
+        })
     }
 
     /// The state of the entry at `path`; `None` for what is neither file,
@@ -316,6 +430,7 @@ impl WorkspaceTracker {
                 hash,
                 mode,
                 size: meta.size(),
+                link: LinkId::of(meta),
             }
         } else {
             return Ok(None);
