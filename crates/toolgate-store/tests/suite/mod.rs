@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolgate_core::{FileState, PathChange, PlanStep, StepStatus};
+use toolgate_core::{FileState, LinkId, PathChange, PlanStep, StepStatus};
 use toolgate_store::{
     AfterRun, AuditEntry, AuditFilter, AuditStore, CheckpointStore, Claim, Created,
     DynamicToolKind, DynamicToolScope, DynamicToolStatus, DynamicToolStore, MemoryChunk,
@@ -1364,6 +1364,7 @@ fn file(hash: &str) -> FileState {
         hash: Some(hash.into()),
         mode: 0o644,
         size: 3,
+        link: LinkId::default(),
     }
 }
 
