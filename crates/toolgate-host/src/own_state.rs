@@ -150,6 +150,10 @@ impl Host {
     /// 8. A private path that holds the workspace itself is kept here, but
     ///    the enforcers leave it out: the person chose to work inside it.
     pub fn own_state(&self) -> OwnState {
+        self.own_state.get_or_init(|| self.find_own_state()).clone()
+    }
+
+    fn find_own_state(&self) -> OwnState {
         let env = self.env();
         let mut own = OwnState::default();
         if let Some(dir) = user_config_dir(env) {

@@ -201,6 +201,8 @@ impl HostBuilder {
             capture: OnceLock::new(),
             skills: OnceLock::new(),
             group_outlines: OnceLock::new(),
+            store_path: OnceLock::new(),
+            own_state: OnceLock::new(),
         };
         for part in self.parts {
             match part {
@@ -370,6 +372,12 @@ pub struct Host {
     pub(crate) skills: OnceLock<toolgate_skills::Discovery>,
     /// [`Host::group_outlines`], built once.
     group_outlines: OnceLock<Vec<GroupOutline>>,
+    /// [`Host::store_path`] once found: every path derived from the
+    /// store's place asks for it, and finding it canonicalizes the
+    /// workspace.
+    pub(crate) store_path: OnceLock<PathBuf>,
+    /// [`Host::own_state`], computed once.
+    pub(crate) own_state: OnceLock<crate::OwnState>,
 }
 
 /// What the prompt and the router need of a tool group: its name, its

@@ -36,11 +36,16 @@ impl Host {
     /// `StoreSection::path`): `store.path`, else
     /// `toolgate.db` under the user's data directory, keyed by workspace.
     pub fn store_path(&self) -> Result<PathBuf, HostError> {
-        if let Some(path) = &self.config().store.path {
+        if let Some(path) = self.store_path.get() {
             return Ok(path.clone());
         }
-        let data = toolgate_store::data_dir_from_env(self.env()).ok_or(HostError::NoDataDir)?;
-        Ok(toolgate_store::default_path(&data, self.workspace()))
+        let path = if let Some(path) = &self.config().store.path {
+            path.clone()
+        } else {
+            let data = toolgate_store::data_dir_from_env(self.env()).ok_or(HostError::NoDataDir)?;
+            toolgate_store::default_path(&data, self.workspace())
+        };
+        Ok(self.store_path.get_or_init(|| path).clone())
     }
 
     /// The store: sessions, audit. Opened on first use; every later call
