@@ -116,6 +116,13 @@ pub struct LlmRequest {
     /// request inside a context window; else the client's `max_tokens`
     /// (Anthropic) or the server's default (OpenAI-compatible).
     pub max_tokens: Option<u32>,
+    /// Whether the reply must call a tool that does not end the run: a
+    /// constrained reply is then held to the calls of `tools` but
+    /// [`FINISH`](crate::profile::FINISH), with no final answer (see
+    /// [`reply_schema`]). The runner asks for it while the task names
+    /// something the run has not looked at yet. Unconstrained requests
+    /// are sent as they are.
+    pub must_call: bool,
 }
 
 /// The model's answer.
@@ -634,7 +641,7 @@ impl OpenAiClient {
         if constrained {
             body["response_format"] = json!({"type": "json_schema", "json_schema": {
                 "name": "reply", "strict": true,
-                "schema": reply_schema(&request.tools)}});
+                "schema": reply_schema(&request.tools, request.must_call)}});
         } else if !request.tools.is_empty() {
             body["tools"] = json!(request.tools);
         }

@@ -163,3 +163,68 @@ async fn text_recovery_stays_the_fallback() {
     assert_eq!(report.final_text, "It says hello.");
     assert!(report.tool_calls[0].recovered && report.tool_calls[0].decision.executed());
 }
+
+/// The schema a constrained request carries, as a validator.
+fn validator(body: &Value) -> jsonschema::Validator {
+    let schema = &body["response_format"]["json_schema"]["schema"];
+    assert!(jsonschema::meta::is_valid(schema), "{schema}");
+    jsonschema::validator_for(schema).unwrap()
+}
+
+/// Look before answering, enforced: while the file the task names is
+/// unread, a constrained small-profile request offers only the calls that
+/// do not end the run — no `finish`, no final answer — so a model that
+/// would answer from nothing has to look first. Once it has, both are
+/// offered again; a task that names nothing, or task checks turned off,
+/// hold nothing.
+#[tokio::test]
+async fn a_reply_is_held_to_tool_calls_until_the_named_file_is_read() {
+    const READ: &str = r#"{"tool": "read_file", "arguments": {"path": "src/config.py"}}"#;
+    const FINISH: &str = r#"{"tool": "finish", "arguments": {"answer": "8472"}}"#;
+    // (task, task checks on, whether the first request is held)
+    let cases = [
+        ("What port does src/config.py set?", true, true),
+        ("What port does the config set?", true, false),
+        ("What port does src/config.py set?", false, false),
+    ];
+    for (task, checks, held) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/config.py"), "PORT = 8472\n").unwrap();
+        let server = server("/v1/chat/completions", vec![answer(READ), answer(FINISH)]).await;
+        let mut s = settings(&server, false);
+        s.constrain = true;
+        let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+        let mut agent = AgentDef::builtin("build").unwrap();
+        agent.profile = toolgate_agent::Profile::Small;
+        agent.task_checks = checks;
+        let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), agent)
+            .workspace(dir.path())
+            .build()
+            .run(task, Vec::new())
+            .await;
+        assert_eq!(report.outcome, Outcome::Completed, "{task}: {report:?}");
+        assert_eq!(report.final_text, "8472", "{task}");
+        let reqs = bodies(&server).await;
+        assert_eq!(reqs.len(), 2, "{task}");
+        let first = validator(&reqs[0]);
+        let answers = [FINISH, FINAL];
+        for reply in answers {
+            let v: Value = serde_json::from_str(reply).unwrap();
+            assert_eq!(first.is_valid(&v), !held, "{task}: {reply}");
+        }
+        assert!(
+            first.is_valid(&serde_json::from_str(READ).unwrap()),
+            "{task}"
+        );
+        // After the read, the run may end.
+        let second = validator(&reqs[1]);
+        for reply in answers {
+            let v: Value = serde_json::from_str(reply).unwrap();
+            assert!(second.is_valid(&v), "{task}: {reply}");
+        }
+        // Holding the reply changes the schema only: the prompt, and with
+        // it the server's cached prefix, stays the same.
+        assert_eq!(reqs[0]["messages"][0], reqs[1]["messages"][0], "{task}");
+    }
+}

@@ -48,7 +48,12 @@
 //!    told what is missing or the command's output
 //!    ([`AgentEvent::TaskCheck`]) and goes on; after three such refusals
 //!    the run ends [`Outcome::Unverified`], saying why. Quality gates run
-//!    after the task checks pass. Once a person or a rule refused a call
+//!    after the task checks pass. While a file the task names has not been
+//!    looked at (or a command it names not run, with a tool that runs
+//!    commands), each request asks for a tool call
+//!    ([`crate::LlmRequest::must_call`]): a constrained reply can then only
+//!    be a call that is not `finish`, for at most six steps of a run.
+//!    Once a person or a rule refused a call
 //!    of the run (denied, no approver, a `deny` rule) or in a dry run,
 //!    the task checks step aside: the run is not free to do what the task
 //!    names.

@@ -216,11 +216,14 @@ impl AgentRunner {
     }
 
     /// One model call, its usage recorded for `step`. With `quiet`, the
-    /// streamed text is not shown (a summary of old steps is not an answer).
+    /// streamed text is not shown (a summary of old steps is not an answer);
+    /// with `must_call`, the reply must call a tool
+    /// ([`LlmRequest::must_call`]).
     pub(super) async fn call_model(
         &self,
         messages: &[Message],
         tools: Vec<Value>,
+        must_call: bool,
         step: u32,
         quiet: bool,
         report: &mut RunReport,
@@ -240,6 +243,7 @@ impl AgentRunner {
             messages: messages.to_vec(),
             tools,
             max_tokens: Some(self.context.output_tokens()),
+            must_call,
         };
         self.fit_to_window(&mut request.messages, fixed)?;
         let mut retried = false;
@@ -351,7 +355,7 @@ impl AgentRunner {
             ),
         ));
         fit(messages, self.context.input_bytes());
-        let call = self.call_model(messages, Vec::new(), 0, false, report);
+        let call = self.call_model(messages, Vec::new(), false, 0, false, report);
         let resp = tokio::time::timeout(Duration::from_secs(60), call).await;
         match resp {
             Ok(Ok(r)) => {

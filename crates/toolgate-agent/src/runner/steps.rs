@@ -37,6 +37,11 @@ use crate::profile::FINISH;
 /// How many answers the task checks refuse before the run ends
 /// [`Outcome::Unverified`].
 pub(super) const MAX_CHECK_REFUSALS: u32 = 3;
+
+/// How many steps a run's replies may be held to tool calls while the task
+/// names something not looked at yet (rule 8).
+pub(super) const MAX_HELD_STEPS: u32 = 6;
+
 use crate::recover::recover_tool_calls;
 
 /// Where the step loop is.
@@ -119,6 +124,9 @@ struct Progress<'a> {
     checks: TaskChecks,
     /// How many times the task checks refused an answer.
     check_refusals: u32,
+    /// How many steps the replies were held to tool calls, the task
+    /// naming what the run had not looked at yet.
+    held: u32,
 }
 
 impl AgentRunner {
@@ -157,6 +165,7 @@ impl AgentRunner {
             finish: None,
             checks,
             check_refusals: 0,
+            held: 0,
         };
         let mut state = State::Prepare(1);
         loop {
@@ -256,7 +265,16 @@ impl AgentRunner {
             tools: p.offer.routed.then(|| p.offer.names.clone()),
         });
         p.report.steps = step;
-        let call = self.call_model(p.messages, p.offer.schemas.clone(), step, false, p.report);
+        let must_call = p.held < MAX_HELD_STEPS && self.must_look(p);
+        p.held += u32::from(must_call);
+        let call = self.call_model(
+            p.messages,
+            p.offer.schemas.clone(),
+            must_call,
+            step,
+            false,
+            p.report,
+        );
         let mut cancel = self.cancel.clone();
         let cancelled = async move {
             match &mut cancel {
@@ -444,32 +462,12 @@ impl AgentRunner {
     /// The task checks (rule 8): `None` when the answer may end the run,
     /// else the state after telling the model what is missing or failing.
     async fn check_task(&self, step: u32, p: &mut Progress<'_>) -> Option<State> {
-        // A person or a rule refused a call of the run, or nothing runs
-        // (dry-run): the run is not free to do what the task names, and
-        // the answer stands.
-        let steered = p.report.tool_calls.iter().any(|c| {
-            [
-                Decision::Denied,
-                Decision::RuleDenied,
-                Decision::NoApprover,
-                Decision::DryRun,
-            ]
-            .iter()
-            .any(|d| c.decision == (*d).into())
-        });
-        if p.checks.is_empty() || steered {
+        if p.checks.is_empty() || steered(p) {
             return None;
         }
-        let ran: Vec<_> = p
-            .report
-            .tool_calls
-            .iter()
-            .filter(|c| c.decision.executed())
-            .map(|c| (&c.effects, c.arguments.as_str(), c.success))
-            .collect();
-        let (files, commands) = p.checks.missing(&ran);
+        let (files, commands) = missing(p);
         if !files.is_empty() || !commands.is_empty() {
-            let quoted = |l: &[&str]| {
+            let quoted = |l: &[String]| {
                 l.iter()
                     .map(|x| format!("`{x}`"))
                     .collect::<Vec<_>>()
@@ -519,6 +517,17 @@ impl AgentRunner {
             return Some(self.refuse(step, p, reason, told).await);
         }
         None
+    }
+
+    /// Whether the task names a file the run has not looked at yet, or a
+    /// command it has not run and can: the next reply is held to tool
+    /// calls (rule 8).
+    fn must_look(&self, p: &Progress<'_>) -> bool {
+        if p.checks.is_empty() || steered(p) {
+            return false;
+        }
+        let (files, commands) = missing(p);
+        !files.is_empty() || (!commands.is_empty() && self.runs_commands())
     }
 
     /// Refuses an answer for the task checks: the model is told `told`,
@@ -656,6 +665,37 @@ impl AgentRunner {
         self.record(step, p.messages, p.report, p.journal).await;
         after(step)
     }
+}
+
+/// Whether a person or a rule refused a call of the run, or nothing runs
+/// (dry-run): the run is not free to do what the task names, and an
+/// answer stands.
+fn steered(p: &Progress<'_>) -> bool {
+    p.report.tool_calls.iter().any(|c| {
+        [
+            Decision::Denied,
+            Decision::RuleDenied,
+            Decision::NoApprover,
+            Decision::DryRun,
+        ]
+        .iter()
+        .any(|d| c.decision == (*d).into())
+    })
+}
+
+/// The files the task names that the run has not looked at, and the
+/// commands it names that the run has not run.
+fn missing(p: &Progress<'_>) -> (Vec<String>, Vec<String>) {
+    let ran: Vec<_> = p
+        .report
+        .tool_calls
+        .iter()
+        .filter(|c| c.decision.executed())
+        .map(|c| (&c.effects, c.arguments.as_str(), c.success))
+        .collect();
+    let (files, commands) = p.checks.missing(&ran);
+    let owned = |l: Vec<&str>| l.into_iter().map(str::to_owned).collect();
+    (owned(files), owned(commands))
 }
 
 /// The answer of a `finish` call's arguments, when they hold one.

@@ -335,9 +335,7 @@ impl AgentRunner {
         report: &mut RunReport,
     ) -> Option<(bool, String)> {
         let registry = self.engine.registry().clone();
-        let tool = registry.list().into_iter().find(|t| {
-            t.spec().annotations.runs_commands && self.agent.allows(&registry, t.name())
-        })?;
+        let tool = self.command_tool(&registry)?;
         let arguments = json!({ "command": must.command });
         let id = format!("check_{step}_{n}");
         let call = ToolCall::new(id.clone(), tool.name(), arguments.clone());
@@ -373,6 +371,22 @@ impl AgentRunner {
         self.emit(&AgentEvent::ToolCall(record.clone()));
         report.tool_calls.push(record);
         Some((passed, text))
+    }
+
+    /// The agent's tool that runs commands, if it has one.
+    fn command_tool(
+        &self,
+        registry: &Registry,
+    ) -> Option<std::sync::Arc<toolgate_core::RegisteredTool>> {
+        registry
+            .list()
+            .into_iter()
+            .find(|t| t.spec().annotations.runs_commands && self.agent.allows(registry, t.name()))
+    }
+
+    /// Whether the agent has a tool that runs commands.
+    pub(super) fn runs_commands(&self) -> bool {
+        self.command_tool(self.engine.registry()).is_some()
     }
 
     /// Records the calls of step `step`'s reply that did not run (see
