@@ -123,6 +123,10 @@ pub struct LlmRequest {
     /// something the run has not looked at yet. Unconstrained requests
     /// are sent as they are.
     pub must_call: bool,
+    /// Tools a constrained reply may not call this time (the runner bars
+    /// a tool whose last call just repeated itself); they stay in the
+    /// prompt. Unconstrained requests are sent as they are.
+    pub barred: Vec<String>,
 }
 
 /// The model's answer.
@@ -641,7 +645,7 @@ impl OpenAiClient {
         if constrained {
             body["response_format"] = json!({"type": "json_schema", "json_schema": {
                 "name": "reply", "strict": true,
-                "schema": reply_schema(&request.tools, request.must_call)}});
+                "schema": reply_schema(&request.tools, request.must_call, &request.barred)}});
         } else if !request.tools.is_empty() {
             body["tools"] = json!(request.tools);
         }

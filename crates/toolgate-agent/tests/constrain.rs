@@ -228,3 +228,53 @@ async fn a_reply_is_held_to_tool_calls_until_the_named_file_is_read() {
         assert_eq!(reqs[0]["messages"][0], reqs[1]["messages"][0], "{task}");
     }
 }
+
+/// A model that makes the same call again: with constrained replies the
+/// step after the repeat may not call that tool at all, so the third
+/// identical read cannot be written; the prompt stays the same.
+#[tokio::test]
+async fn a_tool_whose_call_just_repeated_is_barred_for_the_next_step() {
+    const READ: &str = r#"{"tool": "read_file", "arguments": {"path": "a.txt"}}"#;
+    const LIST: &str = r#"{"tool": "list_files", "arguments": {}}"#;
+    const FINISH: &str = r#"{"tool": "finish", "arguments": {"answer": "hello"}}"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    let replies = vec![answer(READ), answer(READ), answer(LIST), answer(FINISH)];
+    let server = server("/v1/chat/completions", replies).await;
+    let mut s = settings(&server, false);
+    s.constrain = true;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+    let mut agent = AgentDef::builtin("build").unwrap();
+    agent.profile = toolgate_agent::Profile::Small;
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), agent)
+        .build()
+        .run("Look at the files.", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    assert_eq!(report.final_text, "hello");
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 4);
+    let read: Value = serde_json::from_str(READ).unwrap();
+    // (request, whether it may read) — the step after the repeat may not;
+    // the one after that may again.
+    for (n, may_read) in [(0, true), (1, true), (2, false), (3, true)] {
+        let schema = validator(&reqs[n]);
+        assert_eq!(schema.is_valid(&read), may_read, "request {n}");
+        for other in [LIST, FINISH] {
+            assert!(
+                schema.is_valid(&serde_json::from_str(other).unwrap()),
+                "request {n}"
+            );
+        }
+        assert_eq!(
+            reqs[n]["messages"][0], reqs[0]["messages"][0],
+            "request {n}"
+        );
+    }
+    // The repeated read was told what to do next.
+    assert!(
+        report.tool_calls[1].output.contains("Do not call it again"),
+        "{}",
+        report.tool_calls[1].output
+    );
+}

@@ -41,6 +41,7 @@ fn request(tools: bool) -> LlmRequest {
         tools,
         max_tokens: None,
         must_call: false,
+        barred: Vec::new(),
     }
 }
 

@@ -142,6 +142,7 @@ fn request() -> LlmRequest {
         tools: Vec::new(),
         max_tokens: None,
         must_call: false,
+        barred: Vec::new(),
     }
 }
 

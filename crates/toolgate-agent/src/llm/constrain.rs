@@ -18,8 +18,10 @@
 //!    When the reply must call a tool
 //!    ([`LlmRequest::must_call`](super::LlmRequest::must_call)), S has
 //!    neither the `final` branch nor [`FINISH`]'s: the model cannot answer
-//!    before it has looked. The system prompt stays as it is (rule 3), so
-//!    the prompt's cached prefix does too;
+//!    before it has looked. A tool the request bars
+//!    ([`LlmRequest::barred`](super::LlmRequest::barred)) has no branch.
+//!    The system prompt stays as it is (rule 3), so the prompt's cached
+//!    prefix does too;
 //! 3. the system prompt (the first message) ends with [`reply_rules`]: the
 //!    reply format and one line per tool, since a grammar constrains what
 //!    the model writes but does not tell it;
@@ -42,8 +44,8 @@ use crate::profile::FINISH;
 /// The schema every reply must match (rule 2), for the tools in OpenAI
 /// form (`{"type": "function", "function": {name, description,
 /// parameters}}`); with `must_call`, only calls of the tools that do not
-/// end the run.
-pub fn reply_schema(tools: &[Value], must_call: bool) -> Value {
+/// end the run; never a call of a tool in `barred`.
+pub fn reply_schema(tools: &[Value], must_call: bool, barred: &[String]) -> Value {
     let mut defs = Map::new();
     let mut branches: Vec<Value> = tools
         .iter()
@@ -51,7 +53,7 @@ pub fn reply_schema(tools: &[Value], must_call: bool) -> Value {
             let f = &t["function"];
             let name = f["name"]
                 .as_str()
-                .filter(|n| !(must_call && *n == FINISH))?;
+                .filter(|n| !(barred.iter().any(|b| b == n) || must_call && *n == FINISH))?;
             let mut parameters = f
                 .get("parameters")
                 .cloned()
@@ -196,7 +198,7 @@ mod tests {
             "parameters": {"type": "object", "$schema": "x",
                 "properties": {"step": {"$ref": "#/$defs/Step"}},
                 "$defs": {"Step": {"type": "string"}}}}})];
-        let schema = reply_schema(&tools, false);
+        let schema = reply_schema(&tools, false, &[]);
         assert_eq!(schema["$defs"]["Step"]["type"], "string");
         let branch = &schema["anyOf"][0]["properties"]["arguments"];
         assert!(branch.get("$defs").is_none() && branch.get("$schema").is_none());

@@ -32,7 +32,11 @@
 //!    opaque) — made again with the same arguments while no other such call
 //!    ran since the first one succeeded, is not run again: the model gets
 //!    the earlier result and is told why ([`LoopDecision::RepeatedChange`]).
-//!    A call that only looks (`process` polling) runs every time.
+//!    A call that only looks (`process` polling) runs every time. Any
+//!    call made in two steps in a row is told so with its result; with
+//!    constrained replies, the next step may not call that tool
+//!    ([`crate::LlmRequest::barred`]): the model goes on with what it has
+//!    instead of looking again.
 //! 7. In the small profile ([`crate::Profile::Small`]) the offer is the
 //!    profile's compact tools and `finish`, one call of a reply runs, and
 //!    outputs are cut by lines; a `finish(answer)` call is the run's

@@ -26,7 +26,7 @@ use super::decision::LoopDecision;
 use super::events::AgentEvent;
 use super::lifecycle::LifecycleEvent;
 use super::report::{Outcome, RunReport};
-use super::run::{Journal, Stop};
+use super::run::{Asked, Journal, Stop};
 use super::tools::{Repeats, UNREADABLE_CALL, dropped_note, sift, text_call};
 use super::{AgentRunner, EMPTY_REPLY_NUDGE, sleep_until};
 use crate::checks::{TaskChecks, on_path};
@@ -267,14 +267,12 @@ impl AgentRunner {
         p.report.steps = step;
         let must_call = p.held < MAX_HELD_STEPS && self.must_look(p);
         p.held += u32::from(must_call);
-        let call = self.call_model(
-            p.messages,
-            p.offer.schemas.clone(),
+        let asked = Asked {
+            tools: p.offer.schemas.clone(),
             must_call,
-            step,
-            false,
-            p.report,
-        );
+            barred: p.repeats.barred(step).into_iter().collect(),
+        };
+        let call = self.call_model(p.messages, asked, step, false, p.report);
         let mut cancel = self.cancel.clone();
         let cancelled = async move {
             match &mut cancel {

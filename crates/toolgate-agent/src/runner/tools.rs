@@ -141,6 +141,14 @@ impl Repeats {
             .then(|| (call_key(name, arguments), step, ended.text.clone()));
     }
 
+    /// The tool step `step` may not call when replies are constrained: the
+    /// one whose call the step before made for at least the second time in
+    /// a row (rule 6).
+    pub(super) fn barred(&self, step: u32) -> Option<String> {
+        let (name, _) = self.last.as_ref()?;
+        (self.count >= 2 && self.step + 1 == step).then(|| name.clone())
+    }
+
     /// Counts the call; from its second step in a row, the result the model
     /// sees starts by saying so.
     pub(super) fn note(&mut self, step: u32, name: &str, arguments: &str, text: String) -> String {
@@ -160,8 +168,9 @@ impl Repeats {
         }
         format!(
             "[You already called `{name}` with these arguments {} times in a row, and the \
-             result is the same as before. Do not call it again: use this result, call a \
-             different tool, or give your answer.]\n{text}",
+             result is the same as before. Do not call it again: you have what it gives. \
+             Next, do what the task asks with it: change a file, run a command, or give \
+             your answer.]\n{text}",
             self.count - 1
         )
     }
