@@ -220,3 +220,61 @@ async fn small_profile_case_table() {
         }
     }
 }
+
+/// After a call that ran, the small profile tells the model its next move
+/// at the end of the result: the answer for a question, the change for a
+/// task that asks one (until a file changed), then `finish`.
+#[tokio::test]
+async fn each_result_ends_with_the_next_move_the_task_needs() {
+    // (task, replies, what the results end with, in order)
+    let cases: &[(&str, Vec<ResponseTemplate>, &[&str])] = &[
+        (
+            "What version does version.txt hold?",
+            vec![
+                tool_calls(&[("r", "read_file", r#"{"path": "version.txt"}"#)]),
+                finish("f", "4.2.1"),
+            ],
+            &["call finish with the answer now."],
+        ),
+        (
+            "In version.txt, change the version to 4.3.0.",
+            vec![
+                tool_calls(&[("r", "read_file", r#"{"path": "version.txt"}"#)]),
+                tool_calls(&[(
+                    "w",
+                    "write_file",
+                    r#"{"path": "version.txt", "content": "4.3.0\n"}"#,
+                )]),
+                finish("f", "4.3.0"),
+            ],
+            &[
+                "write the file's whole new content with write_file. Else make the next call.",
+                "If the task is done, call finish with a short summary. Else make the next call.",
+            ],
+        ),
+    ];
+    for (task, replies, ends) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("version.txt"), "4.2.1\n").unwrap();
+        let server = server("/v1/chat/completions", replies.clone()).await;
+        let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+        let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), small_agent(dir.path()))
+            .workspace(dir.path())
+            .build()
+            .run(task, Vec::new())
+            .await;
+        assert_eq!(report.outcome, Outcome::Completed, "{task}: {report:?}");
+        let last = bodies(&server).await.pop().unwrap();
+        let results: Vec<&str> = last["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap())
+            .collect();
+        assert_eq!(results.len(), ends.len(), "{task}: {results:?}");
+        for (result, end) in results.iter().zip(ends.iter()) {
+            assert!(result.ends_with(end), "{task}: {result}");
+        }
+    }
+}

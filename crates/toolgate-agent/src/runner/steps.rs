@@ -140,12 +140,19 @@ impl AgentRunner {
         journal: &mut Journal,
         offered: Option<Vec<String>>,
     ) -> Stop {
-        let checks = if self.agent.task_checks {
+        let registry = self.engine.registry();
+        let mut checks = if self.agent.task_checks {
             TaskChecks::from_task(&report.task, self.workspace.as_deref(), &on_path)
         } else {
             TaskChecks::default()
         };
-        let registry = self.engine.registry();
+        // An agent that cannot change anything (plan, review) answers a
+        // task that asks for a change with words.
+        checks.change &= self.agent.tool_names(registry).iter().any(|n| {
+            registry
+                .get(n)
+                .is_ok_and(|t| !t.spec().annotations.read_only())
+        });
         let routed = offered.is_some();
         let names = offered.unwrap_or_else(|| self.agent.tool_names(registry));
         let offer = Offer::new(registry, names, routed, self.agent.is_small());
@@ -489,6 +496,15 @@ impl AgentRunner {
             );
             return Some(self.refuse(step, p, reason, told).await);
         }
+        // A command that must pass says more than whether a file changed.
+        if change_pending(p) && p.checks.must_pass.is_empty() {
+            let reason = "the task asks for a change, and no file has changed".to_owned();
+            let told = "Not done yet: the task asks for a change, and no file has changed. Make \
+                        the change with your tools (write the file's whole new content), then \
+                        answer."
+                .to_owned();
+            return Some(self.refuse(step, p, reason, told).await);
+        }
         for (n, must) in p.checks.must_pass.clone().iter().enumerate() {
             let Some((passed, output)) = self.run_check(step, n, must, p.report).await else {
                 self.emit(&AgentEvent::Warning {
@@ -525,7 +541,7 @@ impl AgentRunner {
             return false;
         }
         let (files, commands) = missing(p);
-        !files.is_empty() || (!commands.is_empty() && self.runs_commands())
+        !files.is_empty() || (!commands.is_empty() && self.runs_commands()) || change_pending(p)
     }
 
     /// Refuses an answer for the task checks: the model is told `told`,
@@ -569,9 +585,13 @@ impl AgentRunner {
         note: Option<String>,
         p: &mut Progress<'_>,
     ) -> State {
+        let before = p.messages.len();
         let aborted = self
             .run_tools(step, calls, recovered, p.messages, p.report, &mut p.repeats)
             .await;
+        if self.agent.is_small() {
+            next_move(p, before);
+        }
         self.record_dropped(step, dropped, recovered, p.report);
         if let Some(note) = note {
             p.messages.push(Message::text(Role::User, note));
@@ -695,6 +715,59 @@ fn missing(p: &Progress<'_>) -> (Vec<String>, Vec<String>) {
     let owned = |l: Vec<&str>| l.into_iter().map(str::to_owned).collect();
     (owned(files), owned(commands))
 }
+
+/// Whether the task asks for a change (rule 6 of `checks`) and no call
+/// that ran has changed a file yet.
+fn change_pending(p: &Progress<'_>) -> bool {
+    p.checks.change && p.report.files_changed.is_empty()
+}
+
+/// What the small profile tells the model after a call that ran and
+/// succeeded, at the end of its result (the last of the results from
+/// `before` on): the next move the task needs — the change it asks for,
+/// or `finish` (rule 7 of the runner). A small model that is not told
+/// tends to make the same call again.
+fn next_move(p: &mut Progress<'_>, before: usize) {
+    let next = if change_pending(p) {
+        NEXT_CHANGE
+    } else if p.checks.change {
+        NEXT_DONE
+    } else {
+        NEXT_ANSWER
+    };
+    let Some(last) = p.messages[before..]
+        .iter_mut()
+        .rev()
+        .find(|m| m.role == Role::Tool)
+    else {
+        return;
+    };
+    // Ids are unique within a reply only: the result's call is the latest
+    // record with its id.
+    let ran = p
+        .report
+        .tool_calls
+        .iter()
+        .rev()
+        .find(|c| Some(&c.id) == last.tool_call_id.as_ref())
+        .is_some_and(|c| c.decision.executed() && c.success);
+    if !ran {
+        return;
+    }
+    last.content.push('\n');
+    last.content.push_str(next);
+}
+
+/// [`next_move`] while the task asks for a change not made yet.
+pub(super) const NEXT_CHANGE: &str = "Next: if you have what you need, make the change the \
+    task asks for now: write the file's whole new content with write_file. Else make the next call.";
+
+/// [`next_move`] once the change is made.
+pub(super) const NEXT_DONE: &str =
+    "If the task is done, call finish with a short summary. Else make the next call.";
+
+/// [`next_move`] for a task that asks no change.
+pub(super) const NEXT_ANSWER: &str = "If this answers the task, call finish with the answer now.";
 
 /// The answer of a `finish` call's arguments, when they hold one.
 fn finish_answer(arguments: &str) -> Option<String> {
