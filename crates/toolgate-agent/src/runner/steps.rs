@@ -717,13 +717,34 @@ fn missing(p: &Progress<'_>) -> (Vec<String>, Vec<String>) {
 }
 
 /// Whether the task asks for a change (rule 6 of `checks`) and no call
-/// that ran has changed a file yet.
+/// that ran and succeeded has changed a file yet: declared a write, or
+/// changed a file that is not a cache (running `python3` writes
+/// `__pycache__/`, which is no change a task asks for).
 fn change_pending(p: &Progress<'_>) -> bool {
-    p.checks.change && p.report.files_changed.is_empty()
+    p.checks.change
+        && !p.report.tool_calls.iter().any(|c| {
+            c.decision.executed()
+                && c.success
+                && (!c.effects.changed_paths().is_empty()
+                    || c.files_changed.iter().any(|f| !is_cache(&f.path)))
+        })
+}
+
+/// Whether `path` (workspace-relative, `/`-separated) is in a cache a
+/// tool writes on its own: `__pycache__/`, `.pytest_cache/`, `.cache/`,
+/// a `.pyc` file.
+fn is_cache(path: &str) -> bool {
+    std::path::Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("pyc"))
+        || path
+            .split('/')
+            .any(|c| c == "__pycache__" || c == ".cache" || c.ends_with("_cache"))
 }
 
 /// What the small profile tells the model after a call that ran and
-/// succeeded, at the end of its result (the last of the results from
+/// succeeded (or ran and failed, while the change is to make), at the end
+/// of its result (the last of the results from
 /// `before` on): the next move the task needs — the change it asks for,
 /// or `finish` (rule 7 of the runner). A small model that is not told
 /// tends to make the same call again.
@@ -750,9 +771,13 @@ fn next_move(p: &mut Progress<'_>, before: usize) {
         .iter()
         .rev()
         .find(|c| Some(&c.id) == last.tool_call_id.as_ref())
-        .is_some_and(|c| c.decision.executed() && c.success);
-    if !ran {
-        return;
+        .map(|c| (c.decision.executed(), c.success));
+    // A call that failed (a test that fails) tells a task asking for a
+    // change what to change; for a question it answers nothing.
+    match ran {
+        Some((true, true)) => {}
+        Some((true, false)) if next == NEXT_CHANGE => {}
+        _ => return,
     }
     last.content.push('\n');
     last.content.push_str(next);
@@ -781,4 +806,26 @@ fn after(step: u32) -> State {
         State::Stopped(Stop::Summarise(Outcome::MaxSteps)),
         State::Prepare,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_cache;
+
+    #[test]
+    fn caches_are_no_change_a_task_asks_for() {
+        let cases: &[(&str, bool)] = &[
+            ("src/__pycache__/calc.cpython-311.pyc", true),
+            ("__pycache__", true),
+            ("calc.pyc", true),
+            (".pytest_cache/v/cache/lastfailed", true),
+            ("node/.cache/x", true),
+            ("src/calc.py", false),
+            ("TODO.md", false),
+            ("src/cache.py", false),
+        ];
+        for (path, cache) in cases {
+            assert_eq!(is_cache(path), *cache, "{path}");
+        }
+    }
 }
