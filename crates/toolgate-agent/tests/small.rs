@@ -155,6 +155,42 @@ async fn small_profile_case_table() {
             told: "call finish with your final answer",
         },
         Case {
+            name: "a whole-file write of a file not read yet is refused",
+            replies: vec![
+                tool_calls(&[(
+                    "w1",
+                    "write_file",
+                    r#"{"path": "version.txt", "content": "4.3.0\n"}"#,
+                )]),
+                tool_calls(&[("r", "read_file", r#"{"path": "version.txt"}"#)]),
+                tool_calls(&[(
+                    "w2",
+                    "write_file",
+                    r#"{"path": "version.txt", "content": "4.3.0\n"}"#,
+                )]),
+                finish("f", "done"),
+            ],
+            outcome: Outcome::Completed,
+            final_text: "done",
+            executed: vec!["read_file", "write_file"],
+            told: "you have not read it yet",
+        },
+        Case {
+            name: "a new file needs no read",
+            replies: vec![
+                tool_calls(&[(
+                    "w",
+                    "write_file",
+                    r#"{"path": "new.txt", "content": "x\n"}"#,
+                )]),
+                finish("f", "done"),
+            ],
+            outcome: Outcome::Completed,
+            final_text: "done",
+            executed: vec!["write_file"],
+            told: "",
+        },
+        Case {
             name: "a plain answer still ends the run",
             replies: vec![answer("4.2.1")],
             outcome: Outcome::Completed,
@@ -259,7 +295,8 @@ async fn each_result_ends_with_the_next_move_the_task_needs() {
                 finish("f", "4.3.0"),
             ],
             &[
-                "write the file's whole new content with write_file. Else make the next call.",
+                // A failed call: the file the task names is still unread.
+                "Next: read `version.txt`, which the task names.",
                 "write the file's whole new content with write_file. Else make the next call.",
                 "If the task is done, call finish with a short summary. Else make the next call.",
             ],

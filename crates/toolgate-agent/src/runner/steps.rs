@@ -747,8 +747,14 @@ fn is_cache(path: &str) -> bool {
 /// of its result (the last of the results from
 /// `before` on): the next move the task needs — the change it asks for,
 /// or `finish` (rule 7 of the runner). A small model that is not told
-/// tends to make the same call again.
+/// tends to make the same call again. While a file the task names is
+/// unread, the move is to read it: a model that changes a file it has not
+/// read writes it from nothing.
 fn next_move(p: &mut Progress<'_>, before: usize) {
+    let (unread, _) = missing(p);
+    let read_first = unread
+        .first()
+        .map(|f| format!("Next: read `{f}`, which the task names."));
     let next = if change_pending(p) {
         NEXT_CHANGE
     } else if p.checks.change {
@@ -780,7 +786,7 @@ fn next_move(p: &mut Progress<'_>, before: usize) {
         _ => return,
     }
     last.content.push('\n');
-    last.content.push_str(next);
+    last.content.push_str(read_first.as_deref().unwrap_or(next));
 }
 
 /// [`next_move`] while the task asks for a change not made yet.

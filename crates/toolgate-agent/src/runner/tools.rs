@@ -214,7 +214,7 @@ impl AgentRunner {
         // Each call with what the loop made of it, then with how it ended.
         let admitted: Vec<(&ModelToolCall, Result<ToolCall, Ended>)> = calls
             .iter()
-            .map(|c| (c, self.admit(&registry, c)))
+            .map(|c| (c, self.admit(&registry, c, report)))
             .collect();
         let concurrent = admitted.iter().all(|(_, a)| {
             a.as_ref().is_ok_and(|c| {
@@ -438,7 +438,12 @@ impl AgentRunner {
     /// be read, whether the agent may use the tool, whether its arguments
     /// are a JSON object. A tool the registry does not have is left to the
     /// gate, whose first step refuses it (see [`through_gate`](Self::through_gate)).
-    fn admit(&self, registry: &Registry, c: &ModelToolCall) -> Result<ToolCall, Ended> {
+    fn admit(
+        &self,
+        registry: &Registry,
+        c: &ModelToolCall,
+        report: &RunReport,
+    ) -> Result<ToolCall, Ended> {
         if c.name == UNREADABLE_CALL {
             let reason = serde_json::from_str::<Value>(&c.arguments)
                 .ok()
@@ -493,6 +498,18 @@ impl AgentRunner {
                 ));
             }
         };
+        if self.agent.is_small()
+            && let Some(path) = unread_overwrite(registry, &c.name, &arguments, report)
+        {
+            return Err(Ended::refused(
+                LoopDecision::UnreadOverwrite,
+                &format!(
+                    "`{path}` exists and you have not read it yet: writing its whole content \
+                     now would lose what it holds. Read it first, then write its whole new \
+                     content."
+                ),
+            ));
+        }
         Ok(ToolCall::new(c.id.clone(), c.name.clone(), arguments))
     }
 
@@ -510,6 +527,40 @@ impl AgentRunner {
         }
         ended
     }
+}
+
+/// The existing file a call of `name` with `arguments` would replace
+/// whole (a declared write that does not create the file and removes
+/// lines) that no call of the run that ran has read by its exact path or
+/// written: the small profile's model writes whole files, and one it has
+/// not read it writes from nothing.
+fn unread_overwrite(
+    registry: &Registry,
+    name: &str,
+    arguments: &Value,
+    report: &RunReport,
+) -> Option<String> {
+    let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
+    let seen = |file: &str| {
+        report
+            .tool_calls
+            .iter()
+            .filter(|c| c.decision.executed())
+            .flat_map(|c| c.effects.list())
+            .any(|e| match e {
+                toolgate_core::Effect::Read { path, .. }
+                | toolgate_core::Effect::Write { path, .. } => path == file,
+                _ => false,
+            })
+    };
+    effects.list().iter().find_map(|e| match e {
+        toolgate_core::Effect::Write { path, change }
+            if !change.creates && change.lines_removed > 0 && !seen(path) =>
+        {
+            Some(path.clone())
+        }
+        _ => None,
+    })
 }
 
 /// How one call of a step ended, at the gate or before it.
