@@ -762,6 +762,20 @@ fn next_move(p: &mut Progress<'_>, before: usize) {
     } else {
         NEXT_ANSWER
     };
+    // Once changed, a command the task says must pass is the check to
+    // make before `finish`.
+    let check = p
+        .checks
+        .must_pass
+        .first()
+        .filter(|_| next == NEXT_DONE)
+        .map(|m| {
+            format!(
+                "Next: run `{}`; if it passes, call finish with a short summary.",
+                m.command
+            )
+        });
+    let read_first = read_first.or(check);
     let Some(last) = p.messages[before..]
         .iter_mut()
         .rev()
