@@ -278,3 +278,44 @@ async fn a_tool_whose_call_just_repeated_is_barred_for_the_next_step() {
         report.tool_calls[1].output
     );
 }
+
+/// A model that reads again while the change its task asks for is still to
+/// make: the step after the repeat offers no read-only tool at all, only
+/// the calls that change something; once the change is made, `finish` is
+/// offered again.
+#[tokio::test]
+async fn a_change_task_that_repeats_a_read_is_held_to_changing_calls() {
+    const READ: &str = r#"{"tool": "read_file", "arguments": {"path": "a.txt"}}"#;
+    const LIST: &str = r#"{"tool": "list_files", "arguments": {}}"#;
+    const WRITE: &str =
+        r#"{"tool": "write_file", "arguments": {"path": "a.txt", "content": "bye\n"}}"#;
+    const FINISH: &str = r#"{"tool": "finish", "arguments": {"answer": "done"}}"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    let replies = vec![answer(READ), answer(READ), answer(WRITE), answer(FINISH)];
+    let server = server("/v1/chat/completions", replies).await;
+    let mut s = settings(&server, false);
+    s.constrain = true;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+    let mut agent = AgentDef::builtin("build").unwrap();
+    agent.profile = toolgate_agent::Profile::Small;
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), agent)
+        .workspace(dir.path())
+        .build()
+        .run("In a.txt, change hello to bye.", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "bye\n"
+    );
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 4);
+    let held = validator(&reqs[2]);
+    for (reply, offered) in [(READ, false), (LIST, false), (WRITE, true)] {
+        let v: Value = serde_json::from_str(reply).unwrap();
+        assert_eq!(held.is_valid(&v), offered, "{reply}");
+    }
+    // Changed: the run may end.
+    assert!(validator(&reqs[3]).is_valid(&serde_json::from_str(FINISH).unwrap()));
+}

@@ -36,7 +36,8 @@
 //!    call made in two steps in a row is told so with its result; with
 //!    constrained replies, the next step may not call that tool
 //!    ([`crate::LlmRequest::barred`]): the model goes on with what it has
-//!    instead of looking again.
+//!    instead of looking again; while a change the task asks for is still
+//!    to make, no read-only tool either.
 //! 7. In the small profile ([`crate::Profile::Small`]) the offer is the
 //!    profile's compact tools and `finish`, one call of a reply runs, and
 //!    outputs are cut by lines; a `finish(answer)` call is the run's

@@ -274,10 +274,28 @@ impl AgentRunner {
         p.report.steps = step;
         let must_call = p.held < MAX_HELD_STEPS && self.must_look(p);
         p.held += u32::from(must_call);
+        let mut barred: Vec<String> = p.repeats.barred(step).into_iter().collect();
+        // A run that repeats itself while the change its task asks for is
+        // still to make is held to the calls that change something (or
+        // finish): looking again has not helped.
+        if !barred.is_empty() && change_pending(p) {
+            let registry = self.engine.registry();
+            barred.extend(
+                p.offer
+                    .names
+                    .iter()
+                    .filter(|n| {
+                        registry
+                            .get(n)
+                            .is_ok_and(|t| t.spec().annotations.read_only())
+                    })
+                    .cloned(),
+            );
+        }
         let asked = Asked {
             tools: p.offer.schemas.clone(),
             must_call,
-            barred: p.repeats.barred(step).into_iter().collect(),
+            barred,
         };
         let call = self.call_model(p.messages, asked, step, false, p.report);
         let mut cancel = self.cancel.clone();
