@@ -664,9 +664,15 @@ impl OpenAiClient {
 }
 
 /// A constrained reply decoded (see [`constrain`]): its call, or its
-/// answer shown now (its JSON was not streamed).
+/// answer shown now (its JSON was not streamed). One the server stopped at
+/// `max_tokens` is incomplete JSON, neither: it is a reply cut short
+/// ([`LlmResponse::cut`]), not an answer.
 fn decode_reply(out: &mut LlmResponse, on_text: TextSink<'_>) {
-    match constrain::decode(&out.content) {
+    let decoded = constrain::decode(&out.content);
+    if decoded.is_none() && out.cut.is_none() && out.finish_reason.as_deref() == Some("length") {
+        out.cut = Some("it reached its token limit before its JSON was complete".to_owned());
+    }
+    match decoded {
         Some(Ok(call)) => {
             out.content.clear();
             out.tool_calls = vec![call];

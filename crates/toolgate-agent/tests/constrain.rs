@@ -319,3 +319,37 @@ async fn a_change_task_that_repeats_a_read_is_held_to_changing_calls() {
     // Changed: the run may end.
     assert!(validator(&reqs[3]).is_valid(&serde_json::from_str(FINISH).unwrap()));
 }
+
+/// A constrained reply the server stopped at `max_tokens` is incomplete
+/// JSON: neither a call nor the answer. The run does not end on it; the
+/// model is told its reply was cut and goes on.
+#[tokio::test]
+async fn a_reply_stopped_at_its_token_limit_is_cut_not_an_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let partial = r#"{"tool": "write_file", "arguments": {"path": "a.txt", "content": "aaaa"#;
+    let stopped = wiremock::ResponseTemplate::new(200).set_body_json(json!({
+        "id": "x", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "length",
+                     "message": {"role": "assistant", "content": partial}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 1024, "total_tokens": 1034}}));
+    let server = server("/v1/chat/completions", vec![stopped, answer(FINAL)]).await;
+    let mut s = settings(&server, false);
+    s.constrain = true;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+    let report = AgentRunner::builder(
+        llm,
+        engine(dir.path(), vec![]),
+        AgentDef::builtin("build").unwrap(),
+    )
+    .build()
+    .run("Say what a.txt holds.", Vec::new())
+    .await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    assert_eq!(report.final_text, "a.txt says hello.");
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 2);
+    let last = reqs[1]["messages"].as_array().unwrap().last().unwrap();
+    let told = last["content"].as_str().unwrap();
+    assert!(told.contains("Your reply was cut off"), "{told}");
+    assert!(!dir.path().join("a.txt").exists());
+}

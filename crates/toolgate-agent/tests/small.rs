@@ -87,6 +87,8 @@ async fn the_first_request_of_the_small_profile_is_small() {
          {schemas} bytes)"
     );
     assert!(tokens <= 1_200, "{tokens} tokens: {first}");
+    // A reply may not run away: its cap is the small profile's.
+    assert_eq!(first["max_tokens"], toolgate_agent::SMALL_REPLY_TOKENS);
     // One call per reply, as the prompt says too.
     let system = first["messages"][0]["content"].as_str().unwrap();
     assert!(

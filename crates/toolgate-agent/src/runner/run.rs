@@ -239,7 +239,13 @@ impl AgentRunner {
         let mut request = LlmRequest {
             messages: messages.to_vec(),
             tools: offer.tools,
-            max_tokens: Some(self.context.output_tokens()),
+            max_tokens: Some(if self.agent.is_small() {
+                self.context
+                    .output_tokens()
+                    .min(crate::profile::SMALL_REPLY_TOKENS)
+            } else {
+                self.context.output_tokens()
+            }),
             must_call: offer.must_call,
             barred: offer.barred,
         };
