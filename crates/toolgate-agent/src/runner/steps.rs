@@ -127,6 +127,9 @@ struct Progress<'a> {
     /// How many steps the replies were held to tool calls, the task
     /// naming what the run had not looked at yet.
     held: u32,
+    /// Whether a call of the run changed something (see
+    /// [`AgentRunner::changes_something`]).
+    changed: bool,
 }
 
 impl AgentRunner {
@@ -173,6 +176,7 @@ impl AgentRunner {
             checks,
             check_refusals: 0,
             held: 0,
+            changed: false,
         };
         let mut state = State::Prepare(1);
         loop {
@@ -604,9 +608,13 @@ impl AgentRunner {
         p: &mut Progress<'_>,
     ) -> State {
         let before = p.messages.len();
+        let recorded = p.report.tool_calls.len();
         let aborted = self
             .run_tools(step, calls, recovered, p.messages, p.report, &mut p.repeats)
             .await;
+        p.changed |= p.report.tool_calls[recorded..]
+            .iter()
+            .any(|c| self.changes_something(c));
         if self.agent.is_small() {
             next_move(p, before);
         }
@@ -735,17 +743,38 @@ fn missing(p: &Progress<'_>) -> (Vec<String>, Vec<String>) {
 }
 
 /// Whether the task asks for a change (rule 6 of `checks`) and no call
-/// that ran and succeeded has changed a file yet: declared a write, or
-/// changed a file that is not a cache (running `python3` writes
-/// `__pycache__/`, which is no change a task asks for).
+/// of the model's changed something yet.
 fn change_pending(p: &Progress<'_>) -> bool {
-    p.checks.change
-        && !p.report.tool_calls.iter().any(|c| {
-            c.decision.executed()
-                && c.success
-                && (!c.effects.changed_paths().is_empty()
-                    || c.files_changed.iter().any(|f| !is_cache(&f.path)))
-        })
+    p.checks.change && !p.changed
+}
+
+impl AgentRunner {
+    /// Whether a call that ran and succeeded changed something a task may
+    /// ask for: it declared a write, or changed a file that is not a cache
+    /// (running `python3` writes `__pycache__/`, which is no change a task
+    /// asks for), or it is a tool that is not read-only and runs no command
+    /// (it changed what is not a file: a tool it made, a note, a task).
+    fn changes_something(&self, c: &super::ToolCallRecord) -> bool {
+        if !(c.decision.executed() && c.success) {
+            return false;
+        }
+        let registry = self.engine.registry();
+        let effects = c.effects.list();
+        let only_reads = !effects.is_empty()
+            && effects
+                .iter()
+                .all(|e| matches!(e, toolgate_core::Effect::Read { .. }));
+        let changes_no_file = registry
+            .get(&c.name)
+            .is_ok_and(|t| !t.spec().annotations.read_only())
+            && !only_reads
+            && !effects
+                .iter()
+                .any(|e| matches!(e, toolgate_core::Effect::Command { .. }));
+        !c.effects.changed_paths().is_empty()
+            || c.files_changed.iter().any(|f| !is_cache(&f.path))
+            || changes_no_file
+    }
 }
 
 /// Whether `path` (workspace-relative, `/`-separated) is in a cache a
