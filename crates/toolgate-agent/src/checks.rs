@@ -37,8 +37,9 @@
 //!    `:`, `and`, `then` or `please`. `In src/a.py, change X` and
 //!    `Find the TODOs and write them to TODO.md` ask for one; `What port
 //!    does a.py set?` and `Explain how to add a user` do not. Such a run
-//!    does not end before a call that ran has changed a file, unless it
-//!    names a command that must pass (which then decides).
+//!    does not end, in the small profile, before a call that ran has
+//!    changed something, unless it names a command that must pass (which
+//!    then decides).
 //!
 //! The runner's rules say what happens when they are missing or failing.
 

@@ -651,11 +651,7 @@ async fn a_failing_required_gate_is_fed_back_and_lifecycle_events_are_emitted() 
     .await;
     let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
     let hooks = Arc::new(Recorder::default());
-    // The gate alone decides here: the task checks would refuse an answer
-    // to "fix it" that changed no file.
-    let mut agent = build();
-    agent.task_checks = false;
-    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), agent)
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), build())
         .hooks(hooks.clone())
         .gates(Arc::new(FlakyGate(AtomicUsize::new(0))))
         .build()

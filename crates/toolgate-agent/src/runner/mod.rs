@@ -49,7 +49,9 @@
 //!    while a file the task names has not been read or a command it names
 //!    not run by a call that ran; then each command the task says must
 //!    pass is run through the gate (recorded as a call of the step) and
-//!    must succeed and print what the task says. Otherwise the model is
+//!    must succeed and print what the task says; in the small profile, a
+//!    task that asks for a change (rule 6 of `crate::checks`) must have
+//!    changed something. Otherwise the model is
 //!    told what is missing or the command's output
 //!    ([`AgentEvent::TaskCheck`]) and goes on; after three such refusals
 //!    the run ends [`Outcome::Unverified`], saying why. Quality gates run

@@ -149,13 +149,15 @@ impl AgentRunner {
         } else {
             TaskChecks::default()
         };
-        // An agent that cannot change anything (plan, review) answers a
-        // task that asks for a change with words.
-        checks.change &= self.agent.tool_names(registry).iter().any(|n| {
-            registry
-                .get(n)
-                .is_ok_and(|t| !t.spec().annotations.read_only())
-        });
+        // The change check is the small profile's (a larger model that
+        // answers a change task in words is taken at its word); an agent
+        // that cannot change anything (plan, review) answers with words.
+        checks.change &= self.agent.is_small()
+            && self.agent.tool_names(registry).iter().any(|n| {
+                registry
+                    .get(n)
+                    .is_ok_and(|t| !t.spec().annotations.read_only())
+            });
         let routed = offered.is_some();
         let names = offered.unwrap_or_else(|| self.agent.tool_names(registry));
         let offer = Offer::new(registry, names, routed, self.agent.is_small());
