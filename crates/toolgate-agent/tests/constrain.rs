@@ -353,3 +353,41 @@ async fn a_reply_stopped_at_its_token_limit_is_cut_not_an_answer() {
     assert!(told.contains("Your reply was cut off"), "{told}");
     assert!(!dir.path().join("a.txt").exists());
 }
+
+/// A repeated call that is no look (a write that fails, twice) bars only
+/// its own tool: the model may not have read anything yet, so the reads
+/// stay offered.
+#[tokio::test]
+async fn a_repeated_call_that_is_no_look_bars_only_its_tool() {
+    const BAD: &str = r#"{"tool": "write_file", "arguments": {"path": "d", "content": "x"}}"#;
+    const READ: &str = r#"{"tool": "read_file", "arguments": {"path": "a.txt"}}"#;
+    const WRITE: &str =
+        r#"{"tool": "write_file", "arguments": {"path": "a.txt", "content": "bye\n"}}"#;
+    const FINISH: &str = r#"{"tool": "finish", "arguments": {"answer": "done"}}"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    let replies = vec![
+        answer(BAD),
+        answer(BAD),
+        answer(READ),
+        answer(WRITE),
+        answer(FINISH),
+    ];
+    let server = server("/v1/chat/completions", replies).await;
+    let mut s = settings(&server, false);
+    s.constrain = true;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+    let mut agent = AgentDef::builtin("build").unwrap();
+    agent.profile = toolgate_agent::Profile::Small;
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), agent)
+        .workspace(dir.path())
+        .build()
+        .run("In a.txt, change hello to bye.", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    let reqs = bodies(&server).await;
+    let after_repeat = validator(&reqs[2]);
+    assert!(after_repeat.is_valid(&serde_json::from_str(READ).unwrap()));
+    assert!(!after_repeat.is_valid(&serde_json::from_str(WRITE).unwrap()));
+}

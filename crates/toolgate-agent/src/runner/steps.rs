@@ -281,11 +281,17 @@ impl AgentRunner {
         let must_call = p.held < MAX_HELD_STEPS && self.must_look(p);
         p.held += u32::from(must_call);
         let mut barred: Vec<String> = p.repeats.barred(step).into_iter().collect();
-        // A run that repeats itself while the change its task asks for is
+        // A run that repeats a look while the change its task asks for is
         // still to make is held to the calls that change something (or
-        // finish): looking again has not helped.
-        if !barred.is_empty() && change_pending(p) {
-            let registry = self.engine.registry();
+        // finish): looking again has not helped. (A repeated command bars
+        // only itself: the model may not have read anything yet.)
+        let registry = self.engine.registry();
+        let looked_again = barred.iter().any(|n| {
+            registry
+                .get(n)
+                .is_ok_and(|t| t.spec().annotations.read_only())
+        });
+        if looked_again && change_pending(p) {
             barred.extend(
                 p.offer
                     .names
