@@ -13,7 +13,10 @@
 # toolgate.yaml holding the knobs, runs `toolgate run` in yolo mode, and is
 # judged by check.sh. Prints one line per task (steps, seconds, prompt tokens
 # sent and processed by the server) and "LABEL: N/10 solved (grade 1: …,
-# grade 2: …)". Logs: $OUT/LABEL-N.jsonl and .err.
+# grade 2: …)". Logs: $OUT/LABEL-N.jsonl and .err. peer.sh runs the same
+# tasks for a peer agent (agent-mini) on the same server, same table.
+# Runs that share the server (or the CPU) at once slow each other: compare
+# seconds only between runs made under the same load.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 label=${1:?usage: run.sh LABEL [VAR=value…]}; shift

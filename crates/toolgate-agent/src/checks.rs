@@ -31,6 +31,15 @@
 //!    declares nothing it does (delegation, opaque tools) counts when its
 //!    arguments name the file or hold the command: the agent it handed
 //!    the work to looked.
+//! 6. The task **asks for a change** when one of its sentences is not a
+//!    question (does not end in `?`) and has a verb of `CHANGE_VERBS`
+//!    where a clause starts: its first word, or the word after `,`, `;`,
+//!    `:`, `and`, `then` or `please`. `In src/a.py, change X` and
+//!    `Find the TODOs and write them to TODO.md` ask for one; `What port
+//!    does a.py set?` and `Explain how to add a user` do not. Such a run
+//!    does not end, in the small profile, before a call that ran has
+//!    changed something, unless it names a command that must pass (which
+//!    then decides).
 //!
 //! The runner's rules say what happens when they are missing or failing.
 
@@ -47,6 +56,57 @@ pub struct TaskChecks {
     pub commands: Vec<String>,
     /// Commands that must pass before the run ends (rule 4).
     pub must_pass: Vec<MustPass>,
+    /// Whether the task asks for a change (rule 6).
+    pub change: bool,
+}
+
+/// The verbs that ask for a change where a clause starts (rule 6).
+pub(crate) const CHANGE_VERBS: &[&str] = &[
+    "add",
+    "change",
+    "create",
+    "delete",
+    "edit",
+    "fix",
+    "implement",
+    "insert",
+    "make",
+    "modify",
+    "move",
+    "refactor",
+    "remove",
+    "rename",
+    "replace",
+    "rewrite",
+    "set",
+    "update",
+    "write",
+];
+
+/// Whether a sentence asks for a change (rule 6).
+fn asks_change(pieces: &[Piece]) -> bool {
+    let text: String = pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(t) => t.as_str(),
+            Piece::Code(_) => " code ",
+        })
+        .collect();
+    if text.trim_end().ends_with('?') {
+        return false;
+    }
+    let mut starts = true;
+    for token in text.split_whitespace() {
+        let word = token
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        if starts && CHANGE_VERBS.contains(&word.as_str()) {
+            return true;
+        }
+        starts =
+            token.ends_with([',', ';', ':']) || matches!(word.as_str(), "and" | "then" | "please");
+    }
+    false
 }
 
 /// A command the task says must pass.
@@ -194,6 +254,7 @@ impl TaskChecks {
         let mut checks = Self::default();
         let file = |name: &str| workspace.is_some_and(|root| is_workspace_file(root, name));
         for sentence in sentences(task) {
+            checks.change |= asks_change(&sentence);
             let words = words(&sentence);
             let has = |w: &[&str]| words.iter().any(|x| w.contains(&x.as_str()));
             let negated = has(&["don't", "dont", "not", "never", "without"]);
@@ -249,9 +310,9 @@ impl TaskChecks {
         checks
     }
 
-    /// Whether the task names nothing to check.
+    /// Whether the task names nothing to check and asks for no change.
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty() && self.commands.is_empty()
+        self.files.is_empty() && self.commands.is_empty() && !self.change
     }
 
     /// What has not been looked at or run yet (rule 5), given the declared
@@ -435,11 +496,43 @@ mod tests {
     }
 
     #[test]
+    fn tasks_that_ask_for_a_change_case_table() {
+        // (task, asks for a change)
+        let cases: &[(&str, bool)] = &[
+            (
+                "In src/config.py, change the constant TIMEOUT from 30 to 60.",
+                true,
+            ),
+            ("Fix the bug in `calc.py`.", true),
+            (
+                "Find every TODO under src/ and write them to TODO.md.",
+                true,
+            ),
+            ("greeting() fails. Make greeting(3) return \"x\".", true),
+            ("Please rename get_user to fetch_user.", true),
+            ("Add a --verbose flag; then run the tests.", true),
+            ("What port does src/config.py set?", false),
+            ("What version is declared? Answer with the number.", false),
+            ("Explain how to add a user.", false),
+            ("How many users does USERS hold?", false),
+            ("List the files that set a timeout.", false),
+            ("Run `make check`. Then tell me what it says.", false),
+        ];
+        for (task, change) in cases {
+            let got = TaskChecks::from_task(task, None, &programs);
+            assert_eq!(got.change, *change, "{task}");
+        }
+        // A change is something to check even when nothing else is named.
+        assert!(!TaskChecks::from_task("Fix the bug.", None, &programs).is_empty());
+    }
+
+    #[test]
     fn what_is_missing_is_read_from_declared_effects() {
         let checks = TaskChecks {
             files: vec!["calc.py".into(), "tests/test_calc.py".into()],
             commands: vec!["python3 tests/test_calc.py".into()],
             must_pass: Vec::new(),
+            change: false,
         };
         let none: Vec<(&Effects, &str, bool)> = Vec::new();
         assert_eq!(

@@ -65,8 +65,8 @@ pub use probe::{
     ServedModel, ServerKind, ServerProbe, detect_local_servers, detect_servers, list_models, probe,
 };
 pub use profile::{
-    FINISH, ModelFacts, Profile, SMALL_OUTPUT_CHARS, SMALL_PARAMETERS, SMALL_WINDOW, small_offer,
-    trim_lines,
+    FINISH, ModelFacts, Profile, SMALL_OUTPUT_CHARS, SMALL_PARAMETERS, SMALL_REPLY_TOKENS,
+    SMALL_WINDOW, small_offer, trim_lines,
 };
 pub use prompt::{
     AGENTS_MD_CAP, AGENTS_MD_SMALL_CAP, Environment, PromptBuilder, PromptMode, SMALL_RULES,

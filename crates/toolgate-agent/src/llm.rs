@@ -116,6 +116,17 @@ pub struct LlmRequest {
     /// request inside a context window; else the client's `max_tokens`
     /// (Anthropic) or the server's default (OpenAI-compatible).
     pub max_tokens: Option<u32>,
+    /// Whether the reply must call a tool that does not end the run: a
+    /// constrained reply is then held to the calls of `tools` but
+    /// [`FINISH`](crate::profile::FINISH), with no final answer (see
+    /// [`reply_schema`]). The runner asks for it while the task names
+    /// something the run has not looked at yet. Unconstrained requests
+    /// are sent as they are.
+    pub must_call: bool,
+    /// Tools a constrained reply may not call this time (the runner bars
+    /// a tool whose last call just repeated itself); they stay in the
+    /// prompt. Unconstrained requests are sent as they are.
+    pub barred: Vec<String>,
 }
 
 /// The model's answer.
@@ -634,7 +645,7 @@ impl OpenAiClient {
         if constrained {
             body["response_format"] = json!({"type": "json_schema", "json_schema": {
                 "name": "reply", "strict": true,
-                "schema": reply_schema(&request.tools)}});
+                "schema": reply_schema(&request.tools, request.must_call, &request.barred)}});
         } else if !request.tools.is_empty() {
             body["tools"] = json!(request.tools);
         }
@@ -653,9 +664,15 @@ impl OpenAiClient {
 }
 
 /// A constrained reply decoded (see [`constrain`]): its call, or its
-/// answer shown now (its JSON was not streamed).
+/// answer shown now (its JSON was not streamed). One the server stopped at
+/// `max_tokens` is incomplete JSON, neither: it is a reply cut short
+/// ([`LlmResponse::cut`]), not an answer.
 fn decode_reply(out: &mut LlmResponse, on_text: TextSink<'_>) {
-    match constrain::decode(&out.content) {
+    let decoded = constrain::decode(&out.content);
+    if decoded.is_none() && out.cut.is_none() && out.finish_reason.as_deref() == Some("length") {
+        out.cut = Some("it reached its token limit before its JSON was complete".to_owned());
+    }
+    match decoded {
         Some(Ok(call)) => {
             out.content.clear();
             out.tool_calls = vec![call];

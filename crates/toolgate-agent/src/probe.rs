@@ -131,7 +131,12 @@ pub struct ProbeRequest {
     timeout: Duration,
     check_tools: bool,
     tool_timeout: Duration,
+    loading_wait: Duration,
 }
+
+/// How often a probe asks again a server that answered 503 (rule 1 of
+/// [`probe`]).
+const LOADING_POLL: Duration = Duration::from_millis(250);
 
 impl ProbeRequest {
     /// A probe of the server at `base_url` (`http://127.0.0.1:8080/v1`,
@@ -145,7 +150,17 @@ impl ProbeRequest {
             timeout: Duration::from_secs(2),
             check_tools: false,
             tool_timeout: Duration::from_secs(60),
+            loading_wait: Duration::from_secs(30),
         }
+    }
+
+    /// How long to wait for a server whose model list answers 503 — a
+    /// llama.cpp or vLLM server still loading its model — asking again
+    /// every 250 ms (rule 1 of [`probe`]). By default, 30 s.
+    #[must_use]
+    pub fn loading_wait(mut self, wait: Duration) -> Self {
+        self.loading_wait = wait;
+        self
     }
 
     /// The model that should be served. By default, none: the context
@@ -253,7 +268,10 @@ const TOOL_CHECK_MAX_TOKENS: u32 = 128;
 ///    `anthropic-version` for Anthropic, a bearer token otherwise). A
 ///    refused connection, a timeout, 401/403 and other statuses are
 ///    reasons; when the server cannot be reached or refuses the
-///    credentials, nothing else is asked.
+///    credentials, nothing else is asked. A 503 (a server still loading
+///    its model: what it reports then is not yet what it serves) is asked
+///    again until it answers otherwise or
+///    [`ProbeRequest::loading_wait`] has passed.
 /// 2. The kind comes from `owned_by` in the list (`llamacpp`, `vllm`,
 ///    `library` = Ollama, `organization_owner` = LM Studio, `system` /
 ///    `openai` = OpenAI), from the provider for Anthropic, and otherwise
@@ -289,7 +307,7 @@ pub async fn probe(request: &ProbeRequest) -> ServerProbe {
     let base_url = request.base_url.trim_end_matches('/').to_owned();
     let (prober, models) = match Prober::new(request, &base_url) {
         Ok(p) => {
-            let models = p.models().await;
+            let models = p.models_when_loaded().await;
             (Some(p), models)
         }
         Err(e) => (None, Err(e)),
@@ -510,6 +528,21 @@ impl<'a> Prober<'a> {
     ) -> Result<Value, ProbeError> {
         let req = self.http.post(url).json(body).timeout(timeout);
         self.json(req, url, timeout, expected).await
+    }
+
+    /// The model list once the server has loaded its model (rule 1).
+    async fn models_when_loaded(&self) -> Result<Vec<ServedModel>, ProbeError> {
+        let until = tokio::time::Instant::now() + self.request.loading_wait;
+        loop {
+            match self.models().await {
+                Err(ProbeError::Status { status: 503, .. })
+                    if tokio::time::Instant::now() + LOADING_POLL < until =>
+                {
+                    tokio::time::sleep(LOADING_POLL).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     async fn models(&self) -> Result<Vec<ServedModel>, ProbeError> {

@@ -29,6 +29,10 @@
 //! 5. A run ends by a call of `finish(answer)`, which the loop checks
 //!    before it ends the run (see the runner's rules); a plain answer
 //!    still ends it too.
+//! 6. A reply may take at most [`SMALL_REPLY_TOKENS`] tokens (less when
+//!    the window leaves less): a small model's whole-file write of a
+//!    small file fits, and a reply that runs away inside one JSON string
+//!    (where no repeated lines can be seen) stops there.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -45,6 +49,9 @@ pub const SMALL_WINDOW: u64 = 32_768;
 
 /// The longest tool output a small-profile model sees, in characters.
 pub const SMALL_OUTPUT_CHARS: usize = 4_000;
+
+/// The most tokens one reply of a small-profile model may take (rule 6).
+pub const SMALL_REPLY_TOKENS: u32 = 1024;
 
 /// The loop's own tool that ends a run with an answer (small profile).
 pub const FINISH: &str = "finish";

@@ -377,6 +377,8 @@ impl Router {
             ],
             tools: Vec::new(),
             max_tokens: Some(CLASSIFY_MAX_TOKENS),
+            must_call: false,
+            barred: Vec::new(),
         }
     }
 

@@ -166,6 +166,8 @@ async fn without_the_setting_no_cache_field_is_sent() {
         messages: vec![Message::text(Role::User, "hi")],
         tools: Vec::new(),
         max_tokens: None,
+        must_call: false,
+        barred: Vec::new(),
     };
     let reply = llm.complete(&request, &|_| {}).await.unwrap();
     assert_eq!(reply.usage.unwrap().processed_tokens, Some(10));
@@ -200,6 +202,8 @@ async fn anthropic_marks_the_system_prompt_for_its_cache_and_counts_cached_token
         tools: vec![json!({"type": "function", "function": {"name": "read_file",
             "description": "Read a file.", "parameters": {"type": "object"}}})],
         max_tokens: None,
+        must_call: false,
+        barred: Vec::new(),
     };
     let reply = llm.complete(&request, &|_| {}).await.unwrap();
     let usage = reply.usage.unwrap();

@@ -150,6 +150,23 @@ async fn task_checks_case_table() {
             nobody_to_ask: false,
         },
         Case {
+            name: "a task that asks for a change is not done before a file changed (small)",
+            task: "In value.txt, change 1 to 2.",
+            small: true,
+            checks: true,
+            replies: vec![
+                read("r", "value.txt"),
+                answer("Changed it."),
+                write("w", "value.txt", "2"),
+                answer("value.txt holds 2."),
+            ],
+            outcome: Outcome::Completed,
+            final_text: "value.txt holds 2.",
+            told: vec!["the task asks for a change, and no file has changed"],
+            checked: vec![],
+            nobody_to_ask: false,
+        },
+        Case {
             name: "task_checks off: the first answer ends the run",
             task: "What version does version.txt hold?",
             small: false,

@@ -163,3 +163,231 @@ async fn text_recovery_stays_the_fallback() {
     assert_eq!(report.final_text, "It says hello.");
     assert!(report.tool_calls[0].recovered && report.tool_calls[0].decision.executed());
 }
+
+/// The schema a constrained request carries, as a validator.
+fn validator(body: &Value) -> jsonschema::Validator {
+    let schema = &body["response_format"]["json_schema"]["schema"];
+    assert!(jsonschema::meta::is_valid(schema), "{schema}");
+    jsonschema::validator_for(schema).unwrap()
+}
+
+/// Look before answering, enforced: while the file the task names is
+/// unread, a constrained small-profile request offers only the calls that
+/// do not end the run — no `finish`, no final answer — so a model that
+/// would answer from nothing has to look first. Once it has, both are
+/// offered again; a task that names nothing, or task checks turned off,
+/// hold nothing.
+#[tokio::test]
+async fn a_reply_is_held_to_tool_calls_until_the_named_file_is_read() {
+    const READ: &str = r#"{"tool": "read_file", "arguments": {"path": "src/config.py"}}"#;
+    const FINISH: &str = r#"{"tool": "finish", "arguments": {"answer": "8472"}}"#;
+    // (task, task checks on, whether the first request is held)
+    let cases = [
+        ("What port does src/config.py set?", true, true),
+        ("What port does the config set?", true, false),
+        ("What port does src/config.py set?", false, false),
+    ];
+    for (task, checks, held) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/config.py"), "PORT = 8472\n").unwrap();
+        let server = server("/v1/chat/completions", vec![answer(READ), answer(FINISH)]).await;
+        let mut s = settings(&server, false);
+        s.constrain = true;
+        let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+        let mut agent = AgentDef::builtin("build").unwrap();
+        agent.profile = toolgate_agent::Profile::Small;
+        agent.task_checks = checks;
+        let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), agent)
+            .workspace(dir.path())
+            .build()
+            .run(task, Vec::new())
+            .await;
+        assert_eq!(report.outcome, Outcome::Completed, "{task}: {report:?}");
+        assert_eq!(report.final_text, "8472", "{task}");
+        let reqs = bodies(&server).await;
+        assert_eq!(reqs.len(), 2, "{task}");
+        let first = validator(&reqs[0]);
+        let answers = [FINISH, FINAL];
+        for reply in answers {
+            let v: Value = serde_json::from_str(reply).unwrap();
+            assert_eq!(first.is_valid(&v), !held, "{task}: {reply}");
+        }
+        assert!(
+            first.is_valid(&serde_json::from_str(READ).unwrap()),
+            "{task}"
+        );
+        // After the read, the run may end.
+        let second = validator(&reqs[1]);
+        for reply in answers {
+            let v: Value = serde_json::from_str(reply).unwrap();
+            assert!(second.is_valid(&v), "{task}: {reply}");
+        }
+        // Holding the reply changes the schema only: the prompt, and with
+        // it the server's cached prefix, stays the same.
+        assert_eq!(reqs[0]["messages"][0], reqs[1]["messages"][0], "{task}");
+    }
+}
+
+/// A model that makes the same call again: with constrained replies the
+/// step after the repeat may not call that tool at all, so the third
+/// identical read cannot be written; the prompt stays the same.
+#[tokio::test]
+async fn a_tool_whose_call_just_repeated_is_barred_for_the_next_step() {
+    const READ: &str = r#"{"tool": "read_file", "arguments": {"path": "a.txt"}}"#;
+    const LIST: &str = r#"{"tool": "list_files", "arguments": {}}"#;
+    const FINISH: &str = r#"{"tool": "finish", "arguments": {"answer": "hello"}}"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    let replies = vec![answer(READ), answer(READ), answer(LIST), answer(FINISH)];
+    let server = server("/v1/chat/completions", replies).await;
+    let mut s = settings(&server, false);
+    s.constrain = true;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+    let mut agent = AgentDef::builtin("build").unwrap();
+    agent.profile = toolgate_agent::Profile::Small;
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), agent)
+        .build()
+        .run("Look at the files.", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    assert_eq!(report.final_text, "hello");
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 4);
+    let read: Value = serde_json::from_str(READ).unwrap();
+    // (request, whether it may read) — the step after the repeat may not;
+    // the one after that may again.
+    for (n, may_read) in [(0, true), (1, true), (2, false), (3, true)] {
+        let schema = validator(&reqs[n]);
+        assert_eq!(schema.is_valid(&read), may_read, "request {n}");
+        for other in [LIST, FINISH] {
+            assert!(
+                schema.is_valid(&serde_json::from_str(other).unwrap()),
+                "request {n}"
+            );
+        }
+        assert_eq!(
+            reqs[n]["messages"][0], reqs[0]["messages"][0],
+            "request {n}"
+        );
+    }
+    // The repeated read was told what to do next.
+    assert!(
+        report.tool_calls[1].output.contains("Do not call it again"),
+        "{}",
+        report.tool_calls[1].output
+    );
+}
+
+/// A model that reads again while the change its task asks for is still to
+/// make: the step after the repeat offers no read-only tool at all, only
+/// the calls that change something; once the change is made, `finish` is
+/// offered again.
+#[tokio::test]
+async fn a_change_task_that_repeats_a_read_is_held_to_changing_calls() {
+    const READ: &str = r#"{"tool": "read_file", "arguments": {"path": "a.txt"}}"#;
+    const LIST: &str = r#"{"tool": "list_files", "arguments": {}}"#;
+    const WRITE: &str =
+        r#"{"tool": "write_file", "arguments": {"path": "a.txt", "content": "bye\n"}}"#;
+    const FINISH: &str = r#"{"tool": "finish", "arguments": {"answer": "done"}}"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    let replies = vec![answer(READ), answer(READ), answer(WRITE), answer(FINISH)];
+    let server = server("/v1/chat/completions", replies).await;
+    let mut s = settings(&server, false);
+    s.constrain = true;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+    let mut agent = AgentDef::builtin("build").unwrap();
+    agent.profile = toolgate_agent::Profile::Small;
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), agent)
+        .workspace(dir.path())
+        .build()
+        .run("In a.txt, change hello to bye.", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "bye\n"
+    );
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 4);
+    let held = validator(&reqs[2]);
+    for (reply, offered) in [(READ, false), (LIST, false), (WRITE, true)] {
+        let v: Value = serde_json::from_str(reply).unwrap();
+        assert_eq!(held.is_valid(&v), offered, "{reply}");
+    }
+    // Changed: the run may end.
+    assert!(validator(&reqs[3]).is_valid(&serde_json::from_str(FINISH).unwrap()));
+}
+
+/// A constrained reply the server stopped at `max_tokens` is incomplete
+/// JSON: neither a call nor the answer. The run does not end on it; the
+/// model is told its reply was cut and goes on.
+#[tokio::test]
+async fn a_reply_stopped_at_its_token_limit_is_cut_not_an_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let partial = r#"{"tool": "write_file", "arguments": {"path": "a.txt", "content": "aaaa"#;
+    let stopped = wiremock::ResponseTemplate::new(200).set_body_json(json!({
+        "id": "x", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "length",
+                     "message": {"role": "assistant", "content": partial}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 1024, "total_tokens": 1034}}));
+    let server = server("/v1/chat/completions", vec![stopped, answer(FINAL)]).await;
+    let mut s = settings(&server, false);
+    s.constrain = true;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+    let report = AgentRunner::builder(
+        llm,
+        engine(dir.path(), vec![]),
+        AgentDef::builtin("build").unwrap(),
+    )
+    .build()
+    .run("Say what a.txt holds.", Vec::new())
+    .await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    assert_eq!(report.final_text, "a.txt says hello.");
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 2);
+    let last = reqs[1]["messages"].as_array().unwrap().last().unwrap();
+    let told = last["content"].as_str().unwrap();
+    assert!(told.contains("Your reply was cut off"), "{told}");
+    assert!(!dir.path().join("a.txt").exists());
+}
+
+/// A repeated call that is no look (a write that fails, twice) bars only
+/// its own tool: the model may not have read anything yet, so the reads
+/// stay offered.
+#[tokio::test]
+async fn a_repeated_call_that_is_no_look_bars_only_its_tool() {
+    const BAD: &str = r#"{"tool": "write_file", "arguments": {"path": "d", "content": "x"}}"#;
+    const READ: &str = r#"{"tool": "read_file", "arguments": {"path": "a.txt"}}"#;
+    const WRITE: &str =
+        r#"{"tool": "write_file", "arguments": {"path": "a.txt", "content": "bye\n"}}"#;
+    const FINISH: &str = r#"{"tool": "finish", "arguments": {"answer": "done"}}"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    let replies = vec![
+        answer(BAD),
+        answer(BAD),
+        answer(READ),
+        answer(WRITE),
+        answer(FINISH),
+    ];
+    let server = server("/v1/chat/completions", replies).await;
+    let mut s = settings(&server, false);
+    s.constrain = true;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(s));
+    let mut agent = AgentDef::builtin("build").unwrap();
+    agent.profile = toolgate_agent::Profile::Small;
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), agent)
+        .workspace(dir.path())
+        .build()
+        .run("In a.txt, change hello to bye.", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    let reqs = bodies(&server).await;
+    let after_repeat = validator(&reqs[2]);
+    assert!(after_repeat.is_valid(&serde_json::from_str(READ).unwrap()));
+    assert!(!after_repeat.is_valid(&serde_json::from_str(WRITE).unwrap()));
+}

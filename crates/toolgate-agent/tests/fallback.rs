@@ -40,6 +40,8 @@ fn request(tools: bool) -> LlmRequest {
         messages: vec![Message::text(Role::User, "hello")],
         tools,
         max_tokens: None,
+        must_call: false,
+        barred: Vec::new(),
     }
 }
 

@@ -753,6 +753,8 @@ async fn an_anthropic_stream_that_repeats_itself_is_cut() {
         )],
         tools: Vec::new(),
         max_tokens: Some(1000),
+        must_call: false,
+        barred: Vec::new(),
     };
     let resp = client.complete(&request, &|_| {}).await.unwrap();
     assert_eq!(resp.content, line);

@@ -570,3 +570,38 @@ async fn local_detection_tries_the_four_usual_servers() {
         );
     }
 }
+
+/// A llama.cpp server still loading its model answers 503: the probe asks
+/// again until it lists its models, so what it reports (the kind that
+/// turns on constrained replies) is the loaded server's; one that stays
+/// loading past the wait is reported as it answered.
+#[tokio::test]
+async fn a_server_still_loading_its_model_is_asked_again() {
+    let loading = || {
+        ResponseTemplate::new(503).set_body_json(json!({"error": {"code": 503,
+            "message": "Loading model", "type": "unavailable_error"}}))
+    };
+    let server = MockServer::start().await;
+    let script = toolgate_test::model::Script::new(vec![
+        loading(),
+        loading(),
+        ok(model_list(&[("qwen", "llamacpp")])),
+    ]);
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .respond_with(script)
+        .mount(&server)
+        .await;
+    let found = probe(&request(&server)).await;
+    assert_eq!(found.models.unwrap()[0].id, "qwen");
+    assert_eq!(found.kind, Some(ServerKind::LlamaCpp));
+
+    let server = MockServer::start().await;
+    mount(&server, "GET", "/v1/models", loading()).await;
+    let found = probe(&request(&server).loading_wait(Duration::from_millis(600))).await;
+    assert!(
+        matches!(found.models, Err(ProbeError::Status { status: 503, .. })),
+        "{:?}",
+        found.models
+    );
+}

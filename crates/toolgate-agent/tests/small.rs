@@ -87,6 +87,8 @@ async fn the_first_request_of_the_small_profile_is_small() {
          {schemas} bytes)"
     );
     assert!(tokens <= 1_200, "{tokens} tokens: {first}");
+    // A reply may not run away: its cap is the small profile's.
+    assert_eq!(first["max_tokens"], toolgate_agent::SMALL_REPLY_TOKENS);
     // One call per reply, as the prompt says too.
     let system = first["messages"][0]["content"].as_str().unwrap();
     assert!(
@@ -155,6 +157,42 @@ async fn small_profile_case_table() {
             told: "call finish with your final answer",
         },
         Case {
+            name: "a whole-file write of a file not read yet is refused",
+            replies: vec![
+                tool_calls(&[(
+                    "w1",
+                    "write_file",
+                    r#"{"path": "version.txt", "content": "4.3.0\n"}"#,
+                )]),
+                tool_calls(&[("r", "read_file", r#"{"path": "version.txt"}"#)]),
+                tool_calls(&[(
+                    "w2",
+                    "write_file",
+                    r#"{"path": "version.txt", "content": "4.3.0\n"}"#,
+                )]),
+                finish("f", "done"),
+            ],
+            outcome: Outcome::Completed,
+            final_text: "done",
+            executed: vec!["read_file", "write_file"],
+            told: "you have not read it yet",
+        },
+        Case {
+            name: "a new file needs no read",
+            replies: vec![
+                tool_calls(&[(
+                    "w",
+                    "write_file",
+                    r#"{"path": "new.txt", "content": "x\n"}"#,
+                )]),
+                finish("f", "done"),
+            ],
+            outcome: Outcome::Completed,
+            final_text: "done",
+            executed: vec!["write_file"],
+            told: "",
+        },
+        Case {
             name: "a plain answer still ends the run",
             replies: vec![answer("4.2.1")],
             outcome: Outcome::Completed,
@@ -217,6 +255,102 @@ async fn small_profile_case_table() {
                 result["content"].as_str().unwrap().chars().count() < 4_200,
                 "{name}"
             );
+        }
+    }
+}
+
+/// After a call that ran, the small profile tells the model its next move
+/// at the end of the result: the answer for a question, the change for a
+/// task that asks one (until a file changed), then `finish`.
+#[tokio::test]
+async fn each_result_ends_with_the_next_move_the_task_needs() {
+    // (task, replies, what the results end with, in order)
+    let cases: &[(&str, Vec<ResponseTemplate>, &[&str])] = &[
+        (
+            "What version does version.txt hold?",
+            vec![
+                tool_calls(&[("r", "read_file", r#"{"path": "version.txt"}"#)]),
+                finish("f", "4.2.1"),
+            ],
+            &["call finish with the answer now."],
+        ),
+        (
+            "What version does version.txt hold?",
+            vec![
+                tool_calls(&[("m", "read_file", r#"{"path": "missing.txt"}"#)]),
+                tool_calls(&[("r", "read_file", r#"{"path": "version.txt"}"#)]),
+                finish("f", "4.2.1"),
+            ],
+            // A failed call answers no question: no move is suggested.
+            &["", "call finish with the answer now."],
+        ),
+        (
+            "In version.txt, change the version to 4.3.0.",
+            vec![
+                tool_calls(&[("m", "read_file", r#"{"path": "missing.txt"}"#)]),
+                tool_calls(&[("r", "read_file", r#"{"path": "version.txt"}"#)]),
+                tool_calls(&[(
+                    "w",
+                    "write_file",
+                    r#"{"path": "version.txt", "content": "4.3.0\n"}"#,
+                )]),
+                finish("f", "4.3.0"),
+            ],
+            &[
+                // A failed call: the file the task names is still unread.
+                "Next: read `version.txt`, which the task names.",
+                "write the file's whole new content with write_file. Else make the next call.",
+                "If the task is done, call finish with a short summary. Else make the next call.",
+            ],
+        ),
+        (
+            "Change the version in version.txt to 4.3.0, so that `cat version.txt` prints 4.3.0.",
+            vec![
+                tool_calls(&[("r", "read_file", r#"{"path": "version.txt"}"#)]),
+                tool_calls(&[(
+                    "w",
+                    "write_file",
+                    r#"{"path": "version.txt", "content": "4.3.0\n"}"#,
+                )]),
+                finish("f", "4.3.0"),
+            ],
+            &[
+                "write the file's whole new content with write_file. Else make the next call.",
+                // The command that must pass is the check to make.
+                "Next: run `cat version.txt`; if it passes, call finish with a short summary.",
+            ],
+        ),
+    ];
+    for (task, replies, ends) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("version.txt"), "4.2.1\n").unwrap();
+        let server = server("/v1/chat/completions", replies.clone()).await;
+        let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+        let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), small_agent(dir.path()))
+            .workspace(dir.path())
+            .build()
+            .run(task, Vec::new())
+            .await;
+        // The test's gate has no tool that runs commands: a task naming
+        // one cannot complete here (the first results are what is checked).
+        if !task.contains('`') {
+            assert_eq!(report.outcome, Outcome::Completed, "{task}: {report:?}");
+        }
+        let last = bodies(&server).await.pop().unwrap();
+        let results: Vec<&str> = last["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap())
+            .collect();
+        assert!(results.len() >= ends.len(), "{task}: {results:?}");
+        for (result, end) in results.iter().zip(ends.iter()) {
+            if end.is_empty() {
+                assert!(!result.contains("\nIf this answers"), "{task}: {result}");
+            } else {
+                assert!(result.ends_with(end), "{task}: {result}");
+            }
         }
     }
 }

@@ -141,6 +141,8 @@ fn request() -> LlmRequest {
         messages: vec![Message::text(Role::User, "say it")],
         tools: Vec::new(),
         max_tokens: None,
+        must_call: false,
+        barred: Vec::new(),
     }
 }
 

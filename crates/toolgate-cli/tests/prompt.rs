@@ -162,7 +162,9 @@ async fn the_small_profiles_first_request_is_at_most_1200_tokens() {
     let config = std::fs::read_to_string(ws.path().join("toolgate.yaml")).unwrap();
     std::fs::write(
         ws.path().join("toolgate.yaml"),
-        format!("{config}agents:\n  build:\n    profile: small\n"),
+        // The scripted model answers without changing anything, which the
+        // task checks would refuse: this test is about the request.
+        format!("{config}agents:\n  build:\n    profile: small\n    task_checks: false\n"),
     )
     .unwrap();
     let task = "The test in tests/test_version.py fails: fix src/version.py so that it passes.";

@@ -14,7 +14,14 @@
 //! 2. S ([`reply_schema`]) is `anyOf`: for each offered tool
 //!    `{"tool": {"const": NAME}, "arguments": ITS PARAMETERS}`, both
 //!    required, nothing else; and `{"final": string}`. A tool schema's
-//!    `$defs` move to S's root, where its `#/$defs/…` references point;
+//!    `$defs` move to S's root, where its `#/$defs/…` references point.
+//!    When the reply must call a tool
+//!    ([`LlmRequest::must_call`](super::LlmRequest::must_call)), S has
+//!    neither the `final` branch nor [`FINISH`]'s: the model cannot answer
+//!    before it has looked. A tool the request bars
+//!    ([`LlmRequest::barred`](super::LlmRequest::barred)) has no branch.
+//!    The system prompt stays as it is (rule 3), so the prompt's cached
+//!    prefix does too;
 //! 3. the system prompt (the first message) ends with [`reply_rules`]: the
 //!    reply format and one line per tool, since a grammar constrains what
 //!    the model writes but does not tell it;
@@ -32,17 +39,21 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value, json};
 
 use super::{Message, ModelToolCall, Role};
+use crate::profile::FINISH;
 
 /// The schema every reply must match (rule 2), for the tools in OpenAI
 /// form (`{"type": "function", "function": {name, description,
-/// parameters}}`).
-pub fn reply_schema(tools: &[Value]) -> Value {
+/// parameters}}`); with `must_call`, only calls of the tools that do not
+/// end the run; never a call of a tool in `barred`.
+pub fn reply_schema(tools: &[Value], must_call: bool, barred: &[String]) -> Value {
     let mut defs = Map::new();
     let mut branches: Vec<Value> = tools
         .iter()
         .filter_map(|t| {
             let f = &t["function"];
-            let name = f["name"].as_str()?;
+            let name = f["name"]
+                .as_str()
+                .filter(|n| !(barred.iter().any(|b| b == n) || must_call && *n == FINISH))?;
             let mut parameters = f
                 .get("parameters")
                 .cloned()
@@ -61,12 +72,15 @@ pub fn reply_schema(tools: &[Value]) -> Value {
             }))
         })
         .collect();
-    branches.push(json!({
-        "type": "object",
-        "properties": {"final": {"type": "string"}},
-        "required": ["final"],
-        "additionalProperties": false
-    }));
+    // A request whose only tool ends the run keeps its answer branch.
+    if !must_call || branches.is_empty() {
+        branches.push(json!({
+            "type": "object",
+            "properties": {"final": {"type": "string"}},
+            "required": ["final"],
+            "additionalProperties": false
+        }));
+    }
     let mut schema = json!({ "anyOf": branches });
     if !defs.is_empty() {
         schema["$defs"] = Value::Object(defs);
@@ -184,7 +198,7 @@ mod tests {
             "parameters": {"type": "object", "$schema": "x",
                 "properties": {"step": {"$ref": "#/$defs/Step"}},
                 "$defs": {"Step": {"type": "string"}}}}})];
-        let schema = reply_schema(&tools);
+        let schema = reply_schema(&tools, false, &[]);
         assert_eq!(schema["$defs"]["Step"]["type"], "string");
         let branch = &schema["anyOf"][0]["properties"]["arguments"];
         assert!(branch.get("$defs").is_none() && branch.get("$schema").is_none());

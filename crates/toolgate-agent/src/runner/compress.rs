@@ -138,7 +138,7 @@ impl AgentRunner {
                 ),
             ),
         ];
-        let call = self.call_model(&request, Vec::new(), step, true, report);
+        let call = self.call_model(&request, super::run::Asked::default(), step, true, report);
         match tokio::time::timeout(Duration::from_secs(120), call).await {
             Ok(Ok(resp)) if !resp.content.trim().is_empty() => Some(resp.content),
             _ => None,

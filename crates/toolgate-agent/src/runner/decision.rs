@@ -36,6 +36,9 @@ pub enum LoopDecision {
     /// read-only) repeated with nothing changed in between; the earlier
     /// result is returned (`repeated_change`).
     RepeatedChange,
+    /// Not run: in the small profile, a call that would replace the whole
+    /// of an existing file the run has not read (`unread_overwrite`).
+    UnreadOverwrite,
 }
 
 impl LoopDecision {
@@ -49,6 +52,7 @@ impl LoopDecision {
             Self::Duplicate => "duplicate_call",
             Self::OverCallLimit => "over_call_limit",
             Self::RepeatedChange => "repeated_change",
+            Self::UnreadOverwrite => "unread_overwrite",
         }
     }
 }
@@ -127,6 +131,7 @@ impl<'de> Deserialize<'de> for CallDecision {
             LoopDecision::Duplicate,
             LoopDecision::OverCallLimit,
             LoopDecision::RepeatedChange,
+            LoopDecision::UnreadOverwrite,
         ]
         .into_iter()
         .find(|d| d.as_str() == name)
@@ -188,6 +193,11 @@ mod tests {
                 LoopDecision::RepeatedChange.into(),
                 "repeated_change",
                 LoopDecision::RepeatedChange.into(),
+            ),
+            (
+                LoopDecision::UnreadOverwrite.into(),
+                "unread_overwrite",
+                LoopDecision::UnreadOverwrite.into(),
             ),
             (
                 LoopDecision::NotRun.into(),

@@ -32,7 +32,12 @@
 //!    opaque) — made again with the same arguments while no other such call
 //!    ran since the first one succeeded, is not run again: the model gets
 //!    the earlier result and is told why ([`LoopDecision::RepeatedChange`]).
-//!    A call that only looks (`process` polling) runs every time.
+//!    A call that only looks (`process` polling) runs every time. Any
+//!    call made in two steps in a row is told so with its result; with
+//!    constrained replies, the next step may not call that tool
+//!    ([`crate::LlmRequest::barred`]): the model goes on with what it has
+//!    instead of looking again; while a change the task asks for is still
+//!    to make, no read-only tool either.
 //! 7. In the small profile ([`crate::Profile::Small`]) the offer is the
 //!    profile's compact tools and `finish`, one call of a reply runs, and
 //!    outputs are cut by lines; a `finish(answer)` call is the run's
@@ -44,11 +49,18 @@
 //!    while a file the task names has not been read or a command it names
 //!    not run by a call that ran; then each command the task says must
 //!    pass is run through the gate (recorded as a call of the step) and
-//!    must succeed and print what the task says. Otherwise the model is
+//!    must succeed and print what the task says; in the small profile, a
+//!    task that asks for a change (rule 6 of `crate::checks`) must have
+//!    changed something. Otherwise the model is
 //!    told what is missing or the command's output
 //!    ([`AgentEvent::TaskCheck`]) and goes on; after three such refusals
 //!    the run ends [`Outcome::Unverified`], saying why. Quality gates run
-//!    after the task checks pass. Once a person or a rule refused a call
+//!    after the task checks pass. While a file the task names has not been
+//!    looked at (or a command it names not run, with a tool that runs
+//!    commands), each request asks for a tool call
+//!    ([`crate::LlmRequest::must_call`]): a constrained reply can then only
+//!    be a call that is not `finish`, for at most six steps of a run.
+//!    Once a person or a rule refused a call
 //!    of the run (denied, no approver, a `deny` rule) or in a dry run,
 //!    the task checks step aside: the run is not free to do what the task
 //!    names.

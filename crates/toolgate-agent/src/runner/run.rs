@@ -220,7 +220,7 @@ impl AgentRunner {
     pub(super) async fn call_model(
         &self,
         messages: &[Message],
-        tools: Vec<Value>,
+        offer: Asked,
         step: u32,
         quiet: bool,
         report: &mut RunReport,
@@ -235,11 +235,19 @@ impl AgentRunner {
         };
         // Rules 6 and 7 of `context`: never sent over the window; once
         // more, smaller, when the server says it was too large.
-        let fixed = serde_json::to_string(&tools).map_or(0, |t| t.len()) + ENVELOPE_BYTES;
+        let fixed = serde_json::to_string(&offer.tools).map_or(0, |t| t.len()) + ENVELOPE_BYTES;
         let mut request = LlmRequest {
             messages: messages.to_vec(),
-            tools,
-            max_tokens: Some(self.context.output_tokens()),
+            tools: offer.tools,
+            max_tokens: Some(if self.agent.is_small() {
+                self.context
+                    .output_tokens()
+                    .min(crate::profile::SMALL_REPLY_TOKENS)
+            } else {
+                self.context.output_tokens()
+            }),
+            must_call: offer.must_call,
+            barred: offer.barred,
         };
         self.fit_to_window(&mut request.messages, fixed)?;
         let mut retried = false;
@@ -351,7 +359,7 @@ impl AgentRunner {
             ),
         ));
         fit(messages, self.context.input_bytes());
-        let call = self.call_model(messages, Vec::new(), 0, false, report);
+        let call = self.call_model(messages, Asked::default(), 0, false, report);
         let resp = tokio::time::timeout(Duration::from_secs(60), call).await;
         match resp {
             Ok(Ok(r)) => {
@@ -364,4 +372,14 @@ impl AgentRunner {
             Err(_) => report.final_text = "(no summary: the model did not answer in time)".into(),
         }
     }
+}
+
+/// What one model call offers: the tools' schemas, and what a constrained
+/// reply is held to ([`LlmRequest::must_call`], [`LlmRequest::barred`]).
+/// By default, no tools: the reply is text.
+#[derive(Debug, Default)]
+pub(super) struct Asked {
+    pub(super) tools: Vec<Value>,
+    pub(super) must_call: bool,
+    pub(super) barred: Vec<String>,
 }

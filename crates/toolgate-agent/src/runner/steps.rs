@@ -26,7 +26,7 @@ use super::decision::LoopDecision;
 use super::events::AgentEvent;
 use super::lifecycle::LifecycleEvent;
 use super::report::{Outcome, RunReport};
-use super::run::{Journal, Stop};
+use super::run::{Asked, Journal, Stop};
 use super::tools::{Repeats, UNREADABLE_CALL, dropped_note, sift, text_call};
 use super::{AgentRunner, EMPTY_REPLY_NUDGE, sleep_until};
 use crate::checks::{TaskChecks, on_path};
@@ -37,6 +37,11 @@ use crate::profile::FINISH;
 /// How many answers the task checks refuse before the run ends
 /// [`Outcome::Unverified`].
 pub(super) const MAX_CHECK_REFUSALS: u32 = 3;
+
+/// How many steps a run's replies may be held to tool calls while the task
+/// names something not looked at yet (rule 8).
+pub(super) const MAX_HELD_STEPS: u32 = 6;
+
 use crate::recover::recover_tool_calls;
 
 /// Where the step loop is.
@@ -119,6 +124,12 @@ struct Progress<'a> {
     checks: TaskChecks,
     /// How many times the task checks refused an answer.
     check_refusals: u32,
+    /// How many steps the replies were held to tool calls, the task
+    /// naming what the run had not looked at yet.
+    held: u32,
+    /// Whether a call of the run changed something (see
+    /// [`AgentRunner::changes_something`]).
+    changed: bool,
 }
 
 impl AgentRunner {
@@ -132,12 +143,21 @@ impl AgentRunner {
         journal: &mut Journal,
         offered: Option<Vec<String>>,
     ) -> Stop {
-        let checks = if self.agent.task_checks {
+        let registry = self.engine.registry();
+        let mut checks = if self.agent.task_checks {
             TaskChecks::from_task(&report.task, self.workspace.as_deref(), &on_path)
         } else {
             TaskChecks::default()
         };
-        let registry = self.engine.registry();
+        // The change check is the small profile's (a larger model that
+        // answers a change task in words is taken at its word); an agent
+        // that cannot change anything (plan, review) answers with words.
+        checks.change &= self.agent.is_small()
+            && self.agent.tool_names(registry).iter().any(|n| {
+                registry
+                    .get(n)
+                    .is_ok_and(|t| !t.spec().annotations.read_only())
+            });
         let routed = offered.is_some();
         let names = offered.unwrap_or_else(|| self.agent.tool_names(registry));
         let offer = Offer::new(registry, names, routed, self.agent.is_small());
@@ -157,6 +177,8 @@ impl AgentRunner {
             finish: None,
             checks,
             check_refusals: 0,
+            held: 0,
+            changed: false,
         };
         let mut state = State::Prepare(1);
         loop {
@@ -256,7 +278,38 @@ impl AgentRunner {
             tools: p.offer.routed.then(|| p.offer.names.clone()),
         });
         p.report.steps = step;
-        let call = self.call_model(p.messages, p.offer.schemas.clone(), step, false, p.report);
+        let must_call = p.held < MAX_HELD_STEPS && self.must_look(p);
+        p.held += u32::from(must_call);
+        let mut barred: Vec<String> = p.repeats.barred(step).into_iter().collect();
+        // A run that repeats a look while the change its task asks for is
+        // still to make is held to the calls that change something (or
+        // finish): looking again has not helped. (A repeated command bars
+        // only itself: the model may not have read anything yet.)
+        let registry = self.engine.registry();
+        let looked_again = barred.iter().any(|n| {
+            registry
+                .get(n)
+                .is_ok_and(|t| t.spec().annotations.read_only())
+        });
+        if looked_again && change_pending(p) {
+            barred.extend(
+                p.offer
+                    .names
+                    .iter()
+                    .filter(|n| {
+                        registry
+                            .get(n)
+                            .is_ok_and(|t| t.spec().annotations.read_only())
+                    })
+                    .cloned(),
+            );
+        }
+        let asked = Asked {
+            tools: p.offer.schemas.clone(),
+            must_call,
+            barred,
+        };
+        let call = self.call_model(p.messages, asked, step, false, p.report);
         let mut cancel = self.cancel.clone();
         let cancelled = async move {
             match &mut cancel {
@@ -444,32 +497,12 @@ impl AgentRunner {
     /// The task checks (rule 8): `None` when the answer may end the run,
     /// else the state after telling the model what is missing or failing.
     async fn check_task(&self, step: u32, p: &mut Progress<'_>) -> Option<State> {
-        // A person or a rule refused a call of the run, or nothing runs
-        // (dry-run): the run is not free to do what the task names, and
-        // the answer stands.
-        let steered = p.report.tool_calls.iter().any(|c| {
-            [
-                Decision::Denied,
-                Decision::RuleDenied,
-                Decision::NoApprover,
-                Decision::DryRun,
-            ]
-            .iter()
-            .any(|d| c.decision == (*d).into())
-        });
-        if p.checks.is_empty() || steered {
+        if p.checks.is_empty() || steered(p) {
             return None;
         }
-        let ran: Vec<_> = p
-            .report
-            .tool_calls
-            .iter()
-            .filter(|c| c.decision.executed())
-            .map(|c| (&c.effects, c.arguments.as_str(), c.success))
-            .collect();
-        let (files, commands) = p.checks.missing(&ran);
+        let (files, commands) = missing(p);
         if !files.is_empty() || !commands.is_empty() {
-            let quoted = |l: &[&str]| {
+            let quoted = |l: &[String]| {
                 l.iter()
                     .map(|x| format!("`{x}`"))
                     .collect::<Vec<_>>()
@@ -491,6 +524,15 @@ impl AgentRunner {
                  then answer from what you find.",
                 missing.join(", and ")
             );
+            return Some(self.refuse(step, p, reason, told).await);
+        }
+        // A command that must pass says more than whether a file changed.
+        if change_pending(p) && p.checks.must_pass.is_empty() {
+            let reason = "the task asks for a change, and no file has changed".to_owned();
+            let told = "Not done yet: the task asks for a change, and no file has changed. Make \
+                        the change with your tools (write the file's whole new content), then \
+                        answer."
+                .to_owned();
             return Some(self.refuse(step, p, reason, told).await);
         }
         for (n, must) in p.checks.must_pass.clone().iter().enumerate() {
@@ -519,6 +561,17 @@ impl AgentRunner {
             return Some(self.refuse(step, p, reason, told).await);
         }
         None
+    }
+
+    /// Whether the task names a file the run has not looked at yet, or a
+    /// command it has not run and can: the next reply is held to tool
+    /// calls (rule 8).
+    fn must_look(&self, p: &Progress<'_>) -> bool {
+        if p.checks.is_empty() || steered(p) {
+            return false;
+        }
+        let (files, commands) = missing(p);
+        !files.is_empty() || (!commands.is_empty() && self.runs_commands()) || change_pending(p)
     }
 
     /// Refuses an answer for the task checks: the model is told `told`,
@@ -562,9 +615,17 @@ impl AgentRunner {
         note: Option<String>,
         p: &mut Progress<'_>,
     ) -> State {
+        let before = p.messages.len();
+        let recorded = p.report.tool_calls.len();
         let aborted = self
             .run_tools(step, calls, recovered, p.messages, p.report, &mut p.repeats)
             .await;
+        p.changed |= p.report.tool_calls[recorded..]
+            .iter()
+            .any(|c| self.changes_something(c));
+        if self.agent.is_small() {
+            next_move(p, before);
+        }
         self.record_dropped(step, dropped, recovered, p.report);
         if let Some(note) = note {
             p.messages.push(Message::text(Role::User, note));
@@ -658,6 +719,156 @@ impl AgentRunner {
     }
 }
 
+/// Whether a person or a rule refused a call of the run, or nothing runs
+/// (dry-run): the run is not free to do what the task names, and an
+/// answer stands.
+fn steered(p: &Progress<'_>) -> bool {
+    p.report.tool_calls.iter().any(|c| {
+        [
+            Decision::Denied,
+            Decision::RuleDenied,
+            Decision::NoApprover,
+            Decision::DryRun,
+        ]
+        .iter()
+        .any(|d| c.decision == (*d).into())
+    })
+}
+
+/// The files the task names that the run has not looked at, and the
+/// commands it names that the run has not run.
+fn missing(p: &Progress<'_>) -> (Vec<String>, Vec<String>) {
+    let ran: Vec<_> = p
+        .report
+        .tool_calls
+        .iter()
+        .filter(|c| c.decision.executed())
+        .map(|c| (&c.effects, c.arguments.as_str(), c.success))
+        .collect();
+    let (files, commands) = p.checks.missing(&ran);
+    let owned = |l: Vec<&str>| l.into_iter().map(str::to_owned).collect();
+    (owned(files), owned(commands))
+}
+
+/// Whether the task asks for a change (rule 6 of `checks`) and no call
+/// of the model's changed something yet.
+fn change_pending(p: &Progress<'_>) -> bool {
+    p.checks.change && !p.changed
+}
+
+impl AgentRunner {
+    /// Whether a call that ran and succeeded changed something a task may
+    /// ask for: it declared a write, or changed a file that is not a cache
+    /// (running `python3` writes `__pycache__/`, which is no change a task
+    /// asks for), or it is a tool that is not read-only and runs no command
+    /// (it changed what is not a file: a tool it made, a note, a task).
+    fn changes_something(&self, c: &super::ToolCallRecord) -> bool {
+        if !(c.decision.executed() && c.success) {
+            return false;
+        }
+        let registry = self.engine.registry();
+        let effects = c.effects.list();
+        let only_reads = !effects.is_empty()
+            && effects
+                .iter()
+                .all(|e| matches!(e, toolgate_core::Effect::Read { .. }));
+        let changes_no_file = registry
+            .get(&c.name)
+            .is_ok_and(|t| !t.spec().annotations.read_only())
+            && !only_reads
+            && !effects
+                .iter()
+                .any(|e| matches!(e, toolgate_core::Effect::Command { .. }));
+        !c.effects.changed_paths().is_empty()
+            || c.files_changed.iter().any(|f| !is_cache(&f.path))
+            || changes_no_file
+    }
+}
+
+/// Whether `path` (workspace-relative, `/`-separated) is in a cache a
+/// tool writes on its own: `__pycache__/`, `.pytest_cache/`, `.cache/`,
+/// a `.pyc` file.
+fn is_cache(path: &str) -> bool {
+    std::path::Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("pyc"))
+        || path
+            .split('/')
+            .any(|c| c == "__pycache__" || c == ".cache" || c.ends_with("_cache"))
+}
+
+/// What the small profile tells the model after a call that ran and
+/// succeeded (or ran and failed, while the change is to make), at the end
+/// of its result (the last of the results from
+/// `before` on): the next move the task needs — the change it asks for,
+/// or `finish` (rule 7 of the runner). A small model that is not told
+/// tends to make the same call again. While a file the task names is
+/// unread, the move is to read it: a model that changes a file it has not
+/// read writes it from nothing.
+fn next_move(p: &mut Progress<'_>, before: usize) {
+    let (unread, _) = missing(p);
+    let read_first = unread
+        .first()
+        .map(|f| format!("Next: read `{f}`, which the task names."));
+    let next = if change_pending(p) {
+        NEXT_CHANGE
+    } else if p.checks.change {
+        NEXT_DONE
+    } else {
+        NEXT_ANSWER
+    };
+    // Once changed, a command the task says must pass is the check to
+    // make before `finish`.
+    let check = p
+        .checks
+        .must_pass
+        .first()
+        .filter(|_| next == NEXT_DONE)
+        .map(|m| {
+            format!(
+                "Next: run `{}`; if it passes, call finish with a short summary.",
+                m.command
+            )
+        });
+    let read_first = read_first.or(check);
+    let Some(last) = p.messages[before..]
+        .iter_mut()
+        .rev()
+        .find(|m| m.role == Role::Tool)
+    else {
+        return;
+    };
+    // Ids are unique within a reply only: the result's call is the latest
+    // record with its id.
+    let ran = p
+        .report
+        .tool_calls
+        .iter()
+        .rev()
+        .find(|c| Some(&c.id) == last.tool_call_id.as_ref())
+        .map(|c| (c.decision.executed(), c.success));
+    // A call that failed (a test that fails) tells a task asking for a
+    // change what to change; for a question it answers nothing.
+    match ran {
+        Some((true, true)) => {}
+        Some((true, false)) if next == NEXT_CHANGE => {}
+        _ => return,
+    }
+    last.content.push('\n');
+    last.content.push_str(read_first.as_deref().unwrap_or(next));
+}
+
+/// [`next_move`] while the task asks for a change not made yet.
+pub(super) const NEXT_CHANGE: &str = "Next: if you have what you need, make the change the \
+    task asks for now: write the file's whole new content with write_file. Else make the next call.";
+
+/// [`next_move`] once the change is made.
+pub(super) const NEXT_DONE: &str =
+    "If the task is done, call finish with a short summary. Else make the next call.";
+
+/// [`next_move`] for a task that asks no change.
+pub(super) const NEXT_ANSWER: &str = "If this answers the task, call finish with the answer now.";
+
 /// The answer of a `finish` call's arguments, when they hold one.
 fn finish_answer(arguments: &str) -> Option<String> {
     let v: Value = serde_json::from_str(arguments).ok()?;
@@ -670,4 +881,26 @@ fn after(step: u32) -> State {
         State::Stopped(Stop::Summarise(Outcome::MaxSteps)),
         State::Prepare,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_cache;
+
+    #[test]
+    fn caches_are_no_change_a_task_asks_for() {
+        let cases: &[(&str, bool)] = &[
+            ("src/__pycache__/calc.cpython-311.pyc", true),
+            ("__pycache__", true),
+            ("calc.pyc", true),
+            (".pytest_cache/v/cache/lastfailed", true),
+            ("node/.cache/x", true),
+            ("src/calc.py", false),
+            ("TODO.md", false),
+            ("src/cache.py", false),
+        ];
+        for (path, cache) in cases {
+            assert_eq!(is_cache(path), *cache, "{path}");
+        }
+    }
 }

@@ -141,6 +141,14 @@ impl Repeats {
             .then(|| (call_key(name, arguments), step, ended.text.clone()));
     }
 
+    /// The tool step `step` may not call when replies are constrained: the
+    /// one whose call the step before made for at least the second time in
+    /// a row (rule 6).
+    pub(super) fn barred(&self, step: u32) -> Option<String> {
+        let (name, _) = self.last.as_ref()?;
+        (self.count >= 2 && self.step + 1 == step).then(|| name.clone())
+    }
+
     /// Counts the call; from its second step in a row, the result the model
     /// sees starts by saying so.
     pub(super) fn note(&mut self, step: u32, name: &str, arguments: &str, text: String) -> String {
@@ -160,8 +168,9 @@ impl Repeats {
         }
         format!(
             "[You already called `{name}` with these arguments {} times in a row, and the \
-             result is the same as before. Do not call it again: use this result, call a \
-             different tool, or give your answer.]\n{text}",
+             result is the same as before. Do not call it again: you have what it gives. \
+             Next, do what the task asks with it: change a file, run a command, or give \
+             your answer.]\n{text}",
             self.count - 1
         )
     }
@@ -205,7 +214,7 @@ impl AgentRunner {
         // Each call with what the loop made of it, then with how it ended.
         let admitted: Vec<(&ModelToolCall, Result<ToolCall, Ended>)> = calls
             .iter()
-            .map(|c| (c, self.admit(&registry, c)))
+            .map(|c| (c, self.admit(&registry, c, report)))
             .collect();
         let concurrent = admitted.iter().all(|(_, a)| {
             a.as_ref().is_ok_and(|c| {
@@ -335,9 +344,7 @@ impl AgentRunner {
         report: &mut RunReport,
     ) -> Option<(bool, String)> {
         let registry = self.engine.registry().clone();
-        let tool = registry.list().into_iter().find(|t| {
-            t.spec().annotations.runs_commands && self.agent.allows(&registry, t.name())
-        })?;
+        let tool = self.command_tool(&registry)?;
         let arguments = json!({ "command": must.command });
         let id = format!("check_{step}_{n}");
         let call = ToolCall::new(id.clone(), tool.name(), arguments.clone());
@@ -373,6 +380,22 @@ impl AgentRunner {
         self.emit(&AgentEvent::ToolCall(record.clone()));
         report.tool_calls.push(record);
         Some((passed, text))
+    }
+
+    /// The agent's tool that runs commands, if it has one.
+    fn command_tool(
+        &self,
+        registry: &Registry,
+    ) -> Option<std::sync::Arc<toolgate_core::RegisteredTool>> {
+        registry
+            .list()
+            .into_iter()
+            .find(|t| t.spec().annotations.runs_commands && self.agent.allows(registry, t.name()))
+    }
+
+    /// Whether the agent has a tool that runs commands.
+    pub(super) fn runs_commands(&self) -> bool {
+        self.command_tool(self.engine.registry()).is_some()
     }
 
     /// Records the calls of step `step`'s reply that did not run (see
@@ -415,7 +438,12 @@ impl AgentRunner {
     /// be read, whether the agent may use the tool, whether its arguments
     /// are a JSON object. A tool the registry does not have is left to the
     /// gate, whose first step refuses it (see [`through_gate`](Self::through_gate)).
-    fn admit(&self, registry: &Registry, c: &ModelToolCall) -> Result<ToolCall, Ended> {
+    fn admit(
+        &self,
+        registry: &Registry,
+        c: &ModelToolCall,
+        report: &RunReport,
+    ) -> Result<ToolCall, Ended> {
         if c.name == UNREADABLE_CALL {
             let reason = serde_json::from_str::<Value>(&c.arguments)
                 .ok()
@@ -470,6 +498,18 @@ impl AgentRunner {
                 ));
             }
         };
+        if self.agent.is_small()
+            && let Some(path) = unread_overwrite(registry, &c.name, &arguments, report)
+        {
+            return Err(Ended::refused(
+                LoopDecision::UnreadOverwrite,
+                &format!(
+                    "`{path}` exists and you have not read it yet: writing its whole content \
+                     now would lose what it holds. Read it first, then write its whole new \
+                     content."
+                ),
+            ));
+        }
         Ok(ToolCall::new(c.id.clone(), c.name.clone(), arguments))
     }
 
@@ -487,6 +527,40 @@ impl AgentRunner {
         }
         ended
     }
+}
+
+/// The existing file a call of `name` with `arguments` would replace
+/// whole (a declared write that does not create the file and removes
+/// lines) that no call of the run that ran has read by its exact path or
+/// written: the small profile's model writes whole files, and one it has
+/// not read it writes from nothing.
+fn unread_overwrite(
+    registry: &Registry,
+    name: &str,
+    arguments: &Value,
+    report: &RunReport,
+) -> Option<String> {
+    let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
+    let seen = |file: &str| {
+        report
+            .tool_calls
+            .iter()
+            .filter(|c| c.decision.executed())
+            .flat_map(|c| c.effects.list())
+            .any(|e| match e {
+                toolgate_core::Effect::Read { path, .. }
+                | toolgate_core::Effect::Write { path, .. } => path == file,
+                _ => false,
+            })
+    };
+    effects.list().iter().find_map(|e| match e {
+        toolgate_core::Effect::Write { path, change }
+            if !change.creates && change.lines_removed > 0 && !seen(path) =>
+        {
+            Some(path.clone())
+        }
+        _ => None,
+    })
 }
 
 /// How one call of a step ended, at the gate or before it.
