@@ -2,7 +2,7 @@
 //! hold toolgate's own policy (protected).
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -109,6 +109,11 @@ pub const DEFAULT_PROTECTED_PATTERNS: &[&str] = &[
 ///    large for the regex engine's limits), every path matches the first
 ///    pattern: a set that cannot say "no" says "yes", and the failure is
 ///    logged.
+/// 4. The same list parsed again in the process (the workspace view, the
+///    sandbox and the guardrails each parse the sensitive and protected
+///    lists) is the earlier result, matcher included: parsing is the
+///    costliest part of a one-off command's start, and a list's globs
+///    depend on its text alone. The last few lists are remembered.
 #[derive(Debug, Clone)]
 pub struct PathPatterns {
     globs: Arc<[Glob]>,
@@ -118,6 +123,28 @@ pub struct PathPatterns {
     /// For each glob, the index of the pattern it came from.
     origin: Vec<usize>,
     patterns: Vec<String>,
+}
+
+/// The lists [`PathPatterns::new`] parsed last, newest first (rule 4): at
+/// most this many.
+const REMEMBERED: usize = 8;
+
+fn parsed_lists() -> &'static Mutex<Vec<PathPatterns>> {
+    static PARSED: OnceLock<Mutex<Vec<PathPatterns>>> = OnceLock::new();
+    PARSED.get_or_init(Mutex::default)
+}
+
+/// A clone of the patterns parsed from this very list before, if any.
+fn recently_parsed(patterns: &[String]) -> Option<PathPatterns> {
+    let parsed = parsed_lists().lock().ok()?;
+    parsed.iter().find(|p| p.patterns == patterns).cloned()
+}
+
+fn remember(patterns: &PathPatterns) {
+    if let Ok(mut parsed) = parsed_lists().lock() {
+        parsed.insert(0, patterns.clone());
+        parsed.truncate(REMEMBERED);
+    }
 }
 
 impl PathPatterns {
@@ -132,6 +159,9 @@ impl PathPatterns {
         S: Into<String>,
     {
         let patterns: Vec<String> = patterns.into_iter().map(Into::into).collect();
+        if let Some(parsed) = recently_parsed(&patterns) {
+            return Ok(parsed);
+        }
         // File names are case-insensitive on macOS and Windows by default, so
         // `.ENV` opens `.env` there: match the way the file system does.
         let case_insensitive = cfg!(any(target_os = "macos", windows));
@@ -169,12 +199,14 @@ impl PathPatterns {
                 origin.push(index);
             }
         }
-        Ok(Self {
+        let parsed = Self {
             globs: globs.into(),
             set: Arc::default(),
             origin,
             patterns,
-        })
+        };
+        remember(&parsed);
+        Ok(parsed)
     }
 
     /// The compiled matcher (rules 2 and 3).
@@ -236,6 +268,24 @@ mod tests {
 
     fn defaults() -> PathPatterns {
         PathPatterns::new(DEFAULT_SENSITIVE_PATTERNS.iter().copied()).unwrap()
+    }
+
+    /// Rule 4: a list parsed again is the earlier result, its matcher
+    /// shared; a list that differs in any way is parsed on its own.
+    #[test]
+    fn a_list_parsed_again_shares_the_earlier_result() {
+        let list = ["*.rule4-a", "/rule4/b"];
+        let first = PathPatterns::new(list).unwrap();
+        let again = PathPatterns::new(list).unwrap();
+        assert!(Arc::ptr_eq(&first.globs, &again.globs));
+        assert!(Arc::ptr_eq(&first.set, &again.set));
+        assert_eq!(again.matches(Path::new("x.rule4-a")), Some("*.rule4-a"));
+        let other = PathPatterns::new(["/rule4/b", "*.rule4-a"]).unwrap();
+        assert!(!Arc::ptr_eq(&first.globs, &other.globs));
+        assert_eq!(other.matches(Path::new("rule4/b")), Some("/rule4/b"));
+        // A malformed list is refused every time, never remembered.
+        assert!(PathPatterns::new(["a[", "*.rule4-a"]).is_err());
+        assert!(PathPatterns::new(["a[", "*.rule4-a"]).is_err());
     }
 
     #[test]
