@@ -5,6 +5,7 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
+mod common;
 mod suite;
 
 use std::sync::Arc;

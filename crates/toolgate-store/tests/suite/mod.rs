@@ -10,7 +10,9 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use crate::common::{message, new_session, step};
+
+use serde_json::json;
 use toolgate_core::{FileState, LinkId, PathChange, PlanStep, StepStatus};
 use toolgate_store::{
     AfterRun, AuditEntry, AuditFilter, AuditStore, CheckpointStore, Claim, Created,
@@ -18,8 +20,8 @@ use toolgate_store::{
     MemoryIndex, MemoryQuery, MemoryUpdate, NewCheckpoint, NewDynamicTool, NewJob, NewNote,
     NewProject, NewRewind, NewSession, NewTask, NoteStore, NoteUpdate, Plan, PlanStore, Priority,
     ProjectKey, ProjectStatus, ProjectUpdate, RUN_ABANDONED, RUN_RUNNING, RUNNING, RunEnd,
-    ScheduleStore, SessionHistory, SessionStore, SourceId, StatusChange, StepRecord, StoreError,
-    TaskFilter, TaskStatus, TaskStore, TaskUpdate, ToolCallRow, Trigger, UsageRow,
+    ScheduleStore, SessionHistory, SessionStore, SourceId, StatusChange, StoreError, TaskFilter,
+    TaskStatus, TaskStore, TaskUpdate, ToolCallRow, Trigger,
 };
 use toolgate_store::{
     Answer, Answered, ApprovalStatus, ApprovalStore, Asked, NewApproval, RunClaim,
@@ -91,18 +93,6 @@ macro_rules! suite_tests {
     };
 }
 
-fn new_session(id: &str) -> NewSession {
-    NewSession {
-        id: id.to_owned(),
-        agent: "build".to_owned(),
-        task: format!("task of {id}"),
-    }
-}
-
-fn message(role: &str, content: &str) -> Value {
-    json!({"role": role, "content": content})
-}
-
 fn call(step: u32, id: &str) -> ToolCallRow {
     ToolCallRow {
         step,
@@ -115,31 +105,6 @@ fn call(step: u32, id: &str) -> ToolCallRow {
         output: format!("contents of {id}"),
         effects: json!({"reads": [format!("{id}.txt")]}),
         recovered: step.is_multiple_of(2),
-    }
-}
-
-fn step(
-    session: &str,
-    run: u32,
-    step: u32,
-    from: usize,
-    messages: Vec<Value>,
-    calls: Vec<ToolCallRow>,
-) -> StepRecord {
-    StepRecord {
-        session_id: session.to_owned(),
-        run,
-        step,
-        messages_from: from,
-        messages,
-        tool_calls: calls,
-        usage: Some(UsageRow {
-            input_tokens: 100 * u64::from(step),
-            output_tokens: 10 * u64::from(step),
-            estimated: false,
-            cost_usd: Some(0.5),
-        }),
-        events: Vec::new(),
     }
 }
 
