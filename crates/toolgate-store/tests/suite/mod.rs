@@ -15,50 +15,18 @@ use crate::common::{message, new_session, step};
 use serde_json::json;
 use toolgate_core::{FileState, LinkId, PathChange, PlanStep, StepStatus};
 use toolgate_store::{
-    AfterRun, AuditEntry, AuditFilter, AuditStore, CheckpointStore, Claim, Created,
-    DynamicToolKind, DynamicToolScope, DynamicToolStatus, DynamicToolStore, MemoryChunk,
-    MemoryIndex, MemoryQuery, MemoryUpdate, NewCheckpoint, NewDynamicTool, NewJob, NewNote,
-    NewProject, NewRewind, NewSession, NewTask, NoteStore, NoteUpdate, Plan, PlanStore, Priority,
+    AfterRun, AuditEntry, AuditFilter, Claim, Created, DynamicToolKind, DynamicToolScope,
+    DynamicToolStatus, MemoryChunk, MemoryQuery, MemoryUpdate, NewCheckpoint, NewDynamicTool,
+    NewJob, NewNote, NewProject, NewRewind, NewSession, NewTask, NoteUpdate, Plan, Priority,
     ProjectKey, ProjectStatus, ProjectUpdate, RUN_ABANDONED, RUN_RUNNING, RUNNING, RunEnd,
-    ScheduleStore, SessionHistory, SessionStore, SourceId, StatusChange, StoreError, TaskFilter,
-    TaskStatus, TaskStore, TaskUpdate, ToolCallRow, Trigger,
+    SourceId, StatusChange, StoreError, TaskFilter, TaskStatus, TaskUpdate, ToolCallRow, Trigger,
 };
-use toolgate_store::{
-    Answer, Answered, ApprovalStatus, ApprovalStore, Asked, NewApproval, RunClaim,
-};
+use toolgate_store::{Answer, Answered, ApprovalStatus, Asked, NewApproval, RunClaim, Store};
 
-/// Every store trait: what a backend implements.
-pub(crate) trait Backend:
-    SessionStore
-    + AuditStore
-    + MemoryIndex
-    + SessionHistory
-    + NoteStore
-    + TaskStore
-    + PlanStore
-    + ScheduleStore
-    + DynamicToolStore
-    + CheckpointStore
-    + ApprovalStore
-    + 'static
-{
-}
+/// What a backend implements: every store trait, as the host holds it.
+pub(crate) trait Backend: Store + 'static {}
 
-impl<T> Backend for T where
-    T: SessionStore
-        + AuditStore
-        + MemoryIndex
-        + SessionHistory
-        + NoteStore
-        + TaskStore
-        + PlanStore
-        + ScheduleStore
-        + DynamicToolStore
-        + CheckpointStore
-        + ApprovalStore
-        + 'static
-{
-}
+impl<T: Store + 'static> Backend for T {}
 
 /// One test per case of the suite, each on a store `$open().await` gives
 /// (a `(store, guard)` pair; the guard lives as long as the test).
