@@ -374,19 +374,16 @@ impl SandboxBuilder {
             .get("HOME")
             .map(PathBuf::from)
             .filter(|h| h.is_absolute() && h != Path::new("/"));
-        let mut session = SessionDir::new();
-        let mut view = make_view(
-            &workspace,
-            &mut session,
-            home.as_deref(),
-            &self.home_readable,
-            &self.deny_read,
-            &self.readable,
-            &self.writable,
-        );
-        (view.private_inside, view.private) = split_private(&workspace, &self.private);
         Ok(Sandbox::from_parts(Parts {
-            view,
+            sight: Sight {
+                workspace,
+                home,
+                home_readable: self.home_readable,
+                deny_read: self.deny_read,
+                readable: self.readable,
+                writable: self.writable,
+                private: self.private,
+            },
             mode: self.mode,
             network: self.network,
             network_policy: self.network_policy,
@@ -394,8 +391,43 @@ impl SandboxBuilder {
             protected,
             env,
             limits: self.limits,
-            session,
+            session: SessionDir::new(),
         }))
+    }
+}
+
+/// What the view of the file system is made from, kept until the first
+/// process needs it: the view reads the home directory, `/etc` and the
+/// paths configured (a few hundred `stat`s and `readlink`s), which a
+/// sandbox that never starts a process (a one-off `toolgate call` of a
+/// tool that runs no program) never needs.
+#[derive(Debug)]
+pub(crate) struct Sight {
+    /// The workspace, canonical.
+    pub(crate) workspace: PathBuf,
+    home: Option<PathBuf>,
+    home_readable: Vec<String>,
+    deny_read: Vec<PathBuf>,
+    readable: Vec<PathBuf>,
+    writable: Vec<PathBuf>,
+    private: Vec<PathBuf>,
+}
+
+impl Sight {
+    /// The view, and the sanitised `~/.gitconfig` the session directory
+    /// must hold for it.
+    pub(crate) fn view(&self, session: &SessionDir) -> (View, Option<String>) {
+        let (mut view, gitconfig) = make_view(
+            &self.workspace,
+            session,
+            self.home.as_deref(),
+            &self.home_readable,
+            &self.deny_read,
+            &self.readable,
+            &self.writable,
+        );
+        (view.private_inside, view.private) = split_private(&self.workspace, &self.private);
+        (view, gitconfig)
     }
 }
 
@@ -421,13 +453,13 @@ fn expand(path: &Path, home: Option<&Path>) -> Option<PathBuf> {
 
 fn make_view(
     workspace: &Path,
-    session: &mut SessionDir,
+    session: &SessionDir,
     home: Option<&Path>,
     home_readable: &[String],
     deny_read: &[PathBuf],
     readable: &[PathBuf],
     writable: &[PathBuf],
-) -> View {
+) -> (View, Option<String>) {
     let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
     let canonical = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
     // What is shown again on top of the covers; a cover beneath one of them
@@ -503,12 +535,16 @@ fn make_view(
         .map(canonical)
         .collect();
     let mut gitconfig = None;
+    let mut gitconfig_text = None;
     if let Some(home) = home {
         let user = home.join(".gitconfig");
         let under_cover = covered.iter().any(|c| user.starts_with(c));
         if under_cover && let Ok(text) = std::fs::read_to_string(&user) {
-            let clean = session.keep_gitconfig(gitconfig::sanitize(&text));
-            gitconfig = Some((clean, canonical(home.to_owned()).join(".gitconfig")));
+            gitconfig_text = Some(gitconfig::sanitize(&text));
+            gitconfig = Some((
+                session.gitconfig(),
+                canonical(home.to_owned()).join(".gitconfig"),
+            ));
         }
     }
     let mut deny: Vec<PathBuf> = DEFAULT_SYSTEM_SECRETS.iter().map(PathBuf::from).collect();
@@ -537,7 +573,7 @@ fn make_view(
         .map(canonical)
         .filter(|p| p.starts_with("/run"))
         .collect();
-    View {
+    let view = View {
         workspace: workspace.to_owned(),
         tmp: session.tmp(),
         covered,
@@ -551,7 +587,8 @@ fn make_view(
         uid: rustix::process::getuid().as_raw(),
         gid: rustix::process::getgid().as_raw(),
         landlock_abi: landlock::abi_version().max(0),
-    }
+    };
+    (view, gitconfig_text)
 }
 
 /// The private paths (rule 1 of [`SandboxBuilder::private`]), canonical:

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use toolgate_core::PathPatterns;
 
-use crate::builder::{SandboxBuilder, SandboxMode};
+use crate::builder::{SandboxBuilder, SandboxMode, Sight};
 use crate::limits::Limits;
 use crate::linux::bounds::Enforcement;
 use crate::linux::child::{self, Bounds, Plan};
@@ -25,7 +25,7 @@ use crate::{
 
 /// What a builder hands over.
 pub(crate) struct Parts {
-    pub(crate) view: View,
+    pub(crate) sight: Sight,
     pub(crate) mode: SandboxMode,
     pub(crate) network: bool,
     pub(crate) network_policy: Option<NetworkPolicy>,
@@ -38,7 +38,10 @@ pub(crate) struct Parts {
 
 #[derive(Debug)]
 struct Inner {
-    view: View,
+    sight: Sight,
+    /// Made from `sight` when first needed, with the sanitised
+    /// `~/.gitconfig` for the session directory.
+    view: OnceLock<(View, Option<String>)>,
     mode: SandboxMode,
     net: SandboxNet,
     sensitive: PathPatterns,
@@ -55,6 +58,17 @@ struct Inner {
     placeholders: Arc<Placeholders>,
     scanner: scan::Scanner,
     session: SessionDir,
+}
+
+impl Inner {
+    /// The view and the sanitised `~/.gitconfig`, made on first use.
+    fn viewed(&self) -> &(View, Option<String>) {
+        self.view.get_or_init(|| self.sight.view(&self.session))
+    }
+
+    fn view(&self) -> &View {
+        &self.viewed().0
+    }
 }
 
 /// The one way toolgate starts a process: every command, background
@@ -204,10 +218,12 @@ impl Running {
 
 impl Sandbox {
     pub(crate) fn from_parts(parts: Parts) -> Self {
-        let (uid, gid) = (parts.view.uid, parts.view.gid);
+        let uid = rustix::process::getuid().as_raw();
+        let gid = rustix::process::getgid().as_raw();
         Self {
             inner: Arc::new(Inner {
-                view: parts.view,
+                sight: parts.sight,
+                view: OnceLock::new(),
                 mode: parts.mode,
                 net: SandboxNet::new(parts.network, parts.network_policy, uid, gid),
                 sensitive: parts.sensitive,
@@ -231,7 +247,7 @@ impl Sandbox {
 
     /// The workspace, canonical.
     pub fn workspace(&self) -> &Path {
-        &self.inner.view.workspace
+        &self.inner.sight.workspace
     }
 
     /// Whether processes of the standard profile may reach the network,
@@ -318,7 +334,7 @@ impl Sandbox {
     /// What a sandbox below [`Level::Full`] leaves of toolgate's own state
     /// (rule 5 of [`SandboxBuilder::private`]): never silently.
     fn own_state_exposed(&self, level: Level) -> Option<String> {
-        let view = &self.inner.view;
+        let view = self.inner.view();
         if view.private.is_empty() && view.private_inside.is_empty() {
             return None;
         }
@@ -344,7 +360,7 @@ impl Sandbox {
     }
 
     fn probe_level(&self) -> SandboxStatus {
-        let abi = self.inner.view.landlock_abi;
+        let abi = self.inner.view().landlock_abi;
         let mut missing = Vec::new();
         if abi <= 0 && self.inner.mode == SandboxMode::Full {
             missing.push(
@@ -398,7 +414,7 @@ impl Sandbox {
                 "namespaces are switched off by configuration (sandbox: landlock)".to_owned(),
                 "none: switched off by configuration (sandbox: landlock)".to_owned(),
             ),
-            SandboxMode::Full if self.inner.view.workspace == Path::new("/") => landlock_only(
+            SandboxMode::Full if self.inner.sight.workspace == Path::new("/") => landlock_only(
                 missing,
                 "the workspace is `/`, which leaves nothing to confine".to_owned(),
                 "none: the workspace is `/`".to_owned(),
@@ -492,7 +508,8 @@ impl Sandbox {
         scan: bool,
     ) -> Result<Prepared, SandboxError> {
         let inner = &self.inner;
-        inner.session.ensure()?;
+        let (view, gitconfig) = inner.viewed();
+        inner.session.ensure(gitconfig.as_deref())?;
         let mut env = inner.env.clone();
         for (name, value) in &spawn.env {
             env.insert(name.clone(), value.clone());
@@ -506,7 +523,7 @@ impl Sandbox {
         let cwd = spawn
             .cwd
             .clone()
-            .unwrap_or_else(|| inner.view.workspace.clone());
+            .unwrap_or_else(|| inner.sight.workspace.clone());
         let mut command = tokio::process::Command::new(&spawn.program);
         command
             .args(&spawn.args)
@@ -553,7 +570,7 @@ impl Sandbox {
             let (wanted, whole_git) = self.placeholders_wanted();
             lease = inner.placeholders.acquire(&wanted).map_err(|source| {
                 SandboxError::Placeholder {
-                    path: inner.view.workspace.clone(),
+                    path: inner.sight.workspace.clone(),
                     source,
                 }
             })?;
@@ -564,9 +581,9 @@ impl Sandbox {
         let found = if level == Level::Full && scan {
             inner
                 .scanner
-                .scan(&inner.view.workspace, &inner.sensitive, &inner.protected)
+                .scan(&inner.sight.workspace, &inner.sensitive, &inner.protected)
                 .map_err(|source| SandboxError::Scan {
-                    workspace: inner.view.workspace.clone(),
+                    workspace: inner.sight.workspace.clone(),
                     source,
                 })?
         } else {
@@ -605,9 +622,9 @@ impl Sandbox {
         };
         let extended;
         let view = if spawn.readable.is_empty() && spawn.writable.is_empty() {
-            &inner.view
+            view
         } else {
-            extended = inner.view.with_extra(
+            extended = view.with_extra(
                 &spawn.readable,
                 &spawn.writable,
                 env.get("HOME").map(Path::new),
@@ -635,7 +652,7 @@ impl Sandbox {
     /// each is a directory (rule 3 of [`SandboxBuilder::private`]). One that
     /// has become a symlink cannot carry a mask: no process is started.
     fn private_inside(&self) -> Result<Vec<(PathBuf, bool)>, SandboxError> {
-        let view = &self.inner.view;
+        let view = self.inner.view();
         let mut out = Vec::new();
         for rel in &view.private_inside {
             let path = view.workspace.join(rel);
@@ -654,7 +671,7 @@ impl Sandbox {
     /// process cannot create them; and whether `.git` itself is protected
     /// whole (it is missing, or a `gitdir:` file).
     fn placeholders_wanted(&self) -> (Vec<(PathBuf, Kind)>, bool) {
-        let ws = &self.inner.view.workspace;
+        let ws = &self.inner.sight.workspace;
         let mut wanted = vec![
             (ws.join("toolgate.yaml"), Kind::File(b"")),
             (ws.join(".toolgate"), Kind::Dir),

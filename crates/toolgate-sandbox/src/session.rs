@@ -4,7 +4,8 @@
 //! # Rules
 //!
 //! 1. Its path is decided when the sandbox is built (the view names it),
-//!    and the directory is made when the first process is prepared: a
+//!    and the directory is made when the first process is prepared, with
+//!    the view's sanitised `gitconfig`: a
 //!    sandbox that never starts one (a `toolgate call` of a tool that runs
 //!    no program) touches the temp directory not at all.
 //! 2. It is made with `mkdir` mode 0700 under a random name and never
@@ -30,8 +31,6 @@ pub(crate) const SESSION_PREFIX: &str = "toolgate-sandbox-";
 #[derive(Debug)]
 pub(crate) struct SessionDir {
     path: PathBuf,
-    /// The sanitised `~/.gitconfig`, written as `gitconfig` inside.
-    gitconfig: Option<String>,
     /// Whether the directory was made; the error kind and text when making
     /// it failed (every later process fails the same way).
     made: OnceLock<Result<(), (io::ErrorKind, String)>>,
@@ -46,7 +45,6 @@ impl SessionDir {
         let name = format!("{SESSION_PREFIX}{}-{random:016x}", std::process::id());
         Self {
             path: std::env::temp_dir().join(name),
-            gitconfig: None,
             made: OnceLock::new(),
         }
     }
@@ -62,27 +60,27 @@ impl SessionDir {
         self.path.join("tmp")
     }
 
-    /// The path the sanitised `text` of `~/.gitconfig` will have.
-    pub(crate) fn keep_gitconfig(&mut self, text: String) -> PathBuf {
-        self.gitconfig = Some(text);
+    /// The path the sanitised `~/.gitconfig` will have.
+    pub(crate) fn gitconfig(&self) -> PathBuf {
         self.path.join("gitconfig")
     }
 
-    /// Makes the directory, its `tmp` and `gitconfig`, once (rule 1).
-    pub(crate) fn ensure(&self) -> Result<(), SandboxError> {
+    /// Makes the directory, its `tmp` and, when given, `gitconfig`, once
+    /// (rule 1).
+    pub(crate) fn ensure(&self, gitconfig: Option<&str>) -> Result<(), SandboxError> {
         let made = self.made.get_or_init(|| {
             remove_stale_sessions();
-            self.make().map_err(|e| (e.kind(), e.to_string()))
+            self.make(gitconfig).map_err(|e| (e.kind(), e.to_string()))
         });
         made.clone()
             .map_err(|(kind, text)| SandboxError::Session(io::Error::new(kind, text)))
     }
 
-    fn make(&self) -> io::Result<()> {
+    fn make(&self, gitconfig: Option<&str>) -> io::Result<()> {
         std::fs::DirBuilder::new().mode(0o700).create(&self.path)?;
         std::fs::create_dir(self.tmp())?;
-        if let Some(text) = &self.gitconfig {
-            std::fs::write(self.path.join("gitconfig"), text)?;
+        if let Some(text) = gitconfig {
+            std::fs::write(self.gitconfig(), text)?;
         }
         Ok(())
     }
@@ -126,12 +124,12 @@ mod tests {
 
     #[test]
     fn made_on_first_use_once_and_removed_on_drop() {
-        let mut session = SessionDir::new();
-        let gitconfig = session.keep_gitconfig("[user]\n\tname = x\n".to_owned());
+        let session = SessionDir::new();
+        let gitconfig = session.gitconfig();
         let path = session.path().to_owned();
         assert!(!path.exists(), "made before any process");
-        session.ensure().unwrap();
-        session.ensure().unwrap();
+        session.ensure(Some("[user]\n\tname = x\n")).unwrap();
+        session.ensure(None).unwrap();
         assert!(session.tmp().is_dir());
         assert_eq!(
             std::fs::read_to_string(&gitconfig).unwrap(),
@@ -148,12 +146,12 @@ mod tests {
         let session = SessionDir::new();
         std::fs::create_dir(session.path()).unwrap();
         std::fs::write(session.path().join("planted"), "x").unwrap();
-        let error = session.ensure().unwrap_err();
+        let error = session.ensure(None).unwrap_err();
         assert!(
             matches!(error, SandboxError::Session(ref e) if e.kind() == io::ErrorKind::AlreadyExists)
         );
         // Every later process fails the same way.
-        assert!(session.ensure().is_err());
+        assert!(session.ensure(None).is_err());
         let path = session.path().to_owned();
         drop(session);
         assert!(
@@ -171,7 +169,7 @@ mod tests {
         let live = std::env::temp_dir().join(format!("{SESSION_PREFIX}{}-y", std::process::id()));
         std::fs::create_dir_all(&live).unwrap();
         let session = SessionDir::new();
-        session.ensure().unwrap();
+        session.ensure(None).unwrap();
         assert!(!stale.exists(), "a gone process's session stays");
         assert!(live.exists(), "a live process's session went");
         std::fs::remove_dir(&live).unwrap();

@@ -652,3 +652,38 @@ async fn own_state_is_out_of_reach_wherever_it_lies() {
         Err(toolgate_sandbox::SandboxError::PrivateNotAbsolute { .. })
     ));
 }
+
+/// The view of the file system is made when the first process starts, not
+/// when the sandbox is built (a sandbox that never starts one reads nothing
+/// of the home directory): a `~/.gitconfig` written in between is the one
+/// the process sees, sanitised.
+#[tokio::test]
+async fn the_view_is_made_for_the_first_process() {
+    let base = tempfile::tempdir_in("/var/tmp").unwrap();
+    let ws = base.path().join("ws");
+    let home = base.path().join("home");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let host_env = [
+        ("PATH", std::env::var("PATH").unwrap()),
+        ("HOME", home.display().to_string()),
+    ];
+    let sandbox = Sandbox::builder(&ws)
+        .host_env(host_env)
+        .env_policy(EnvPolicy::new())
+        .build()
+        .unwrap();
+    write(
+        &home.join(".gitconfig"),
+        &format!("[user]\n\tname = Tester\n[credential]\n\thelper = store {SECRET}\n"),
+    );
+    let done = sandbox
+        .run(
+            &Spawn::shell("cat ~/.gitconfig").profile(Profile::Standard),
+            &RunOptions::new(Duration::from_secs(20)),
+        )
+        .await
+        .unwrap();
+    assert!(done.stdout.contains("Tester"), "{}", all(&done));
+    assert!(!all(&done).contains(SECRET), "{}", all(&done));
+}
