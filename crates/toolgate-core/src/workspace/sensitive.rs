@@ -100,29 +100,69 @@ pub const DEFAULT_PROTECTED_PATTERNS: &[&str] = &[
 ///
 /// # Rules
 ///
-/// 1. Every pattern is parsed by [`new`](Self::new), so a malformed one is
-///    an error there.
-/// 2. The matcher (a `GlobSet`: regular expressions) is compiled on the
-///    first [`matches`](Self::matches), once for all clones: most commands
-///    (`toolgate call get_datetime`) never look a path up.
+/// 1. Every pattern is checked by [`new`](Self::new), so a malformed one is
+///    an error there — except the patterns of
+///    [`DEFAULT_SENSITIVE_PATTERNS`] and [`DEFAULT_PROTECTED_PATTERNS`],
+///    constants whose parsing a test checks.
+/// 2. The matcher (a `GlobSet`: regular expressions) is parsed and compiled
+///    on the first [`matches`](Self::matches), once for all clones: most
+///    commands (`toolgate call get_datetime`) never look a path up.
 /// 3. Should that compilation fail although every pattern parsed (a set too
 ///    large for the regex engine's limits), every path matches the first
 ///    pattern: a set that cannot say "no" says "yes", and the failure is
 ///    logged.
-/// 4. The same list parsed again in the process (the workspace view, the
-///    sandbox and the guardrails each parse the sensitive and protected
-///    lists) is the earlier result, matcher included: parsing is the
+/// 4. The same list given again in the process (the workspace view, the
+///    sandbox and the guardrails each take the sensitive and protected
+///    lists) is the earlier result, matcher included: checking is the
 ///    costliest part of a one-off command's start, and a list's globs
 ///    depend on its text alone. The last few lists are remembered.
 #[derive(Debug, Clone)]
 pub struct PathPatterns {
-    globs: Arc<[Glob]>,
-    /// Compiled from `globs` on first use (rule 2); `None` when that failed
-    /// (rule 3).
-    set: Arc<OnceLock<Option<GlobSet>>>,
-    /// For each glob, the index of the pattern it came from.
-    origin: Vec<usize>,
+    /// Made on first use (rule 2); shared by clones and by the same list
+    /// given again (rule 4).
+    compiled: Arc<OnceLock<Compiled>>,
     patterns: Vec<String>,
+}
+
+/// The matcher of a list of patterns.
+#[derive(Debug)]
+struct Compiled {
+    /// `None` when compiling failed (rule 3).
+    set: Option<GlobSet>,
+    /// For each glob of `set`, the index of the pattern it came from.
+    origin: Vec<usize>,
+}
+
+/// The two globs of `pattern`: the path itself, and everything beneath it
+/// (a match on a directory covers its contents, as in `.gitignore`:
+/// `credentials` refuses `credentials/prod.json` too). The error says why
+/// the pattern is malformed.
+fn globs_of(pattern: &str) -> Result<[Glob; 2], String> {
+    // File names are case-insensitive on macOS and Windows by default, so
+    // `.ENV` opens `.env` there: match the way the file system does.
+    let case_insensitive = cfg!(any(target_os = "macos", windows));
+    let (anchored, body) = match pattern.strip_prefix('/') {
+        Some(rest) => (true, rest),
+        None => (false, pattern),
+    };
+    let body = body.trim_end_matches('/');
+    if body.is_empty() {
+        return Err("the pattern is empty".to_owned());
+    }
+    let base = if anchored {
+        body.to_owned()
+    } else {
+        format!("**/{body}")
+    };
+    let glob = |text: &str| {
+        GlobBuilder::new(text)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .case_insensitive(case_insensitive)
+            .build()
+            .map_err(|err| err.kind().to_string())
+    };
+    Ok([glob(&format!("{base}/**"))?, glob(&base)?])
 }
 
 /// The lists [`PathPatterns::new`] parsed last, newest first (rule 4): at
@@ -162,73 +202,53 @@ impl PathPatterns {
         if let Some(parsed) = recently_parsed(&patterns) {
             return Ok(parsed);
         }
-        // File names are case-insensitive on macOS and Windows by default, so
-        // `.ENV` opens `.env` there: match the way the file system does.
-        let case_insensitive = cfg!(any(target_os = "macos", windows));
-        let mut globs = Vec::new();
-        let mut origin = Vec::new();
-        for (index, pattern) in patterns.iter().enumerate() {
-            let invalid = |reason: String| WorkspaceError::InvalidPattern {
-                pattern: pattern.clone(),
-                reason,
-            };
-            let (anchored, body) = match pattern.strip_prefix('/') {
-                Some(rest) => (true, rest),
-                None => (false, pattern.as_str()),
-            };
-            let body = body.trim_end_matches('/');
-            if body.is_empty() {
-                return Err(invalid("the pattern is empty".to_owned()));
-            }
-            let base = if anchored {
-                body.to_owned()
-            } else {
-                format!("**/{body}")
-            };
-            // The second glob makes a match on a directory cover everything
-            // beneath it, as in `.gitignore`: `credentials` refuses
-            // `credentials/prod.json` too.
-            for glob in [format!("{base}/**"), base] {
-                let glob = GlobBuilder::new(&glob)
-                    .literal_separator(true)
-                    .backslash_escape(true)
-                    .case_insensitive(case_insensitive)
-                    .build()
-                    .map_err(|err| invalid(err.kind().to_string()))?;
-                globs.push(glob);
-                origin.push(index);
+        for pattern in &patterns {
+            let known = DEFAULT_SENSITIVE_PATTERNS
+                .iter()
+                .chain(DEFAULT_PROTECTED_PATTERNS)
+                .any(|p| p == pattern);
+            if !known {
+                globs_of(pattern).map_err(|reason| WorkspaceError::InvalidPattern {
+                    pattern: pattern.clone(),
+                    reason,
+                })?;
             }
         }
         let parsed = Self {
-            globs: globs.into(),
-            set: Arc::default(),
-            origin,
+            compiled: Arc::default(),
             patterns,
         };
         remember(&parsed);
         Ok(parsed)
     }
 
-    /// The compiled matcher (rules 2 and 3).
-    fn set(&self) -> Option<&GlobSet> {
-        self.set
-            .get_or_init(|| {
-                let mut builder = GlobSetBuilder::new();
-                for glob in self.globs.iter() {
-                    builder.add(glob.clone());
+    /// The matcher (rules 2 and 3).
+    fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| {
+            let mut builder = GlobSetBuilder::new();
+            let mut origin = Vec::new();
+            for (index, pattern) in self.patterns.iter().enumerate() {
+                // Checked by `new` (rule 1): a failure here is rule 3's.
+                let Ok(globs) = globs_of(pattern) else {
+                    return Compiled { set: None, origin };
+                };
+                for glob in globs {
+                    builder.add(glob);
+                    origin.push(index);
                 }
-                builder
-                    .build()
-                    .inspect_err(|err| {
-                        tracing::error!(
-                            patterns = %self.patterns.join(", "),
-                            "the path patterns could not be compiled ({err}); every path is \
-                             treated as matching them"
-                        );
-                    })
-                    .ok()
-            })
-            .as_ref()
+            }
+            let set = builder
+                .build()
+                .inspect_err(|err| {
+                    tracing::error!(
+                        patterns = %self.patterns.join(", "),
+                        "the path patterns could not be compiled ({err}); every path is \
+                         treated as matching them"
+                    );
+                })
+                .ok();
+            Compiled { set, origin }
+        })
     }
 
     /// The patterns, as given.
@@ -249,7 +269,8 @@ impl PathPatterns {
         }
         // Almost every path matches nothing: answer that with the cheaper
         // `is_match`, and only look for the first pattern on a hit.
-        let Some(set) = self.set() else {
+        let compiled = self.compiled();
+        let Some(set) = &compiled.set else {
             return self.patterns.first().map(String::as_str);
         };
         let candidate = Candidate::new(rel);
@@ -257,7 +278,7 @@ impl PathPatterns {
             return None;
         }
         let first = set.matches_candidate(&candidate).into_iter().min()?;
-        let index = *self.origin.get(first)?;
+        let index = *compiled.origin.get(first)?;
         self.patterns.get(index).map(String::as_str)
     }
 }
@@ -277,15 +298,26 @@ mod tests {
         let list = ["*.rule4-a", "/rule4/b"];
         let first = PathPatterns::new(list).unwrap();
         let again = PathPatterns::new(list).unwrap();
-        assert!(Arc::ptr_eq(&first.globs, &again.globs));
-        assert!(Arc::ptr_eq(&first.set, &again.set));
+        assert!(Arc::ptr_eq(&first.compiled, &again.compiled));
         assert_eq!(again.matches(Path::new("x.rule4-a")), Some("*.rule4-a"));
         let other = PathPatterns::new(["/rule4/b", "*.rule4-a"]).unwrap();
-        assert!(!Arc::ptr_eq(&first.globs, &other.globs));
+        assert!(!Arc::ptr_eq(&first.compiled, &other.compiled));
         assert_eq!(other.matches(Path::new("rule4/b")), Some("/rule4/b"));
         // A malformed list is refused every time, never remembered.
         assert!(PathPatterns::new(["a[", "*.rule4-a"]).is_err());
         assert!(PathPatterns::new(["a[", "*.rule4-a"]).is_err());
+    }
+
+    /// Rule 1: the default patterns are not checked when given, so they
+    /// must all parse.
+    #[test]
+    fn every_default_pattern_parses() {
+        for pattern in DEFAULT_SENSITIVE_PATTERNS
+            .iter()
+            .chain(DEFAULT_PROTECTED_PATTERNS)
+        {
+            assert!(globs_of(pattern).is_ok(), "{pattern}");
+        }
     }
 
     #[test]
