@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::paths::{self, WORKSPACE_FILE};
@@ -27,6 +28,11 @@ mod tasks;
 /// Writes are short (one step, one audit batch), so waiting this long means
 /// another process is stuck, not busy.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The pages of write-ahead log past which a commit checkpoints it (rule 2
+/// of [`SqliteStore`]): small, since every process that opens the store
+/// with no other process holding it reads the whole log back.
+pub const WAL_PAGES: i64 = 64;
 
 /// The schema version this build of toolgate writes (`PRAGMA
 /// user_version`). Databases with a higher version are refused.
@@ -57,6 +63,13 @@ pub const SCHEMA_VERSION: i64 = schema::VERSION;
 ///    committed transaction intact and the one in flight rolled back.
 ///    `synchronous = NORMAL`: a committed transaction survives the process;
 ///    a power cut may lose the last few, and never corrupts the file.
+///    Closing does not checkpoint: the log stays beside the database, and
+///    the commit that brings it past [`WAL_PAGES`] pages folds it into the
+///    database (a one-off command would otherwise, for its one row, copy the
+///    log into the file, sync both and delete the log; with the log kept,
+///    the next process reads at most those few pages back). The log file is
+///    cut back to 1 MiB after a checkpoint. A copy of the store is the
+///    database with its `-wal` file (or `VACUUM INTO`).
 /// 3. Every write takes the write lock when it begins (`BEGIN IMMEDIATE`)
 ///    and waits up to 10 seconds for another connection to release it, so
 ///    any number of toolgate processes can share the file. (A deferred
@@ -164,6 +177,12 @@ impl SqliteStore {
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
             .db()?;
         conn.pragma_update(None, "synchronous", "NORMAL").db()?;
+        conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)
+            .db()?;
+        conn.pragma_update(None, "journal_size_limit", 1 << 20)
+            .db()?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .db()?;
         conn.pragma_update(None, "foreign_keys", true).db()?;
         schema::migrate(&mut conn, path)?;
         Ok(Self {

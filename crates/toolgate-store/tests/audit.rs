@@ -217,3 +217,51 @@ async fn entries_the_store_fails_to_write_are_reported_by_the_next_flush() {
     // Counted once: a second flush reports nothing new.
     writer.close().await.unwrap();
 }
+
+/// Closing does not checkpoint (rule 2 of `SqliteStore`): the rows of a
+/// short-lived process stay in the log beside the database, every later
+/// opening reads them, and the log is folded into the database by the
+/// commits that fill it, never growing past its limit (`WAL_PAGES` pages
+/// of 4 KiB, and what the last commit added).
+#[tokio::test]
+async fn a_closed_store_keeps_its_log_and_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    let wal = dir.path().join("toolgate.db-wal");
+    for i in 0..3 {
+        let store = SqliteStore::open(&path).unwrap();
+        store.append(&[audit_entry(i)]).await.unwrap();
+    }
+    assert!(
+        std::fs::metadata(&wal).unwrap().len() > 0,
+        "the log was checkpointed and emptied on close"
+    );
+    let store = SqliteStore::open(&path).unwrap();
+    let stored = store.recent(&AuditFilter::newest(10)).await.unwrap();
+    assert_eq!(stored.len(), 3);
+    // 5,000 entries of about 1 KiB fill the log many times over: it is
+    // checkpointed and reused, not left to grow.
+    let entries: Vec<AuditEntry> = (3..5_003)
+        .map(|i| AuditEntry {
+            error: Some("x".repeat(1024)),
+            ..audit_entry(i)
+        })
+        .collect();
+    for chunk in entries.chunks(10) {
+        store.append(chunk).await.unwrap();
+    }
+    drop(store);
+    let log = std::fs::metadata(&wal).unwrap().len();
+    // The last commit (ten entries and their index pages) comes on top.
+    let bound = (u64::try_from(toolgate_store::WAL_PAGES).unwrap() + 32) * 4200;
+    assert!(log <= bound, "the log grew to {log} bytes (bound {bound})");
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(
+        store
+            .recent(&AuditFilter::newest(usize::MAX))
+            .await
+            .unwrap()
+            .len(),
+        5_003
+    );
+}
