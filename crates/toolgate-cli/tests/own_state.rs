@@ -387,6 +387,8 @@ fn what_toolgate_creates_is_private_whatever_the_umask() {
         (data.join("workspaces"), 0o700),
         (store_dir.clone(), 0o700),
         (store_dir.join("toolgate.db"), 0o600),
+        (store_dir.join("toolgate-audit.db"), 0o600),
+        (store_dir.join("toolgate-audit.db-wal"), 0o600),
         (store_dir.join("workspace"), 0o600),
         (w.base.join("logs"), 0o700),
         (audit.clone(), 0o600),

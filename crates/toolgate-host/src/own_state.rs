@@ -128,9 +128,9 @@ impl Host {
     ///    else `~/.local/share/toolgate` — every workspace's store
     ///    (sessions, audit, memory index, notes, tasks), memory and persona
     ///    files, the contact book.
-    /// 3. This workspace's store ([`Host::store_path`], [`OwnKind::File`]),
-    ///    with the `-wal`, `-shm` and `-journal` files beside it
-    ///    ([`OwnKind::Companion`]); and the directories of its persona
+    /// 3. This workspace's store ([`Host::store_path`], [`OwnKind::File`])
+    ///    and its audit file beside it, each with its `-wal`, `-shm` and
+    ///    `-journal` files ([`OwnKind::Companion`]); and the directories of its persona
     ///    ([`Host::persona_dir`]) and memory ([`Host::memory_dir`], unless
     ///    `tools.memory.dir` puts it in the workspace on purpose), unless
     ///    that is the workspace itself or holds it (a `store.path` at the
@@ -163,12 +163,14 @@ impl Host {
             own.push(&dir, OwnKind::Dir);
         }
         if let Ok(store) = self.store_path() {
-            for suffix in ["-wal", "-shm", "-journal"] {
-                let mut name = store.as_os_str().to_owned();
-                name.push(suffix);
-                own.push(Path::new(&name), OwnKind::Companion);
+            for (file, companion) in toolgate_store::store_files(&store) {
+                let kind = if companion {
+                    OwnKind::Companion
+                } else {
+                    OwnKind::File
+                };
+                own.push(&file, kind);
             }
-            own.push(&store, OwnKind::File);
         }
         // Derived from the store's place: a `store.path` at the top of the
         // workspace would make the workspace itself the persona directory.
@@ -411,6 +413,19 @@ mod tests {
                 ("ws/state/db.sqlite-shm".to_owned(), OwnKind::Companion),
                 ("ws/state/db.sqlite-journal".to_owned(), OwnKind::Companion),
                 ("ws/state/db.sqlite".to_owned(), OwnKind::File),
+                (
+                    "ws/state/db-audit.sqlite-wal".to_owned(),
+                    OwnKind::Companion
+                ),
+                (
+                    "ws/state/db-audit.sqlite-shm".to_owned(),
+                    OwnKind::Companion
+                ),
+                (
+                    "ws/state/db-audit.sqlite-journal".to_owned(),
+                    OwnKind::Companion
+                ),
+                ("ws/state/db-audit.sqlite".to_owned(), OwnKind::File),
                 ("ws/state".to_owned(), OwnKind::Dir),
                 ("ws/logs/audit.jsonl".to_owned(), OwnKind::File),
                 ("elsewhere.yaml".to_owned(), OwnKind::File),

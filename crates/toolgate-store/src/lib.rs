@@ -117,7 +117,9 @@ pub use session::{
     NewSession, RUNNING, RunStart, SessionEvent, SessionEventRow, SessionStore, SessionSummary,
     StepRecord, ToolCallRow, UsageRow, new_session_id,
 };
-pub use sqlite::{SCHEMA_VERSION, SqliteStore, WAL_PAGES, aside_path, move_aside};
+pub use sqlite::{
+    SCHEMA_VERSION, SqliteStore, WAL_PAGES, aside_path, audit_path, move_aside, store_files,
+};
 pub use tasks::{
     Activity, NewProject, NewTask, Plan, PlanStep, PlanStore, Priority, Project, ProjectKey,
     ProjectStatus, ProjectSummary, ProjectUpdate, StepStatus, Task, TaskFilter, TaskStatus,

@@ -83,6 +83,12 @@ pub const SCHEMA_VERSION: i64 = schema::VERSION;
 ///    upgraded in place, keeping its sessions; a database written by a
 ///    newer toolgate is refused ([`StoreError::NewerSchema`]) before
 ///    anything in it is changed.
+/// 6. The audit is a file of its own beside the database ([`audit_path`]),
+///    with the same rules: appending an entry reads that file's small
+///    schema, not the store's fifty tables, indexes and triggers (a
+///    quarter of a one-off `toolgate call`'s instructions). A store written
+///    before the split has its audit moved there by the migration, once,
+///    even if interrupted (a marker in the audit file says the rows came).
 ///
 /// [`SessionStore`]: crate::SessionStore
 /// [`AuditStore`]: crate::AuditStore
@@ -101,7 +107,13 @@ pub struct SqliteStore {
 #[derive(Debug)]
 struct Inner {
     path: PathBuf,
-    conn: Mutex<Connection>,
+    /// The store's connection, and whether its settings (rule 2) were
+    /// applied: they read the whole schema, which a process that only
+    /// appends to the audit (a one-off `toolgate call`) never needs, so
+    /// they wait for the first statement on it.
+    conn: Mutex<(Connection, bool)>,
+    /// The audit file's connection (rule 6), opened on first use.
+    audit: Mutex<Option<Connection>>,
 }
 
 impl SqliteStore {
@@ -139,31 +151,7 @@ impl SqliteStore {
     }
 
     fn open_at(path: &Path) -> Result<Self, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            private::create_dir_all(dir).map_err(|source| StoreError::Io {
-                path: dir.to_owned(),
-                source,
-            })?;
-        }
-        // Made (or tightened) before SQLite opens it: SQLite would create it
-        // `0644` under the usual umask, and copies its mode to the `-wal`
-        // and `-shm` files.
-        let io_error = |path: &Path| {
-            let path = path.to_owned();
-            move |source| StoreError::Io { path, source }
-        };
-        private::create_file(path).map_err(io_error(path))?;
-        let companion = |suffix: &str| {
-            let mut name = path.as_os_str().to_owned();
-            name.push(suffix);
-            PathBuf::from(name)
-        };
-        for suffix in private::COMPANIONS {
-            let file = companion(suffix);
-            private::tighten(&file).map_err(io_error(&file))?;
-        }
-        let mut conn = Connection::open(path).db()?;
-        conn.busy_timeout(BUSY_TIMEOUT).db()?;
+        let mut conn = open_file(path)?;
         // Refuse a newer schema before anything below writes to the file
         // (switching to WAL rewrites its header).
         let found = schema::version(&conn)?;
@@ -174,21 +162,19 @@ impl SqliteStore {
                 supported: schema::VERSION,
             });
         }
-        conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
-            .db()?;
-        conn.pragma_update(None, "synchronous", "NORMAL").db()?;
-        conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)
-            .db()?;
-        conn.pragma_update(None, "journal_size_limit", 1 << 20)
-            .db()?;
-        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
-            .db()?;
-        conn.pragma_update(None, "foreign_keys", true).db()?;
-        schema::migrate(&mut conn, path)?;
+        let settled = found < schema::VERSION;
+        if settled {
+            settle(&conn)?;
+            let audit = audit_path(path);
+            schema::migrate(&mut conn, path, |tx, found| {
+                schema::move_audit_out(tx, found, &audit, open_audit)
+            })?;
+        }
         Ok(Self {
             inner: Arc::new(Inner {
                 path: path.to_owned(),
-                conn: Mutex::new(conn),
+                conn: Mutex::new((conn, settled)),
+                audit: Mutex::new(None),
             }),
         })
     }
@@ -241,6 +227,25 @@ impl SqliteStore {
         AuditWriter::builder(Arc::new(Self::open(self.path())?)).build()
     }
 
+    /// Runs `f` on the audit file's connection (rule 6), opening it first
+    /// if need be, on tokio's blocking pool when there is a runtime.
+    async fn with_audit<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+        T: Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        run_blocking(move || {
+            let mut guard = inner.audit.lock().unwrap_or_else(PoisonError::into_inner);
+            let conn = match &mut *guard {
+                Some(conn) => conn,
+                empty => empty.insert(open_audit(&audit_path(&inner.path))?),
+            };
+            f(conn)
+        })
+        .await
+    }
+
     /// Runs `f` on the connection, on tokio's blocking pool when there is
     /// a runtime.
     async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
@@ -252,17 +257,114 @@ impl SqliteStore {
         let job = move || {
             // A poisoned lock means a job panicked; its transaction was
             // rolled back when it unwound, so the connection is usable.
-            let mut conn = inner.conn.lock().unwrap_or_else(PoisonError::into_inner);
-            f(&mut conn)
+            let mut guard = inner.conn.lock().unwrap_or_else(PoisonError::into_inner);
+            let (conn, settled) = &mut *guard;
+            if !*settled {
+                settle(conn)?;
+                *settled = true;
+            }
+            f(conn)
         };
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => handle
-                .spawn_blocking(job)
-                .await
-                .map_err(|e| StoreError::Worker(Box::new(e)))?,
-            Err(_) => job(),
-        }
+        run_blocking(job).await
     }
+}
+
+/// Runs `job` on tokio's blocking pool when there is a runtime, else here.
+async fn run_blocking<T, F>(job: F) -> Result<T, StoreError>
+where
+    F: FnOnce() -> Result<T, StoreError> + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => handle
+            .spawn_blocking(job)
+            .await
+            .map_err(|e| StoreError::Worker(Box::new(e)))?,
+        Err(_) => job(),
+    }
+}
+
+/// Opens the `SQLite` file at `path`, creating it and its directories
+/// private (rule 1), with the busy timeout (rule 3) and nothing read yet.
+fn open_file(path: &Path) -> Result<Connection, StoreError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        private::create_dir_all(dir).map_err(|source| StoreError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
+    }
+    // Made (or tightened) before SQLite opens it: SQLite would create it
+    // `0644` under the usual umask, and copies its mode to the `-wal`
+    // and `-shm` files.
+    let io_error = |path: &Path| {
+        let path = path.to_owned();
+        move |source| StoreError::Io { path, source }
+    };
+    private::create_file(path).map_err(io_error(path))?;
+    for suffix in private::COMPANIONS {
+        let file = companion(path, suffix);
+        private::tighten(&file).map_err(io_error(&file))?;
+    }
+    let conn = Connection::open(path).db()?;
+    conn.busy_timeout(BUSY_TIMEOUT).db()?;
+    Ok(conn)
+}
+
+/// `path` with `suffix` appended to its file name.
+fn companion(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// The settings of a connection (rules 2 and 4).
+fn settle(conn: &Connection) -> Result<(), StoreError> {
+    conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+        .db()?;
+    conn.pragma_update(None, "synchronous", "NORMAL").db()?;
+    conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)
+        .db()?;
+    conn.pragma_update(None, "journal_size_limit", 1 << 20)
+        .db()?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+        .db()?;
+    conn.pragma_update(None, "foreign_keys", true).db()?;
+    Ok(())
+}
+
+/// Where the audit of the store at `path` is kept (rule 6): beside it,
+/// `-audit` added to the file's stem (`toolgate.db` → `toolgate-audit.db`).
+pub fn audit_path(path: &Path) -> PathBuf {
+    let stem = path.file_stem().unwrap_or(path.as_os_str());
+    let mut name = stem.to_owned();
+    name.push("-audit");
+    if let Some(ext) = path.extension() {
+        name.push(".");
+        name.push(ext);
+    }
+    path.with_file_name(name)
+}
+
+/// The files of the store at `path`: the database, its audit file, and
+/// the `-wal`, `-shm` and `-journal` files `SQLite` keeps beside each
+/// (`true` for those).
+pub fn store_files(path: &Path) -> Vec<(PathBuf, bool)> {
+    let mut files = Vec::new();
+    for db in [path.to_owned(), audit_path(path)] {
+        for suffix in private::COMPANIONS {
+            files.push((companion(&db, suffix), true));
+        }
+        files.push((db, false));
+    }
+    files
+}
+
+/// Opens the audit file at `path` (rule 6), settled and migrated.
+fn open_audit(path: &Path) -> Result<Connection, StoreError> {
+    let mut conn = open_file(path)?;
+    settle(&conn)?;
+    schema::migrate_audit(&mut conn, path)?;
+    Ok(conn)
 }
 
 /// A write transaction that holds the write lock from its start (rule 3).

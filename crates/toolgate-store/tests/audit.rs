@@ -227,7 +227,12 @@ async fn entries_the_store_fails_to_write_are_reported_by_the_next_flush() {
 async fn a_closed_store_keeps_its_log_and_every_row() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolgate.db");
-    let wal = dir.path().join("toolgate.db-wal");
+    // The audit is a file of its own (rule 6).
+    let wal = dir.path().join("toolgate-audit.db-wal");
+    assert_eq!(
+        toolgate_store::audit_path(&path),
+        dir.path().join("toolgate-audit.db")
+    );
     for i in 0..3 {
         let store = SqliteStore::open(&path).unwrap();
         store.append(&[audit_entry(i)]).await.unwrap();

@@ -350,3 +350,135 @@ fn files_that_cannot_be_a_store_are_reported_with_their_path() {
     // The garbage is left as it was.
     assert_eq!(std::fs::read(&garbage).unwrap(), vec![0x5a_u8; 8192]);
 }
+
+/// The audit table a store of versions 3 to 11 held, as migration 3 made it.
+const OLD_AUDIT: &str = "CREATE TABLE audit (id INTEGER PRIMARY KEY, ts TEXT NOT NULL,
+    call_id TEXT NOT NULL, session_id TEXT, tool TEXT NOT NULL, args_sha256 TEXT NOT NULL,
+    decision TEXT NOT NULL, success INTEGER NOT NULL, duration_us INTEGER NOT NULL,
+    error TEXT, effects TEXT NOT NULL)";
+
+/// A current store taken back to version 11, its audit table holding
+/// `rows` entries with ids 10, 20, 30, …
+fn store_of_version_11(path: &std::path::Path, rows: usize) {
+    drop(SqliteStore::open(path).unwrap());
+    // Opening made no audit file: it is made on the first entry.
+    assert!(!toolgate_store::audit_path(path).exists());
+    for suffix in ["-wal", "-shm"] {
+        let mut name = toolgate_store::audit_path(path).into_os_string();
+        name.push(suffix);
+        let _ = std::fs::remove_file(name);
+    }
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(OLD_AUDIT).unwrap();
+    for i in 1..=rows {
+        let id = i64::try_from(i * 10).unwrap();
+        conn.execute(
+            "INSERT INTO audit VALUES (?1, 'ts', ?2, NULL, 'read_file', 'h', 'allowed', 1, 5, NULL, 'null')",
+            params![id, format!("old-{i}")],
+        )
+        .unwrap();
+    }
+    conn.pragma_update(None, "user_version", 11).unwrap();
+}
+
+fn audit_call_ids(store: &SqliteStore) -> Vec<String> {
+    use toolgate_store::{AuditFilter, AuditStore as _};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut entries = runtime
+        .block_on(store.recent(&AuditFilter::newest(usize::MAX)))
+        .unwrap();
+    entries.reverse();
+    entries.into_iter().map(|e| e.call_id).collect()
+}
+
+/// Rule 6 of `SqliteStore`: the audit of an older store moves to the audit
+/// file with its ids and order, the store keeps no audit table, and a
+/// move interrupted after the copy (the store still at version 11) does
+/// not copy twice; rows of another table are appended after those there.
+#[test]
+fn the_audit_of_an_older_store_moves_to_its_own_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    store_of_version_11(&path, 3);
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(audit_call_ids(&store), ["old-1", "old-2", "old-3"]);
+    drop(store);
+    let conn = Connection::open(&path).unwrap();
+    assert_eq!(user_version(&conn), SCHEMA_VERSION);
+    let audit_tables: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'audit'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(audit_tables, 0, "the store kept its audit table");
+    let audit = Connection::open(toolgate_store::audit_path(&path)).unwrap();
+    let ids: Vec<i64> = audit
+        .prepare("SELECT id FROM audit ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(ids, [10, 20, 30]);
+    drop(audit);
+
+    // Interrupted: the copy committed, the store's migration did not.
+    conn.execute_batch(OLD_AUDIT).unwrap();
+    for (id, call) in [(10, "old-1"), (20, "old-2"), (30, "old-3")] {
+        conn.execute(
+            "INSERT INTO audit VALUES (?1, 'ts', ?2, NULL, 'read_file', 'h', 'allowed', 1, 5, NULL, 'null')",
+            params![id, call],
+        )
+        .unwrap();
+    }
+    conn.pragma_update(None, "user_version", 11).unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(audit_call_ids(&store), ["old-1", "old-2", "old-3"]);
+    drop(store);
+
+    // Another old table (a backup put back): its rows come after.
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(OLD_AUDIT).unwrap();
+    conn.execute(
+        "INSERT INTO audit VALUES (10, 'ts', 'restored', NULL, 'read_file', 'h', 'allowed', 1, 5, NULL, 'null')",
+        [],
+    )
+    .unwrap();
+    conn.pragma_update(None, "user_version", 11).unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(
+        audit_call_ids(&store),
+        ["old-1", "old-2", "old-3", "restored"]
+    );
+}
+
+/// Rule 6: a process that only appends to the audit never reads the
+/// store's schema — the store's file is opened, its version checked, and
+/// nothing else; a store whose schema is unreadable still takes audit
+/// entries, and fails at its first own statement.
+#[tokio::test]
+async fn appending_to_the_audit_does_not_read_the_store_schema() {
+    use toolgate_store::{AuditStore as _, NoteStore as _};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    drop(SqliteStore::open(&path).unwrap());
+    {
+        // A schema SQLite cannot parse: every statement that reads it fails.
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA writable_schema = ON;").unwrap();
+        conn.execute(
+            "UPDATE sqlite_master SET sql = 'CREATE TABLE notes (' WHERE name = 'notes'",
+            [],
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    store.append(&[common::audit_entry(1)]).await.unwrap();
+    assert!(store.note(1).await.is_err());
+}

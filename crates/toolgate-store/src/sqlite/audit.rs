@@ -26,7 +26,7 @@ impl AuditStore for SqliteStore {
                 ))
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
-        self.with_conn(move |conn| {
+        self.with_audit(move |conn| {
             let tx = write_tx(conn)?;
             {
                 let mut insert = tx
@@ -82,7 +82,7 @@ impl AuditStore for SqliteStore {
         }
         args.push(SqlValue::Integer(to_i64(filter.limit)));
         let _ = write!(sql, " ORDER BY id DESC LIMIT ?{}", args.len());
-        self.with_conn(move |conn| {
+        self.with_audit(move |conn| {
             let mut st = conn.prepare_cached(&sql).db()?;
             let rows = st
                 .query_map(rusqlite::params_from_iter(args), |r| {

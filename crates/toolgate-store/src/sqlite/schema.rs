@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use super::Db as _;
 use crate::StoreError;
@@ -356,6 +356,37 @@ const MIGRATIONS: &[&str] = &[
         result TEXT
      );
      CREATE INDEX approvals_pending ON approvals (status, id);",
+    // 12: the audit moves to a file of its own (rule 6 of `SqliteStore`);
+    // `move_audit_out` copied its rows there before this runs.
+    "DROP TABLE audit;",
+];
+
+/// The store version whose migration drops the audit table: every version
+/// from 3 up to it has one.
+const AUDIT_MOVED: i64 = 12;
+
+/// The migrations of the audit file, as [`MIGRATIONS`] are the store's.
+const AUDIT_MIGRATIONS: &[&str] = &[
+    // 1: the gate's audit trail, as the store kept it (migration 3), and
+    // what was moved into it from the store: the row count and last id of
+    // each store audit table copied, so that a move interrupted after the
+    // copy is not copied twice.
+    "CREATE TABLE audit (
+        id INTEGER PRIMARY KEY,
+        ts TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        session_id TEXT,
+        tool TEXT NOT NULL,
+        args_sha256 TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        success INTEGER NOT NULL,
+        duration_us INTEGER NOT NULL,
+        error TEXT,
+        effects TEXT NOT NULL
+     );
+     CREATE INDEX audit_session ON audit (session_id, id);
+     CREATE INDEX audit_tool ON audit (tool, id);
+     CREATE TABLE moved (rows INTEGER NOT NULL, last_id INTEGER NOT NULL);",
 ];
 
 /// The schema version this build writes.
@@ -372,36 +403,134 @@ pub(crate) fn version(conn: &Connection) -> Result<i64, StoreError> {
 }
 
 /// Brings the schema of `conn` up to [`VERSION`], or refuses a newer one.
+/// `before` runs in the migration's transaction with the version found,
+/// before the first migration.
 ///
 /// The check and the migrations run in one `IMMEDIATE` transaction (it
 /// takes the write lock at once), so two processes opening an old file at
 /// the same moment do not both migrate it: the second waits, then finds
 /// the work done.
-pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+pub(crate) fn migrate(
+    conn: &mut Connection,
+    path: &Path,
+    before: impl FnOnce(&Transaction<'_>, i64) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    run_migrations(conn, path, MIGRATIONS, before)
+}
+
+/// [`migrate`] for the audit file (rule 6 of `SqliteStore`).
+pub(crate) fn migrate_audit(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    run_migrations(conn, path, AUDIT_MIGRATIONS, |_, _| Ok(()))
+}
+
+fn run_migrations(
+    conn: &mut Connection,
+    path: &Path,
+    migrations: &[&str],
+    before: impl FnOnce(&Transaction<'_>, i64) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let newest = i64::try_from(migrations.len()).unwrap_or(i64::MAX);
     let refuse = |found| StoreError::NewerSchema {
         path: path.to_owned(),
         found,
-        supported: VERSION,
+        supported: newest,
     };
     let found = version(conn)?;
-    if found == VERSION {
+    if found == newest {
         return Ok(());
     }
-    if found > VERSION {
+    if found > newest {
         return Err(refuse(found));
     }
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .db()?;
     let found = version(&tx)?;
-    if found > VERSION {
+    if found == newest {
+        return Ok(());
+    }
+    if found > newest {
         return Err(refuse(found));
     }
+    before(&tx, found)?;
     let start = usize::try_from(found).unwrap_or(0);
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(start) {
+    for (i, sql) in migrations.iter().enumerate().skip(start) {
         tx.execute_batch(sql).db()?;
-        tracing::debug!(version = i + 1, "store schema migrated");
+        tracing::debug!(version = i + 1, path = %path.display(), "schema migrated");
     }
-    tx.pragma_update(None, "user_version", VERSION).db()?;
+    tx.pragma_update(None, "user_version", newest).db()?;
+    tx.commit().db()
+}
+
+/// Copies the audit rows of a store at version `found` (inside its
+/// migration, `store`) into the audit file at `audit`, opened with `open`,
+/// before migration [`AUDIT_MOVED`] drops them (rule 6 of `SqliteStore`).
+///
+/// One transaction on the audit file copies the rows and records their
+/// count and last id in `moved`: a migration interrupted after that commit
+/// finds its table recorded and copies nothing again. The rows keep their
+/// ids when the audit file has none yet (the usual case: the first process
+/// of the new version migrates the store before anything appends to the
+/// audit); otherwise they are appended after the rows already there.
+pub(crate) fn move_audit_out(
+    store: &Transaction<'_>,
+    found: i64,
+    audit: &Path,
+    open: impl FnOnce(&Path) -> Result<Connection, StoreError>,
+) -> Result<(), StoreError> {
+    if !(3..AUDIT_MOVED).contains(&found) {
+        return Ok(());
+    }
+    let (rows, last_id): (i64, i64) = store
+        .query_row(
+            "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM audit",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .db()?;
+    let mut conn = open(audit)?;
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .db()?;
+    let done: bool = tx
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM moved WHERE rows = ?1 AND last_id = ?2)",
+            [rows, last_id],
+            |r| r.get(0),
+        )
+        .db()?;
+    if done || rows == 0 {
+        return Ok(());
+    }
+    let empty: bool = tx
+        .query_row("SELECT NOT EXISTS (SELECT 1 FROM audit)", [], |r| r.get(0))
+        .db()?;
+    {
+        let columns = "ts, call_id, session_id, tool, args_sha256, decision, success, \
+                       duration_us, error, effects";
+        let mut select = store
+            .prepare(&format!("SELECT id, {columns} FROM audit ORDER BY id"))
+            .db()?;
+        let mut insert = tx
+            .prepare(&format!(
+                "INSERT INTO audit (id, {columns})
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+            ))
+            .db()?;
+        let mut found_rows = select.query([]).db()?;
+        while let Some(row) = found_rows.next().db()? {
+            let mut values: Vec<rusqlite::types::Value> =
+                (0..11).map(|i| row.get(i)).collect::<Result<_, _>>().db()?;
+            if !empty && let Some(id) = values.first_mut() {
+                *id = rusqlite::types::Value::Null;
+            }
+            insert.execute(rusqlite::params_from_iter(values)).db()?;
+        }
+    }
+    tx.execute(
+        "INSERT INTO moved (rows, last_id) VALUES (?1, ?2)",
+        [rows, last_id],
+    )
+    .db()?;
     tx.commit().db()
 }
