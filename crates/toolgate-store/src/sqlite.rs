@@ -307,6 +307,10 @@ fn open_file(path: &Path) -> Result<Connection, StoreError> {
     }
     let conn = Connection::open(path).db()?;
     conn.busy_timeout(BUSY_TIMEOUT).db()?;
+    // Also before `settle`: a connection that only read the version must
+    // not checkpoint and delete the log on close either (rule 2).
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+        .db()?;
     Ok(conn)
 }
 
@@ -325,8 +329,6 @@ fn settle(conn: &Connection) -> Result<(), StoreError> {
     conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)
         .db()?;
     conn.pragma_update(None, "journal_size_limit", 1 << 20)
-        .db()?;
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
         .db()?;
     conn.pragma_update(None, "foreign_keys", true).db()?;
     Ok(())
