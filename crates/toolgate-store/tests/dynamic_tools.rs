@@ -400,11 +400,13 @@ async fn a_version_7_store_gains_the_table_and_keeps_its_data() {
         .unwrap();
     drop(store);
     // Back to version 7: migration 8 is this table's (9 the session
-    // events', 10 the checkpoints', 11 the approvals').
+    // events', 10 the checkpoints', 11 the approvals', 12 the audit's
+    // client).
     let conn = rusqlite_connection(&path);
     conn.execute_batch(
         "DROP TABLE dynamic_tools; DROP TABLE session_events; DROP TABLE checkpoints;
-         DROP TABLE rewinds; DROP TABLE approvals; PRAGMA user_version = 7;",
+         DROP TABLE rewinds; DROP TABLE approvals; ALTER TABLE audit DROP COLUMN client;
+         PRAGMA user_version = 7;",
     )
     .unwrap();
     drop(conn);

@@ -356,6 +356,9 @@ const MIGRATIONS: &[&str] = &[
         result TEXT
      );
      CREATE INDEX approvals_pending ON approvals (status, id);",
+    // 12: the audit names the client that made a call (a named client of
+    // `mcp.http.clients`); NULL for calls of nobody in particular.
+    "ALTER TABLE audit ADD COLUMN client TEXT;",
 ];
 
 /// The schema version this build writes.
