@@ -448,6 +448,15 @@ pub(crate) struct ServeArgs {
     /// Where the approval page listens with --approver ui.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     pub(crate) ui_addr: SocketAddr,
+    /// Keep `Mcp-Session-Id` sessions in this process (one worker only), so that clients can be asked by elicitation.
+    #[arg(long, requires = "http")]
+    pub(crate) sessions: bool,
+    /// Keep no sessions: any worker answers any request (the default). Wins over --sessions.
+    #[arg(long)]
+    pub(crate) no_sessions: bool,
+    /// On SIGTERM or Ctrl-C, how long calls in flight may still run before the server exits.
+    #[arg(long, value_name = "SECS", default_value_t = 30, requires = "http")]
+    pub(crate) drain_timeout: u64,
 }
 
 #[derive(Debug, Args)]
