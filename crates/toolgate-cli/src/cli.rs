@@ -79,6 +79,19 @@ pub(crate) struct GlobalArgs {
     /// More diagnostics on stderr (-v: info, -vv: debug, -vvv: trace).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
+
+    /// How diagnostics are written on stderr: text, or json (one JSON object per line, for log collectors).
+    #[arg(long, global = true, value_enum, env = env_vars::TOOLGATE_LOG_FORMAT, value_name = "FORMAT", default_value_t = LogFormat::Text)]
+    pub(crate) log_format: LogFormat,
+}
+
+/// How diagnostics are written on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Lines for people.
+    Text,
+    /// One JSON object per line: time, level, target, message, fields, and the spans' fields (a call's client and call id).
+    Json,
 }
 
 /// The confirmation modes, each with what it does in `--help`.

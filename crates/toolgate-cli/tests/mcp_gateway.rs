@@ -470,7 +470,7 @@ fn find(dir: &Path, name: &str) -> Vec<PathBuf> {
 
 /// SIGTERM while a slow call runs: the worker turns unready and refuses
 /// new requests at once, the call in flight is answered, then the process
-/// exits 0.
+/// exits 0. Its logs are JSON lines naming the call's client.
 #[test]
 fn sigterm_drains_calls_in_flight_then_exits() {
     let ws = Ws::new();
@@ -479,8 +479,11 @@ fn sigterm_drains_calls_in_flight_then_exits() {
     );
     let mut worker = Worker::start(
         &ws,
-        &["--drain-timeout", "60"],
-        &[("CI_TOKEN", "ci-token-0123456789")],
+        &["--drain-timeout", "60", "-v"],
+        &[
+            ("CI_TOKEN", "ci-token-0123456789"),
+            ("TOOLGATE_LOG_FORMAT", "json"),
+        ],
     );
     let port = worker.port;
     let token = Some("ci-token-0123456789");
@@ -523,10 +526,39 @@ fn sigterm_drains_calls_in_flight_then_exits() {
     assert!(!error && text.contains("finished"), "{text}");
     assert!(worker.child.wait().unwrap().success());
     worker.ended.recv_timeout(Duration::from_secs(30)).unwrap();
-    // The call finished within the drain: nothing was cut off.
+
+    // Every log line is a JSON object; the call's lines name its client
+    // and its call id.
     let lines = worker.stderr();
+    let logs: Vec<Value> = lines
+        .iter()
+        .filter(|l| !l.starts_with("listening on "))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let audit = logs
+        .iter()
+        .find(|l| l["target"] == "toolgate::audit" && l["tool"] == "run_command")
+        .unwrap_or_else(|| panic!("no audit event: {lines:#?}"));
+    assert_eq!(audit["client"], "ci", "{audit}");
+    let span = audit["spans"]
+        .as_array()
+        .and_then(|spans| spans.iter().find(|s| s["name"] == "mcp_call"))
+        .unwrap_or_else(|| panic!("no call span: {audit}"));
+    assert_eq!(span["client"], "ci", "{audit}");
     assert!(
-        lines.iter().all(|l| !l.contains("drain timeout")),
+        span["call_id"].as_str().unwrap().starts_with("mcp-"),
+        "{audit}"
+    );
+    // The call finished within the drain: nothing was cut off.
+    assert!(
+        logs.iter()
+            .all(|l| !l.to_string().contains("drain timeout")),
+        "{lines:#?}"
+    );
+    assert!(
+        logs.iter().any(|l| l["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("draining"))),
         "{lines:#?}"
     );
 }
