@@ -468,14 +468,15 @@ fn find(dir: &Path, name: &str) -> Vec<PathBuf> {
     found
 }
 
-/// SIGTERM while a slow call runs: the worker turns unready and refuses
-/// new requests at once, the call in flight is answered, then the process
+/// SIGTERM while a slow call runs (the client's one call allowed in
+/// flight: a second gets 429): the worker turns unready and refuses new
+/// requests at once, the call in flight is answered, then the process
 /// exits 0. Its logs are JSON lines naming the call's client.
 #[test]
 fn sigterm_drains_calls_in_flight_then_exits() {
     let ws = Ws::new();
     ws.config(
-        "mcp:\n  http:\n    clients:\n      - name: ci\n        token_env: CI_TOKEN\n        mode: yolo\n",
+        "mcp:\n  http:\n    clients:\n      - name: ci\n        token_env: CI_TOKEN\n        mode: yolo\n        max_concurrent: 1\n",
     );
     let mut worker = Worker::start(
         &ws,
@@ -499,6 +500,10 @@ fn sigterm_drains_calls_in_flight_then_exits() {
         assert!(Instant::now() < deadline, "the slow call never started");
         std::thread::sleep(Duration::from_millis(10));
     }
+    // One call of this client in flight is all it may have on a worker.
+    let busy = mcp(port, token, &list_tools(), "");
+    assert_eq!(busy.status, 429, "{busy:?}");
+    assert_eq!(busy.header("retry-after"), Some("1"), "{busy:?}");
     Command::new("kill")
         .args(["-TERM", &worker.child.id().to_string()])
         .status()
