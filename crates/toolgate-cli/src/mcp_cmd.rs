@@ -100,7 +100,18 @@ pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliErr
     if let Some((server, _)) = ui {
         server.shutdown(std::time::Duration::ZERO).await;
     }
-    served.map_err(|e| CliError::new(Exit::Failure, anyhow!(e)))?;
+    served.map_err(|e| {
+        // A configuration that cannot be served is the user's to fix.
+        let exit = if matches!(
+            e,
+            toolgate_mcp::Error::Client { .. } | toolgate_mcp::Error::EmptyToken
+        ) {
+            Exit::Usage
+        } else {
+            Exit::Failure
+        };
+        CliError::new(exit, anyhow!(e))
+    })?;
     Ok(Exit::Success)
 }
 

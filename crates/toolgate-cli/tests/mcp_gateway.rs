@@ -567,3 +567,26 @@ fn sigterm_drains_calls_in_flight_then_exits() {
         "{lines:#?}"
     );
 }
+
+/// Two clients with one token cannot be told apart: refused at start, as a
+/// configuration error naming the client.
+#[test]
+fn clients_sharing_a_token_are_refused_at_start() {
+    let ws = Ws::new();
+    ws.config(
+        "mcp:\n  http:\n    clients:\n      - name: ci\n        token_env: CI_TOKEN\n      \
+         - name: bot\n        token_env: BOT_TOKEN\n",
+    );
+    let output = ws
+        .cmd(&["mcp", "serve", "--http", "127.0.0.1:0"])
+        .env("CI_TOKEN", "same-token-0123456789")
+        .env("BOT_TOKEN", "same-token-0123456789")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("MCP client `bot`") && stderr.contains("another client's"),
+        "{stderr}"
+    );
+}
