@@ -256,8 +256,8 @@ const FOREIGN_SESSION: &str = "Mcp-Session-Id: 3f9c2a7e-minted-by-another-worker
 #[test]
 fn one_client_is_served_by_two_workers_on_one_store() {
     let ws = Ws::new();
-    let a = Worker::start(&ws, &[], &[]);
-    let b = Worker::start(&ws, &[], &[]);
+    let mut a = Worker::start(&ws, &[], &[]);
+    let mut b = Worker::start(&ws, &[], &[]);
 
     // The handshake of a client of an earlier version: answered, and no
     // session is made.
@@ -331,6 +331,24 @@ fn one_client_is_served_by_two_workers_on_one_store() {
         );
     }
     assert!(!ws.root().join("new.txt").exists());
+
+    // Both audited into the one store, and no two calls share an id.
+    for worker in [&mut a, &mut b] {
+        Command::new("kill")
+            .args(["-TERM", &worker.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(worker.child.wait().unwrap().success());
+    }
+    let entries = audit_of(&ws);
+    let ids: std::collections::BTreeSet<&str> =
+        entries.iter().map(|e| e.call_id.as_str()).collect();
+    assert_eq!(ids.len(), entries.len(), "{entries:#?}");
+    let workers: std::collections::BTreeSet<&str> = ids
+        .iter()
+        .filter_map(|id| id.strip_prefix("mcp-")?.rsplit_once('-').map(|(w, _)| w))
+        .collect();
+    assert_eq!(workers.len(), 2, "{ids:?}");
 }
 
 const CLIENTS: &str = "mcp:
@@ -426,17 +444,7 @@ fn clients_are_told_apart_by_their_tokens() {
         .status()
         .unwrap();
     assert!(worker.child.wait().unwrap().success());
-    let store = find(ws.dir.root(), "toolgate.db");
-    assert_eq!(store.len(), 1, "{store:?}");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let entries = runtime.block_on(async {
-        use toolgate_store::{AuditFilter, AuditStore as _, SqliteStore};
-        let store = SqliteStore::open(&store[0]).unwrap();
-        store.recent(&AuditFilter::newest(100)).await.unwrap()
-    });
+    let entries = audit_of(&ws);
     let by = |client: &str, tool: &str| {
         entries
             .iter()
@@ -449,6 +457,21 @@ fn clients_are_told_apart_by_their_tokens() {
     assert_eq!(by("slow", "read_file").len(), 2, "{entries:#?}");
     assert_eq!(by("bot", "read_file").len(), 1, "{entries:#?}");
     assert!(entries.iter().all(|e| e.client.is_some()), "{entries:#?}");
+}
+
+/// The audit entries of the workspace's one `SQLite` store, newest first.
+fn audit_of(ws: &Ws) -> Vec<toolgate_store::AuditEntry> {
+    use toolgate_store::{AuditFilter, AuditStore as _, SqliteStore};
+    let store = find(ws.dir.root(), "toolgate.db");
+    assert_eq!(store.len(), 1, "{store:?}");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = SqliteStore::open(&store[0]).unwrap();
+        store.recent(&AuditFilter::newest(1000)).await.unwrap()
+    })
 }
 
 /// Every file named `name` under `dir`.
