@@ -79,6 +79,19 @@ pub(crate) struct GlobalArgs {
     /// More diagnostics on stderr (-v: info, -vv: debug, -vvv: trace).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
+
+    /// How diagnostics are written on stderr: text, or json (one JSON object per line, for log collectors).
+    #[arg(long, global = true, value_enum, env = env_vars::TOOLGATE_LOG_FORMAT, value_name = "FORMAT", default_value_t = LogFormat::Text)]
+    pub(crate) log_format: LogFormat,
+}
+
+/// How diagnostics are written on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Lines for people.
+    Text,
+    /// One JSON object per line: time, level, target, message, fields, and the spans' fields (a call's client and call id).
+    Json,
 }
 
 /// The confirmation modes, each with what it does in `--help`.
@@ -448,6 +461,15 @@ pub(crate) struct ServeArgs {
     /// Where the approval page listens with --approver ui.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     pub(crate) ui_addr: SocketAddr,
+    /// Keep `Mcp-Session-Id` sessions in this process (one worker only), so that clients can be asked by elicitation.
+    #[arg(long, requires = "http")]
+    pub(crate) sessions: bool,
+    /// Keep no sessions: any worker answers any request (the default). Wins over --sessions.
+    #[arg(long)]
+    pub(crate) no_sessions: bool,
+    /// On SIGTERM or Ctrl-C, how long calls in flight may still run before the server exits.
+    #[arg(long, value_name = "SECS", default_value_t = 30, requires = "http")]
+    pub(crate) drain_timeout: u64,
 }
 
 #[derive(Debug, Args)]

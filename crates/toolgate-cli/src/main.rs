@@ -63,7 +63,7 @@ fn main() -> ExitCode {
             };
         }
     };
-    init_tracing(cli.global.verbose);
+    init_tracing(cli.global.verbose, cli.global.log_format);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -86,7 +86,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_tracing(verbose: u8) {
+fn init_tracing(verbose: u8, format: cli::LogFormat) {
     use tracing_subscriber::EnvFilter;
     let filter = std::env::var(env_vars::TOOLGATE_LOG)
         .or_else(|_| std::env::var(env_vars::RUST_LOG))
@@ -106,11 +106,23 @@ fn init_tracing(verbose: u8) {
     // same cleaning as every other line for people (secrets redacted,
     // control characters neutralised), so the subscriber writes no colour
     // of its own either.
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| LogLine(Vec::new()))
-        .with_ansi(false)
-        .try_init();
+        .with_ansi(false);
+    let _ = match format {
+        cli::LogFormat::Text => builder.try_init(),
+        // One JSON object per line, the fields of the spans an event is in
+        // (a call's `client` and `call_id`) flattened beside its own: what
+        // a log collector indexes. The cleaning of [`LogLine`] keeps it JSON
+        // (it rewrites text inside strings only).
+        cli::LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(true)
+            .try_init(),
+    };
 }
 
 /// One log event, written to stderr cleaned ([`render::clean`]) when the

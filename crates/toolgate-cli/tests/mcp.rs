@@ -136,8 +136,10 @@ fn py_with_stderr(ws: &Ws, args: &[&str]) -> (Value, String) {
     (report, text(&output.stderr))
 }
 
-fn check_python_report(report: &Value) {
-    assert_eq!(report["protocol_version"], "2025-11-25", "{report}");
+/// What the Python client saw of our server, which it reached with
+/// `protocol` (2025-11-25 over stdio, 2026-07-28 over stateless HTTP).
+fn check_python_report(report: &Value, protocol: &str) {
+    assert_eq!(report["protocol_version"], protocol, "{report}");
     let tools = &report["tools"];
     assert_eq!(tools["read_file"]["read_only"], true, "{report}");
     assert_eq!(tools["write_file"]["read_only"], false, "{report}");
@@ -175,7 +177,7 @@ fn python_sdk_over_stdio_goes_through_the_gate() {
             root.to_str().unwrap(),
         ],
     );
-    check_python_report(&report);
+    check_python_report(&report, "2025-11-25");
     // No elicitation declared: the sensitive call is refused with a way out.
     assert_eq!(report["write"]["is_error"], true);
     let message = report["write"]["text"].as_str().unwrap();
@@ -368,16 +370,19 @@ fn python_sdk_over_streamable_http_with_a_bearer_token() {
     let wrong = raw_post(port, Some("nope"));
     assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
 
-    // The 2026-07-28 opener gets method-not-found, as over stdio.
+    // The 2026-07-28 opener is answered: stateless HTTP serves that
+    // version (over stdio it gets method-not-found).
     let probe = raw_post_body(
         port,
         Some("t0ken-for-tests"),
-        r#"{"jsonrpc":"2.0","id":"d1","method":"server/discover","params":{}}"#,
-        "MCP-Protocol-Version: 2026-07-28\r\n",
+        r#"{"jsonrpc":"2.0","id":"d1","method":"server/discover","params":{"_meta":{
+            "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\n",
     );
     assert!(probe.starts_with("HTTP/1.1 200"), "{probe}");
     assert!(
-        probe.contains(r#""id":"d1""#) && probe.contains("-32601"),
+        probe.contains(r#""id":"d1""#) && probe.contains(r#""supportedVersions""#),
         "{probe}"
     );
     // Without the token even the probe is refused.
@@ -390,7 +395,7 @@ fn python_sdk_over_streamable_http_with_a_bearer_token() {
     assert!(probe.starts_with("HTTP/1.1 401"), "{probe}");
 
     let (report, logged) = py_with_stderr(&ws, &["http", &url, "--token", "t0ken-for-tests"]);
-    check_python_report(&report);
+    check_python_report(&report, "2026-07-28");
     assert_eq!(report["write"]["is_error"], true);
     // The session's DELETE at disconnect is answered as the SDK expects
     // (200 or 204; rmcp's 202 made it log a failure).
@@ -405,7 +410,8 @@ fn approvals_belong_to_the_client_that_gave_them() {
     let ws = Ws::new();
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
-    let mut cmd = ws.cmd(&["mcp", "serve", "--http", &addr]);
+    // Elicitation needs a session to carry the question and its answer.
+    let mut cmd = ws.cmd(&["mcp", "serve", "--http", &addr, "--sessions"]);
     cmd.stdout(Stdio::null()).stderr(Stdio::null());
     let mut server = Reap(cmd.spawn().unwrap());
     wait_for_port(port, &mut server.0);

@@ -180,3 +180,104 @@ async fn migrate_then_run_and_resume_keep_the_session_in_postgres() {
         .await
         .unwrap();
 }
+
+/// One HTTP/1.1 request to 127.0.0.1:`port`; the whole answer as text.
+fn http(port: u16, method: &str, path: &str, token: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nAuthorization: Bearer {token}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}
+
+/// A named client's call through `toolgate mcp serve --http` is audited in
+/// the database with the client's name, and `/readyz` asks the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_names_the_mcp_client_in_postgres() {
+    use std::io::BufRead;
+    let db = format!("toolgate_cli_client_{}", std::process::id());
+    let url = new_database(&db).await;
+    let model = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&model);
+    let config = ws.path().join("toolgate.yaml");
+    let yaml = format!(
+        "{}store:\n  url: {url}\n  password_env: TOOLGATE_TEST_PG_PASSWORD\nmcp:\n  http:\n    \
+         clients:\n      - name: ci-runner\n        token_env: CI_TOKEN\n",
+        std::fs::read_to_string(&config).unwrap()
+    );
+    std::fs::write(&config, yaml).unwrap();
+    std::fs::write(ws.path().join("a.txt"), "in postgres\n").unwrap();
+    let command = |args: &[&str]| {
+        let mut cmd = ws.command(env!("CARGO_BIN_EXE_toolgate"));
+        cmd.env("TOOLGATE_TEST_PG_PASSWORD", "not-checked-by-a-trust-server")
+            .env("CI_TOKEN", "ci-token-for-postgres")
+            .args(args);
+        cmd
+    };
+    let out = common::output(command(&["store", "migrate"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let mut worker = command(&["mcp", "serve", "--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = worker.stderr.take().unwrap();
+    let (port, stderr) = tokio::task::spawn_blocking(move || {
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        loop {
+            let line = lines.next().expect("no listening line").unwrap();
+            if let Some(rest) = line.strip_prefix("listening on http://127.0.0.1:") {
+                let port: u16 = rest.trim_end_matches("/mcp").parse().unwrap();
+                return (port, lines);
+            }
+        }
+    })
+    .await
+    .unwrap();
+    let token = "ci-token-for-postgres";
+    let (ready, called) = tokio::task::spawn_blocking(move || {
+        let ready = http(port, "GET", "/readyz", "", "");
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}"#;
+        (ready, http(port, "POST", "/mcp", token, body))
+    })
+    .await
+    .unwrap();
+    assert!(ready.starts_with("HTTP/1.1 200"), "{ready}");
+    assert!(called.contains("in postgres"), "{called}");
+    let pid = worker.id().to_string();
+    let status = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        drop(stderr);
+        worker.wait().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(status.success(), "{status:?}");
+
+    let client = connect(&url).await;
+    let rows = client
+        .query("SELECT client FROM audit WHERE tool = 'read_file'", &[])
+        .await
+        .unwrap();
+    let clients: Vec<Option<String>> = rows.iter().map(|r| r.get(0)).collect();
+    assert_eq!(clients, [Some("ci-runner".to_owned())]);
+
+    drop(client);
+    let admin = connect(&server_url()).await;
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+        .await
+        .unwrap();
+}

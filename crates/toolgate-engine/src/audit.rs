@@ -25,6 +25,10 @@ pub struct AuditRecord<'a> {
     pub call_id: &'a str,
     /// The agent session, if any.
     pub session_id: Option<&'a str>,
+    /// The named client that made the call (an MCP client of
+    /// `mcp.http.clients`); absent for everyone else.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<&'a str>,
     /// The tool's name as asked for.
     pub tool: &'a str,
     /// Hex SHA-256 of the final arguments.

@@ -250,6 +250,8 @@ pub struct ExecutionEngine {
     default_timeout: Duration,
     audit: Vec<Arc<dyn AuditSink>>,
     session_id: Option<String>,
+    /// The named client whose calls this engine serves, for the audit.
+    client: Option<String>,
     workspace: Option<Workspace>,
     capture: Option<Arc<dyn ChangeCapture>>,
     /// Held while a captured call runs, so that the changes of two calls
@@ -347,6 +349,12 @@ impl ExecutionEngine {
     /// The session id tools, hooks and the audit see.
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
+    }
+
+    /// The named client whose calls this engine serves, as the audit
+    /// names it.
+    pub fn client(&self) -> Option<&str> {
+        self.client.as_deref()
     }
 
     /// What each step of this gate does: the guardrails and hooks in force,
@@ -814,6 +822,7 @@ impl ExecutionEngine {
             target: "toolgate::audit",
             tool = name,
             call_id,
+            client = self.client.as_deref(),
             decision = ended.decision.as_str(),
             success = ended.result.success,
             duration_us,
@@ -826,6 +835,7 @@ impl ExecutionEngine {
             ts: jiff::Timestamp::now().to_string(),
             call_id,
             session_id: self.session_id.as_deref(),
+            client: self.client.as_deref(),
             tool: name,
             args_sha256: digest(&ended.args),
             decision: ended.decision.as_str(),

@@ -175,6 +175,7 @@ impl NetworkObserver for AuditObserver {
             ts: jiff::Timestamp::now().to_string(),
             call_id: &call_id,
             session_id: self.session_id.as_deref(),
+            client: None,
             tool: NETWORK_TOOL,
             args_sha256: digest,
             decision: record.decision.as_str(),

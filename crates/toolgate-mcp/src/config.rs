@@ -14,6 +14,47 @@ pub struct McpConfig {
     pub servers: BTreeMap<String, McpServerConfig>,
     /// Whether the `mcp_add_server` tool is registered. Default: false.
     pub add_server_tool: bool,
+    /// How `toolgate mcp serve --http` serves its own clients.
+    pub http: McpHttpConfig,
+}
+
+/// `mcp.http:` — the clients of `toolgate mcp serve --http`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpHttpConfig {
+    /// The clients, each with its own bearer token. When there are any,
+    /// every request must carry one of their tokens, and the token says
+    /// which client is calling. Default: none (one anonymous client, or
+    /// the token of `--token-env`).
+    pub clients: Vec<McpHttpClientConfig>,
+}
+
+/// `mcp.http.clients[]:` — one client of the HTTP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpHttpClientConfig {
+    /// The client's name: the audit names it, and logs and approvals too.
+    pub name: String,
+    /// The environment variable holding the client's bearer token.
+    pub token_env: String,
+    /// The agent whose tools the client may use. Default: every tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Only these of the agent's tools. Default: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// The confirmation mode of the client's calls. Default: the agent's
+    /// mode, else the server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Requests per minute (a token bucket holding one minute's worth).
+    /// Default: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_minute: Option<u32>,
+    /// Requests of this client in flight at once on one worker. Default:
+    /// no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrent: Option<u32>,
 }
 
 /// `mcp.servers.<name>:` — one server, reached either by running `command`
@@ -140,6 +181,34 @@ mod tests {
         server.enabled_tools = Some(vec!["add".into()]);
         assert!(server.tool_enabled("add"));
         assert!(!server.tool_enabled("time"));
+    }
+
+    #[test]
+    fn http_clients_parse_and_unknown_keys_are_refused() {
+        let config: McpConfig = serde_json::from_value(serde_json::json!({
+            "http": {"clients": [
+                {"name": "ci", "token_env": "CI_TOKEN", "mode": "yolo", "rate_per_minute": 60},
+                {"name": "bot", "token_env": "BOT_TOKEN", "tools": ["read_file"]}
+            ]}
+        }))
+        .unwrap();
+        let clients = &config.http.clients;
+        assert_eq!(clients.len(), 2);
+        assert_eq!(clients[0].mode.as_deref(), Some("yolo"));
+        assert_eq!(clients[0].rate_per_minute, Some(60));
+        assert_eq!(clients[1].max_concurrent, None);
+        assert_eq!(
+            clients[1].tools.as_deref(),
+            Some(&["read_file".to_owned()][..])
+        );
+        let error = serde_json::from_value::<McpHttpClientConfig>(
+            serde_json::json!({"name": "x", "token_env": "T", "rate": 1}),
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("unknown field `rate`"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -47,6 +47,14 @@ pub enum Error {
     /// sends `Authorization: Bearer `.
     #[error("MCP server: the bearer token is empty; use a long random token")]
     EmptyToken,
+    /// A client of `mcp.http.clients` cannot be served as configured.
+    #[error("MCP client `{client}`: {reason}")]
+    Client {
+        /// The client's name.
+        client: String,
+        /// What is wrong, and how to fix it.
+        reason: String,
+    },
     /// Serving MCP failed.
     #[error("MCP server: {what}")]
     Serve {

@@ -1,11 +1,10 @@
-//! What the streamable HTTP server checks before rmcp sees a request: the
-//! bearer token, and the `server/discover` probe.
-
-use std::sync::Arc;
+//! What the streamable HTTP server answers itself in session mode, before
+//! rmcp sees a request: the `server/discover` probe and a session's
+//! `DELETE`; and the constant-time comparison of bearer tokens.
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -14,28 +13,6 @@ use subtle::ConstantTimeEq;
 /// The largest request body looked at for a probe. Bigger bodies (a
 /// `write_file` with a large `content`) are passed on unread.
 const PROBE_PEEK: usize = 64 * 1024;
-
-/// Refuses a request without `Authorization: Bearer <token>` (401).
-///
-/// # Rules
-///
-/// 1. The header must be `Authorization`, its value `Bearer ` (that case,
-///    one space) followed by exactly the token's bytes.
-/// 2. The comparison takes the same time wherever the first difference is,
-///    so response times do not reveal how much of a guess was right. A
-///    guess of another length is refused at once: the token's length is
-///    all that timing can tell.
-pub(crate) async fn require_token(token: Arc<String>, request: Request, next: Next) -> Response {
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .map(HeaderValue::as_bytes)
-        .and_then(|v| v.strip_prefix(b"Bearer "));
-    if !given.is_some_and(|g| same_bytes(g, token.as_bytes())) {
-        return (StatusCode::UNAUTHORIZED, "missing or wrong bearer token\n").into_response();
-    }
-    next.run(request).await
-}
 
 /// Answers a session's `DELETE` with 200 where rmcp says 202: the
 /// streamable HTTP transport expects 200 or 204 when a client ends its
@@ -52,9 +29,23 @@ pub(crate) async fn answer_delete(request: Request, next: Next) -> Response {
     response
 }
 
+/// Answers `DELETE` with 200 when the server keeps no sessions: whatever
+/// session the client thinks it ends (one another server minted), there is
+/// nothing here to end, and the client should not log a failure.
+pub(crate) async fn answer_stateless_delete(request: Request, next: Next) -> Response {
+    if request.method() == Method::DELETE {
+        return (
+            StatusCode::OK,
+            "no session to end: this server keeps none\n",
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
 /// Whether `a` and `b` are equal, in time that depends on their lengths
 /// only (`subtle` keeps the optimiser from ending the loop early).
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     bool::from(a.ct_eq(b))
 }
 
@@ -145,42 +136,56 @@ mod tests {
     }
 
     /// The middleware in front of a real server on 127.0.0.1: the status
-    /// each `Authorization` header gets.
+    /// each `Authorization` header gets, with one anonymous token and with
+    /// two named clients.
     #[tokio::test]
     async fn only_the_exact_bearer_token_passes() {
-        let token = Arc::new("s3cret-token".to_owned());
-        let router = axum::Router::new()
-            .route("/mcp", axum::routing::post(|| async { "passed" }))
-            .layer(axum::middleware::from_fn(move |request, next| {
-                require_token(Arc::clone(&token), request, next)
-            }));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let server = tokio::spawn(async move { axum::serve(listener, router).await });
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::new();
-        let cases: &[(Option<&str>, u16)] = &[
-            (None, 401),
-            (Some(""), 401),
-            (Some("Bearer "), 401),
-            (Some("Bearer s3cret"), 401),
-            (Some("Bearer s3cret-token-and-more"), 401),
-            (Some("Bearer s3cret-tokem"), 401),
-            (Some("Basic s3cret-token"), 401),
-            (Some("s3cret-token"), 401),
-            (Some("Bearer  s3cret-token"), 401),
-            (Some("Bearer s3cret-token"), 200),
-        ];
-        for (header, status) in cases {
-            let mut request = client.post(&url).body("{}");
-            if let Some(h) = header {
-                request = request.header(header::AUTHORIZATION, *h);
+        use crate::gateway::{Gateway, HttpClient, HttpOptions, admit};
+        use std::sync::Arc;
+        let engine = Arc::new(
+            toolgate_engine::ExecutionEngine::builder(Arc::new(toolgate_core::Registry::new()))
+                .build(),
+        );
+        let anonymous = HttpOptions::new().token(Some("s3cret-token".to_owned()));
+        let named = HttpOptions::new()
+            .client(HttpClient::new("ci", "s3cret-token"))
+            .client(HttpClient::new("bot", "other-token"));
+        for options in [anonymous, named] {
+            let mut options = options;
+            let gateway = Arc::new(Gateway::new(&mut options, &engine, None).unwrap());
+            let router = axum::Router::new()
+                .route("/mcp", axum::routing::post(|| async { "passed" }))
+                .layer(axum::middleware::from_fn(move |request, next| {
+                    admit(Arc::clone(&gateway), request, next)
+                }));
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+            let server = tokio::spawn(async move { axum::serve(listener, router).await });
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let client = reqwest::Client::new();
+            let cases: &[(Option<&str>, u16)] = &[
+                (None, 401),
+                (Some(""), 401),
+                (Some("Bearer "), 401),
+                (Some("Bearer s3cret"), 401),
+                (Some("Bearer s3cret-token-and-more"), 401),
+                (Some("Bearer s3cret-tokem"), 401),
+                (Some("Basic s3cret-token"), 401),
+                (Some("s3cret-token"), 401),
+                (Some("Bearer  s3cret-token"), 401),
+                (Some("Bearer s3cret-token"), 200),
+            ];
+            for (header, status) in cases {
+                let mut request = client.post(&url).body("{}");
+                if let Some(h) = header {
+                    request = request.header(header::AUTHORIZATION, *h);
+                }
+                let response = request.send().await.unwrap();
+                assert_eq!(response.status().as_u16(), *status, "{header:?}");
+                let body = response.text().await.unwrap();
+                assert_eq!(body == "passed", *status == 200, "{header:?}: {body}");
             }
-            let response = request.send().await.unwrap();
-            assert_eq!(response.status().as_u16(), *status, "{header:?}");
-            let body = response.text().await.unwrap();
-            assert_eq!(body == "passed", *status == 200, "{header:?}: {body}");
+            server.abort();
         }
-        server.abort();
     }
 }

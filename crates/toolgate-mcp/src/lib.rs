@@ -39,14 +39,16 @@
 
 pub use add_server::{AddServerTool, ServerRecorder};
 pub use client::{McpManager, ServerState, ServerStatus};
-pub use config::{McpConfig, McpServerConfig};
+pub use config::{McpConfig, McpHttpClientConfig, McpHttpConfig, McpServerConfig};
 pub use error::Error;
+pub use gateway::{HttpClient, HttpOptions, Readiness};
 pub use server::{ElicitationApprover, McpServer};
 
 mod add_server;
 mod client;
 mod config;
 mod error;
+mod gateway;
 mod http_guard;
 mod names;
 mod server;

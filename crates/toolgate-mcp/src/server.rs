@@ -19,12 +19,17 @@ use toolgate_core::{RegisteredTool, ToolCall};
 use toolgate_engine::{Approval, ApprovalRequest, ApprovalScope, Approver, ExecutionEngine};
 
 use crate::error::Error;
+use crate::gateway::{self, Gateway, HttpOptions, Served};
 use crate::http_guard;
 use crate::stdio::LineTransport;
 
-/// The newest protocol revision we speak: the last one with the
-/// `initialize` handshake, which every current peer negotiates.
+/// The newest protocol revision with the `initialize` handshake, which
+/// every current peer negotiates: the newest over stdio and in session mode.
 const PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// The newest revision served over stateless HTTP: 2026-07-28, which has
+/// no handshake and no sessions (`server/discover`, each request on its own).
+const STATELESS_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
 tokio::task_local! {
     /// The client whose call is going through the gate, for
@@ -46,19 +51,25 @@ tokio::task_local! {
 ///
 /// # Clients are told apart
 ///
-/// Each client connection (a stdio client, each streamable HTTP session)
-/// has its own [`ApprovalScope`]: "allow for the session" given by one
-/// client covers that client's later calls only, and one client's open
-/// question never holds up another client's calls. A stateless HTTP
-/// request (no session) is a client of its own.
+/// A stdio client, and each streamable HTTP session in session mode
+/// ([`HttpOptions::sessions`]), has its own [`ApprovalScope`]: "allow for
+/// the session" given by one client covers that client's later calls only,
+/// and one client's open question never holds up another client's calls.
+/// Over stateless HTTP (the default) a request names its client by its
+/// bearer token ([`HttpClient`](crate::HttpClient)); each named client has
+/// its own scope on each worker, and every request without a named client's
+/// token belongs to one anonymous client.
 ///
 /// # Protocol
 ///
-/// Protocol versions up to 2025-11-25 with the `initialize` handshake. A
-/// `server/discover` probe (the 2026-07-28 opener that the Python SDK 2.x
-/// tries first) is answered with JSON-RPC -32601, over stdio by the
-/// handler and over HTTP before rmcp sees it, and the connection stays open,
-/// so the client falls back to `initialize`.
+/// Over stdio and in session mode: versions up to 2025-11-25 with the
+/// `initialize` handshake; a `server/discover` probe (the 2026-07-28 opener
+/// that the Python SDK 2.x tries first) is answered with JSON-RPC -32601
+/// and the connection stays open, so the client falls back to
+/// `initialize`. Over stateless HTTP: 2026-07-28 as well, `server/discover`
+/// answered; clients of earlier versions still `initialize`, get no
+/// `Mcp-Session-Id`, and any request is served by any worker (one carrying
+/// a session id some other server minted is served, not refused).
 #[derive(Clone)]
 pub struct McpServer {
     engine: Arc<ExecutionEngine>,
@@ -68,6 +79,11 @@ pub struct McpServer {
     clients: Arc<AtomicU64>,
     /// This connection's approvals, named once the client is known.
     scope: Arc<OnceLock<ApprovalScope>>,
+    /// Served over stateless HTTP: approvals are the client's (the
+    /// gateway's scope for it), and no question can be put to the client.
+    stateless: bool,
+    /// What makes this process's call ids unlike another worker's.
+    worker: Arc<str>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -87,6 +103,8 @@ impl McpServer {
             calls: Arc::new(AtomicU64::new(0)),
             clients: Arc::new(AtomicU64::new(0)),
             scope: Arc::new(OnceLock::new()),
+            stateless: false,
+            worker: Arc::from(""),
         }
     }
 
@@ -122,18 +140,36 @@ impl McpServer {
         self
     }
 
-    fn tools(&self) -> Vec<Arc<RegisteredTool>> {
-        let registry = self.engine.registry();
-        match &self.allowed {
+    fn tools(&self, served: Option<&Served>) -> Vec<Arc<RegisteredTool>> {
+        let (engine, allowed) = match served {
+            Some(served) => (&served.engine, &served.allowed),
+            None => (&self.engine, &self.allowed),
+        };
+        let registry = engine.registry();
+        match allowed {
             None => registry.list(),
             Some(names) => registry.filter_by_names(names),
         }
     }
 
-    fn is_allowed(&self, name: &str) -> bool {
-        self.allowed
-            .as_ref()
-            .is_none_or(|names| names.iter().any(|n| n == name))
+    fn is_allowed(&self, served: Option<&Served>, name: &str) -> bool {
+        match served {
+            Some(served) => served.is_allowed(name),
+            None => self
+                .allowed
+                .as_ref()
+                .is_none_or(|names| names.iter().any(|n| n == name)),
+        }
+    }
+
+    /// The HTTP client a request came from, as the gateway identified it.
+    fn served(context: &RequestContext<RoleServer>) -> Option<Arc<Served>> {
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()?
+            .extensions
+            .get::<Arc<Served>>()
+            .cloned()
     }
 
     /// Serves one client on stdin/stdout until it disconnects.
@@ -157,34 +193,54 @@ impl McpServer {
     /// `Authorization: Bearer TOKEN`; an empty or blank token is refused
     /// ([`Error::EmptyToken`]) before anything listens. Requests must name a
     /// loopback `Host` unless `addr` is not a loopback address
-    /// (DNS-rebinding protection).
+    /// (DNS-rebinding protection). The other options are
+    /// [`HttpOptions`]'s defaults.
     pub async fn serve_http(
         self,
         addr: SocketAddr,
         token: Option<String>,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
-        self.serve_http_announced(addr, token, shutdown, |_| {})
+        self.serve_http_with(addr, HttpOptions::new().token(token), shutdown, |_| {})
             .await
     }
 
-    /// [`McpServer::serve_http`], calling `listening` with the bound
-    /// address (the port chosen when `addr`'s is 0) once requests can be
-    /// made: a front end says where it listens.
-    pub async fn serve_http_announced(
-        self,
+    /// Serves streamable HTTP at `http://ADDR/mcp` as `options` say, calling
+    /// `listening` with the bound address (the port chosen when `addr`'s is
+    /// 0) once requests can be made.
+    ///
+    /// # Endpoints
+    ///
+    /// - `/mcp`: MCP. Each request is admitted by the rules of the
+    ///   gateway (drain 503, token 401, limits 429).
+    /// - `GET /healthz`: 200 while the process serves; no token needed.
+    /// - `GET /readyz`: 200 when the worker should get traffic, else 503
+    ///   with a one-line reason (draining, or the
+    ///   [`Readiness`](crate::Readiness) check's); no token needed.
+    ///
+    /// # Shutdown
+    ///
+    /// When `shutdown` resolves the worker drains: `/readyz` and new MCP
+    /// requests get 503 (with `Retry-After: 1`) at once, the requests in
+    /// flight finish, for up to [`HttpOptions::drain_timeout`]; then
+    /// whatever still runs is cancelled and this returns `Ok`.
+    pub async fn serve_http_with(
+        mut self,
         addr: SocketAddr,
-        token: Option<String>,
+        mut options: HttpOptions,
         shutdown: impl Future<Output = ()> + Send + 'static,
         listening: impl FnOnce(SocketAddr),
     ) -> Result<(), Error> {
         use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+        use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
         use rmcp::transport::streamable_http_server::{
             StreamableHttpServerConfig, StreamableHttpService,
         };
-        if token.as_deref().is_some_and(|t| t.trim().is_empty()) {
-            return Err(Error::EmptyToken);
-        }
+        let gateway = Arc::new(Gateway::new(
+            &mut options,
+            &self.engine,
+            self.allowed.as_ref(),
+        )?);
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| Error::Serve {
@@ -196,35 +252,92 @@ impl McpServer {
             source: Box::new(e),
         })?;
         tracing::info!("MCP server listening on http://{bound}/mcp");
-        let mut config = StreamableHttpServerConfig::default();
+        let sessions = options.sessions;
+        let mut config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(sessions)
+            .with_json_response(!sessions);
         if !addr.ip().is_loopback() {
             config = config.disable_allowed_hosts();
         }
+        let cancel = config.cancellation_token.clone();
+        self.stateless = !sessions;
+        self.worker = Arc::from(worker_tag());
         let server = self;
-        let service = StreamableHttpService::new(
-            move || Ok(server.for_new_client()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        let mut router = axum::Router::new()
-            .nest_service("/mcp", service)
-            .layer(axum::middleware::from_fn(http_guard::answer_discover))
-            .layer(axum::middleware::from_fn(http_guard::answer_delete));
-        if let Some(token) = token.map(Arc::new) {
-            // Outermost: nothing is read before the token is checked.
-            router = router.layer(axum::middleware::from_fn(move |request, next| {
-                http_guard::require_token(Arc::clone(&token), request, next)
-            }));
-        }
+        let mut router = if sessions {
+            let service = StreamableHttpService::new(
+                move || Ok(server.for_new_client()),
+                Arc::new(LocalSessionManager::default()),
+                config,
+            );
+            axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(axum::middleware::from_fn(http_guard::answer_discover))
+                .layer(axum::middleware::from_fn(http_guard::answer_delete))
+        } else {
+            let service = StreamableHttpService::new(
+                move || Ok(server.clone()),
+                Arc::new(NeverSessionManager::default()),
+                config,
+            );
+            axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(axum::middleware::from_fn(
+                    http_guard::answer_stateless_delete,
+                ))
+        };
+        // Outermost: nothing is read before the client is known and
+        // admitted.
+        router = router.layer(axum::middleware::from_fn({
+            let gateway = Arc::clone(&gateway);
+            move |request, next| gateway::admit(Arc::clone(&gateway), request, next)
+        }));
+        let router = router
+            .route("/healthz", axum::routing::get(gateway::healthz))
+            .route(
+                "/readyz",
+                axum::routing::get({
+                    let gateway = Arc::clone(&gateway);
+                    move || gateway::readyz(Arc::clone(&gateway))
+                }),
+            );
+        let drain_timeout = options.drain_timeout;
+        let drained = async move {
+            shutdown.await;
+            gateway.drain.start();
+            tracing::info!(
+                in_flight = gateway.drain.in_flight(),
+                "draining: new requests get 503, calls in flight finish"
+            );
+            if tokio::time::timeout(drain_timeout, gateway.drain.idle())
+                .await
+                .is_err()
+            {
+                tracing::warn!(
+                    in_flight = gateway.drain.in_flight(),
+                    "drain timeout of {} s reached: the calls still in flight are cancelled",
+                    drain_timeout.as_secs()
+                );
+            }
+            cancel.cancel();
+        };
         listening(bound);
         axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown)
+            .with_graceful_shutdown(drained)
             .await
             .map_err(|e| Error::Serve {
                 what: "the HTTP server failed".to_owned(),
                 source: Box::new(e),
             })
     }
+}
+
+/// A short tag that tells this process's call ids from another worker's:
+/// its process id and start time, in hex.
+fn worker_tag() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("{:x}{:05x}", std::process::id(), nanos & 0xf_ffff)
 }
 
 type BoxedRead = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
@@ -295,23 +408,38 @@ impl ServerHandler for McpServer {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&PROTOCOL))
+        Cow::Borrowed(ProtocolVersion::known_up_to(if self.stateless {
+            &STATELESS_PROTOCOL
+        } else {
+            &PROTOCOL
+        }))
     }
 
     async fn discover(
         &self,
         _context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, ErrorData> {
-        Err(ErrorData::method_not_found::<DiscoverRequestMethod>())
+        if !self.stateless {
+            return Err(ErrorData::method_not_found::<DiscoverRequestMethod>());
+        }
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
     }
 
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let served = Self::served(&context);
         Ok(ListToolsResult {
-            tools: self.tools().iter().map(|t| mcp_tool(t)).collect(),
+            tools: self
+                .tools(served.as_deref())
+                .iter()
+                .map(|t| mcp_tool(t))
+                .collect(),
             ..ListToolsResult::default()
         })
     }
@@ -321,20 +449,40 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        use tracing::Instrument as _;
         let name = request.name.to_string();
-        if !self.is_allowed(&name) {
+        let served = Self::served(&context);
+        if !self.is_allowed(served.as_deref(), &name) {
             return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                "the tool `{name}` is not available to this agent"
+                "the tool `{name}` is not available to this client"
             ))])
             .into());
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let id = format!("mcp-{}", self.calls.fetch_add(1, Ordering::Relaxed) + 1);
+        let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = if self.stateless {
+            format!("mcp-{}-{number}", self.worker)
+        } else {
+            format!("mcp-{number}")
+        };
+        let client = served.as_ref().and_then(|s| s.name.clone());
+        let span = tracing::info_span!("mcp_call", call_id = %id, client = client.as_deref());
         let call = ToolCall::new(id, name, arguments);
-        let scope = self.scope(&context.peer);
-        let run = CLIENT
-            .scope(context.peer.clone(), self.engine.execute_in(call, scope))
-            .await;
+        let engine = served.as_ref().map_or(&self.engine, |s| &s.engine);
+        let run = if let (Some(served), true) = (&served, self.stateless) {
+            // Over stateless HTTP the client cannot be asked: no question
+            // can reach it (the approver says so and how to allow).
+            engine
+                .execute_in(call, &served.scope)
+                .instrument(span)
+                .await
+        } else {
+            let scope = self.scope(&context.peer);
+            CLIENT
+                .scope(context.peer.clone(), engine.execute_in(call, scope))
+                .instrument(span)
+                .await
+        };
         let result = run.result;
         let content = if result.success {
             vec![ContentBlock::text(result.output)]
@@ -375,9 +523,12 @@ impl ElicitationApprover {
 impl Default for ElicitationApprover {
     fn default() -> Self {
         Self::new(
-            "this call needs confirmation and the MCP client does not support elicitation; \
-             restart `toolgate mcp serve` with `--mode yolo` to allow such calls, \
-             or use a client that supports elicitation",
+            "this call needs confirmation and the MCP client cannot be asked: it does not \
+             support elicitation, or it is served over stateless HTTP, where no question can \
+             reach it; restart `toolgate mcp serve` with `--mode yolo` (or give the client a \
+             `mode` in `mcp.http.clients`) to allow such calls, answer them in the web UI \
+             (`--approver ui`), or use a client that supports elicitation (over HTTP with \
+             `--sessions`)",
         )
     }
 }

@@ -26,6 +26,7 @@ fn entry(i: usize) -> AuditEntry {
         ts: format!("2026-01-01T00:00:00.{i:06}Z"),
         call_id: format!("call-{i}"),
         session_id: Some("s1".to_owned()),
+        client: None,
         tool: ["read_file", "search", "list_dir"][i % 3].to_owned(),
         args_sha256: format!("{i:064x}"),
         decision: "allowed".to_owned(),

@@ -44,6 +44,10 @@ pub struct AuditEntry {
     pub call_id: String,
     /// The agent session, if any.
     pub session_id: Option<String>,
+    /// The named client that made the call (an MCP client of
+    /// `mcp.http.clients`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The tool's name as asked for.
     pub tool: String,
     /// Hex SHA-256 of the final arguments.

@@ -25,6 +25,7 @@ mod tasks;
 const MIGRATIONS: &[&str] = &[
     include_str!("postgres/migrations/0001_initial.sql"),
     include_str!("postgres/migrations/0002_approvals.sql"),
+    include_str!("postgres/migrations/0003_audit_client.sql"),
 ];
 
 /// The schema version this build of toolgate needs in a `PostgreSQL` store

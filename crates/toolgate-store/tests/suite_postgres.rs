@@ -224,6 +224,7 @@ async fn the_audit_writer_batches_into_the_database_from_its_own_thread() {
             ts: format!("2026-01-01T00:00:00.{i:06}Z"),
             call_id: format!("c{i}"),
             session_id: None,
+            client: None,
             tool: "read_file".into(),
             args_sha256: String::new(),
             decision: "allowed".into(),

@@ -26,6 +26,7 @@ pub struct EngineBuilder {
     default_timeout: Duration,
     audit: Vec<Arc<dyn AuditSink>>,
     session_id: Option<String>,
+    client: Option<String>,
     workspace: Option<Workspace>,
     capture: Option<Arc<dyn ChangeCapture>>,
     scope: String,
@@ -47,6 +48,7 @@ impl ExecutionEngine {
             default_timeout: Duration::from_secs(120),
             audit: Vec::new(),
             session_id: None,
+            client: None,
             workspace: None,
             capture: None,
             scope: "this run".to_owned(),
@@ -180,6 +182,15 @@ impl EngineBuilder {
         self
     }
 
+    /// Names the client whose calls the engine serves (an MCP client of
+    /// `mcp.http.clients`): every audit record and audit event carries it.
+    /// By default, none.
+    #[must_use]
+    pub fn client(mut self, name: impl Into<String>) -> Self {
+        self.client = Some(name.into());
+        self
+    }
+
     /// Builds the engine.
     pub fn build(self) -> ExecutionEngine {
         ExecutionEngine {
@@ -197,6 +208,7 @@ impl EngineBuilder {
             default_timeout: self.default_timeout,
             audit: self.audit,
             session_id: self.session_id,
+            client: self.client,
             workspace: self.workspace,
             capture: self.capture,
             capture_lock: tokio::sync::Mutex::new(()),

@@ -187,7 +187,7 @@ impl<'h> GateBuilder<'h> {
             .clone()
             .filter(|_| self.plan_tools && mode != ConfirmationMode::DontAsk);
         let plan_tools = self.plan_tools;
-        let assembled = assemble(host, &tools.registry, mode, self).and_then(|parts| {
+        let assembled = assemble(host, &tools.registry, mode, self, None).and_then(|parts| {
             if plan_tools {
                 let (exit, enter) = plan_mode_tools(parts.0.mode_cell(), reviewer);
                 tools.registry.register(exit).map_err(HostError::Registry)?;
@@ -368,12 +368,13 @@ async fn register_dynamic(
 }
 
 /// The engine in front of `registry`, with the guardrails and hooks it
-/// holds.
+/// holds; its audit names `client` when there is one.
 fn assemble(
     host: &Host,
     registry: &Arc<Registry>,
     mode: ConfirmationMode,
     options: GateBuilder<'_>,
+    client: Option<&str>,
 ) -> Result<(ExecutionEngine, Arc<GuardrailsEngine>, Arc<HookExecutor>), HostError> {
     let config = host.config();
     let guardrails = host.guardrails()?;
@@ -390,6 +391,9 @@ fn assemble(
         .workspace(host.workspace_view()?);
     if let Some(capture) = host.change_capture() {
         builder = builder.capture(capture);
+    }
+    if let Some(client) = client {
+        builder = builder.client(client);
     }
     if let Some(id) = &options.session_id {
         builder = builder
@@ -409,6 +413,23 @@ fn assemble(
 }
 
 impl Host {
+    /// A second engine in front of a gate's `registry`, for one named
+    /// client of `toolgate mcp serve --http` (`mcp.http.clients`): the
+    /// same guardrails, hooks, rules, approver and audit as
+    /// [`GateBuilder::build`]'s, the client's own confirmation `mode`, and
+    /// every audit record naming `client`. The tools are the registry's
+    /// (nothing is started or registered again).
+    pub fn client_engine(
+        &self,
+        registry: &Arc<Registry>,
+        client: &str,
+        mode: ConfirmationMode,
+        interactive: Option<Arc<dyn Approver>>,
+    ) -> Result<ExecutionEngine, HostError> {
+        let options = GateBuilder::new(self).interactive(interactive);
+        assemble(self, registry, mode, options, Some(client)).map(|parts| parts.0)
+    }
+
     /// Starts every configured MCP server, lists how each went, and stops
     /// them (`toolgate mcp list`, `toolgate doctor`).
     pub async fn mcp_statuses(&self) -> Result<Vec<ServerStatus>, HostError> {

@@ -258,6 +258,7 @@ impl AuditSink for StoreAudit {
             ts: record.ts.clone(),
             call_id: record.call_id.to_owned(),
             session_id: record.session_id.map(str::to_owned),
+            client: record.client.map(str::to_owned),
             tool: record.tool.to_owned(),
             args_sha256: record.args_sha256.clone(),
             decision: record.decision.to_owned(),

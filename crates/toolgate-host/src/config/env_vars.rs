@@ -21,6 +21,9 @@ pub const TOOLGATE_TRUST_WORKSPACE: &str = "TOOLGATE_TRUST_WORKSPACE";
 pub const TOOLGATE_LOG: &str = "TOOLGATE_LOG";
 /// The standard fallback for [`TOOLGATE_LOG`].
 pub const RUST_LOG: &str = "RUST_LOG";
+/// How stderr diagnostics are written (same as `--log-format`): `text`
+/// (the default), or `json`, one JSON object per line.
+pub const TOOLGATE_LOG_FORMAT: &str = "TOOLGATE_LOG_FORMAT";
 /// Base directory of the user configuration (`$XDG_CONFIG_HOME/toolgate/config.yaml`)
 /// and of the trust store (`$XDG_CONFIG_HOME/toolgate/trusted.json`).
 pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";

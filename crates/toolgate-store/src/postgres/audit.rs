@@ -26,18 +26,19 @@ impl AuditStore for PostgresStore {
             columns.duration_us.push(to_i64(e.duration_us));
             columns.error.push(e.error.clone());
             columns.effects.push(to_json(&e.effects)?);
+            columns.client.push(e.client.clone());
         }
         let mut client = self.client().await?;
         let tx = begin(&mut client).await?;
         tx.execute(
             "INSERT INTO audit (ts, call_id, session_id, tool, args_sha256, decision, success,
-                duration_us, error, effects)
+                duration_us, error, effects, client)
              SELECT ts, call_id, session_id, tool, args_sha256, decision, success, duration_us,
-                    error, effects
+                    error, effects, client
              FROM UNNEST($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[],
-                $6::TEXT[], $7::BOOLEAN[], $8::BIGINT[], $9::TEXT[], $10::TEXT[])
+                $6::TEXT[], $7::BOOLEAN[], $8::BIGINT[], $9::TEXT[], $10::TEXT[], $11::TEXT[])
                 WITH ORDINALITY AS a (ts, call_id, session_id, tool, args_sha256, decision,
-                    success, duration_us, error, effects, n)
+                    success, duration_us, error, effects, client, n)
              ORDER BY n",
             &[
                 &columns.ts,
@@ -50,6 +51,7 @@ impl AuditStore for PostgresStore {
                 &columns.duration_us,
                 &columns.error,
                 &columns.effects,
+                &columns.client,
             ],
         )
         .await
@@ -65,7 +67,7 @@ impl AuditStore for PostgresStore {
         let rows = client
             .query(
                 "SELECT ts, call_id, session_id, tool, args_sha256, decision, success,
-                        duration_us, error, effects
+                        duration_us, error, effects, client
                  FROM audit
                  WHERE ($1::TEXT IS NULL OR decision = $1)
                    AND ($2::TEXT IS NULL OR session_id = $2)
@@ -81,6 +83,7 @@ impl AuditStore for PostgresStore {
                     ts: r.get(0),
                     call_id: r.get(1),
                     session_id: r.get(2),
+                    client: r.get(10),
                     tool: r.get(3),
                     args_sha256: r.get(4),
                     decision: r.get(5),
@@ -107,4 +110,5 @@ struct Columns {
     duration_us: Vec<i64>,
     error: Vec<Option<String>>,
     effects: Vec<String>,
+    client: Vec<Option<String>>,
 }

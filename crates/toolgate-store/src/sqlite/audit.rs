@@ -32,8 +32,8 @@ impl AuditStore for SqliteStore {
                 let mut insert = tx
                     .prepare_cached(
                         "INSERT INTO audit (ts, call_id, session_id, tool, args_sha256, decision,
-                            success, duration_us, error, effects)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                            success, duration_us, error, effects, client)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                     )
                     .db()?;
                 for (e, effects) in &rows {
@@ -49,6 +49,7 @@ impl AuditStore for SqliteStore {
                             to_i64(e.duration_us),
                             e.error,
                             effects,
+                            e.client,
                         ])
                         .db()?;
                 }
@@ -61,7 +62,7 @@ impl AuditStore for SqliteStore {
     async fn recent(&self, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
         let mut sql = String::from(
             "SELECT ts, call_id, session_id, tool, args_sha256, decision, success, duration_us,
-                    error, effects
+                    error, effects, client
              FROM audit",
         );
         let mut args = Vec::new();
@@ -91,6 +92,7 @@ impl AuditStore for SqliteStore {
                             ts: r.get(0)?,
                             call_id: r.get(1)?,
                             session_id: r.get(2)?,
+                            client: r.get(10)?,
                             tool: r.get(3)?,
                             args_sha256: r.get(4)?,
                             decision: r.get(5)?,

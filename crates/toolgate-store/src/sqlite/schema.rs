@@ -387,6 +387,9 @@ const AUDIT_MIGRATIONS: &[&str] = &[
      CREATE INDEX audit_session ON audit (session_id, id);
      CREATE INDEX audit_tool ON audit (tool, id);
      CREATE TABLE moved (rows INTEGER NOT NULL, last_id INTEGER NOT NULL);",
+    // 2: the audit names the client that made a call (a named client of
+    // `mcp.http.clients`); NULL for calls of nobody in particular.
+    "ALTER TABLE audit ADD COLUMN client TEXT;",
 ];
 
 /// The schema version this build writes.

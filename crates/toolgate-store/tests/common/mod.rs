@@ -75,6 +75,7 @@ pub(crate) fn audit_entry(i: usize) -> AuditEntry {
         } else {
             Some(format!("s{}", i % 2))
         },
+        client: i.is_multiple_of(4).then(|| format!("client-{}", i % 3)),
         tool: tools[i % tools.len()].to_owned(),
         args_sha256: format!("{i:064x}"),
         decision: decisions[i % decisions.len()].to_owned(),
