@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
+use axum::serve::ListenerExt as _;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverRequestMethod,
@@ -321,6 +322,15 @@ impl McpServer {
             cancel.cancel();
         };
         listening(bound);
+        // Answers go out as soon as they are written: with Nagle's
+        // algorithm on, a small answer after a small request waits for the
+        // client's delayed ACK (about 40 ms on Linux) — most of a call's
+        // latency through a load balancer.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::debug!("could not set TCP_NODELAY: {error}");
+            }
+        });
         axum::serve(listener, router)
             .with_graceful_shutdown(drained)
             .await
