@@ -29,10 +29,11 @@ mod tasks;
 /// another process is stuck, not busy.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The pages of write-ahead log past which a commit checkpoints it (rule 2
-/// of [`SqliteStore`]): small, since every process that opens the store
-/// with no other process holding it reads the whole log back.
-pub const WAL_PAGES: i64 = 64;
+/// The pages of write-ahead log past which a commit checkpoints it, and a
+/// closing connection empties it (rule 2 of [`SqliteStore`]): small, since
+/// every process that opens the store with no other process holding it
+/// reads the whole log back.
+pub const WAL_PAGES: i64 = 16;
 
 /// The schema version this build of toolgate writes (`PRAGMA
 /// user_version`). Databases with a higher version are refused.
@@ -63,13 +64,16 @@ pub const SCHEMA_VERSION: i64 = schema::VERSION;
 ///    committed transaction intact and the one in flight rolled back.
 ///    `synchronous = NORMAL`: a committed transaction survives the process;
 ///    a power cut may lose the last few, and never corrupts the file.
-///    Closing does not checkpoint: the log stays beside the database, and
-///    the commit that brings it past [`WAL_PAGES`] pages folds it into the
-///    database (a one-off command would otherwise, for its one row, copy the
-///    log into the file, sync both and delete the log; with the log kept,
-///    the next process reads at most those few pages back). The log file is
-///    cut back to 1 MiB after a checkpoint. A copy of the store is the
-///    database with its `-wal` file (or `VACUUM INTO`).
+///    A short log is not checkpointed on close: it stays beside the
+///    database, and the next process to open the file reads it back (a
+///    one-off command would otherwise, for its one row, copy the log into
+///    the file, sync both and delete the log). A connection that wrote and
+///    finds [`WAL_PAGES`] pages or more in the log on close checkpoints it
+///    and empties it, unless another process is reading (it then
+///    checkpoints in its turn): the log a process reads back stays short.
+///    Within a process, the commit that brings the log past [`WAL_PAGES`]
+///    pages checkpoints it. A copy of the store is the database with its
+///    `-wal` file (or `VACUUM INTO`).
 /// 3. Every write takes the write lock when it begins (`BEGIN IMMEDIATE`)
 ///    and waits up to 10 seconds for another connection to release it, so
 ///    any number of toolgate processes can share the file. (A deferred
@@ -114,6 +118,48 @@ struct Inner {
     conn: Mutex<(Connection, bool)>,
     /// The audit file's connection (rule 6), opened on first use.
     audit: Mutex<Option<Connection>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let (conn, settled) = self.conn.get_mut().unwrap_or_else(PoisonError::into_inner);
+        // An unsettled connection ran no statement: it wrote nothing, and a
+        // checkpoint would read the schema it was spared.
+        if *settled {
+            fold_log(conn, &self.path);
+        }
+        let audit = self.audit.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Some(conn) = audit {
+            fold_log(conn, &audit_path(&self.path));
+        }
+    }
+}
+
+/// Checkpoints the log of the database at `path` and empties it when it
+/// holds [`WAL_PAGES`] pages or more, without waiting for other readers
+/// (rule 2).
+fn fold_log(conn: &Connection, path: &Path) {
+    // A frame is a page (4 KiB, `SQLite`'s default) and a 24-byte header,
+    // after a 32-byte file header.
+    let frames = std::fs::metadata(companion(path, "-wal"))
+        .map_or(0, |m| m.len().saturating_sub(32) / (4096 + 24));
+    if frames < u64::try_from(WAL_PAGES).unwrap_or(u64::MAX) {
+        return;
+    }
+    let folded = conn.busy_timeout(Duration::ZERO).and_then(|()| {
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        })
+    });
+    match folded {
+        Ok(0) => {}
+        Ok(_) => {
+            tracing::debug!(path = %path.display(), "log not emptied: another process reads it");
+        }
+        Err(error) => {
+            tracing::debug!(path = %path.display(), %error, "log not checkpointed");
+        }
+    }
 }
 
 impl SqliteStore {
