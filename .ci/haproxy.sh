@@ -58,7 +58,7 @@ config() { # config PORT WORKER...
       next
     }
     /^[ \t]*balance / { print; printf "%s", ENVIRON["STICK"]; next }
-    ENVIRON["AFFINITY"] == 1 && /^[ \t]*(option httpchk|http-check) / { next }
+    ENVIRON["AFFINITY"] == 1 && /^[ \t]*(option httpchk|http-check)([ \t]|$)/ { next }
     { print }
     END {
       if (!found) { print "haproxy.sh: no ```haproxy block in docs/deployment.md" > "/dev/stderr"; exit 1 }
