@@ -82,8 +82,11 @@ fn stuck() -> String {
         .collect();
     let last: Vec<&String> = trouble.iter().rev().take(8).collect();
     format!(
-        "clients not done, e.g.:\n{}\napprover's last troubles: {last:?}",
-        clients.join("\n")
+        "clients not done, e.g.:\n{}\napprover's last troubles: {last:?}\n(an append waits \
+         for its approval: without TOOLGATE_GATEWAY_AFFINITY=1 the approver answers only \
+         through w{}'s page, which must list the calls every worker holds)",
+        clients.join("\n"),
+        APPROVING_UI + 1
     )
 }
 
@@ -381,6 +384,20 @@ fn sha256_hex(bytes: &[u8]) -> String {
         })
 }
 
+/// Whether an error says the call may have run (its worker died while
+/// running it), in any of the ways one would put it.
+fn says_may_have_run(text: &str) -> bool {
+    let text = text.to_lowercase();
+    [
+        "may have run",
+        "may have been run",
+        "might have run",
+        "may already have run",
+    ]
+    .iter()
+    .any(|words| text.contains(words))
+}
+
 /// One MCP client's 50 calls, each retried until it has an answer.
 async fn client_run(
     index: usize,
@@ -453,8 +470,7 @@ async fn client_run(
                     outcome.text = answer.text();
                     outcome.ok = !answer.is_error();
                     outcome.failed = false;
-                    outcome.maybe_ran =
-                        answer.is_error() && outcome.text.to_lowercase().contains("may have run");
+                    outcome.maybe_ran = answer.is_error() && says_may_have_run(&outcome.text);
                     outcome.worker = answer.worker;
                     break;
                 }
@@ -623,7 +639,15 @@ fn terminate(proc: &mut Proc) {
     let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(status.success(), "kill -TERM {pid}");
     let deadline = Instant::now() + Duration::from_secs(60);
-    while proc.alive() {
+    loop {
+        if let Some(status) = proc.child.try_wait().unwrap() {
+            assert!(
+                status.success(),
+                "a drained worker exits with success\n{}",
+                proc.report()
+            );
+            return;
+        }
         assert!(
             Instant::now() < deadline,
             "did not exit within 60 s of SIGTERM\n{}",
