@@ -11,6 +11,9 @@
 #                         cargo build --release --locked -p toolgate-cli)
 #       CALLS_PER_CLIENT  default 300
 #   CLIENTS=32            concurrent clients (default 32)
+#   ROUNDS=3              rounds; each measures every row once, in turn, so
+#                         a slow spell on a shared machine hits all rows;
+#                         the table shows medians over the rounds
 #   GATEWAY_DRIVER=path   the driver binary (default: the release example,
 #                         built when missing)
 #
@@ -28,6 +31,7 @@ TARGET=${CARGO_TARGET_DIR:-target}
 TOOLGATE=${1:-$TARGET/release/toolgate}
 CALLS=${2:-300}
 CLIENTS=${CLIENTS:-32}
+ROUNDS=${ROUNDS:-3}
 DRIVER=${GATEWAY_DRIVER:-$TARGET/release/examples/gateway_driver}
 PEERS=${TOOLGATE_MCP_PEERS:-$PWD/.ci}
 EVERYTHING="$PEERS/node/node_modules/.bin/mcp-server-everything"
@@ -152,47 +156,61 @@ measure() { # measure NAME URL TOOL ARGS
 }
 
 READ='{"path":"hello.txt"}'
-echo "gateway benchmark: $CLIENTS clients x $CALLS calls, $TOOLGATE" >&2
+echo "gateway benchmark: $CLIENTS clients x $CALLS calls, $ROUNDS rounds, $TOOLGATE" >&2
 
-start_workers sqlite 1
-measure "toolgate, 1 worker, SQLite, direct" "http://${WORKERS[0]}/mcp" read_file "$READ"
-behind_haproxy sqlite-1
-measure "toolgate, 1 worker, SQLite, HAProxy" "$URL" read_file "$READ"
-stop_all
+for round in $(seq 1 "$ROUNDS"); do
+  echo "round $round of $ROUNDS" >&2
+  start_workers sqlite 1
+  measure "toolgate, 1 worker, SQLite, direct" "http://${WORKERS[0]}/mcp" read_file "$READ"
+  behind_haproxy sqlite-1
+  measure "toolgate, 1 worker, SQLite, HAProxy" "$URL" read_file "$READ"
+  stop_all
 
-start_workers sqlite 3
-behind_haproxy sqlite-3
-measure "toolgate, 3 workers, SQLite, HAProxy" "$URL" read_file "$READ"
-stop_all
+  start_workers sqlite 3
+  behind_haproxy sqlite-3
+  measure "toolgate, 3 workers, SQLite, HAProxy" "$URL" read_file "$READ"
+  stop_all
 
-start_workers postgres 1
-behind_haproxy postgres-1
-measure "toolgate, 1 worker, PostgreSQL, HAProxy" "$URL" read_file "$READ"
-stop_all
+  start_workers postgres 1
+  behind_haproxy postgres-1
+  measure "toolgate, 1 worker, PostgreSQL, HAProxy" "$URL" read_file "$READ"
+  stop_all
 
-start_workers postgres 3
-behind_haproxy postgres-3
-measure "toolgate, 3 workers, PostgreSQL, HAProxy" "$URL" read_file "$READ"
-stop_all
+  start_workers postgres 3
+  behind_haproxy postgres-3
+  measure "toolgate, 3 workers, PostgreSQL, HAProxy" "$URL" read_file "$READ"
+  stop_all
 
-port=$(free_port)
-PORT=$port "$EVERYTHING" streamableHttp >"$DIR/everything.log" 2>&1 &
-PIDS+=($!)
-measure "server-everything (Node $(node --version)), direct" "http://127.0.0.1:$port/mcp" echo '{"message":"hi"}'
-stop_all
+  port=$(free_port)
+  PORT=$port "$EVERYTHING" streamableHttp >"$DIR/everything.log" 2>&1 &
+  PIDS+=($!)
+  measure "server-everything (Node $(node --version)), direct" "http://127.0.0.1:$port/mcp" echo '{"message":"hi"}'
+  stop_all
+done
 
-python3 - "$AFFINITY" "$(nproc)" "${RESULTS[@]}" <<'PY'
-import json, sys
-affinity, cores = sys.argv[1] == "1", sys.argv[2]
-pairs = sys.argv[3:]
-rows = [(pairs[i], json.loads(pairs[i + 1])) for i in range(0, len(pairs), 2)]
-base = rows[0][1]["calls_per_sec"]
-node = rows[-1][1]["calls_per_sec"]
+python3 - "$AFFINITY" "$(nproc)" "$ROUNDS" "${RESULTS[@]}" <<'PY'
+import json, statistics, sys
+affinity, cores, rounds = sys.argv[1] == "1", sys.argv[2], int(sys.argv[3])
+pairs = sys.argv[4:]
+names, runs = [], {}
+for i in range(0, len(pairs), 2):
+    name = pairs[i]
+    if name not in runs:
+        names.append(name)
+        runs[name] = []
+    runs[name].append(json.loads(pairs[i + 1]))
+def med(name, key):
+    return statistics.median(r[key] for r in runs[name])
+base, node = med(names[0], "calls_per_sec"), med(names[-1], "calls_per_sec")
 fmt = "{:52}{:>10}{:>9}{:>9}{:>8}{:>10}{:>9}"
 print(fmt.format("", "calls/s", "p50 ms", "p99 ms", "errors", "vs first", "vs Node"))
-for name, r in rows:
-    print(fmt.format(name, f"{r['calls_per_sec']:.0f}", f"{r['p50_ms']:.2f}", f"{r['p99_ms']:.2f}",
-                     r["errors"], f"{r['calls_per_sec'] / base:.2f}x", f"{r['calls_per_sec'] / node:.2f}x"))
-print(f"{rows[0][1]['clients']} clients, {rows[0][1]['calls']} timed calls each row, {cores} cores"
+for name in names:
+    rate = med(name, "calls_per_sec")
+    errors = sum(r["errors"] for r in runs[name])
+    print(fmt.format(name, f"{rate:.0f}", f"{med(name, 'p50_ms'):.2f}", f"{med(name, 'p99_ms'):.2f}",
+                     errors, f"{rate / base:.2f}x", f"{rate / node:.2f}x"))
+first = runs[names[0]][0]
+print(f"medians of {rounds} rounds; {first['clients']} clients, {first['calls']} timed calls per row "
+      f"and round; {cores} cores"
       + ("; HAProxy with session affinity (workers without /readyz)" if affinity else "; HAProxy without affinity"))
 PY
