@@ -21,6 +21,8 @@
 //!   their enable flags, MCP servers' tools), guardrails, hooks, the
 //!   confirmation mode and approver, the audit with the session id. The
 //!   rules are on [`Host`].
+//! - [`StoreApprover`] asks through the store: a call's question waits
+//!   there, answered from any process sharing it.
 //! - [`Host::own_state`] is toolgate's own state (configuration, trust
 //!   store, store, audit): the file tools refuse it and the sandbox masks
 //!   it, in every mode and wherever the workspace is ([`OwnState`]).
@@ -46,6 +48,7 @@
 //! # }
 //! ```
 
+pub use approvals::{APPROVAL_TIMEOUT, StoreApprover, StoredView, decided, worker_name};
 pub use assembly::catalog::{
     AgentLoopGroup, GROUPS, ToolsSection, reserved_names, untrusted_tool_keys,
 };
@@ -97,6 +100,7 @@ pub mod cron {
     };
 }
 
+mod approvals;
 mod assembly;
 mod atomic;
 mod claim;

@@ -2,11 +2,18 @@
 //! store so that any worker's UI or approver can answer them, and so that
 //! an approved call runs once, whichever worker asks again.
 
+use std::time::Duration;
+
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::StoreError;
+
+/// How often [`ApprovalStore::wait_for_change`] reads the approval again
+/// by default (the `SQLite` backend: other processes' writes come with no
+/// signal, so they are polled).
+pub const APPROVAL_POLL: Duration = Duration::from_millis(250);
 
 /// Where calls waiting for a person are kept, with the answer and, once the
 /// call ran, its result.
@@ -35,6 +42,13 @@ use crate::StoreError;
 /// 4. [`finish_approved_run`](Self::finish_approved_run) stores the
 ///    result (only the running worker's), so that a retry of a finished
 ///    call gets the result instead of a second run.
+/// 5. [`wait_for_change`](Self::wait_for_change) returns as soon as the
+///    approval has left the status the caller saw, whichever process
+///    changed it: on `PostgreSQL` woken by `LISTEN/NOTIFY` (every change
+///    of an approval sends a notification on the channel
+///    [`APPROVALS_CHANNEL`], in the transaction that changes it), with a
+///    slow poll as a safety net; on `SQLite` by polling every
+///    [`APPROVAL_POLL`]. The caller does not know which.
 #[async_trait]
 pub trait ApprovalStore: Send + Sync {
     /// Stores a pending approval, or returns the one asked with this key
@@ -74,7 +88,42 @@ pub trait ApprovalStore: Send + Sync {
     /// Marks the approvals pending past their `expires` at `now` expired;
     /// returns how many.
     async fn expire_approvals(&self, now: i64) -> Result<u64, StoreError>;
+
+    /// Waits until approval `id` is no longer in status `from`, or
+    /// `timeout` has passed (rule 5): the approval as it is then (still in
+    /// `from` on a timeout), or `None` when no approval has this id. By
+    /// default, reads it every [`APPROVAL_POLL`].
+    async fn wait_for_change(
+        &self,
+        id: i64,
+        from: ApprovalStatus,
+        timeout: Duration,
+    ) -> Result<Option<ApprovalRecord>, StoreError> {
+        let deadline = deadline_after(timeout);
+        loop {
+            let Some(record) = self.approval(id).await? else {
+                return Ok(None);
+            };
+            let now = tokio::time::Instant::now();
+            if record.status != from || now >= deadline {
+                return Ok(Some(record));
+            }
+            tokio::time::sleep(APPROVAL_POLL.min(deadline - now)).await;
+        }
+    }
 }
+
+/// When a wait of `timeout` from now ends (far off, for a timeout no clock
+/// can add).
+pub(crate) fn deadline_after(timeout: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(timeout)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 60 * 60))
+}
+
+/// The `PostgreSQL` channel on which every change of an approval is
+/// notified, its id as the payload (rule 5).
+pub const APPROVALS_CHANNEL: &str = "toolgate_approvals";
 
 /// Where an approval is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -145,6 +194,9 @@ pub struct ApprovalRecord {
     pub status: ApprovalStatus,
     /// Who answered, once answered.
     pub answered_by: Option<String>,
+    /// Whether the answer allows the tool for the rest of the asking
+    /// client's session too (see [`Answer::for_session`]).
+    pub for_session: bool,
     /// When it was answered (or expired).
     pub answered: Option<i64>,
     /// The worker that claimed the call to run it.
@@ -170,6 +222,10 @@ pub struct Answer {
     pub id: i64,
     /// Approve (`true`) or deny.
     pub approve: bool,
+    /// With `approve`: allow the tool, with the call's sensitivity, for
+    /// the rest of the asking client's session too ("allow for the
+    /// session"); what that means is the asking gate's.
+    pub for_session: bool,
     /// Who answered (a user name, `ui@worker-2`).
     pub by: String,
     /// When.

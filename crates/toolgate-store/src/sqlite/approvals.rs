@@ -11,7 +11,7 @@ use crate::{
 };
 
 const COLUMNS: &str = "id, key, session_id, tool, view, worker, created, expires, status,
-    answered_by, answered, runner, result";
+    answered_by, answered, runner, result, for_session";
 
 /// A row, its JSON and status still text.
 struct Raw {
@@ -34,6 +34,7 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
             expires: r.get(7)?,
             status: ApprovalStatus::Pending,
             answered_by: r.get(9)?,
+            for_session: r.get(13)?,
             answered: r.get(10)?,
             runner: r.get(11)?,
             result: None,
@@ -172,8 +173,16 @@ impl ApprovalStore for SqliteStore {
                 ApprovalStatus::Denied
             };
             tx.execute(
-                "UPDATE approvals SET status = ?2, answered_by = ?3, answered = ?4 WHERE id = ?1",
-                params![answer.id, status.as_str(), answer.by, answer.at],
+                "UPDATE approvals SET status = ?2, answered_by = ?3, answered = ?4,
+                    for_session = ?5
+                 WHERE id = ?1",
+                params![
+                    answer.id,
+                    status.as_str(),
+                    answer.by,
+                    answer.at,
+                    answer.approve && answer.for_session
+                ],
             )
             .db()?;
             let record = reread(&tx, answer.id)?;

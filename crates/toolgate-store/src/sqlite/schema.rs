@@ -356,6 +356,12 @@ const MIGRATIONS: &[&str] = &[
         result TEXT
      );
      CREATE INDEX approvals_pending ON approvals (status, id);",
+    // 12 (13 once the audit's `client` column, another branch's 12, is
+    // merged before it; the two touch different tables): whether an
+    // approval's answer allows the tool for the rest of the asking
+    // client's session ("allow for the session", answered from any
+    // process).
+    "ALTER TABLE approvals ADD COLUMN for_session INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// The schema version this build writes.

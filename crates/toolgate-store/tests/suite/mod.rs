@@ -13,6 +13,7 @@ use std::sync::Arc;
 use crate::common::{message, new_session, step};
 
 use serde_json::json;
+use std::time::Duration;
 use toolgate_core::{FileState, LinkId, PathChange, PlanStep, StepStatus};
 use toolgate_store::{
     AfterRun, AuditEntry, AuditFilter, Claim, Created, DynamicToolKind, DynamicToolScope,
@@ -48,6 +49,7 @@ macro_rules! suite_tests {
             dynamic_tools_review,
             checkpoints_and_rewinds,
             approvals_answered_once_and_run_once,
+            approvals_waits_end_at_a_change,
         );
     };
     (@each $open:path; $($case:ident),+ $(,)?) => {
@@ -1454,6 +1456,7 @@ pub(crate) async fn approvals_answered_once_and_run_once(store: Arc<impl Backend
                 .answer_approval(&Answer {
                     id,
                     approve,
+                    for_session: false,
                     by: format!("person{i}"),
                     at: 2_000,
                 })
@@ -1480,6 +1483,7 @@ pub(crate) async fn approvals_answered_once_and_run_once(store: Arc<impl Backend
         .answer_approval(&Answer {
             id: second.id,
             approve: true,
+            for_session: false,
             by: "late".into(),
             at: 2_000,
         })
@@ -1494,6 +1498,7 @@ pub(crate) async fn approvals_answered_once_and_run_once(store: Arc<impl Backend
             .answer_approval(&Answer {
                 id: 999_999,
                 approve: true,
+                for_session: false,
                 by: "x".into(),
                 at: 1
             })
@@ -1518,6 +1523,7 @@ pub(crate) async fn approvals_answered_once_and_run_once(store: Arc<impl Backend
         .answer_approval(&Answer {
             id: call.id,
             approve: true,
+            for_session: false,
             by: "p".into(),
             at: 3_000,
         })
@@ -1580,5 +1586,102 @@ pub(crate) async fn approvals_answered_once_and_run_once(store: Arc<impl Backend
     assert_eq!(
         store.approval_by_key("k5").await.unwrap().unwrap().status,
         ApprovalStatus::Pending
+    );
+}
+
+pub(crate) async fn approvals_waits_end_at_a_change(store: Arc<impl Backend>) {
+    let Asked::New(asked) = store.ask_approval(&approval("w1", i64::MAX)).await.unwrap() else {
+        panic!("a new key is asked");
+    };
+    // Nobody answers: the wait ends at its timeout, the approval unchanged.
+    let waited = store
+        .wait_for_change(
+            asked.id,
+            ApprovalStatus::Pending,
+            Duration::from_millis(300),
+        )
+        .await
+        .unwrap();
+    assert_eq!(waited, Some(asked.clone()));
+    assert_eq!(
+        store
+            .wait_for_change(999_999, ApprovalStatus::Pending, Duration::from_secs(5))
+            .await
+            .unwrap(),
+        None,
+        "no such approval"
+    );
+    // A wait ends with the answer, "allow for the session" kept.
+    let waiter = {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move {
+            store
+                .wait_for_change(asked.id, ApprovalStatus::Pending, Duration::from_secs(60))
+                .await
+                .unwrap()
+        })
+    };
+    let answered = store
+        .answer_approval(&Answer {
+            id: asked.id,
+            approve: true,
+            for_session: true,
+            by: "ui@worker-2".into(),
+            at: 2_000,
+        })
+        .await
+        .unwrap();
+    let Answered::Answered(answered) = answered else {
+        panic!("{answered:?}");
+    };
+    assert!(answered.for_session);
+    let woken = waiter.await.unwrap().unwrap();
+    assert_eq!(woken.status, ApprovalStatus::Approved);
+    assert!(woken.for_session);
+    assert_eq!(woken.answered_by.as_deref(), Some("ui@worker-2"));
+    // A denial never allows for the session, whatever it says.
+    let Asked::New(denied) = store.ask_approval(&approval("w2", i64::MAX)).await.unwrap() else {
+        panic!("a new key is asked");
+    };
+    store
+        .answer_approval(&Answer {
+            id: denied.id,
+            approve: false,
+            for_session: true,
+            by: "p".into(),
+            at: 2_000,
+        })
+        .await
+        .unwrap();
+    let denied = store.approval(denied.id).await.unwrap().unwrap();
+    assert_eq!(
+        (denied.status, denied.for_session),
+        (ApprovalStatus::Denied, false)
+    );
+    // A wait for the run to end ends when its result is stored.
+    let claimed = store
+        .claim_approved_run(asked.id, "w1", 3_000)
+        .await
+        .unwrap();
+    assert!(matches!(claimed, RunClaim::Claimed(_)), "{claimed:?}");
+    let waiter = {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move {
+            store
+                .wait_for_change(asked.id, ApprovalStatus::Running, Duration::from_secs(60))
+                .await
+                .unwrap()
+        })
+    };
+    assert!(
+        store
+            .finish_approved_run(asked.id, "w1", &json!("ran"), 3_100)
+            .await
+            .unwrap()
+    );
+    let done = waiter.await.unwrap().unwrap();
+    assert_eq!(
+        (done.status, done.result),
+        (ApprovalStatus::Done, Some(json!("ran")))
     );
 }
