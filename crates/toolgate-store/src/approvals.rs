@@ -49,6 +49,17 @@ pub const APPROVAL_POLL: Duration = Duration::from_millis(250);
 ///    [`APPROVALS_CHANNEL`], in the transaction that changes it), with a
 ///    slow poll as a safety net; on `SQLite` by polling every
 ///    [`APPROVAL_POLL`]. The caller does not know which.
+/// 6. The same records are the ledger of keyed calls: a call that needs
+///    nobody's approval is claimed by key with
+///    [`claim_run`](Self::claim_run), which records it `running` if the
+///    key is new, so that a key has one record whatever became of it.
+/// 7. A worker that runs calls holds a lease
+///    ([`hold_worker`](Self::hold_worker)) that ends with its process,
+///    killed or not: on `PostgreSQL` a session-level advisory lock on a
+///    connection of its own (the server frees it when the connection
+///    closes); on `SQLite` an exclusive `flock` on a file beside the
+///    database (the kernel frees it when the process exits).
+///    [`worker_alive`](Self::worker_alive) asks without taking anything.
 #[async_trait]
 pub trait ApprovalStore: Send + Sync {
     /// Stores a pending approval, or returns the one asked with this key
@@ -88,6 +99,20 @@ pub trait ApprovalStore: Send + Sync {
     /// Marks the approvals pending past their `expires` at `now` expired;
     /// returns how many.
     async fn expire_approvals(&self, now: i64) -> Result<u64, StoreError>;
+
+    /// Claims the call keyed `run.key` for `run.worker` to run (rule 6):
+    /// a key never seen is recorded `running` at once (nobody was asked),
+    /// an approved one moves to `running`; otherwise [`RunClaim::Taken`]
+    /// (running or done) or [`RunClaim::NotApproved`] (pending, denied,
+    /// expired). Atomic: of workers claiming one key at once, one wins.
+    async fn claim_run(&self, run: &NewRun) -> Result<RunClaim, StoreError>;
+
+    /// Holds `worker` alive (rule 7) until the lease is dropped or the
+    /// process ends, however it ends.
+    async fn hold_worker(&self, worker: &str) -> Result<WorkerLease, StoreError>;
+
+    /// Whether `worker` holds its lease now (rule 7).
+    async fn worker_alive(&self, worker: &str) -> Result<bool, StoreError>;
 
     /// Waits until approval `id` is no longer in status `from`, or
     /// `timeout` has passed (rule 5): the approval as it is then (still in
@@ -213,6 +238,39 @@ pub enum Asked {
     New(ApprovalRecord),
     /// The key was asked before: that approval, unchanged.
     Existing(ApprovalRecord),
+}
+
+/// A keyed call to claim, for [`ApprovalStore::claim_run`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewRun {
+    /// The call's idempotency key.
+    pub key: String,
+    /// The agent session, if any.
+    pub session_id: Option<String>,
+    /// The tool's name.
+    pub tool: String,
+    /// The worker that would run it.
+    pub worker: String,
+    /// When.
+    pub at: i64,
+}
+
+/// A worker's hold on its liveness in the store
+/// ([`ApprovalStore::hold_worker`]): dropped, the worker is gone.
+pub struct WorkerLease(
+    #[expect(dead_code, reason = "held for its Drop")] Box<dyn std::any::Any + Send + Sync>,
+);
+
+impl WorkerLease {
+    pub(crate) fn new(held: impl std::any::Any + Send + Sync) -> Self {
+        Self(Box::new(held))
+    }
+}
+
+impl std::fmt::Debug for WorkerLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WorkerLease")
+    }
 }
 
 /// A person's answer, for [`ApprovalStore::answer_approval`].

@@ -88,7 +88,7 @@
 
 pub use approvals::{
     APPROVAL_POLL, APPROVALS_CHANNEL, Answer, Answered, ApprovalRecord, ApprovalStatus,
-    ApprovalStore, Asked, NewApproval, RunClaim,
+    ApprovalStore, Asked, NewApproval, NewRun, RunClaim, WorkerLease,
 };
 pub use audit::{AuditEntry, AuditFilter, AuditStore};
 pub use checkpoint::blobs::{BlobStore, GcReport};

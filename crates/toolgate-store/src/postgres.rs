@@ -19,6 +19,7 @@ mod notes;
 mod schedules;
 mod sessions;
 mod tasks;
+mod workers;
 
 /// The migrations, in order: migration `i` (from 1) brings the schema to
 /// version `i`. A migration is never edited once released; a change is a

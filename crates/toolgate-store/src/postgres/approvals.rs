@@ -14,7 +14,7 @@ use super::{Db as _, PostgresStore, begin, from_json, to_json};
 use crate::approvals::deadline_after;
 use crate::{
     APPROVALS_CHANNEL, Answer, Answered, ApprovalRecord, ApprovalStatus, ApprovalStore, Asked,
-    NewApproval, RunClaim, StoreError,
+    NewApproval, NewRun, RunClaim, StoreError, WorkerLease,
 };
 
 const COLUMNS: &str = "id, key, session_id, tool, view, worker, created, expires, status,
@@ -295,6 +295,51 @@ impl ApprovalStore for PostgresStore {
             )
             .await
             .db()
+    }
+
+    async fn claim_run(&self, run: &NewRun) -> Result<RunClaim, StoreError> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client).await?;
+        // A new key is inserted running; an approved one becomes running;
+        // any other state is left as it is (no row returned).
+        let claimed = one(
+            &tx,
+            &format!(
+                "INSERT INTO approvals (key, session_id, tool, view, worker, created, expires,
+                    status, runner)
+                 VALUES ($1, $2, $3, 'null', $4, $5, $5, 'running', $4)
+                 ON CONFLICT (key) DO UPDATE SET status = 'running', runner = EXCLUDED.runner
+                 WHERE approvals.status = 'approved'
+                 RETURNING {COLUMNS}"
+            ),
+            &[&run.key, &run.session_id, &run.tool, &run.worker, &run.at],
+        )
+        .await?;
+        if let Some(record) = claimed {
+            notify(&tx, record.id).await?;
+            tx.commit().await.db()?;
+            return Ok(RunClaim::Claimed(record));
+        }
+        drop(tx);
+        let record = one(
+            &**client,
+            &format!("SELECT {COLUMNS} FROM approvals WHERE key = $1"),
+            &[&run.key],
+        )
+        .await?;
+        let record = written(record)?;
+        Ok(match record.status {
+            ApprovalStatus::Running | ApprovalStatus::Done => RunClaim::Taken(record),
+            _ => RunClaim::NotApproved(record),
+        })
+    }
+
+    async fn hold_worker(&self, worker: &str) -> Result<WorkerLease, StoreError> {
+        self.hold(worker).await
+    }
+
+    async fn worker_alive(&self, worker: &str) -> Result<bool, StoreError> {
+        self.alive(worker).await
     }
 
     async fn wait_for_change(

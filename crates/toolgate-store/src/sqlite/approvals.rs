@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::{Db as _, SqliteStore, write_tx};
 use crate::{
-    Answer, Answered, ApprovalRecord, ApprovalStatus, ApprovalStore, Asked, NewApproval, RunClaim,
-    StoreError,
+    Answer, Answered, ApprovalRecord, ApprovalStatus, ApprovalStore, Asked, NewApproval, NewRun,
+    RunClaim, StoreError, WorkerLease,
 };
 
 const COLUMNS: &str = "id, key, session_id, tool, view, worker, created, expires, status,
@@ -262,5 +262,50 @@ impl ApprovalStore for SqliteStore {
             Ok(changed as u64)
         })
         .await
+    }
+
+    async fn claim_run(&self, run: &NewRun) -> Result<RunClaim, StoreError> {
+        let run = run.clone();
+        self.with_conn(move |conn| {
+            let tx = write_tx(conn)?;
+            let id = match get(&tx, "key = ?1", &run.key)? {
+                None => {
+                    tx.execute(
+                        "INSERT INTO approvals (key, session_id, tool, view, worker, created,
+                            expires, status, runner)
+                         VALUES (?1, ?2, ?3, 'null', ?4, ?5, ?5, 'running', ?4)",
+                        params![run.key, run.session_id, run.tool, run.worker, run.at],
+                    )
+                    .db()?;
+                    tx.last_insert_rowid()
+                }
+                Some(record) => match record.status {
+                    ApprovalStatus::Approved => {
+                        tx.execute(
+                            "UPDATE approvals SET status = 'running', runner = ?2 WHERE id = ?1",
+                            params![record.id, run.worker],
+                        )
+                        .db()?;
+                        record.id
+                    }
+                    ApprovalStatus::Running | ApprovalStatus::Done => {
+                        return Ok(RunClaim::Taken(record));
+                    }
+                    _ => return Ok(RunClaim::NotApproved(record)),
+                },
+            };
+            let record = reread(&tx, id)?;
+            tx.commit().db()?;
+            Ok(RunClaim::Claimed(record))
+        })
+        .await
+    }
+
+    async fn hold_worker(&self, worker: &str) -> Result<WorkerLease, StoreError> {
+        super::workers::hold(self.path(), worker)
+    }
+
+    async fn worker_alive(&self, worker: &str) -> Result<bool, StoreError> {
+        super::workers::alive(self.path(), worker)
     }
 }

@@ -22,7 +22,9 @@ use toolgate_store::{
     ProjectKey, ProjectStatus, ProjectUpdate, RUN_ABANDONED, RUN_RUNNING, RUNNING, RunEnd,
     SourceId, StatusChange, StoreError, TaskFilter, TaskStatus, TaskUpdate, ToolCallRow, Trigger,
 };
-use toolgate_store::{Answer, Answered, ApprovalStatus, Asked, NewApproval, RunClaim, Store};
+use toolgate_store::{
+    Answer, Answered, ApprovalStatus, Asked, NewApproval, NewRun, RunClaim, Store,
+};
 
 /// What a backend implements: every store trait, as the host holds it.
 pub(crate) trait Backend: Store + 'static {}
@@ -50,6 +52,8 @@ macro_rules! suite_tests {
             checkpoints_and_rewinds,
             approvals_answered_once_and_run_once,
             approvals_waits_end_at_a_change,
+            keyed_calls_are_claimed_once,
+            workers_are_alive_while_they_hold_their_lease,
         );
     };
     (@each $open:path; $($case:ident),+ $(,)?) => {
@@ -1684,4 +1688,102 @@ pub(crate) async fn approvals_waits_end_at_a_change(store: Arc<impl Backend>) {
         (done.status, done.result),
         (ApprovalStatus::Done, Some(json!("ran")))
     );
+}
+
+fn run(key: &str, worker: &str) -> NewRun {
+    NewRun {
+        key: key.into(),
+        session_id: None,
+        tool: "run_command".into(),
+        worker: worker.into(),
+        at: 1_000,
+    }
+}
+
+pub(crate) async fn keyed_calls_are_claimed_once(store: Arc<impl Backend>) {
+    // A key nobody asked about: recorded running by the first claim of
+    // several at once.
+    let mut claims = Vec::new();
+    for worker in ["w1", "w2", "w3"] {
+        let store = Arc::clone(&store);
+        claims.push(tokio::spawn(async move {
+            store.claim_run(&run("k1", worker)).await.unwrap()
+        }));
+    }
+    let mut won = Vec::new();
+    for claim in claims {
+        match claim.await.unwrap() {
+            RunClaim::Claimed(record) => won.push(record),
+            RunClaim::Taken(record) => assert_eq!(record.status, ApprovalStatus::Running),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(won.len(), 1, "{won:?}");
+    let record = won.remove(0);
+    assert_eq!(record.status, ApprovalStatus::Running);
+    assert_eq!(record.runner.as_deref(), Some(record.worker.as_str()));
+    assert!(
+        store.pending_approvals(0).await.unwrap().is_empty(),
+        "a claimed call is no question"
+    );
+    let runner = record.runner.clone().unwrap();
+    assert!(
+        store
+            .finish_approved_run(record.id, &runner, &json!({"output": "once"}), 1_100)
+            .await
+            .unwrap()
+    );
+    assert!(matches!(
+        store.claim_run(&run("k1", "w9")).await.unwrap(),
+        RunClaim::Taken(ref r) if r.result == Some(json!({"output": "once"}))
+    ));
+    // A key waiting for a person is not claimed until it is approved.
+    let Asked::New(asked) = store.ask_approval(&approval("k2", i64::MAX)).await.unwrap() else {
+        panic!("a new key is asked");
+    };
+    assert!(matches!(
+        store.claim_run(&run("k2", "w2")).await.unwrap(),
+        RunClaim::NotApproved(ref r) if r.status == ApprovalStatus::Pending
+    ));
+    store
+        .answer_approval(&Answer {
+            id: asked.id,
+            approve: true,
+            for_session: false,
+            by: "p".into(),
+            at: 1_200,
+        })
+        .await
+        .unwrap();
+    let RunClaim::Claimed(claimed) = store.claim_run(&run("k2", "w2")).await.unwrap() else {
+        panic!("an approved call is claimed");
+    };
+    assert_eq!(claimed.id, asked.id);
+    assert_eq!(claimed.runner.as_deref(), Some("w2"));
+    assert!(matches!(
+        store.claim_run(&run("k2", "w1")).await.unwrap(),
+        RunClaim::Taken(_)
+    ));
+}
+
+pub(crate) async fn workers_are_alive_while_they_hold_their_lease(store: Arc<impl Backend>) {
+    assert!(!store.worker_alive("never-started").await.unwrap());
+    let lease = store.hold_worker("host-1-abc").await.unwrap();
+    assert!(store.worker_alive("host-1-abc").await.unwrap());
+    assert!(!store.worker_alive("host-2-abc").await.unwrap());
+    drop(lease);
+    // The lock goes with its holder (on a server, once its connection
+    // has closed).
+    let mut gone = false;
+    for _ in 0..500 {
+        if !store.worker_alive("host-1-abc").await.unwrap() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(gone, "a dropped lease leaves the worker alive");
+    // And can be taken again by a worker of that name.
+    let _again = store.hold_worker("host-1-abc").await.unwrap();
+    assert!(store.worker_alive("host-1-abc").await.unwrap());
 }
