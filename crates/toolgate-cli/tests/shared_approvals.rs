@@ -2,7 +2,11 @@
 //! mcp serve --http --approver ui` workers on one store; a call made
 //! through worker 1 waits for approval, worker 2's UI lists it and allows
 //! it through its HTTP API, and the call's result reaches worker 1's
-//! client. On `SQLite` (one file, two processes) and on `PostgreSQL`
+//! client. And calls with an idempotency key run once: a retried finished
+//! call gets the stored result, a call waiting for approval on a killed
+//! worker is taken over by the retry, a call running on a killed worker is
+//! answered "may have run". On `SQLite` (one file, two processes) and on
+//! `PostgreSQL`
 //! (`TOOLGATE_TEST_PG_URL`, as `store_postgres.rs` needs; without it that
 //! test fails, saying so).
 
@@ -311,8 +315,26 @@ async fn an_approval_asked_on_one_worker_is_answered_on_another_postgres() {
     let url = format!("{root}/{db}");
 
     let model = server(vec![answer("unused")]).await;
-    let ws = Ws::new(&model);
+    let ws = postgres_ws(&model, &url).await;
     ws.set_mode("confirm-sensitive");
+    asked_on_one_worker_answered_on_another(&ws, &[]).await;
+    admin(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
+}
+
+/// A new database on the test server: its name and URL.
+async fn new_database(name: &str) -> String {
+    let db = format!("{name}_{}", std::process::id());
+    admin(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
+    admin(&format!("CREATE DATABASE {db}")).await;
+    let pg = pg_server();
+    let (base, _) = pg.split_once('?').unwrap_or((pg.as_str(), ""));
+    let (root, _) = base.rsplit_once('/').unwrap();
+    format!("{root}/{db}")
+}
+
+/// A yolo workspace whose store is the database at `url`, migrated.
+async fn postgres_ws(model: &wiremock::MockServer, url: &str) -> Ws {
+    let ws = Ws::new(model);
     let config = ws.path().join("toolgate.yaml");
     let yaml = format!(
         "{}store:\n  url: {url}\n",
@@ -326,6 +348,159 @@ async fn an_approval_asked_on_one_worker_is_answered_on_another_postgres() {
         "{}",
         common::text(&migrated.stderr)
     );
-    asked_on_one_worker_answered_on_another(&ws, &[]).await;
+    ws
+}
+
+// ---- No call runs twice: calls with an idempotency key. ----
+
+/// A `tools/call` of `run_command` with an idempotency key.
+fn keyed_command(id: u64, key: &str, command: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "run_command",
+        "arguments": {"command": command},
+        "_meta": {"io.toolgate/idempotency-key": key}}})
+}
+
+/// The text of a `tools/call` reply.
+fn text_of(reply: &Value) -> String {
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+async fn a_retried_finished_call_gets_the_stored_result(ws: &Ws, env: &[(&str, &str)]) {
+    let one = Worker::spawn(ws, env);
+    let two = Worker::spawn(ws, env);
+    let command = "echo ran >> once.log && echo done";
+    let first = Client::connect(&one.mcp)
+        .await
+        .post(&keyed_command(2, "retry-1", command))
+        .await
+        .1;
+    assert_eq!(first["result"]["isError"], false, "{first}");
+    // The retry, through the other worker: the stored result, no run.
+    let again = Client::connect(&two.mcp)
+        .await
+        .post(&keyed_command(2, "retry-1", command))
+        .await
+        .1;
+    assert_eq!(again["result"], first["result"], "{again}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("once.log")).unwrap(),
+        "ran\n"
+    );
+    // Without a key, a call runs each time.
+    let plain = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": command}}});
+    Client::connect(&two.mcp).await.post(&plain).await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("once.log")).unwrap(),
+        "ran\nran\n"
+    );
+    // A key that is not a string is refused.
+    let bad = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": command},
+        "_meta": {"io.toolgate/idempotency-key": 7}}});
+    let refused = Client::connect(&two.mcp).await.post(&bad).await.1;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+}
+
+async fn a_waiting_call_of_a_killed_worker_is_taken_over(ws: &Ws, env: &[(&str, &str)]) {
+    let mut one = Worker::spawn(ws, env);
+    let two = Worker::spawn(ws, env);
+    let command = "echo ran >> taken.log";
+    let client = Client::connect(&one.mcp).await;
+    let waiting = tokio::spawn(async move {
+        let _ = client.post(&keyed_command(2, "take-over", command)).await;
+    });
+    let page = Page::sign_in(&two.page).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let id = loop {
+        if let Some(card) = page.approvals().await.first() {
+            break card["id"].as_str().unwrap().to_owned();
+        }
+        assert!(Instant::now() < deadline, "the call was never asked about");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // Worker 1 dies with the question open.
+    one.child.kill().unwrap();
+    one.child.wait().unwrap();
+    waiting.abort();
+    // The client retries through worker 2, which waits for the same
+    // answer; a person answers it there; it runs once.
+    let client = Client::connect(&two.mcp).await;
+    let retry =
+        tokio::spawn(async move { client.post(&keyed_command(2, "take-over", command)).await.1 });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, body) = page.answer(&id, "allow").await;
+        if status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{status} {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let reply = tokio::time::timeout(Duration::from_secs(60), retry)
+        .await
+        .expect("the retry is answered")
+        .unwrap();
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("taken.log")).unwrap(),
+        "ran\n"
+    );
+}
+
+async fn a_call_running_on_a_killed_worker_may_have_run(ws: &Ws, env: &[(&str, &str)]) {
+    let mut one = Worker::spawn(ws, env);
+    let two = Worker::spawn(ws, env);
+    let client = Client::connect(&one.mcp).await;
+    let running = tokio::spawn(async move {
+        let _ = client
+            .post(&keyed_command(2, "killed-1", "touch started && sleep 120"))
+            .await;
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::exists(ws.path().join("started")).unwrap() {
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    one.child.kill().unwrap();
+    one.child.wait().unwrap();
+    running.abort();
+    let reply = Client::connect(&two.mcp)
+        .await
+        .post(&keyed_command(2, "killed-1", "touch started && sleep 120"))
+        .await
+        .1;
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert!(text_of(&reply).contains("may have run"), "{reply}");
+    assert!(
+        reply["result"]["_meta"]["io.toolgate/retryable"].is_null(),
+        "not to be retried: {reply}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyed_calls_run_once_across_workers_sqlite() {
+    let model = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&model);
+    a_retried_finished_call_gets_the_stored_result(&ws, &[]).await;
+    a_call_running_on_a_killed_worker_may_have_run(&ws, &[]).await;
+    ws.set_mode("confirm-sensitive");
+    a_waiting_call_of_a_killed_worker_is_taken_over(&ws, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyed_calls_run_once_across_workers_postgres() {
+    let url = new_database("toolgate_once").await;
+    let model = server(vec![answer("unused")]).await;
+    let ws = postgres_ws(&model, &url).await;
+    a_retried_finished_call_gets_the_stored_result(&ws, &[]).await;
+    a_call_running_on_a_killed_worker_may_have_run(&ws, &[]).await;
+    ws.set_mode("confirm-sensitive");
+    a_waiting_call_of_a_killed_worker_is_taken_over(&ws, &[]).await;
+    let db = url.rsplit('/').next().unwrap().to_owned();
     admin(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
 }

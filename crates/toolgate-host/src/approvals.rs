@@ -65,9 +65,11 @@ impl StoredView {
 ///
 /// # Rules
 ///
-/// 1. [`ask`](Self::ask) records the call as pending under a key new to
-///    the store (this worker's name, the call's id and a counter), with
-///    its [`StoredView`], expiring after the [`timeout`](Self::timeout).
+/// 1. [`ask`](Self::ask) records the call as pending under its
+///    idempotency key when it has one (a retry of it, through any worker,
+///    then waits for the same answer), else under a key new to the store
+///    (this worker's name, the call's id and a counter), with its
+///    [`StoredView`], expiring after the [`timeout`](Self::timeout).
 /// 2. [`wait`](Self::wait) returns the first answer given, by whichever
 ///    process: approved → allow (or allow for the session, when the answer
 ///    says so), denied → deny. It is woken as the store's
@@ -138,7 +140,10 @@ impl StoreApprover {
         let asked = self
             .store
             .ask_approval(&NewApproval {
-                key: format!("{}/{}/{n}", self.worker, request.call_id),
+                key: request.idempotency_key.map_or_else(
+                    || format!("{}/{}/{n}", self.worker, request.call_id),
+                    str::to_owned,
+                ),
                 session_id: session.map(str::to_owned),
                 tool: request.tool.to_owned(),
                 view,

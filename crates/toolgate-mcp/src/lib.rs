@@ -41,6 +41,7 @@ pub use add_server::{AddServerTool, ServerRecorder};
 pub use client::{McpManager, ServerState, ServerStatus};
 pub use config::{McpConfig, McpServerConfig};
 pub use error::Error;
+pub use once::retryable;
 pub use server::{ElicitationApprover, McpServer};
 
 mod add_server;
@@ -49,6 +50,7 @@ mod config;
 mod error;
 mod http_guard;
 mod names;
+mod once;
 mod server;
 mod stdio;
 

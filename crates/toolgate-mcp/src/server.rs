@@ -16,7 +16,9 @@ use rmcp::service::{ElicitationMode, RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer, ServiceExt};
 use serde_json::Value;
 use toolgate_core::{RegisteredTool, ToolCall};
-use toolgate_engine::{Approval, ApprovalRequest, ApprovalScope, Approver, ExecutionEngine};
+use toolgate_engine::{
+    Approval, ApprovalRequest, ApprovalScope, Approver, ExecutionEngine, Ledger,
+};
 
 use crate::error::Error;
 use crate::http_guard;
@@ -68,6 +70,8 @@ pub struct McpServer {
     clients: Arc<AtomicU64>,
     /// This connection's approvals, named once the client is known.
     scope: Arc<OnceLock<ApprovalScope>>,
+    /// Where calls with an idempotency key are run once.
+    ledger: Option<Arc<dyn Ledger>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -87,7 +91,18 @@ impl McpServer {
             calls: Arc::new(AtomicU64::new(0)),
             clients: Arc::new(AtomicU64::new(0)),
             scope: Arc::new(OnceLock::new()),
+            ledger: None,
         }
+    }
+
+    /// Runs calls that carry an idempotency key
+    /// (`params._meta["io.toolgate/idempotency-key"]`) through `ledger`,
+    /// once among the workers sharing it. By default none: such calls run
+    /// as any other.
+    #[must_use]
+    pub fn ledger(mut self, ledger: Option<Arc<dyn Ledger>>) -> Self {
+        self.ledger = ledger;
+        self
     }
 
     /// The server for a new client connection: the same tools and gate,
@@ -328,14 +343,24 @@ impl ServerHandler for McpServer {
             ))])
             .into());
         }
+        // rmcp moves a request's `_meta` to the context.
+        let meta = request.meta.as_ref().unwrap_or(&context.meta);
+        let key = match crate::once::idempotency_key(Some(meta)) {
+            Ok(key) => key,
+            Err(error) => return Ok(CallToolResult::error(vec![ContentBlock::text(error)]).into()),
+        };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let id = format!("mcp-{}", self.calls.fetch_add(1, Ordering::Relaxed) + 1);
         let call = ToolCall::new(id, name, arguments);
         let scope = self.scope(&context.peer);
-        let run = CLIENT
-            .scope(context.peer.clone(), self.engine.execute_in(call, scope))
-            .await;
-        let result = run.result;
+        let (result, retry) = if let (Some(ledger), Some(key)) = (&self.ledger, key) {
+            let once = ledger.execute(&self.engine, call, &key, scope);
+            let once = CLIENT.scope(context.peer.clone(), once).await;
+            (once.result, once.retryable)
+        } else {
+            let run = self.engine.execute_in(call, scope);
+            (CLIENT.scope(context.peer.clone(), run).await.result, false)
+        };
         let content = if result.success {
             vec![ContentBlock::text(result.output)]
         } else {
@@ -345,10 +370,15 @@ impl ServerHandler for McpServer {
             }
             vec![ContentBlock::text(text)]
         };
-        Ok(if result.success {
+        let result = if result.success {
             CallToolResult::success(content)
         } else {
             CallToolResult::error(content)
+        };
+        Ok(if retry {
+            crate::once::retryable(result)
+        } else {
+            result
         }
         .into())
     }

@@ -61,6 +61,9 @@ struct Pending {
     reply: oneshot::Sender<Reply>,
     /// The store's approval, when the question waits there too.
     stored: Option<i64>,
+    /// Whether a dropped wait denies it in the store: not for a call with
+    /// an idempotency key, whose retry waits for the same answer.
+    release: bool,
 }
 
 /// What the waiting call (or plan) gets.
@@ -481,7 +484,8 @@ impl Approvals {
                 object.insert("worker".into(), Value::from(record.worker.clone()));
             }
         }
-        self.publish(key, id, info, session, stored.map(|r| r.id))
+        let release = request.idempotency_key.is_none();
+        self.publish(key, id, info, session, stored.map(|r| r.id), release)
     }
 
     /// Lists `info` as pending under `key` and tells the page; the
@@ -493,6 +497,7 @@ impl Approvals {
         info: Value,
         session: Option<String>,
         stored: Option<i64>,
+        release: bool,
     ) -> (u64, oneshot::Receiver<Reply>) {
         let (tx, rx) = oneshot::channel();
         let info = Arc::new(info);
@@ -506,6 +511,7 @@ impl Approvals {
                 session,
                 reply: tx,
                 stored,
+                release,
             },
         );
         self.hub.emit(&event);
@@ -534,7 +540,7 @@ impl Approvals {
             "plan": request.plan,
             "choices": choices,
         });
-        self.publish(key, key.to_string(), info, session, None)
+        self.publish(key, key.to_string(), info, session, None, false)
     }
 
     /// Removes card `key` if still listed (its call was answered through
@@ -553,7 +559,7 @@ impl Approvals {
             self.resolved(&p.id, p.session.as_deref(), "cancelled");
             // Nobody waits for it any more: other processes stop listing
             // it.
-            if let (Some(n), Some(shared)) = (p.stored, &self.shared)
+            if let (Some(n), Some(shared), true) = (p.stored, &self.shared, p.release)
                 && let Ok(runtime) = tokio::runtime::Handle::try_current()
             {
                 let store = Arc::clone(shared.store());
