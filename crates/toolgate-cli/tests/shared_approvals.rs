@@ -498,6 +498,23 @@ async fn keyed_calls_run_once_across_workers_postgres() {
     let model = server(vec![answer("unused")]).await;
     let ws = postgres_ws(&model, &url).await;
     a_retried_finished_call_gets_the_stored_result(&ws, &[]).await;
+    // One audit row per run: the keyed call once, the call without a key
+    // once; the retry none.
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let driver = tokio::spawn(connection);
+    let rows: i64 = client
+        .query_one(
+            "SELECT COUNT(*) FROM audit WHERE tool = 'run_command' AND decision = 'executed'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 2);
+    drop(client);
+    driver.abort();
     a_call_running_on_a_killed_worker_may_have_run(&ws, &[]).await;
     ws.set_mode("confirm-sensitive");
     a_waiting_call_of_a_killed_worker_is_taken_over(&ws, &[]).await;

@@ -21,6 +21,10 @@ use crate::approvals::now_ms;
 /// before it checks again that the worker lives.
 const RUNNING_CHECK: Duration = Duration::from_secs(2);
 
+/// How long a retry waits for a call running on a live worker before it
+/// is told to retry later (longer than any tool's timeout).
+const LONGEST_RUN_WAIT: Duration = Duration::from_secs(15 * 60);
+
 /// The store-backed ledger of a worker: it holds the worker alive in the
 /// store for its life (a `PostgreSQL` advisory lock on a connection of
 /// its own, an `flock`ed file beside a `SQLite` store), and answers keyed
@@ -79,6 +83,7 @@ impl CallLedger {
     /// What a call keyed `key` gets before the gate: `None` to run it
     /// (rule 1, 3), or its answer (rules 2, 4, 5, 6).
     async fn look(&self, key: &str) -> Option<Once> {
+        let deadline = tokio::time::Instant::now() + LONGEST_RUN_WAIT;
         loop {
             let record = match self.store.approval_by_key(key).await {
                 Ok(None) => return None,
@@ -105,6 +110,12 @@ impl CallLedger {
                 ApprovalStatus::Running => {
                     let runner = record.runner.clone().unwrap_or_default();
                     match self.store.worker_alive(&runner).await {
+                        Ok(true) if tokio::time::Instant::now() >= deadline => {
+                            return Some(Once::retry(format!(
+                                "this call (idempotency key `{key}`) is still running on worker \
+                                 {runner}; retry it with the same key to get its result"
+                            )));
+                        }
                         Ok(true) => {}
                         Ok(false) => return Some(may_have_run(key, &runner)),
                         Err(error) => return Some(unreachable(&error)),
