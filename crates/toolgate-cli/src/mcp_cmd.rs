@@ -63,7 +63,9 @@ pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliErr
         def.with_extra_tools(gate.extra_tool_names())
             .tool_names(&gate.registry)
     });
-    let server = McpServer::new(Arc::clone(&gate.engine)).allowed_tools(allowed);
+    let server = McpServer::new(Arc::clone(&gate.engine))
+        .allowed_tools(allowed)
+        .ledger(ledger(setup).await);
     let served = match args.http {
         None => server.serve_stdio().await,
         Some(addr) => {
@@ -220,6 +222,26 @@ impl Readiness for StoreReadiness {
                     toolgate_core::error_chain(&e)
                 )
             })
+    }
+}
+
+/// The ledger calls with an idempotency key run once through (shared by
+/// the workers on this store); without a store, such calls run as others.
+async fn ledger(setup: &Setup) -> Option<Arc<dyn toolgate_engine::Ledger>> {
+    let started = match setup.host.store() {
+        Ok(store) => toolgate_host::CallLedger::start(store, toolgate_host::worker_name())
+            .await
+            .map_err(|e| toolgate_core::error_chain(&e)),
+        Err(e) => Err(toolgate_core::error_chain(&e)),
+    };
+    match started {
+        Ok(ledger) => Some(Arc::new(ledger)),
+        Err(error) => {
+            render::note(&format!(
+                "warning: calls with an idempotency key run as others (not once among workers): {error}"
+            ));
+            None
+        }
     }
 }
 

@@ -252,9 +252,13 @@ async fn a_deny_from_the_ui_leaves_the_file_and_tells_the_model() {
     let id = pending[0]["id"].as_str().unwrap();
     let (status, _) = page.answer(id, "deny").await;
     assert_eq!(status, 200);
-    // Answered once: a second answer is refused.
+    // Answered once: a second answer is told so.
     let (again, body) = page.answer(id, "allow").await;
-    assert_eq!(again, 404, "{body}");
+    assert_eq!(again, 409, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("answered already"),
+        "{body}"
+    );
     let (code, _) = proc.wait();
     assert_eq!(code, 0);
     assert_eq!(

@@ -68,6 +68,10 @@ pub enum Decision {
     TimedOut,
     /// The tool (or a stage) panicked; the gate turned it into a failure.
     Panicked,
+    /// Step 7: the call's idempotency key was claimed by another worker
+    /// (or the ledger could not be asked), so it did not run here; not
+    /// audited ([`ExecutionEngine::execute_claimed`]).
+    RunElsewhere,
 }
 
 impl Decision {
@@ -88,6 +92,7 @@ impl Decision {
             Self::Executed => "executed",
             Self::TimedOut => "timed_out",
             Self::Panicked => "panicked",
+            Self::RunElsewhere => "run_elsewhere",
         }
     }
 }
@@ -393,13 +398,38 @@ impl ExecutionEngine {
     /// it gives applies to its own calls only, and its questions do not
     /// hold up other scopes' calls.
     pub async fn execute_in(&self, call: ToolCall, scope: &ApprovalScope) -> Execution {
+        self.run(call, scope, None).await
+    }
+
+    /// [`execute_in`](Self::execute_in) for a call with an idempotency
+    /// key: an approver is asked under the key
+    /// ([`ApprovalRequest::idempotency_key`]), and once the call is
+    /// allowed, right before it runs, `claim` is asked whether it is this
+    /// worker's to run. Not claimed, the call ends with the claim's result
+    /// and [`Decision::RunElsewhere`], unaudited: it did not run here.
+    pub async fn execute_claimed(
+        &self,
+        call: ToolCall,
+        scope: &ApprovalScope,
+        claim: &dyn crate::RunClaim,
+    ) -> Execution {
+        self.run(call, scope, Some(claim)).await
+    }
+
+    async fn run(
+        &self,
+        call: ToolCall,
+        scope: &ApprovalScope,
+        claim: Option<&dyn crate::RunClaim>,
+    ) -> Execution {
         let started = Instant::now();
         let ToolCall {
             id,
             name,
             arguments,
         } = call;
-        let pipeline = AssertUnwindSafe(self.pipeline(&id, &name, arguments, scope)).catch_unwind();
+        let pipeline =
+            AssertUnwindSafe(self.pipeline(&id, &name, arguments, scope, claim)).catch_unwind();
         let ended = match pipeline.await {
             Ok(ended) => ended,
             Err(panic) => Ended::fail(
@@ -412,7 +442,9 @@ impl ExecutionEngine {
             ),
         };
         let duration = started.elapsed();
-        self.audit(&id, &name, &ended, duration);
+        if ended.decision != Decision::RunElsewhere {
+            self.audit(&id, &name, &ended, duration);
+        }
         Execution {
             result: ended.result,
             decision: ended.decision,
@@ -432,6 +464,7 @@ impl ExecutionEngine {
         name: &str,
         arguments: Value,
         scope: &ApprovalScope,
+        claim: Option<&dyn crate::RunClaim>,
     ) -> Ended {
         // A call without arguments is a call with none.
         let mut args = if arguments.is_null() {
@@ -528,6 +561,7 @@ impl ExecutionEngine {
                 rule: matched.as_ref(),
                 scope,
                 mode,
+                key: claim.map(crate::RunClaim::key),
             };
             match self.confirm(asked).await {
                 Ok(record) => approval = record,
@@ -548,6 +582,21 @@ impl ExecutionEngine {
             return Ended {
                 result,
                 decision: Decision::DryRun,
+                args,
+                effects,
+                rule,
+                approval,
+                captured: Captured::default(),
+            };
+        }
+
+        // A keyed call runs on one worker only: claimed here, or it ends.
+        if let Some(claim) = claim
+            && let Err(result) = claim.claim(name).await
+        {
+            return Ended {
+                result,
+                decision: Decision::RunElsewhere,
                 args,
                 effects,
                 rule,
@@ -691,6 +740,7 @@ impl ExecutionEngine {
             rule,
             scope,
             mode,
+            key,
         } = asked;
         let name = entry.name();
         let ask = match rule.map(RuleMatch::decision) {
@@ -753,7 +803,8 @@ impl ExecutionEngine {
             )
         };
         let view = Arc::new(describe());
-        let request = ApprovalRequest::new(&view, args, effects, sensitivity);
+        let mut request = ApprovalRequest::new(&view, args, effects, sensitivity);
+        request.idempotency_key = key;
         let started = Instant::now();
         let approval = self.approver.approve(&request).await;
         let record = |answer: Answered| {
@@ -997,6 +1048,8 @@ struct Asked<'a> {
     scope: &'a ApprovalScope,
     /// The mode read for this call.
     mode: ConfirmationMode,
+    /// The call's idempotency key, if it has one.
+    key: Option<&'a str>,
 }
 
 impl PartialEnd {

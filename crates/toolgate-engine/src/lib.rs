@@ -66,6 +66,7 @@ pub use hooks::{
     About, HookConfigError, HookDecision, HookEvent, HookExecutor, HookExecutorBuilder,
     HookOutcome, HookRun, HookSpec, HooksConfig, OnFailure,
 };
+pub use once::{IDEMPOTENCY_KEY, Ledger, MAX_KEY_LEN, Once, RETRYABLE, RunClaim, check_key};
 pub use plan_mode::{
     EnterPlanArgs, EnterPlanMode, ExitPlanArgs, ExitPlanMode, ModeCell, PLAN_EXITS, PLAN_METADATA,
     PLAN_MODE_INSTRUCTIONS, PlanAnswer, PlanRecord, PlanRequest, PlanVerdict, plan_mode_tools,
@@ -81,5 +82,6 @@ mod engine;
 mod guardrails;
 mod guards;
 mod hooks;
+mod once;
 mod plan_mode;
 mod stages;

@@ -21,6 +21,10 @@
 //!   their enable flags, MCP servers' tools), guardrails, hooks, the
 //!   confirmation mode and approver, the audit with the session id. The
 //!   rules are on [`Host`].
+//! - [`StoreApprover`] asks through the store: a call's question waits
+//!   there, answered from any process sharing it; [`CallLedger`] runs a
+//!   call that carries an idempotency key once among the workers sharing
+//!   the store.
 //! - [`Host::own_state`] is toolgate's own state (configuration, trust
 //!   store, store, audit): the file tools refuse it and the sandbox masks
 //!   it, in every mode and wherever the workspace is ([`OwnState`]).
@@ -46,6 +50,7 @@
 //! # }
 //! ```
 
+pub use approvals::{APPROVAL_TIMEOUT, StoreApprover, StoredView, decided, worker_name};
 pub use assembly::catalog::{
     AgentLoopGroup, GROUPS, ToolsSection, reserved_names, untrusted_tool_keys,
 };
@@ -69,6 +74,7 @@ pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};
 pub use inspect::SelfInspectGroup;
 pub use judge::CommandJudgement;
+pub use ledger::CallLedger;
 pub use network::{DomainLists, NETWORK_TOOL, NetworkSetting};
 pub use own_state::{OwnKind, OwnPath, OwnState};
 pub use prompt::PromptReport;
@@ -97,6 +103,7 @@ pub mod cron {
     };
 }
 
+mod approvals;
 mod assembly;
 mod atomic;
 mod claim;
@@ -106,6 +113,7 @@ mod doctor;
 mod error;
 pub mod inspect;
 mod judge;
+mod ledger;
 pub mod network;
 mod own_state;
 mod prompt;

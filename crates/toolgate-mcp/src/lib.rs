@@ -42,6 +42,7 @@ pub use client::{McpManager, ServerState, ServerStatus};
 pub use config::{McpConfig, McpHttpClientConfig, McpHttpConfig, McpServerConfig};
 pub use error::Error;
 pub use gateway::{HttpClient, HttpOptions, Readiness};
+pub use once::retryable;
 pub use server::{ElicitationApprover, McpServer};
 
 mod add_server;
@@ -51,6 +52,7 @@ mod error;
 mod gateway;
 mod http_guard;
 mod names;
+mod once;
 mod server;
 mod stdio;
 

@@ -17,7 +17,9 @@ use rmcp::service::{ElicitationMode, RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer, ServiceExt};
 use serde_json::Value;
 use toolgate_core::{RegisteredTool, ToolCall};
-use toolgate_engine::{Approval, ApprovalRequest, ApprovalScope, Approver, ExecutionEngine};
+use toolgate_engine::{
+    Approval, ApprovalRequest, ApprovalScope, Approver, ExecutionEngine, Ledger,
+};
 
 use crate::error::Error;
 use crate::gateway::{self, Gateway, HttpOptions, Served};
@@ -85,6 +87,8 @@ pub struct McpServer {
     stateless: bool,
     /// What makes this process's call ids unlike another worker's.
     worker: Arc<str>,
+    /// Where calls with an idempotency key are run once.
+    ledger: Option<Arc<dyn Ledger>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -106,7 +110,18 @@ impl McpServer {
             scope: Arc::new(OnceLock::new()),
             stateless: false,
             worker: Arc::from(""),
+            ledger: None,
         }
+    }
+
+    /// Runs calls that carry an idempotency key
+    /// (`params._meta["io.toolgate/idempotency-key"]`) through `ledger`,
+    /// once among the workers sharing it. By default none: such calls run
+    /// as any other.
+    #[must_use]
+    pub fn ledger(mut self, ledger: Option<Arc<dyn Ledger>>) -> Self {
+        self.ledger = ledger;
+        self
     }
 
     /// The server for a new client connection: the same tools and gate,
@@ -468,6 +483,12 @@ impl ServerHandler for McpServer {
             ))])
             .into());
         }
+        // rmcp moves a request's `_meta` to the context.
+        let meta = request.meta.as_ref().unwrap_or(&context.meta);
+        let key = match crate::once::idempotency_key(Some(meta)) {
+            Ok(key) => key,
+            Err(error) => return Ok(CallToolResult::error(vec![ContentBlock::text(error)]).into()),
+        };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let id = if self.stateless {
@@ -479,21 +500,29 @@ impl ServerHandler for McpServer {
         let span = tracing::info_span!("mcp_call", call_id = %id, client = client.as_deref());
         let call = ToolCall::new(id, name, arguments);
         let engine = served.as_ref().map_or(&self.engine, |s| &s.engine);
-        let run = if let (Some(served), true) = (&served, self.stateless) {
-            // Over stateless HTTP the client cannot be asked: no question
-            // can reach it (the approver says so and how to allow).
-            engine
-                .execute_in(call, &served.scope)
-                .instrument(span)
-                .await
-        } else {
-            let scope = self.scope(&context.peer);
-            CLIENT
-                .scope(context.peer.clone(), engine.execute_in(call, scope))
-                .instrument(span)
-                .await
+        // Over stateless HTTP the client cannot be asked: no question can
+        // reach it (the approver says so and how to allow); its approvals
+        // are the gateway's scope for it.
+        let stateless = served.as_ref().filter(|_| self.stateless);
+        let scope = match stateless {
+            Some(served) => &served.scope,
+            None => self.scope(&context.peer),
         };
-        let result = run.result;
+        let (result, retry) = if let (Some(ledger), Some(key)) = (&self.ledger, key) {
+            let once = ledger.execute(engine, call, &key, scope).instrument(span);
+            let once = match stateless {
+                Some(_) => once.await,
+                None => CLIENT.scope(context.peer.clone(), once).await,
+            };
+            (once.result, once.retryable)
+        } else {
+            let run = engine.execute_in(call, scope).instrument(span);
+            let run = match stateless {
+                Some(_) => run.await,
+                None => CLIENT.scope(context.peer.clone(), run).await,
+            };
+            (run.result, false)
+        };
         let content = if result.success {
             vec![ContentBlock::text(result.output)]
         } else {
@@ -503,10 +532,15 @@ impl ServerHandler for McpServer {
             }
             vec![ContentBlock::text(text)]
         };
-        Ok(if result.success {
+        let result = if result.success {
             CallToolResult::success(content)
         } else {
             CallToolResult::error(content)
+        };
+        Ok(if retry {
+            crate::once::retryable(result)
+        } else {
+            result
         }
         .into())
     }

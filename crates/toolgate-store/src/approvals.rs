@@ -2,11 +2,18 @@
 //! store so that any worker's UI or approver can answer them, and so that
 //! an approved call runs once, whichever worker asks again.
 
+use std::time::Duration;
+
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::StoreError;
+
+/// How often [`ApprovalStore::wait_for_change`] reads the approval again
+/// by default (the `SQLite` backend: other processes' writes come with no
+/// signal, so they are polled).
+pub const APPROVAL_POLL: Duration = Duration::from_millis(250);
 
 /// Where calls waiting for a person are kept, with the answer and, once the
 /// call ran, its result.
@@ -35,6 +42,24 @@ use crate::StoreError;
 /// 4. [`finish_approved_run`](Self::finish_approved_run) stores the
 ///    result (only the running worker's), so that a retry of a finished
 ///    call gets the result instead of a second run.
+/// 5. [`wait_for_change`](Self::wait_for_change) returns as soon as the
+///    approval has left the status the caller saw, whichever process
+///    changed it: on `PostgreSQL` woken by `LISTEN/NOTIFY` (every change
+///    of an approval sends a notification on the channel
+///    [`APPROVALS_CHANNEL`], in the transaction that changes it), with a
+///    slow poll as a safety net; on `SQLite` by polling every
+///    [`APPROVAL_POLL`]. The caller does not know which.
+/// 6. The same records are the ledger of keyed calls: a call that needs
+///    nobody's approval is claimed by key with
+///    [`claim_run`](Self::claim_run), which records it `running` if the
+///    key is new, so that a key has one record whatever became of it.
+/// 7. A worker that runs calls holds a lease
+///    ([`hold_worker`](Self::hold_worker)) that ends with its process,
+///    killed or not: on `PostgreSQL` a session-level advisory lock on a
+///    connection of its own (the server frees it when the connection
+///    closes); on `SQLite` an exclusive `flock` on a file beside the
+///    database (the kernel frees it when the process exits).
+///    [`worker_alive`](Self::worker_alive) asks without taking anything.
 #[async_trait]
 pub trait ApprovalStore: Send + Sync {
     /// Stores a pending approval, or returns the one asked with this key
@@ -74,7 +99,56 @@ pub trait ApprovalStore: Send + Sync {
     /// Marks the approvals pending past their `expires` at `now` expired;
     /// returns how many.
     async fn expire_approvals(&self, now: i64) -> Result<u64, StoreError>;
+
+    /// Claims the call keyed `run.key` for `run.worker` to run (rule 6):
+    /// a key never seen is recorded `running` at once (nobody was asked),
+    /// an approved one moves to `running`; otherwise [`RunClaim::Taken`]
+    /// (running or done) or [`RunClaim::NotApproved`] (pending, denied,
+    /// expired). Atomic: of workers claiming one key at once, one wins.
+    async fn claim_run(&self, run: &NewRun) -> Result<RunClaim, StoreError>;
+
+    /// Holds `worker` alive (rule 7) until the lease is dropped or the
+    /// process ends, however it ends.
+    async fn hold_worker(&self, worker: &str) -> Result<WorkerLease, StoreError>;
+
+    /// Whether `worker` holds its lease now (rule 7).
+    async fn worker_alive(&self, worker: &str) -> Result<bool, StoreError>;
+
+    /// Waits until approval `id` is no longer in status `from`, or
+    /// `timeout` has passed (rule 5): the approval as it is then (still in
+    /// `from` on a timeout), or `None` when no approval has this id. By
+    /// default, reads it every [`APPROVAL_POLL`].
+    async fn wait_for_change(
+        &self,
+        id: i64,
+        from: ApprovalStatus,
+        timeout: Duration,
+    ) -> Result<Option<ApprovalRecord>, StoreError> {
+        let deadline = deadline_after(timeout);
+        loop {
+            let Some(record) = self.approval(id).await? else {
+                return Ok(None);
+            };
+            let now = tokio::time::Instant::now();
+            if record.status != from || now >= deadline {
+                return Ok(Some(record));
+            }
+            tokio::time::sleep(APPROVAL_POLL.min(deadline - now)).await;
+        }
+    }
 }
+
+/// When a wait of `timeout` from now ends (far off, for a timeout no clock
+/// can add).
+pub(crate) fn deadline_after(timeout: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(timeout)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 60 * 60))
+}
+
+/// The `PostgreSQL` channel on which every change of an approval is
+/// notified, its id as the payload (rule 5).
+pub const APPROVALS_CHANNEL: &str = "toolgate_approvals";
 
 /// Where an approval is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -145,6 +219,9 @@ pub struct ApprovalRecord {
     pub status: ApprovalStatus,
     /// Who answered, once answered.
     pub answered_by: Option<String>,
+    /// Whether the answer allows the tool for the rest of the asking
+    /// client's session too (see [`Answer::for_session`]).
+    pub for_session: bool,
     /// When it was answered (or expired).
     pub answered: Option<i64>,
     /// The worker that claimed the call to run it.
@@ -163,6 +240,39 @@ pub enum Asked {
     Existing(ApprovalRecord),
 }
 
+/// A keyed call to claim, for [`ApprovalStore::claim_run`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewRun {
+    /// The call's idempotency key.
+    pub key: String,
+    /// The agent session, if any.
+    pub session_id: Option<String>,
+    /// The tool's name.
+    pub tool: String,
+    /// The worker that would run it.
+    pub worker: String,
+    /// When.
+    pub at: i64,
+}
+
+/// A worker's hold on its liveness in the store
+/// ([`ApprovalStore::hold_worker`]): dropped, the worker is gone.
+pub struct WorkerLease(
+    #[expect(dead_code, reason = "held for its Drop")] Box<dyn std::any::Any + Send + Sync>,
+);
+
+impl WorkerLease {
+    pub(crate) fn new(held: impl std::any::Any + Send + Sync) -> Self {
+        Self(Box::new(held))
+    }
+}
+
+impl std::fmt::Debug for WorkerLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WorkerLease")
+    }
+}
+
 /// A person's answer, for [`ApprovalStore::answer_approval`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Answer {
@@ -170,6 +280,10 @@ pub struct Answer {
     pub id: i64,
     /// Approve (`true`) or deny.
     pub approve: bool,
+    /// With `approve`: allow the tool, with the call's sensitivity, for
+    /// the rest of the asking client's session too ("allow for the
+    /// session"); what that means is the asking gate's.
+    pub for_session: bool,
     /// Who answered (a user name, `ui@worker-2`).
     pub by: String,
     /// When.

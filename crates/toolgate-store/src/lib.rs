@@ -87,7 +87,8 @@
 //! ```
 
 pub use approvals::{
-    Answer, Answered, ApprovalRecord, ApprovalStatus, ApprovalStore, Asked, NewApproval, RunClaim,
+    APPROVAL_POLL, APPROVALS_CHANNEL, Answer, Answered, ApprovalRecord, ApprovalStatus,
+    ApprovalStore, Asked, NewApproval, NewRun, RunClaim, WorkerLease,
 };
 pub use audit::{AuditEntry, AuditFilter, AuditStore};
 pub use checkpoint::blobs::{BlobStore, GcReport};

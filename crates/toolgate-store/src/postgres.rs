@@ -13,11 +13,13 @@ mod approvals;
 mod audit;
 mod checkpoints;
 mod dynamic_tools;
+mod listener;
 mod memory;
 mod notes;
 mod schedules;
 mod sessions;
 mod tasks;
+mod workers;
 
 /// The migrations, in order: migration `i` (from 1) brings the schema to
 /// version `i`. A migration is never edited once released; a change is a
@@ -26,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("postgres/migrations/0001_initial.sql"),
     include_str!("postgres/migrations/0002_approvals.sql"),
     include_str!("postgres/migrations/0003_audit_client.sql"),
+    include_str!("postgres/migrations/0004_approval_session.sql"),
 ];
 
 /// The schema version this build of toolgate needs in a `PostgreSQL` store
@@ -191,6 +194,12 @@ pub struct Migrated {
 ///    digit.
 /// 5. Connections are not encrypted (no TLS): reach the database on a
 ///    trusted network or through a local socket.
+/// 6. Every change of an approval notifies the channel
+///    [`APPROVALS_CHANNEL`](crate::APPROVALS_CHANNEL) in its transaction.
+///    A store that waits for approvals keeps one connection of its own
+///    (outside the pool, from its first wait) listening there, and opens
+///    it again when it is lost; waits also read the approval every 2
+///    seconds, for the notifications lost while it was down.
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
@@ -199,6 +208,8 @@ pub struct PostgresStore {
     checked: std::sync::Arc<tokio::sync::OnceCell<()>>,
     /// What it was opened with, for the audit writer's own pool.
     options: std::sync::Arc<PostgresOptions>,
+    /// The `LISTEN` connection approvals' waits are woken by (rule 6).
+    listener: std::sync::Arc<listener::Listener>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -223,7 +234,7 @@ impl PostgresStore {
     pub fn connect(options: &PostgresOptions) -> Result<Self, StoreError> {
         let config = options.config()?;
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -238,6 +249,7 @@ impl PostgresStore {
             name: options.name(),
             checked: std::sync::Arc::default(),
             options: std::sync::Arc::new(options.clone()),
+            listener: std::sync::Arc::new(listener::Listener::new(config)),
         })
     }
 

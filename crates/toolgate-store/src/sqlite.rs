@@ -21,6 +21,7 @@ mod schedules;
 mod schema;
 mod sessions;
 mod tasks;
+mod workers;
 
 /// How long a statement waits for another connection's write lock before it
 /// fails with `database is locked`.

@@ -357,6 +357,13 @@ const OLD_AUDIT: &str = "CREATE TABLE audit (id INTEGER PRIMARY KEY, ts TEXT NOT
     decision TEXT NOT NULL, success INTEGER NOT NULL, duration_us INTEGER NOT NULL,
     error TEXT, effects TEXT NOT NULL)";
 
+/// Undoes what the migrations after 11 did besides dropping the audit
+/// table (13 added the approvals' `for_session`), and says version 11.
+fn back_to_version_11(conn: &Connection) {
+    conn.execute_batch("ALTER TABLE approvals DROP COLUMN for_session; PRAGMA user_version = 11;")
+        .unwrap();
+}
+
 /// A current store taken back to version 11, its audit table holding
 /// `rows` entries with ids 10, 20, 30, …
 fn store_of_version_11(path: &std::path::Path, rows: usize) {
@@ -378,7 +385,7 @@ fn store_of_version_11(path: &std::path::Path, rows: usize) {
         )
         .unwrap();
     }
-    conn.pragma_update(None, "user_version", 11).unwrap();
+    back_to_version_11(&conn);
 }
 
 fn audit_call_ids(store: &SqliteStore) -> Vec<String> {
@@ -435,7 +442,7 @@ fn the_audit_of_an_older_store_moves_to_its_own_file_once() {
         )
         .unwrap();
     }
-    conn.pragma_update(None, "user_version", 11).unwrap();
+    back_to_version_11(&conn);
     drop(conn);
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(audit_call_ids(&store), ["old-1", "old-2", "old-3"]);
@@ -449,7 +456,7 @@ fn the_audit_of_an_older_store_moves_to_its_own_file_once() {
         [],
     )
     .unwrap();
-    conn.pragma_update(None, "user_version", 11).unwrap();
+    back_to_version_11(&conn);
     drop(conn);
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(

@@ -240,3 +240,70 @@ async fn the_audit_writer_batches_into_the_database_from_its_own_thread() {
     assert_eq!(recent[0].call_id, "c499", "newest appended first");
     assert_eq!(recent[499].call_id, "c0");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_through_one_store_wakes_a_wait_on_another_by_notify() {
+    use std::time::Duration;
+    use toolgate_store::{Answer, ApprovalStatus, ApprovalStore, Asked, NewApproval};
+    // Two stores on one database: two workers.
+    let (first, db) = open().await;
+    let second = PostgresStore::open(&db.options()).await.unwrap();
+    let Asked::New(asked) = first
+        .ask_approval(&NewApproval {
+            key: "k".into(),
+            session_id: None,
+            tool: "write_file".into(),
+            view: serde_json::json!({}),
+            worker: "w1".into(),
+            created: 0,
+            expires: i64::MAX,
+        })
+        .await
+        .unwrap()
+    else {
+        panic!("a new key is asked");
+    };
+    let waiter = tokio::spawn(async move {
+        let record = first
+            .wait_for_change(asked.id, ApprovalStatus::Pending, Duration::from_secs(60))
+            .await
+            .unwrap();
+        (first, record)
+    });
+    // The first store listens on a connection of its own, outside its
+    // pool, once it waits.
+    let listening = loop {
+        let (client, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        let driver = tokio::spawn(connection);
+        let n: i64 = client
+            .query_one(
+                "SELECT COUNT(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND query = 'LISTEN toolgate_approvals'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        drop(client);
+        driver.abort();
+        if n > 0 || waiter.is_finished() {
+            break n;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(listening, 1);
+    second
+        .answer_approval(&Answer {
+            id: asked.id,
+            approve: true,
+            for_session: false,
+            by: "ui@worker-2".into(),
+            at: 1,
+        })
+        .await
+        .unwrap();
+    let (_first, record) = waiter.await.unwrap();
+    assert_eq!(record.unwrap().status, ApprovalStatus::Approved);
+}

@@ -5,6 +5,17 @@
 //! `approval` event, and waits. An answer from the page (or "Approve
 //! all") resolves it; a run that stops cancels its pending calls (they are
 //! denied); a call whose run is dropped leaves the list by itself.
+//!
+//! # Shared approvals
+//!
+//! When the server has a store ([`Approvals::new`] with a
+//! [`StoreApprover`]), a call's question also waits in the store, under
+//! the card id `sN` (`N`, the store's id): every UI sharing the store
+//! (other workers', other processes' on one machine) lists it beside its
+//! own cards, and any of them answers it. The first answer wins, in the
+//! store: a later one, here or anywhere, is told the call was answered
+//! already (`409`). The asking call takes whichever answer comes first,
+//! from its own page or through the store. Plan cards stay local.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,8 +30,9 @@ use toolgate_core::TypedTool as _;
 use toolgate_engine::{
     Approval, ApprovalRequest, Approver, ExitPlanMode, PLAN_EXITS, PlanAnswer, PlanRequest,
 };
-use toolgate_host::UserRules;
+use toolgate_host::{StoreApprover, StoredView, UserRules};
 use toolgate_policy::{ConfirmationMode, ConfirmationRule, RuleDecision};
+use toolgate_store::{Answered, ApprovalRecord, ApprovalStatus};
 
 use crate::describe::Describer;
 use crate::hub::Hub;
@@ -41,9 +53,17 @@ pub enum Answer {
 }
 
 struct Pending {
+    /// The card's id: the local number, or `sN` for a question waiting in
+    /// the store as approval `N`.
+    id: String,
     info: Arc<Value>,
     session: Option<String>,
     reply: oneshot::Sender<Reply>,
+    /// The store's approval, when the question waits there too.
+    stored: Option<i64>,
+    /// Whether a dropped wait denies it in the store: not for a call with
+    /// an idempotency key, whose retry waits for the same answer.
+    release: bool,
 }
 
 /// What the waiting call (or plan) gets.
@@ -63,6 +83,10 @@ pub(crate) enum ResolveError {
     NotPending(String),
     #[error("no rule can be saved for this call: answer allow, or allow for the session")]
     NoRule,
+    #[error("approval {0} was answered already (the first answer, from any worker, wins)")]
+    AlreadyAnswered(String),
+    #[error("the answer to approval {id} could not be written to the store: {error}")]
+    Store { id: String, error: String },
     #[error(
         "approval {0} leaves part of what the call would run out of its card: show everything \
          before allowing it"
@@ -87,6 +111,8 @@ pub struct Approvals {
     describer: Describer,
     /// The environment the user's config file is found from.
     env: Vec<(String, String)>,
+    /// The store questions wait in too, when shared (see the module docs).
+    shared: Option<StoreApprover>,
 }
 
 impl std::fmt::Debug for Approvals {
@@ -102,13 +128,21 @@ fn now_ms() -> u64 {
 }
 
 impl Approvals {
-    pub(crate) fn new(hub: Hub, describer: Describer, env: Vec<(String, String)>) -> Self {
+    /// The pending list of a server; with `shared`, questions wait in its
+    /// store too, and the store's pending approvals are listed.
+    pub(crate) fn new(
+        hub: Hub,
+        describer: Describer,
+        env: Vec<(String, String)>,
+        shared: Option<StoreApprover>,
+    ) -> Self {
         Self {
             next: AtomicU64::new(1),
             pending: Mutex::default(),
             hub,
             describer,
             env,
+            shared,
         }
     }
 
@@ -116,33 +150,186 @@ impl Approvals {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Every pending approval, oldest first.
-    pub fn pending(&self) -> Vec<Value> {
-        self.lock().values().map(|p| (*p.info).clone()).collect()
+    /// The local key of card `id`, if it is this server's.
+    fn local(&self, id: &str) -> Option<u64> {
+        self.lock()
+            .iter()
+            .find(|(_, p)| p.id == id)
+            .map(|(key, _)| *key)
+    }
+
+    /// Every pending approval, oldest first: this server's cards, then
+    /// those waiting in the shared store for other processes.
+    pub async fn pending(&self) -> Vec<Value> {
+        let (mut cards, mine): (Vec<Value>, Vec<i64>) = {
+            let pending = self.lock();
+            (
+                pending.values().map(|p| (*p.info).clone()).collect(),
+                pending.values().filter_map(|p| p.stored).collect(),
+            )
+        };
+        for record in self.stored_pending().await {
+            if !mine.contains(&record.id)
+                && let Some(card) = stored_card(&record)
+            {
+                cards.push(card);
+            }
+        }
+        cards
+    }
+
+    /// The shared store's pending approvals other processes asked (none
+    /// without a store; a store that cannot be read lists none, with a
+    /// warning). This process's own are its cards: one stored but not
+    /// yet listed here is about to be, with what only this process knows
+    /// (the agent).
+    async fn stored_pending(&self) -> Vec<ApprovalRecord> {
+        let Some(shared) = &self.shared else {
+            return Vec::new();
+        };
+        match shared.store().pending_approvals(store_now()).await {
+            Ok(mut list) => {
+                list.retain(|r| r.worker != shared.worker());
+                list
+            }
+            Err(error) => {
+                tracing::warn!(
+                    "the store's pending approvals cannot be listed: {}",
+                    toolgate_core::error_chain(&error)
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    /// The card of a pending approval: this server's, or one waiting in
+    /// the shared store.
+    async fn card(&self, id: &str) -> Result<Arc<Value>, ResolveError> {
+        let local = self
+            .lock()
+            .values()
+            .find(|p| p.id == id)
+            .map(|p| Arc::clone(&p.info));
+        if let Some(info) = local {
+            return Ok(info);
+        }
+        let record = self.stored(id).await?;
+        if record.status != ApprovalStatus::Pending {
+            return Err(ResolveError::AlreadyAnswered(id.to_owned()));
+        }
+        stored_card(&record)
+            .map(Arc::new)
+            .ok_or_else(|| ResolveError::NotPending(id.to_owned()))
+    }
+
+    /// The store's approval behind card `sN`.
+    async fn stored(&self, id: &str) -> Result<ApprovalRecord, ResolveError> {
+        let not_pending = || ResolveError::NotPending(id.to_owned());
+        let (Some(shared), Some(n)) = (
+            &self.shared,
+            id.strip_prefix('s').and_then(|n| n.parse::<i64>().ok()),
+        ) else {
+            return Err(not_pending());
+        };
+        shared
+            .store()
+            .approval(n)
+            .await
+            .map_err(|e| ResolveError::Store {
+                id: id.to_owned(),
+                error: toolgate_core::error_chain(&e),
+            })?
+            .ok_or_else(not_pending)
     }
 
     /// The card's rule of a pending approval.
-    pub(crate) fn rule_of(&self, id: &str) -> Result<Option<ConfirmationRule>, ResolveError> {
-        let key = parse_id(id)?;
-        let pending = self.lock();
-        let info = &pending
-            .get(&key)
-            .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?
-            .info;
+    pub(crate) async fn rule_of(&self, id: &str) -> Result<Option<ConfirmationRule>, ResolveError> {
+        let info = self.card(id).await?;
         Ok(serde_json::from_value(info["always"].clone()).ok())
+    }
+
+    /// Writes `answer` to the store's approval `n` (card `id`): the first
+    /// answer wins.
+    async fn answer_stored(&self, id: &str, n: i64, answer: Answer) -> Result<(), ResolveError> {
+        let Some(shared) = &self.shared else {
+            return Err(ResolveError::NotPending(id.to_owned()));
+        };
+        let answered = shared
+            .store()
+            .answer_approval(&toolgate_store::Answer {
+                id: n,
+                approve: answer != Answer::Deny,
+                for_session: answer == Answer::Session,
+                by: format!("ui@{}", shared.worker()),
+                at: store_now(),
+            })
+            .await
+            .map_err(|e| ResolveError::Store {
+                id: id.to_owned(),
+                error: toolgate_core::error_chain(&e),
+            })?;
+        match answered {
+            Answered::Answered(_) => Ok(()),
+            Answered::AlreadyAnswered(_) => Err(ResolveError::AlreadyAnswered(id.to_owned())),
+            _ => Err(ResolveError::NotPending(id.to_owned())),
+        }
     }
 
     /// Answers approval `id`. For [`Answer::Always`] the caller has saved
     /// the card's rule in the user's file already. An answer that allows
     /// a call whose card was folded (it leaves part of what would run out)
-    /// is refused unless the person has `seen` it whole.
-    pub(crate) fn resolve(&self, id: &str, answer: Answer, seen: bool) -> Result<(), ResolveError> {
-        let key = parse_id(id)?;
-        let pending = {
-            let mut pending = self.lock();
+    /// is refused unless the person has `seen` it whole. A card waiting in
+    /// the store is answered there first: the first answer wins.
+    pub(crate) async fn resolve(
+        &self,
+        id: &str,
+        answer: Answer,
+        seen: bool,
+    ) -> Result<(), ResolveError> {
+        let Some(key) = self.local(id) else {
+            // Another process's question, waiting in the store.
+            let info = self.card(id).await?;
+            if answer != Answer::Deny && !seen && !info["folded"]["hidden"].is_null() {
+                return Err(ResolveError::Unseen(id.to_owned()));
+            }
+            let record = self.stored(id).await?;
+            self.answer_stored(id, record.id, answer).await?;
+            self.hub.emit(&json!({
+                "type": "approval_resolved",
+                "id": id,
+                "session": record.session_id,
+                "answer": answer_name(answer),
+            }));
+            return Ok(());
+        };
+        let stored = {
+            let pending = self.lock();
             let entry = pending
                 .get(&key)
                 .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?;
+            if !is_plan(&entry.info)
+                && answer != Answer::Deny
+                && !seen
+                && !entry.info["folded"]["hidden"].is_null()
+            {
+                return Err(ResolveError::Unseen(id.to_owned()));
+            }
+            entry.stored
+        };
+        if let Some(n) = stored {
+            self.answer_stored(id, n, answer).await?;
+        }
+        let pending = {
+            let mut pending = self.lock();
+            let Some(entry) = pending.get(&key) else {
+                // Taken from the store meanwhile by the waiting call: the
+                // answer is ours all the same.
+                return if stored.is_some() {
+                    Ok(())
+                } else {
+                    Err(ResolveError::NotPending(id.to_owned()))
+                };
+            };
             if is_plan(&entry.info) {
                 // Deny keeps the model planning; nothing else fits a plan.
                 if answer != Answer::Deny {
@@ -155,11 +342,8 @@ impl Approvals {
                 let _ = removed
                     .reply
                     .send(Reply::Plan(PlanAnswer::KeepPlanning(String::new())));
-                self.resolved(key, removed.session.as_deref(), "keep_planning");
+                self.resolved(&removed.id, removed.session.as_deref(), "keep_planning");
                 return Ok(());
-            }
-            if answer != Answer::Deny && !seen && !entry.info["folded"]["hidden"].is_null() {
-                return Err(ResolveError::Unseen(id.to_owned()));
             }
             pending
                 .remove(&key)
@@ -171,7 +355,7 @@ impl Approvals {
             Answer::Deny => Reply::Deny,
         };
         let _ = pending.reply.send(reply);
-        self.resolved(key, pending.session.as_deref(), answer_name(answer));
+        self.resolved(&pending.id, pending.session.as_deref(), answer_name(answer));
         Ok(())
     }
 
@@ -183,7 +367,9 @@ impl Approvals {
         mode: Option<ConfirmationMode>,
         feedback: Option<String>,
     ) -> Result<PlanAnswer, ResolveError> {
-        let key = parse_id(id)?;
+        let key = self
+            .local(id)
+            .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?;
         let pending = {
             let mut pending = self.lock();
             let entry = pending
@@ -210,19 +396,15 @@ impl Approvals {
             PlanAnswer::Continue(mode) => mode.as_str(),
             _ => "keep_planning",
         };
-        self.resolved(key, pending.session.as_deref(), name);
+        self.resolved(&pending.id, pending.session.as_deref(), name);
         Ok(answer)
     }
 
     /// Refuses, for a folded card (one that leaves part of what would run
     /// out), an allowing answer that does not say the card was seen whole.
-    pub(crate) fn check_seen(&self, id: &str) -> Result<(), ResolveError> {
-        let key = parse_id(id)?;
-        let pending = self.lock();
-        let entry = pending
-            .get(&key)
-            .ok_or_else(|| ResolveError::NotPending(id.to_owned()))?;
-        if entry.info["folded"]["hidden"].is_null() {
+    pub(crate) async fn check_seen(&self, id: &str) -> Result<(), ResolveError> {
+        let info = self.card(id).await?;
+        if info["folded"]["hidden"].is_null() {
             Ok(())
         } else {
             Err(ResolveError::Unseen(id.to_owned()))
@@ -242,16 +424,16 @@ impl Approvals {
                 .filter_map(|k| pending.remove(&k).map(|p| (k, p)))
                 .collect()
         };
-        for (key, p) in cancelled {
+        for (_, p) in cancelled {
             let _ = p.reply.send(Reply::Deny);
-            self.resolved(key, p.session.as_deref(), "cancelled");
+            self.resolved(&p.id, p.session.as_deref(), "cancelled");
         }
     }
 
-    fn resolved(&self, key: u64, session: Option<&str>, answer: &str) {
+    fn resolved(&self, id: &str, session: Option<&str>, answer: &str) {
         self.hub.emit(&json!({
             "type": "approval_resolved",
-            "id": key.to_string(),
+            "id": id,
             "session": session,
             "answer": answer,
         }));
@@ -279,22 +461,31 @@ impl Approvals {
             .map(|m| m.decision())
     }
 
+    /// Lists `request` as pending (as store approval `stored`, when it
+    /// waits there too) and tells the page; the receiver gets the
+    /// person's reply.
     fn open(
         &self,
         request: &ApprovalRequest<'_>,
         binding: Option<&Binding>,
         agent: Option<&str>,
+        stored: Option<&ApprovalRecord>,
     ) -> (u64, oneshot::Receiver<Reply>) {
         let session = binding.and_then(|b| b.session.clone());
         let key = self.next.fetch_add(1, Ordering::Relaxed);
+        let id = stored.map_or_else(|| key.to_string(), |r| format!("s{}", r.id));
         let mut info = crate::describe::describe(request);
         if let Some(object) = info.as_object_mut() {
-            object.insert("id".into(), Value::from(key.to_string()));
+            object.insert("id".into(), Value::from(id.clone()));
             object.insert("session".into(), json!(session));
             object.insert("agent".into(), json!(agent));
             object.insert("created".into(), Value::from(now_ms()));
+            if let Some(record) = stored {
+                object.insert("worker".into(), Value::from(record.worker.clone()));
+            }
         }
-        self.publish(key, info, session)
+        let release = request.idempotency_key.is_none();
+        self.publish(key, id, info, session, stored.map(|r| r.id), release)
     }
 
     /// Lists `info` as pending under `key` and tells the page; the
@@ -302,8 +493,11 @@ impl Approvals {
     fn publish(
         &self,
         key: u64,
+        id: String,
         info: Value,
         session: Option<String>,
+        stored: Option<i64>,
+        release: bool,
     ) -> (u64, oneshot::Receiver<Reply>) {
         let (tx, rx) = oneshot::channel();
         let info = Arc::new(info);
@@ -312,9 +506,12 @@ impl Approvals {
         self.lock().insert(
             key,
             Pending {
+                id,
                 info,
                 session,
                 reply: tx,
+                stored,
+                release,
             },
         );
         self.hub.emit(&event);
@@ -343,26 +540,119 @@ impl Approvals {
             "plan": request.plan,
             "choices": choices,
         });
-        self.publish(key, info, session)
+        self.publish(key, key.to_string(), info, session, None, false)
+    }
+
+    /// Removes card `key` if still listed (its call was answered through
+    /// the store: `answer` says how).
+    fn drop_card(&self, key: u64, answer: &str) {
+        let removed = self.lock().remove(&key);
+        if let Some(p) = removed {
+            self.resolved(&p.id, p.session.as_deref(), answer);
+        }
     }
 
     /// Removes `key` if still pending (its call was dropped).
     fn abandon(&self, key: u64) {
         let removed = self.lock().remove(&key);
         if let Some(p) = removed {
-            self.resolved(key, p.session.as_deref(), "cancelled");
+            self.resolved(&p.id, p.session.as_deref(), "cancelled");
+            // Nobody waits for it any more: other processes stop listing
+            // it.
+            if let (Some(n), Some(shared), true) = (p.stored, &self.shared, p.release)
+                && let Ok(runtime) = tokio::runtime::Handle::try_current()
+            {
+                let store = Arc::clone(shared.store());
+                let by = format!("ui@{}", shared.worker());
+                runtime.spawn(async move {
+                    let _ = store
+                        .answer_approval(&toolgate_store::Answer {
+                            id: n,
+                            approve: false,
+                            for_session: false,
+                            by,
+                            at: store_now(),
+                        })
+                        .await;
+                });
+            }
         }
     }
+}
+
+impl Approvals {
+    /// Tells the open pages about other processes' approvals as they come
+    /// and go in the shared store (an `approval` event for a new one, an
+    /// `approval_resolved` one, answer `answered`, for one gone), looking
+    /// every `every` while a page listens. Returns at once without a store.
+    pub(crate) async fn watch_store(self: Arc<Self>, every: std::time::Duration) {
+        if self.shared.is_none() {
+            return;
+        }
+        let mut known: BTreeMap<i64, Option<String>> = BTreeMap::new();
+        loop {
+            tokio::time::sleep(every).await;
+            if !self.hub.has_listeners() {
+                known.clear();
+                continue;
+            }
+            let mine: Vec<i64> = self.lock().values().filter_map(|p| p.stored).collect();
+            let now: Vec<ApprovalRecord> = self
+                .stored_pending()
+                .await
+                .into_iter()
+                .filter(|r| !mine.contains(&r.id))
+                .collect();
+            for record in &now {
+                if known.contains_key(&record.id) {
+                    continue;
+                }
+                if let Some(mut card) = stored_card(record) {
+                    card["type"] = Value::from("approval");
+                    self.hub.emit(&card);
+                }
+                known.insert(record.id, record.session_id.clone());
+            }
+            known.retain(|id, session| {
+                let still = now.iter().any(|r| r.id == *id);
+                if !still {
+                    self.hub.emit(&json!({
+                        "type": "approval_resolved",
+                        "id": format!("s{id}"),
+                        "session": session,
+                        "answer": "answered",
+                    }));
+                }
+                still
+            });
+        }
+    }
+}
+
+/// The card of an approval another process asked, as the page shows its
+/// own ([`crate::describe`]), from the view kept in the store; `None` when
+/// the store holds no view this toolgate can read.
+fn stored_card(record: &ApprovalRecord) -> Option<Value> {
+    let stored = StoredView::read(record)?;
+    let mut card = crate::describe::describe_view(&stored.view, stored.always.as_ref());
+    if let Some(object) = card.as_object_mut() {
+        object.insert("id".into(), Value::from(format!("s{}", record.id)));
+        object.insert("session".into(), json!(record.session_id));
+        object.insert("agent".into(), Value::Null);
+        object.insert("created".into(), Value::from(record.created));
+        object.insert("worker".into(), Value::from(record.worker.clone()));
+    }
+    Some(card)
+}
+
+/// Milliseconds since the Unix epoch, as the store keeps times.
+fn store_now() -> i64 {
+    i64::try_from(now_ms()).unwrap_or(i64::MAX)
 }
 
 /// Whether a pending entry is a plan card rather than a call's.
 fn is_plan(info: &Value) -> bool {
     info["kind"] == "plan"
-}
-
-fn parse_id(id: &str) -> Result<u64, ResolveError> {
-    id.parse()
-        .map_err(|_| ResolveError::NotPending(id.to_owned()))
 }
 
 fn answer_name(answer: Answer) -> &'static str {
@@ -426,6 +716,54 @@ impl Drop for Abandon<'_> {
     }
 }
 
+impl UiApprover {
+    /// Asks through the store too: the card `sN` is answered from this
+    /// page or from any process sharing the store, whichever comes first.
+    async fn approve_shared(
+        &self,
+        shared: &StoreApprover,
+        request: &ApprovalRequest<'_>,
+        record: ApprovalRecord,
+    ) -> Approval {
+        let id = record.id;
+        let (key, rx) = self.approvals.open(
+            request,
+            self.binding.get(),
+            self.agent.as_deref(),
+            Some(&record),
+        );
+        let abandon = Abandon {
+            approvals: &self.approvals,
+            key,
+        };
+        tokio::select! {
+            reply = rx => {
+                let (approval, answer) = match reply {
+                    Ok(Reply::Allow) => (Approval::Allow, Answer::Allow),
+                    Ok(Reply::Session) => (Approval::AllowForSession, Answer::Session),
+                    Ok(Reply::Deny | Reply::Plan(_)) | Err(_) => (Approval::Deny, Answer::Deny),
+                };
+                // Answered here: written already, unless the run was
+                // stopped (then it is denied in the store too).
+                let _ = self.approvals.answer_stored(&format!("s{id}"), id, answer).await;
+                drop(abandon);
+                approval
+            }
+            approval = shared.wait(record) => {
+                let name = match &approval {
+                    Approval::Allow => "allow",
+                    Approval::AllowForSession => "session",
+                    Approval::Deny => "deny",
+                    _ => "cancelled",
+                };
+                self.approvals.drop_card(key, name);
+                drop(abandon);
+                approval
+            }
+        }
+    }
+}
+
 #[async_trait]
 impl Approver for UiApprover {
     fn kind(&self) -> &'static str {
@@ -438,9 +776,20 @@ impl Approver for UiApprover {
             Some(RuleDecision::Deny) => return Approval::Deny,
             _ => {}
         }
-        let (key, rx) = self
-            .approvals
-            .open(request, self.binding.get(), self.agent.as_deref());
+        if let Some(shared) = &self.approvals.shared {
+            let session = self.binding.get().and_then(|b| b.session.as_deref());
+            match shared.ask(request, session).await {
+                Ok(record) => return self.approve_shared(shared, request, record).await,
+                Err(error) => tracing::warn!(
+                    "the question could not be recorded in the store, so only this page can \
+                     answer it: {}",
+                    toolgate_core::error_chain(&error)
+                ),
+            }
+        }
+        let (key, rx) =
+            self.approvals
+                .open(request, self.binding.get(), self.agent.as_deref(), None);
         let _abandon = Abandon {
             approvals: &self.approvals,
             key,
@@ -482,12 +831,13 @@ mod tests {
     fn approvals(home: &std::path::Path) -> Approvals {
         let describer = Describer::new(home.join("ws"));
         let env = vec![("HOME".to_owned(), home.display().to_string())];
-        Approvals::new(Hub::new(), describer, env)
+        Approvals::new(Hub::new(), describer, env, None)
     }
 
-    fn first_pending(approvals: &Approvals) -> Option<String> {
+    async fn first_pending(approvals: &Approvals) -> Option<String> {
         approvals
             .pending()
+            .await
             .first()
             .and_then(|p| p["id"].as_str().map(str::to_owned))
     }
@@ -508,16 +858,16 @@ mod tests {
             let approvals = Arc::clone(&approvals);
             tokio::spawn(async move {
                 let id = loop {
-                    if let Some(id) = first_pending(&approvals) {
+                    if let Some(id) = first_pending(&approvals).await {
                         break id;
                     }
                     tokio::task::yield_now().await;
                 };
-                let rule = approvals.rule_of(&id).unwrap().unwrap();
+                let rule = approvals.rule_of(&id).await.unwrap().unwrap();
                 let mut file = UserRules::open_user(&approvals.env).unwrap();
                 file.add(&rule).unwrap();
                 file.save().unwrap();
-                approvals.resolve(&id, Answer::Always, false).unwrap();
+                approvals.resolve(&id, Answer::Always, false).await.unwrap();
             })
         };
         assert_eq!(approver.approve(&request).await, Approval::Allow);
@@ -525,7 +875,7 @@ mod tests {
         // The next call is allowed without a card.
         assert_eq!(approvals.user_rule(&request), Some(RuleDecision::Allow));
         assert_eq!(approver.approve(&request).await, Approval::Allow);
-        assert!(approvals.pending().is_empty());
+        assert!(approvals.pending().await.is_empty());
         // Removed from the file (here, as `toolgate rules remove` does):
         // asked again.
         let mut file = UserRules::open_user(&approvals.env).unwrap();
@@ -544,7 +894,7 @@ mod tests {
         .unwrap();
         file.save().unwrap();
         assert_eq!(approver.approve(&request).await, Approval::Deny);
-        assert!(approvals.pending().is_empty());
+        assert!(approvals.pending().await.is_empty());
     }
 
     #[tokio::test]
@@ -561,27 +911,27 @@ mod tests {
             let approvals = Arc::clone(&approvals);
             tokio::spawn(async move {
                 let id = loop {
-                    if let Some(id) = first_pending(&approvals) {
+                    if let Some(id) = first_pending(&approvals).await {
                         break id;
                     }
                     tokio::task::yield_now().await;
                 };
-                let card = approvals.pending()[0].clone();
+                let card = approvals.pending().await[0].clone();
                 assert!(
                     card["folded"]["hidden"]["bytes"].as_u64().unwrap() > 9_000,
                     "{card}"
                 );
                 for answer in [Answer::Allow, Answer::Session, Answer::Always] {
                     assert!(matches!(
-                        approvals.resolve(&id, answer, false),
+                        approvals.resolve(&id, answer, false).await,
                         Err(ResolveError::Unseen(_))
                     ));
                 }
                 assert!(matches!(
-                    approvals.check_seen(&id),
+                    approvals.check_seen(&id).await,
                     Err(ResolveError::Unseen(_))
                 ));
-                approvals.resolve(&id, Answer::Allow, true).unwrap();
+                approvals.resolve(&id, Answer::Allow, true).await.unwrap();
             })
         };
         assert_eq!(approver.approve(&request).await, Approval::Allow);
@@ -609,6 +959,96 @@ mod tests {
         )
         .await;
         assert!(waited.is_err(), "nobody answered, so the call waited");
-        assert!(approvals.pending().is_empty(), "{:?}", approvals.pending());
+        assert!(approvals.pending().await.is_empty());
+    }
+
+    /// Two servers' lists over one store file (two processes sharing it).
+    fn shared(home: &std::path::Path, worker: &str) -> Arc<Approvals> {
+        let store = toolgate_store::SqliteStore::open(home.join("toolgate.db")).unwrap();
+        let describer = Describer::new(home.join("ws"));
+        let env = vec![("HOME".to_owned(), home.display().to_string())];
+        Arc::new(Approvals::new(
+            Hub::new(),
+            describer,
+            env,
+            Some(StoreApprover::new(Arc::new(store), worker)),
+        ))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_question_asked_here_is_answered_from_another_server_once() {
+        let home = tempfile::tempdir().unwrap();
+        let here = shared(home.path(), "worker-1");
+        let there = shared(home.path(), "worker-2");
+        let approver = UiApprover::new(Arc::clone(&here), None);
+        let asking = tokio::spawn(async move {
+            let effects = Effects::known([Effect::write("a.txt", Change::from_texts(None, "x"))]);
+            let args = json!({"path": "a.txt", "content": "x"});
+            let view =
+                ApprovalView::new("write_file", "c1", &args, &effects, Sensitivity::Sensitive);
+            let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
+            approver.approve(&request).await
+        });
+        // The other server lists it, with the card this one shows.
+        let id = loop {
+            if let Some(id) = first_pending(&there).await {
+                break id;
+            }
+            tokio::task::yield_now().await;
+        };
+        assert!(id.starts_with('s'), "{id}");
+        let mine = here.pending().await;
+        let theirs = there.pending().await;
+        assert_eq!(mine.len(), 1, "listed once here: {mine:?}");
+        assert_eq!(theirs[0]["lines"], mine[0]["lines"]);
+        assert_eq!(theirs[0]["always"], mine[0]["always"]);
+        assert_eq!(theirs[0]["worker"], "worker-1");
+        assert_eq!(
+            there.rule_of(&id).await.unwrap().unwrap().path.as_deref(),
+            Some("a.txt")
+        );
+        there.resolve(&id, Answer::Session, false).await.unwrap();
+        assert_eq!(asking.await.unwrap(), Approval::AllowForSession);
+        // Answered: a second answer, from either server, is refused.
+        for approvals in [&here, &there] {
+            assert!(matches!(
+                approvals.resolve(&id, Answer::Deny, false).await,
+                Err(ResolveError::AlreadyAnswered(_))
+            ));
+            assert!(approvals.pending().await.is_empty());
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_answer_here_is_written_to_the_store_first() {
+        let home = tempfile::tempdir().unwrap();
+        let here = shared(home.path(), "worker-1");
+        let there = shared(home.path(), "worker-2");
+        let approver = UiApprover::new(Arc::clone(&here), None);
+        let asking = tokio::spawn(async move {
+            let effects = Effects::Opaque;
+            let args = json!({});
+            let view = ApprovalView::new(
+                "mcp_fs_write",
+                "c1",
+                &args,
+                &effects,
+                Sensitivity::Sensitive,
+            );
+            let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
+            approver.approve(&request).await
+        });
+        let id = loop {
+            if let Some(id) = first_pending(&here).await {
+                break id;
+            }
+            tokio::task::yield_now().await;
+        };
+        here.resolve(&id, Answer::Deny, false).await.unwrap();
+        assert_eq!(asking.await.unwrap(), Approval::Deny);
+        assert!(matches!(
+            there.resolve(&id, Answer::Allow, false).await,
+            Err(ResolveError::AlreadyAnswered(_))
+        ));
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use toolgate_core::Effects;
-use toolgate_engine::{ApprovalRequest, Budget, fold};
+use toolgate_engine::{ApprovalRequest, ApprovalView, Budget, fold};
 use toolgate_policy::ConfirmationRule;
 
 /// Describes calls waiting for approval.
@@ -34,9 +34,16 @@ impl Describer {
 /// to a card, with `hidden` saying how much it leaves out (the page
 /// takes no "allow" before the person has expanded it); and `always`.
 pub(crate) fn describe(request: &ApprovalRequest<'_>) -> Value {
-    let mut view = serde_json::to_value(request.view).unwrap_or(Value::Null);
+    let always = always_rule(request.tool, request.effects);
+    describe_view(request.view, always.as_ref())
+}
+
+/// The same card from a view and its "Always allow" rule alone: a view
+/// another process asked about, read from the store.
+pub(crate) fn describe_view(approval: &ApprovalView, always: Option<&ConfirmationRule>) -> Value {
+    let mut view = serde_json::to_value(approval).unwrap_or(Value::Null);
     neutralize_strings(&mut view);
-    let lines = request.view.lines();
+    let lines = approval.lines();
     let folded = fold(&lines, Budget::default());
     let line_json = |lines: &[toolgate_engine::Line]| -> Vec<Value> {
         lines
@@ -57,7 +64,7 @@ pub(crate) fn describe(request: &ApprovalRequest<'_>) -> Value {
                 "text": h.to_string(),
             })),
         },
-        "always": always_rule(request.tool, request.effects),
+        "always": always,
     })
 }
 

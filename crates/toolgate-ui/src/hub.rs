@@ -38,6 +38,11 @@ impl Hub {
         let _ = self.tx.send(Arc::from(event.to_string()));
     }
 
+    /// Whether a page listens.
+    pub(crate) fn has_listeners(&self) -> bool {
+        self.tx.receiver_count() > 0
+    }
+
     /// A run's event: `event` with `"session": session` added.
     pub fn emit_for(&self, session: &str, mut event: Value) {
         if let Some(object) = event.as_object_mut() {

@@ -35,6 +35,10 @@ use answers::{
 
 mod answers;
 
+/// How often the open pages are told about other processes' approvals
+/// (see `Approvals::watch_store`).
+const STORE_WATCH: Duration = Duration::from_secs(1);
+
 /// Builds a fresh [`Host`] for each run, so rules and permissions changed
 /// since the server started apply to it.
 pub type HostFactory = Arc<dyn Fn() -> Result<Host, HostError> + Send + Sync>;
@@ -161,8 +165,28 @@ impl UiServer {
         let url = guard.url(addr);
         let hub = Hub::new();
         let describer = Describer::new(host.workspace().to_owned());
+        // Questions wait in the store too, so that every UI sharing it
+        // lists and answers them (see `approvals.rs`).
+        let shared = match host.store() {
+            Ok(store) => Some(toolgate_host::StoreApprover::new(
+                store,
+                toolgate_host::worker_name(),
+            )),
+            Err(error) => {
+                tracing::warn!(
+                    "approvals are answered from this page only: the store cannot be opened ({})",
+                    toolgate_core::error_chain(&error)
+                );
+                None
+            }
+        };
         let app = Arc::new(App {
-            approvals: Arc::new(Approvals::new(hub.clone(), describer, host.env().to_vec())),
+            approvals: Arc::new(Approvals::new(
+                hub.clone(),
+                describer,
+                host.env().to_vec(),
+                shared,
+            )),
             host,
             reload: options.reload,
             hub,
@@ -170,6 +194,7 @@ impl UiServer {
             approver_only: options.approver_only,
         });
         let router = router(Arc::clone(&app), guard);
+        let watch = tokio::spawn(Arc::clone(&app.approvals).watch_store(STORE_WATCH));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let served = axum::serve(listener, router)
@@ -180,6 +205,7 @@ impl UiServer {
             if let Err(error) = served {
                 tracing::warn!("the UI server stopped: {error}");
             }
+            watch.abort();
         });
         Ok(Self {
             app,
@@ -373,7 +399,7 @@ async fn state(State(app): State<Arc<App>>) -> ApiResult {
         "approver_only": app.approver_only,
         "agents": agents,
         "runs": runs,
-        "pending": app.approvals.pending(),
+        "pending": app.approvals.pending().await,
     })))
 }
 
@@ -386,7 +412,7 @@ async fn events(
         .iter()
         .map(|(session, run)| json!({"session": session, "agent": run.agent, "task": run.task}))
         .collect();
-    let hello = json!({"type": "hello", "pending": app.approvals.pending(), "runs": runs});
+    let hello = json!({"type": "hello", "pending": app.approvals.pending().await, "runs": runs});
     let first = futures_util::stream::once(async move {
         Ok::<_, std::convert::Infallible>(Event::default().data(hello.to_string()))
     });

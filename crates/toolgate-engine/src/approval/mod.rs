@@ -44,6 +44,11 @@ pub struct ApprovalRequest<'a> {
     /// What the person is shown: the one description every front end
     /// renders.
     pub view: &'a ApprovalView,
+    /// The call's idempotency key, when its client gave one
+    /// ([`ExecutionEngine::execute_claimed`](crate::ExecutionEngine::execute_claimed)):
+    /// an approver that keeps questions in a store asks under it, so that
+    /// a retry of the call waits for the same answer.
+    pub idempotency_key: Option<&'a str>,
 }
 
 impl<'a> ApprovalRequest<'a> {
@@ -63,6 +68,7 @@ impl<'a> ApprovalRequest<'a> {
             call_id: &view.call_id,
             rule: view.rule.as_deref(),
             view,
+            idempotency_key: None,
         }
     }
 

@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgate_core::{
     CommandClass, CommandPlan, Effect, Effects, Sensitivity, ToolOrigin, Workspace, unified_diff,
@@ -45,8 +45,10 @@ const MAX_DIFF_SOURCE: u64 = 8 * 1024 * 1024;
 /// `{"kind": "dynamic"}`), `opaque`, `scope` (who asks: the run, an MCP
 /// client's session), `actions` (see [`Action`]) and `arguments` (the call's
 /// arguments, pretty-printed JSON, when they are needed to know what runs:
-/// opaque calls and calls that declare nothing; else null).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// opaque calls and calls that declare nothing; else null). It reads back
+/// (`Deserialize`) as it was written, so that a view kept in a store is
+/// shown by another process exactly as the asking gate built it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalView {
     /// The tool's name.
@@ -77,7 +79,7 @@ pub struct ApprovalView {
 /// Tagged by `kind`: `command`, `write`, `delete`, `move`, `network`,
 /// `read`. Every entry has `summary`, the words both the terminal and the
 /// web UI show for it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Action {
@@ -174,7 +176,7 @@ impl Action {
 }
 
 /// The size of a file's text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileSize {
     /// Lines (a last line without a newline counts).
     pub lines: usize,
@@ -574,6 +576,11 @@ mod tests {
         assert!(diff.contains("-2\n-3\n-4\n-5\n+x\n"), "{diff}");
         assert_eq!(view.reason, "it changes files");
         assert_eq!(view.arguments, None);
+        // Kept in a store and shown by another process: the same view.
+        let stored = serde_json::to_string(&view).unwrap();
+        let read: ApprovalView = serde_json::from_str(&stored).unwrap();
+        assert_eq!(read, view);
+        assert_eq!(read.lines(), view.lines());
     }
 
     #[test]

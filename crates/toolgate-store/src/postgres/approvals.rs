@@ -1,6 +1,9 @@
 //! [`ApprovalStore`] for [`PostgresStore`]: each change is one statement
 //! whose `WHERE` holds the rule (first answer wins, one claim), so workers
-//! answering or claiming at once cannot both succeed.
+//! answering or claiming at once cannot both succeed; each change notifies
+//! [`APPROVALS_CHANNEL`] in its transaction, and waits are woken by it.
+
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -8,13 +11,32 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{GenericClient, Row};
 
 use super::{Db as _, PostgresStore, begin, from_json, to_json};
+use crate::approvals::deadline_after;
 use crate::{
-    Answer, Answered, ApprovalRecord, ApprovalStatus, ApprovalStore, Asked, NewApproval, RunClaim,
-    StoreError,
+    APPROVALS_CHANNEL, Answer, Answered, ApprovalRecord, ApprovalStatus, ApprovalStore, Asked,
+    NewApproval, NewRun, RunClaim, StoreError, WorkerLease,
 };
 
 const COLUMNS: &str = "id, key, session_id, tool, view, worker, created, expires, status,
-    answered_by, answered, runner, result";
+    answered_by, answered, runner, result, for_session";
+
+/// How often a wait reads the approval again although no notification
+/// came: the safety net for a notification lost while the `LISTEN`
+/// connection was down.
+const SLOW_POLL: Duration = Duration::from_secs(2);
+
+/// Tells the waiters of every worker that approval `id` changed; sent when
+/// the caller's transaction commits (at once outside one).
+async fn notify(client: &impl GenericClient, id: i64) -> Result<(), StoreError> {
+    client
+        .execute(
+            "SELECT pg_notify($1, $2)",
+            &[&APPROVALS_CHANNEL, &id.to_string()],
+        )
+        .await
+        .db()?;
+    Ok(())
+}
 
 fn decode(r: &Row) -> Result<ApprovalRecord, StoreError> {
     let status: &str = r.get(8);
@@ -34,6 +56,7 @@ fn decode(r: &Row) -> Result<ApprovalRecord, StoreError> {
             ))
         })?,
         answered_by: r.get(9),
+        for_session: r.get(13),
         answered: r.get(10),
         runner: r.get(11),
         result: r
@@ -105,6 +128,7 @@ impl ApprovalStore for PostgresStore {
         )
         .await?;
         if let Some(record) = inserted {
+            notify(&**client, record.id).await?;
             return Ok(Asked::New(record));
         }
         let existing = one(
@@ -165,6 +189,7 @@ impl ApprovalStore for PostgresStore {
                 &[&answer.id, &answer.at],
             )
             .await?;
+            notify(&tx, answer.id).await?;
             tx.commit().await.db()?;
             return Ok(Answered::Expired(written(record)?));
         }
@@ -176,12 +201,20 @@ impl ApprovalStore for PostgresStore {
         let record = one(
             &tx,
             &format!(
-                "UPDATE approvals SET status = $2, answered_by = $3, answered = $4 WHERE id = $1
-                 RETURNING {COLUMNS}"
+                "UPDATE approvals SET status = $2, answered_by = $3, answered = $4,
+                    for_session = $5
+                 WHERE id = $1 RETURNING {COLUMNS}"
             ),
-            &[&answer.id, &status.as_str(), &answer.by, &answer.at],
+            &[
+                &answer.id,
+                &status.as_str(),
+                &answer.by,
+                &answer.at,
+                &(answer.approve && answer.for_session),
+            ],
         )
         .await?;
+        notify(&tx, answer.id).await?;
         tx.commit().await.db()?;
         Ok(Answered::Answered(written(record)?))
     }
@@ -192,9 +225,10 @@ impl ApprovalStore for PostgresStore {
         worker: &str,
         _at: i64,
     ) -> Result<RunClaim, StoreError> {
-        let client = self.client().await?;
+        let mut client = self.client().await?;
+        let tx = begin(&mut client).await?;
         let claimed = one(
-            &**client,
+            &tx,
             &format!(
                 "UPDATE approvals SET status = 'running', runner = $2
                  WHERE id = $1 AND status = 'approved' RETURNING {COLUMNS}"
@@ -203,8 +237,11 @@ impl ApprovalStore for PostgresStore {
         )
         .await?;
         if let Some(record) = claimed {
+            notify(&tx, id).await?;
+            tx.commit().await.db()?;
             return Ok(RunClaim::Claimed(record));
         }
+        drop(tx);
         Ok(match by_id(&**client, id, false).await? {
             None => RunClaim::NotFound,
             Some(record)
@@ -227,8 +264,9 @@ impl ApprovalStore for PostgresStore {
         _at: i64,
     ) -> Result<bool, StoreError> {
         let result = to_json(result)?;
-        let client = self.client().await?;
-        let changed = client
+        let mut client = self.client().await?;
+        let tx = begin(&mut client).await?;
+        let changed = tx
             .execute(
                 "UPDATE approvals SET status = 'done', result = $3
                  WHERE id = $1 AND status = 'running' AND runner = $2",
@@ -236,18 +274,94 @@ impl ApprovalStore for PostgresStore {
             )
             .await
             .db()?;
+        if changed == 1 {
+            notify(&tx, id).await?;
+        }
+        tx.commit().await.db()?;
         Ok(changed == 1)
     }
 
     async fn expire_approvals(&self, now: i64) -> Result<u64, StoreError> {
         let client = self.client().await?;
+        // One row per approval expired, each notified as it commits.
         client
             .execute(
-                "UPDATE approvals SET status = 'expired', answered = $1
-                 WHERE status = 'pending' AND expires < $1",
-                &[&now],
+                "WITH expired AS (
+                    UPDATE approvals SET status = 'expired', answered = $1
+                    WHERE status = 'pending' AND expires < $1 RETURNING id
+                 )
+                 SELECT pg_notify($2, id::text) FROM expired",
+                &[&now, &APPROVALS_CHANNEL],
             )
             .await
             .db()
+    }
+
+    async fn claim_run(&self, run: &NewRun) -> Result<RunClaim, StoreError> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client).await?;
+        // A new key is inserted running; an approved one becomes running;
+        // any other state is left as it is (no row returned).
+        let claimed = one(
+            &tx,
+            &format!(
+                "INSERT INTO approvals (key, session_id, tool, view, worker, created, expires,
+                    status, runner)
+                 VALUES ($1, $2, $3, 'null', $4, $5, $5, 'running', $4)
+                 ON CONFLICT (key) DO UPDATE SET status = 'running', runner = EXCLUDED.runner
+                 WHERE approvals.status = 'approved'
+                 RETURNING {COLUMNS}"
+            ),
+            &[&run.key, &run.session_id, &run.tool, &run.worker, &run.at],
+        )
+        .await?;
+        if let Some(record) = claimed {
+            notify(&tx, record.id).await?;
+            tx.commit().await.db()?;
+            return Ok(RunClaim::Claimed(record));
+        }
+        drop(tx);
+        let record = one(
+            &**client,
+            &format!("SELECT {COLUMNS} FROM approvals WHERE key = $1"),
+            &[&run.key],
+        )
+        .await?;
+        let record = written(record)?;
+        Ok(match record.status {
+            ApprovalStatus::Running | ApprovalStatus::Done => RunClaim::Taken(record),
+            _ => RunClaim::NotApproved(record),
+        })
+    }
+
+    async fn hold_worker(&self, worker: &str) -> Result<WorkerLease, StoreError> {
+        self.hold(worker).await
+    }
+
+    async fn worker_alive(&self, worker: &str) -> Result<bool, StoreError> {
+        self.alive(worker).await
+    }
+
+    async fn wait_for_change(
+        &self,
+        id: i64,
+        from: ApprovalStatus,
+        timeout: Duration,
+    ) -> Result<Option<ApprovalRecord>, StoreError> {
+        // Listening before the first read: a change made between the read
+        // and the wait is not missed.
+        let mut changes = self.listener.subscribe();
+        let deadline = deadline_after(timeout);
+        loop {
+            let Some(record) = self.approval(id).await? else {
+                return Ok(None);
+            };
+            let now = tokio::time::Instant::now();
+            if record.status != from || now >= deadline {
+                return Ok(Some(record));
+            }
+            let nap = SLOW_POLL.min(deadline - now);
+            let _ = tokio::time::timeout(nap, changes.changed(id)).await;
+        }
     }
 }

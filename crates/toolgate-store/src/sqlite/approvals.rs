@@ -6,12 +6,12 @@ use serde_json::Value;
 
 use super::{Db as _, SqliteStore, write_tx};
 use crate::{
-    Answer, Answered, ApprovalRecord, ApprovalStatus, ApprovalStore, Asked, NewApproval, RunClaim,
-    StoreError,
+    Answer, Answered, ApprovalRecord, ApprovalStatus, ApprovalStore, Asked, NewApproval, NewRun,
+    RunClaim, StoreError, WorkerLease,
 };
 
 const COLUMNS: &str = "id, key, session_id, tool, view, worker, created, expires, status,
-    answered_by, answered, runner, result";
+    answered_by, answered, runner, result, for_session";
 
 /// A row, its JSON and status still text.
 struct Raw {
@@ -34,6 +34,7 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
             expires: r.get(7)?,
             status: ApprovalStatus::Pending,
             answered_by: r.get(9)?,
+            for_session: r.get(13)?,
             answered: r.get(10)?,
             runner: r.get(11)?,
             result: None,
@@ -172,8 +173,16 @@ impl ApprovalStore for SqliteStore {
                 ApprovalStatus::Denied
             };
             tx.execute(
-                "UPDATE approvals SET status = ?2, answered_by = ?3, answered = ?4 WHERE id = ?1",
-                params![answer.id, status.as_str(), answer.by, answer.at],
+                "UPDATE approvals SET status = ?2, answered_by = ?3, answered = ?4,
+                    for_session = ?5
+                 WHERE id = ?1",
+                params![
+                    answer.id,
+                    status.as_str(),
+                    answer.by,
+                    answer.at,
+                    answer.approve && answer.for_session
+                ],
             )
             .db()?;
             let record = reread(&tx, answer.id)?;
@@ -253,5 +262,50 @@ impl ApprovalStore for SqliteStore {
             Ok(changed as u64)
         })
         .await
+    }
+
+    async fn claim_run(&self, run: &NewRun) -> Result<RunClaim, StoreError> {
+        let run = run.clone();
+        self.with_conn(move |conn| {
+            let tx = write_tx(conn)?;
+            let id = match get(&tx, "key = ?1", &run.key)? {
+                None => {
+                    tx.execute(
+                        "INSERT INTO approvals (key, session_id, tool, view, worker, created,
+                            expires, status, runner)
+                         VALUES (?1, ?2, ?3, 'null', ?4, ?5, ?5, 'running', ?4)",
+                        params![run.key, run.session_id, run.tool, run.worker, run.at],
+                    )
+                    .db()?;
+                    tx.last_insert_rowid()
+                }
+                Some(record) => match record.status {
+                    ApprovalStatus::Approved => {
+                        tx.execute(
+                            "UPDATE approvals SET status = 'running', runner = ?2 WHERE id = ?1",
+                            params![record.id, run.worker],
+                        )
+                        .db()?;
+                        record.id
+                    }
+                    ApprovalStatus::Running | ApprovalStatus::Done => {
+                        return Ok(RunClaim::Taken(record));
+                    }
+                    _ => return Ok(RunClaim::NotApproved(record)),
+                },
+            };
+            let record = reread(&tx, id)?;
+            tx.commit().db()?;
+            Ok(RunClaim::Claimed(record))
+        })
+        .await
+    }
+
+    async fn hold_worker(&self, worker: &str) -> Result<WorkerLease, StoreError> {
+        super::workers::hold(self.path(), worker)
+    }
+
+    async fn worker_alive(&self, worker: &str) -> Result<bool, StoreError> {
+        super::workers::alive(self.path(), worker)
     }
 }

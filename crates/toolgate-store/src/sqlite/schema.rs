@@ -359,6 +359,10 @@ const MIGRATIONS: &[&str] = &[
     // 12: the audit moves to a file of its own (rule 6 of `SqliteStore`);
     // `move_audit_out` copied its rows there before this runs.
     "DROP TABLE audit;",
+    // 13: whether an approval's answer allows the tool for the rest of the
+    // asking client's session ("allow for the session", answered from any
+    // process).
+    "ALTER TABLE approvals ADD COLUMN for_session INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// The store version whose migration drops the audit table: every version

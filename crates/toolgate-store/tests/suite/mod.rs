@@ -13,6 +13,7 @@ use std::sync::Arc;
 use crate::common::{message, new_session, step};
 
 use serde_json::json;
+use std::time::Duration;
 use toolgate_core::{FileState, LinkId, PathChange, PlanStep, StepStatus};
 use toolgate_store::{
     AfterRun, AuditEntry, AuditFilter, Claim, Created, DynamicToolKind, DynamicToolScope,
@@ -21,7 +22,9 @@ use toolgate_store::{
     ProjectKey, ProjectStatus, ProjectUpdate, RUN_ABANDONED, RUN_RUNNING, RUNNING, RunEnd,
     SourceId, StatusChange, StoreError, TaskFilter, TaskStatus, TaskUpdate, ToolCallRow, Trigger,
 };
-use toolgate_store::{Answer, Answered, ApprovalStatus, Asked, NewApproval, RunClaim, Store};
+use toolgate_store::{
+    Answer, Answered, ApprovalStatus, Asked, NewApproval, NewRun, RunClaim, Store,
+};
 
 /// What a backend implements: every store trait, as the host holds it.
 pub(crate) trait Backend: Store + 'static {}
@@ -48,6 +51,9 @@ macro_rules! suite_tests {
             dynamic_tools_review,
             checkpoints_and_rewinds,
             approvals_answered_once_and_run_once,
+            approvals_waits_end_at_a_change,
+            keyed_calls_are_claimed_once,
+            workers_are_alive_while_they_hold_their_lease,
         );
     };
     (@each $open:path; $($case:ident),+ $(,)?) => {
@@ -1456,6 +1462,7 @@ pub(crate) async fn approvals_answered_once_and_run_once(store: Arc<impl Backend
                 .answer_approval(&Answer {
                     id,
                     approve,
+                    for_session: false,
                     by: format!("person{i}"),
                     at: 2_000,
                 })
@@ -1482,6 +1489,7 @@ pub(crate) async fn approvals_answered_once_and_run_once(store: Arc<impl Backend
         .answer_approval(&Answer {
             id: second.id,
             approve: true,
+            for_session: false,
             by: "late".into(),
             at: 2_000,
         })
@@ -1496,6 +1504,7 @@ pub(crate) async fn approvals_answered_once_and_run_once(store: Arc<impl Backend
             .answer_approval(&Answer {
                 id: 999_999,
                 approve: true,
+                for_session: false,
                 by: "x".into(),
                 at: 1
             })
@@ -1520,6 +1529,7 @@ pub(crate) async fn approvals_answered_once_and_run_once(store: Arc<impl Backend
         .answer_approval(&Answer {
             id: call.id,
             approve: true,
+            for_session: false,
             by: "p".into(),
             at: 3_000,
         })
@@ -1583,4 +1593,199 @@ pub(crate) async fn approvals_answered_once_and_run_once(store: Arc<impl Backend
         store.approval_by_key("k5").await.unwrap().unwrap().status,
         ApprovalStatus::Pending
     );
+}
+
+pub(crate) async fn approvals_waits_end_at_a_change(store: Arc<impl Backend>) {
+    let Asked::New(asked) = store.ask_approval(&approval("w1", i64::MAX)).await.unwrap() else {
+        panic!("a new key is asked");
+    };
+    // Nobody answers: the wait ends at its timeout, the approval unchanged.
+    let waited = store
+        .wait_for_change(
+            asked.id,
+            ApprovalStatus::Pending,
+            Duration::from_millis(300),
+        )
+        .await
+        .unwrap();
+    assert_eq!(waited, Some(asked.clone()));
+    assert_eq!(
+        store
+            .wait_for_change(999_999, ApprovalStatus::Pending, Duration::from_secs(5))
+            .await
+            .unwrap(),
+        None,
+        "no such approval"
+    );
+    // A wait ends with the answer, "allow for the session" kept.
+    let waiter = {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move {
+            store
+                .wait_for_change(asked.id, ApprovalStatus::Pending, Duration::from_secs(60))
+                .await
+                .unwrap()
+        })
+    };
+    let answered = store
+        .answer_approval(&Answer {
+            id: asked.id,
+            approve: true,
+            for_session: true,
+            by: "ui@worker-2".into(),
+            at: 2_000,
+        })
+        .await
+        .unwrap();
+    let Answered::Answered(answered) = answered else {
+        panic!("{answered:?}");
+    };
+    assert!(answered.for_session);
+    let woken = waiter.await.unwrap().unwrap();
+    assert_eq!(woken.status, ApprovalStatus::Approved);
+    assert!(woken.for_session);
+    assert_eq!(woken.answered_by.as_deref(), Some("ui@worker-2"));
+    // A denial never allows for the session, whatever it says.
+    let Asked::New(denied) = store.ask_approval(&approval("w2", i64::MAX)).await.unwrap() else {
+        panic!("a new key is asked");
+    };
+    store
+        .answer_approval(&Answer {
+            id: denied.id,
+            approve: false,
+            for_session: true,
+            by: "p".into(),
+            at: 2_000,
+        })
+        .await
+        .unwrap();
+    let denied = store.approval(denied.id).await.unwrap().unwrap();
+    assert_eq!(
+        (denied.status, denied.for_session),
+        (ApprovalStatus::Denied, false)
+    );
+    // A wait for the run to end ends when its result is stored.
+    let claimed = store
+        .claim_approved_run(asked.id, "w1", 3_000)
+        .await
+        .unwrap();
+    assert!(matches!(claimed, RunClaim::Claimed(_)), "{claimed:?}");
+    let waiter = {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move {
+            store
+                .wait_for_change(asked.id, ApprovalStatus::Running, Duration::from_secs(60))
+                .await
+                .unwrap()
+        })
+    };
+    assert!(
+        store
+            .finish_approved_run(asked.id, "w1", &json!("ran"), 3_100)
+            .await
+            .unwrap()
+    );
+    let done = waiter.await.unwrap().unwrap();
+    assert_eq!(
+        (done.status, done.result),
+        (ApprovalStatus::Done, Some(json!("ran")))
+    );
+}
+
+fn run(key: &str, worker: &str) -> NewRun {
+    NewRun {
+        key: key.into(),
+        session_id: None,
+        tool: "run_command".into(),
+        worker: worker.into(),
+        at: 1_000,
+    }
+}
+
+pub(crate) async fn keyed_calls_are_claimed_once(store: Arc<impl Backend>) {
+    // A key nobody asked about: recorded running by the first claim of
+    // several at once.
+    let mut claims = Vec::new();
+    for worker in ["w1", "w2", "w3"] {
+        let store = Arc::clone(&store);
+        claims.push(tokio::spawn(async move {
+            store.claim_run(&run("k1", worker)).await.unwrap()
+        }));
+    }
+    let mut won = Vec::new();
+    for claim in claims {
+        match claim.await.unwrap() {
+            RunClaim::Claimed(record) => won.push(record),
+            RunClaim::Taken(record) => assert_eq!(record.status, ApprovalStatus::Running),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(won.len(), 1, "{won:?}");
+    let record = won.remove(0);
+    assert_eq!(record.status, ApprovalStatus::Running);
+    assert_eq!(record.runner.as_deref(), Some(record.worker.as_str()));
+    assert!(
+        store.pending_approvals(0).await.unwrap().is_empty(),
+        "a claimed call is no question"
+    );
+    let runner = record.runner.clone().unwrap();
+    assert!(
+        store
+            .finish_approved_run(record.id, &runner, &json!({"output": "once"}), 1_100)
+            .await
+            .unwrap()
+    );
+    assert!(matches!(
+        store.claim_run(&run("k1", "w9")).await.unwrap(),
+        RunClaim::Taken(ref r) if r.result == Some(json!({"output": "once"}))
+    ));
+    // A key waiting for a person is not claimed until it is approved.
+    let Asked::New(asked) = store.ask_approval(&approval("k2", i64::MAX)).await.unwrap() else {
+        panic!("a new key is asked");
+    };
+    assert!(matches!(
+        store.claim_run(&run("k2", "w2")).await.unwrap(),
+        RunClaim::NotApproved(ref r) if r.status == ApprovalStatus::Pending
+    ));
+    store
+        .answer_approval(&Answer {
+            id: asked.id,
+            approve: true,
+            for_session: false,
+            by: "p".into(),
+            at: 1_200,
+        })
+        .await
+        .unwrap();
+    let RunClaim::Claimed(claimed) = store.claim_run(&run("k2", "w2")).await.unwrap() else {
+        panic!("an approved call is claimed");
+    };
+    assert_eq!(claimed.id, asked.id);
+    assert_eq!(claimed.runner.as_deref(), Some("w2"));
+    assert!(matches!(
+        store.claim_run(&run("k2", "w1")).await.unwrap(),
+        RunClaim::Taken(_)
+    ));
+}
+
+pub(crate) async fn workers_are_alive_while_they_hold_their_lease(store: Arc<impl Backend>) {
+    assert!(!store.worker_alive("never-started").await.unwrap());
+    let lease = store.hold_worker("host-1-abc").await.unwrap();
+    assert!(store.worker_alive("host-1-abc").await.unwrap());
+    assert!(!store.worker_alive("host-2-abc").await.unwrap());
+    drop(lease);
+    // The lock goes with its holder (on a server, once its connection
+    // has closed).
+    let mut gone = false;
+    for _ in 0..500 {
+        if !store.worker_alive("host-1-abc").await.unwrap() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(gone, "a dropped lease leaves the worker alive");
+    // And can be taken again by a worker of that name.
+    let _again = store.hold_worker("host-1-abc").await.unwrap();
+    assert!(store.worker_alive("host-1-abc").await.unwrap());
 }

@@ -16,7 +16,7 @@ use super::{ApiError, ApiResult, App};
 use crate::approvals::{Answer, ResolveError};
 
 pub(super) async fn approvals(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(Value::Array(app.approvals.pending()))
+    Json(Value::Array(app.approvals.pending().await))
 }
 
 #[derive(Deserialize)]
@@ -36,12 +36,13 @@ pub(super) async fn answer_one(
     // A folded card is not allowed unseen, and "Always allow" must not
     // save its rule for one.
     if body.answer != Answer::Deny && !body.seen {
-        app.approvals.check_seen(&id).map_err(resolve_error)?;
+        app.approvals.check_seen(&id).await.map_err(resolve_error)?;
     }
     let rule = if body.answer == Answer::Always {
         let rule = app
             .approvals
             .rule_of(&id)
+            .await
             .map_err(resolve_error)?
             .ok_or(ResolveError::NoRule)
             .map_err(resolve_error)?;
@@ -52,6 +53,7 @@ pub(super) async fn answer_one(
     };
     app.approvals
         .resolve(&id, body.answer, body.seen)
+        .await
         .map_err(resolve_error)?;
     Ok(Json(json!({
         "id": id,
@@ -107,20 +109,23 @@ pub(super) async fn answer_many(
             "answer several calls with allow or deny",
         ));
     }
-    let ids = body.ids.unwrap_or_else(|| {
-        app.approvals
+    let ids = match body.ids {
+        Some(ids) => ids,
+        None => app
+            .approvals
             .pending()
+            .await
             .iter()
             .filter_map(|p| p["id"].as_str().map(str::to_owned))
-            .collect()
-    });
-    let resolved: Vec<String> = ids
-        .into_iter()
-        .filter(|id| {
-            let seen = body.seen.iter().any(|s| s == id);
-            app.approvals.resolve(id, body.answer, seen).is_ok()
-        })
-        .collect();
+            .collect(),
+    };
+    let mut resolved = Vec::new();
+    for id in ids {
+        let seen = body.seen.contains(&id);
+        if app.approvals.resolve(&id, body.answer, seen).await.is_ok() {
+            resolved.push(id);
+        }
+    }
     Ok(Json(json!({"resolved": resolved})))
 }
 
@@ -132,7 +137,8 @@ fn resolve_error(error: ResolveError) -> ApiError {
         | ResolveError::IsPlan(_)
         | ResolveError::NotPlan(_)
         | ResolveError::NotAChoice(_) => StatusCode::BAD_REQUEST,
-        ResolveError::Unseen(_) => StatusCode::CONFLICT,
+        ResolveError::Unseen(_) | ResolveError::AlreadyAnswered(_) => StatusCode::CONFLICT,
+        ResolveError::Store { .. } => StatusCode::SERVICE_UNAVAILABLE,
     };
     ApiError::new(status, error.to_string())
 }

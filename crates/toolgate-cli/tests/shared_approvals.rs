@@ -1,0 +1,523 @@
+//! Approvals answered from any worker, as whole processes: two `toolgate
+//! mcp serve --http --approver ui` workers on one store; a call made
+//! through worker 1 waits for approval, worker 2's UI lists it and allows
+//! it through its HTTP API, and the call's result reaches worker 1's
+//! client. And calls with an idempotency key run once: a retried finished
+//! call gets the stored result, a call waiting for approval on a killed
+//! worker is taken over by the retry, a call running on a killed worker is
+//! answered "may have run". On `SQLite` (one file, two processes) and on
+//! `PostgreSQL`
+//! (`TOOLGATE_TEST_PG_URL`, as `store_postgres.rs` needs; without it that
+//! test fails, saying so).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+mod common;
+
+use common::{Ws, answer, server};
+
+/// A worker: `toolgate mcp serve --http 127.0.0.1:0 --approver ui`, with
+/// the MCP endpoint and the approval page it announced.
+struct Worker {
+    child: Child,
+    mcp: String,
+    page: String,
+}
+
+impl Worker {
+    fn spawn(ws: &Ws, env: &[(&str, &str)]) -> Self {
+        let mut cmd = ws.command(env!("CARGO_BIN_EXE_toolgate"));
+        cmd.args(["mcp", "serve", "--http", "127.0.0.1:0", "--approver", "ui"])
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let (tx, lines) = mpsc::channel::<String>();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let (mut mcp, mut page) = (None, None);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut seen = Vec::new();
+        while mcp.is_none() || page.is_none() {
+            let left = deadline
+                .checked_duration_since(Instant::now())
+                .unwrap_or_else(|| panic!("the worker did not announce itself: {seen:?}"));
+            let line = lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("the worker stopped: {seen:?}"));
+            if let Some(at) = line.find("http://") {
+                let url = line[at..].trim().to_owned();
+                if url.contains("token=") {
+                    page = Some(url);
+                } else if url.ends_with("/mcp") {
+                    mcp = Some(url);
+                }
+            }
+            seen.push(line);
+        }
+        Self {
+            child,
+            mcp: mcp.unwrap(),
+            page: page.unwrap(),
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// The JSON-RPC reply in an MCP HTTP response body (plain JSON, or the
+/// `data:` lines of a server-sent event stream).
+fn reply(body: &str) -> Value {
+    if let Ok(value) = serde_json::from_str(body) {
+        return value;
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("id").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC reply in {body:?}"))
+}
+
+/// An MCP client of one worker: initialized, its session id kept.
+struct Client {
+    http: reqwest::Client,
+    url: String,
+    session: Option<String>,
+}
+
+impl Client {
+    async fn connect(url: &str) -> Self {
+        let mut client = Self {
+            http: http(),
+            url: url.to_owned(),
+            session: None,
+        };
+        let (session, init) = client
+            .post(
+                &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "worker-test", "version": "1"}}}),
+            )
+            .await;
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        client.session = session;
+        client
+            .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        client
+    }
+
+    /// Posts one message; the session id the server gave, and its reply
+    /// (null for a notification).
+    async fn post(&self, message: &Value) -> (Option<String>, Value) {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(message.to_string());
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
+        }
+        let response = request.send().await.unwrap();
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let status = response.status();
+        let body = response.text().await.unwrap();
+        assert!(status.is_success(), "{status}: {body}");
+        if message.get("id").is_none() {
+            return (session, Value::Null);
+        }
+        (session, reply(&body))
+    }
+}
+
+/// A signed-in client of an approval page.
+struct Page {
+    base: String,
+    cookie: String,
+    http: reqwest::Client,
+}
+
+impl Page {
+    async fn sign_in(url: &str) -> Self {
+        let http = http();
+        let response = http.get(url).send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 303);
+        let cookie = response.headers()["set-cookie"].to_str().unwrap();
+        let cookie = cookie.split(';').next().unwrap().to_owned();
+        let base = url.split("/?").next().unwrap().to_owned();
+        Self { base, cookie, http }
+    }
+
+    async fn approvals(&self) -> Vec<Value> {
+        let r = self
+            .http
+            .get(format!("{}/api/approvals", self.base))
+            .header("cookie", &self.cookie)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+        let list: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+        list.as_array().unwrap().clone()
+    }
+
+    async fn answer(&self, id: &str, answer: &str) -> (u16, Value) {
+        let r = self
+            .http
+            .post(format!("{}/api/approvals/{id}", self.base))
+            .header("cookie", &self.cookie)
+            .header("origin", &self.base)
+            .header("content-type", "application/json")
+            .body(json!({"answer": answer}).to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let body = r.text().await.unwrap();
+        (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+    }
+}
+
+/// The whole scenario on `ws` (whose store both workers share).
+async fn asked_on_one_worker_answered_on_another(ws: &Ws, env: &[(&str, &str)]) {
+    let one = Worker::spawn(ws, env);
+    let two = Worker::spawn(ws, env);
+    let client = Client::connect(&one.mcp).await;
+    let call = tokio::spawn(async move {
+        client
+            .post(
+                &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "write_file",
+                "arguments": {"path": "shared.txt", "content": "approved elsewhere\n"}}}),
+            )
+            .await
+            .1
+    });
+    // Worker 2's page lists the question worker 1 asked.
+    let page = Page::sign_in(&two.page).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let card = loop {
+        if let Some(card) = page
+            .approvals()
+            .await
+            .into_iter()
+            .find(|c| c["tool"] == "write_file")
+        {
+            break card;
+        }
+        assert!(Instant::now() < deadline, "worker 2 never listed the call");
+        assert!(!call.is_finished(), "the call ended unanswered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let diff = card["view"]["actions"][0]["diff"].as_str().unwrap_or("");
+    let content = card["view"]["actions"][0]["content"].as_str().unwrap_or("");
+    assert!(
+        diff.contains("approved elsewhere") || content.contains("approved elsewhere"),
+        "{card}"
+    );
+    let id = card["id"].as_str().unwrap().to_owned();
+    assert!(!std::fs::exists(ws.path().join("shared.txt")).unwrap());
+    let (status, body) = page.answer(&id, "allow").await;
+    assert_eq!(status, 200, "{body}");
+
+    let reply = tokio::time::timeout(Duration::from_secs(60), call)
+        .await
+        .expect("the call's result reaches worker 1's client")
+        .unwrap();
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("shared.txt")).unwrap(),
+        "approved elsewhere\n"
+    );
+    // The first answer won: worker 1's page is told it was answered.
+    let mine = Page::sign_in(&one.page).await;
+    let (status, body) = mine.answer(&id, "deny").await;
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("answered already"),
+        "{body}"
+    );
+    assert!(mine.approvals().await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_asked_on_one_worker_is_answered_on_another_sqlite() {
+    let model = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&model);
+    ws.set_mode("confirm-sensitive");
+    asked_on_one_worker_answered_on_another(&ws, &[]).await;
+}
+
+/// The server's URL, or a failure that says how to start one.
+fn pg_server() -> String {
+    std::env::var("TOOLGATE_TEST_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "TOOLGATE_TEST_PG_URL is not set: the PostgreSQL store tests need a server. \
+             Start a throw-away one with `export TOOLGATE_TEST_PG_URL=$(.ci/pg.sh start)` \
+             (needs Debian's postgresql package) or run .ci/run"
+        )
+    })
+}
+
+/// Runs `sql` on the test server's own database.
+async fn admin(sql: &str) {
+    let server = pg_server();
+    let (client, connection) = tokio_postgres::connect(&server, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to {server} ({e}); `.ci/pg.sh start`"));
+    let driver = tokio::spawn(connection);
+    client.batch_execute(sql).await.unwrap();
+    drop(client);
+    drop(driver.await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_asked_on_one_worker_is_answered_on_another_postgres() {
+    let db = format!("toolgate_shared_{}", std::process::id());
+    admin(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
+    admin(&format!("CREATE DATABASE {db}")).await;
+    let pg = pg_server();
+    let (base, _) = pg.split_once('?').unwrap_or((pg.as_str(), ""));
+    let (root, _) = base.rsplit_once('/').unwrap();
+    let url = format!("{root}/{db}");
+
+    let model = server(vec![answer("unused")]).await;
+    let ws = postgres_ws(&model, &url).await;
+    ws.set_mode("confirm-sensitive");
+    asked_on_one_worker_answered_on_another(&ws, &[]).await;
+    admin(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
+}
+
+/// A new database on the test server: its name and URL.
+async fn new_database(name: &str) -> String {
+    let db = format!("{name}_{}", std::process::id());
+    admin(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
+    admin(&format!("CREATE DATABASE {db}")).await;
+    let pg = pg_server();
+    let (base, _) = pg.split_once('?').unwrap_or((pg.as_str(), ""));
+    let (root, _) = base.rsplit_once('/').unwrap();
+    format!("{root}/{db}")
+}
+
+/// A yolo workspace whose store is the database at `url`, migrated.
+async fn postgres_ws(model: &wiremock::MockServer, url: &str) -> Ws {
+    let ws = Ws::new(model);
+    let config = ws.path().join("toolgate.yaml");
+    let yaml = format!(
+        "{}store:\n  url: {url}\n",
+        std::fs::read_to_string(&config).unwrap()
+    );
+    std::fs::write(&config, yaml).unwrap();
+    let migrated = ws.run(&["store", "migrate"]).await;
+    assert_eq!(
+        migrated.status.code(),
+        Some(0),
+        "{}",
+        common::text(&migrated.stderr)
+    );
+    ws
+}
+
+// ---- No call runs twice: calls with an idempotency key. ----
+
+/// A `tools/call` of `run_command` with an idempotency key.
+fn keyed_command(id: u64, key: &str, command: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "run_command",
+        "arguments": {"command": command},
+        "_meta": {"io.toolgate/idempotency-key": key}}})
+}
+
+/// The text of a `tools/call` reply.
+fn text_of(reply: &Value) -> String {
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+async fn a_retried_finished_call_gets_the_stored_result(ws: &Ws, env: &[(&str, &str)]) {
+    let one = Worker::spawn(ws, env);
+    let two = Worker::spawn(ws, env);
+    let command = "echo ran >> once.log && echo done";
+    let first = Client::connect(&one.mcp)
+        .await
+        .post(&keyed_command(2, "retry-1", command))
+        .await
+        .1;
+    assert_eq!(first["result"]["isError"], false, "{first}");
+    // The retry, through the other worker: the stored result, no run.
+    let again = Client::connect(&two.mcp)
+        .await
+        .post(&keyed_command(2, "retry-1", command))
+        .await
+        .1;
+    assert_eq!(again["result"], first["result"], "{again}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("once.log")).unwrap(),
+        "ran\n"
+    );
+    // Without a key, a call runs each time.
+    let plain = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": command}}});
+    Client::connect(&two.mcp).await.post(&plain).await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("once.log")).unwrap(),
+        "ran\nran\n"
+    );
+    // A key that is not a string is refused.
+    let bad = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": command},
+        "_meta": {"io.toolgate/idempotency-key": 7}}});
+    let refused = Client::connect(&two.mcp).await.post(&bad).await.1;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+}
+
+async fn a_waiting_call_of_a_killed_worker_is_taken_over(ws: &Ws, env: &[(&str, &str)]) {
+    let mut one = Worker::spawn(ws, env);
+    let two = Worker::spawn(ws, env);
+    let command = "echo ran >> taken.log";
+    let client = Client::connect(&one.mcp).await;
+    let waiting = tokio::spawn(async move {
+        let _ = client.post(&keyed_command(2, "take-over", command)).await;
+    });
+    let page = Page::sign_in(&two.page).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let id = loop {
+        if let Some(card) = page.approvals().await.first() {
+            break card["id"].as_str().unwrap().to_owned();
+        }
+        assert!(Instant::now() < deadline, "the call was never asked about");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // Worker 1 dies with the question open.
+    one.child.kill().unwrap();
+    one.child.wait().unwrap();
+    waiting.abort();
+    // The client retries through worker 2, which waits for the same
+    // answer; a person answers it there; it runs once.
+    let client = Client::connect(&two.mcp).await;
+    let retry =
+        tokio::spawn(async move { client.post(&keyed_command(2, "take-over", command)).await.1 });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, body) = page.answer(&id, "allow").await;
+        if status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{status} {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let reply = tokio::time::timeout(Duration::from_secs(60), retry)
+        .await
+        .expect("the retry is answered")
+        .unwrap();
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("taken.log")).unwrap(),
+        "ran\n"
+    );
+}
+
+async fn a_call_running_on_a_killed_worker_may_have_run(ws: &Ws, env: &[(&str, &str)]) {
+    let mut one = Worker::spawn(ws, env);
+    let two = Worker::spawn(ws, env);
+    let client = Client::connect(&one.mcp).await;
+    let running = tokio::spawn(async move {
+        let _ = client
+            .post(&keyed_command(2, "killed-1", "touch started && sleep 120"))
+            .await;
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::exists(ws.path().join("started")).unwrap() {
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    one.child.kill().unwrap();
+    one.child.wait().unwrap();
+    running.abort();
+    let reply = Client::connect(&two.mcp)
+        .await
+        .post(&keyed_command(2, "killed-1", "touch started && sleep 120"))
+        .await
+        .1;
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert!(text_of(&reply).contains("may have run"), "{reply}");
+    assert!(
+        reply["result"]["_meta"]["io.toolgate/retryable"].is_null(),
+        "not to be retried: {reply}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyed_calls_run_once_across_workers_sqlite() {
+    let model = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&model);
+    a_retried_finished_call_gets_the_stored_result(&ws, &[]).await;
+    a_call_running_on_a_killed_worker_may_have_run(&ws, &[]).await;
+    ws.set_mode("confirm-sensitive");
+    a_waiting_call_of_a_killed_worker_is_taken_over(&ws, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyed_calls_run_once_across_workers_postgres() {
+    let url = new_database("toolgate_once").await;
+    let model = server(vec![answer("unused")]).await;
+    let ws = postgres_ws(&model, &url).await;
+    a_retried_finished_call_gets_the_stored_result(&ws, &[]).await;
+    // One audit row per run: the keyed call once, the call without a key
+    // once; the retry none.
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let driver = tokio::spawn(connection);
+    let rows: i64 = client
+        .query_one(
+            "SELECT COUNT(*) FROM audit WHERE tool = 'run_command' AND decision = 'executed'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 2);
+    drop(client);
+    driver.abort();
+    a_call_running_on_a_killed_worker_may_have_run(&ws, &[]).await;
+    ws.set_mode("confirm-sensitive");
+    a_waiting_call_of_a_killed_worker_is_taken_over(&ws, &[]).await;
+    let db = url.rsplit('/').next().unwrap().to_owned();
+    admin(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
+}

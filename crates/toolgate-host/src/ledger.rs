@@ -1,0 +1,291 @@
+//! Calls run once among workers: [`CallLedger`], the store-backed
+//! [`Ledger`](toolgate_engine::Ledger).
+//!
+//! One record per idempotency key, in the approvals table (its states are
+//! those of [`ApprovalStatus`]); see `docs/postgres.md`, "No call runs
+//! twice", for what a retry gets in each state.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use toolgate_core::{ToolCall, ToolResult};
+use toolgate_engine::{ApprovalScope, ExecutionEngine, Ledger, Once, RunClaim};
+use toolgate_store::{
+    ApprovalRecord, ApprovalStatus, NewRun, RunClaim as Claimed, Store, StoreError, WorkerLease,
+};
+
+use crate::approvals::now_ms;
+
+/// How long a retry waits at a time for a call running on a live worker,
+/// before it checks again that the worker lives.
+const RUNNING_CHECK: Duration = Duration::from_secs(2);
+
+/// How long a retry waits for a call running on a live worker before it
+/// is told to retry later (longer than any tool's timeout).
+const LONGEST_RUN_WAIT: Duration = Duration::from_secs(15 * 60);
+
+/// The store-backed ledger of a worker: it holds the worker alive in the
+/// store for its life (a `PostgreSQL` advisory lock on a connection of
+/// its own, an `flock`ed file beside a `SQLite` store), and answers keyed
+/// calls from the store.
+///
+/// # Rules
+///
+/// 1. A key never seen runs through the gate; right before it runs, the
+///    worker claims it (one record, status `running`, this worker the
+///    runner), and stores its result (`done`) when it ends.
+/// 2. A key whose call is `done` gets the stored result: no run, no audit.
+/// 3. A key `pending` or `approved` (its worker alive or not) runs through
+///    this worker's gate: the approver waits for the same answer, and of
+///    the workers that then claim it, one runs it; the others wait for its
+///    result (rule 4).
+/// 4. A key `running` on a live worker waits for the result; on a worker
+///    that is gone, it is answered with an error saying the call may have
+///    run and must be checked; it is never run again.
+/// 5. A key `denied` or `expired` is refused again, unrun.
+/// 6. A store that cannot be read or written answers with a retryable
+///    error.
+pub struct CallLedger {
+    store: Arc<dyn Store>,
+    worker: String,
+    _lease: WorkerLease,
+}
+
+impl std::fmt::Debug for CallLedger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallLedger")
+            .field("worker", &self.worker)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CallLedger {
+    /// The ledger of `worker` over `store`, holding the worker alive.
+    pub async fn start(
+        store: Arc<dyn Store>,
+        worker: impl Into<String>,
+    ) -> Result<Self, StoreError> {
+        let worker = worker.into();
+        let lease = store.hold_worker(&worker).await?;
+        Ok(Self {
+            store,
+            worker,
+            _lease: lease,
+        })
+    }
+
+    /// The worker this ledger runs calls as.
+    pub fn worker(&self) -> &str {
+        &self.worker
+    }
+
+    /// What a call keyed `key` gets before the gate: `None` to run it
+    /// (rule 1, 3), or its answer (rules 2, 4, 5, 6).
+    async fn look(&self, key: &str) -> Option<Once> {
+        let deadline = tokio::time::Instant::now() + LONGEST_RUN_WAIT;
+        loop {
+            let record = match self.store.approval_by_key(key).await {
+                Ok(None) => return None,
+                Ok(Some(record)) => record,
+                Err(error) => return Some(unreachable(&error)),
+            };
+            match record.status {
+                ApprovalStatus::Pending | ApprovalStatus::Approved => return None,
+                ApprovalStatus::Done => return Some(stored(&record)),
+                ApprovalStatus::Denied => {
+                    return Some(Once::done(ToolResult::failure(format!(
+                        "this call (idempotency key `{key}`) was denied when it was asked \
+                         (approval {}); it was not run",
+                        record.id
+                    ))));
+                }
+                ApprovalStatus::Expired => {
+                    return Some(Once::done(ToolResult::failure(format!(
+                        "nobody answered this call (idempotency key `{key}`, approval {}) in \
+                         time; it was not run. Make it again with a new key to be asked anew",
+                        record.id
+                    ))));
+                }
+                ApprovalStatus::Running => {
+                    let runner = record.runner.clone().unwrap_or_default();
+                    match self.store.worker_alive(&runner).await {
+                        Ok(true) if tokio::time::Instant::now() >= deadline => {
+                            return Some(Once::retry(format!(
+                                "this call (idempotency key `{key}`) is still running on worker \
+                                 {runner}; retry it with the same key to get its result"
+                            )));
+                        }
+                        Ok(true) => {}
+                        Ok(false) => return Some(may_have_run(key, &runner)),
+                        Err(error) => return Some(unreachable(&error)),
+                    }
+                    if let Err(error) = self
+                        .store
+                        .wait_for_change(record.id, ApprovalStatus::Running, RUNNING_CHECK)
+                        .await
+                    {
+                        return Some(unreachable(&error));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The stored result of a finished call.
+fn stored(record: &ApprovalRecord) -> Once {
+    match record
+        .result
+        .clone()
+        .and_then(|r| serde_json::from_value::<ToolResult>(r).ok())
+    {
+        Some(result) => Once::done(result),
+        None => Once::done(ToolResult::failure(format!(
+            "this call (idempotency key `{}`) ran, but its result could not be read back",
+            record.key
+        ))),
+    }
+}
+
+fn unreachable(error: &StoreError) -> Once {
+    Once::retry(format!(
+        "the store that records calls cannot be reached ({}); nothing was run: retry the call \
+         with the same idempotency key",
+        toolgate_core::error_chain(error)
+    ))
+}
+
+fn may_have_run(key: &str, runner: &str) -> Once {
+    Once::done(ToolResult::failure(format!(
+        "this call (idempotency key `{key}`) was running on worker {runner}, which stopped \
+         before it finished: it may have run, in part or whole. It is not run again; check \
+         its effects before making it again with a new key"
+    )))
+}
+
+/// What the claim before the run found.
+#[derive(Default)]
+enum Found {
+    /// The gate ended the call before it was to run.
+    #[default]
+    NotAsked,
+    /// This worker runs it: approval (ledger record) `id`.
+    Ran(i64),
+    /// Another worker runs or ran it.
+    Elsewhere,
+    /// Not claimed, and this is the answer.
+    Refused(Once),
+}
+
+struct Claim<'a> {
+    ledger: &'a CallLedger,
+    key: &'a str,
+    found: Mutex<Found>,
+}
+
+impl Claim<'_> {
+    fn set(&self, found: Found) {
+        *self.found.lock().unwrap_or_else(PoisonError::into_inner) = found;
+    }
+
+    fn take(&self) -> Found {
+        std::mem::take(&mut *self.found.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+#[async_trait]
+impl RunClaim for Claim<'_> {
+    fn key(&self) -> &str {
+        self.key
+    }
+
+    async fn claim(&self, tool: &str) -> Result<(), ToolResult> {
+        let claimed = self
+            .ledger
+            .store
+            .claim_run(&NewRun {
+                key: self.key.to_owned(),
+                session_id: None,
+                tool: tool.to_owned(),
+                worker: self.ledger.worker.clone(),
+                at: now_ms(),
+            })
+            .await;
+        let refused = match claimed {
+            Ok(Claimed::Claimed(record)) => {
+                self.set(Found::Ran(record.id));
+                return Ok(());
+            }
+            Ok(Claimed::Taken(_)) => {
+                self.set(Found::Elsewhere);
+                return Err(ToolResult::failure("run by another worker"));
+            }
+            Ok(Claimed::NotApproved(record)) if record.status == ApprovalStatus::Pending => {
+                Once::retry(format!(
+                    "this call (idempotency key `{}`) waits for a person's answer (approval \
+                     {}); retry it with the same key to wait for that answer",
+                    self.key, record.id
+                ))
+            }
+            Ok(Claimed::NotApproved(record)) => Once::done(ToolResult::failure(format!(
+                "this call (idempotency key `{}`) was refused when it was asked (approval {}, \
+                 {}); it was not run",
+                self.key, record.id, record.status
+            ))),
+            Ok(_) => Once::retry("the ledger answered in a way this toolgate does not know"),
+            Err(error) => unreachable(&error),
+        };
+        let result = refused.result.clone();
+        self.set(Found::Refused(refused));
+        Err(result)
+    }
+}
+
+#[async_trait]
+impl Ledger for CallLedger {
+    async fn execute(
+        &self,
+        engine: &ExecutionEngine,
+        call: ToolCall,
+        key: &str,
+        scope: &ApprovalScope,
+    ) -> Once {
+        if let Some(answer) = self.look(key).await {
+            return answer;
+        }
+        let claim = Claim {
+            ledger: self,
+            key,
+            found: Mutex::new(Found::NotAsked),
+        };
+        let run = engine.execute_claimed(call, scope, &claim).await;
+        match claim.take() {
+            Found::NotAsked => Once::done(run.result),
+            Found::Ran(id) => {
+                let stored = serde_json::to_value(&run.result).unwrap_or_default();
+                match self
+                    .store
+                    .finish_approved_run(id, &self.worker, &stored, now_ms())
+                    .await
+                {
+                    Ok(true) => {}
+                    Ok(false) => tracing::warn!(
+                        "the result of call `{key}` was not stored: its record is no longer \
+                         this worker's"
+                    ),
+                    Err(error) => tracing::warn!(
+                        "the result of call `{key}` could not be stored ({}); a retry will be \
+                         told it may have run",
+                        toolgate_core::error_chain(&error)
+                    ),
+                }
+                Once::done(run.result)
+            }
+            Found::Elsewhere => self.look(key).await.unwrap_or_else(|| {
+                Once::retry("the call was claimed elsewhere and is not finished; retry it")
+            }),
+            Found::Refused(answer) => answer,
+        }
+    }
+}
