@@ -83,6 +83,15 @@ pub struct Transfer {
 pub trait AuditSink: Send + Sync + std::fmt::Debug {
     /// Records one call.
     fn record(&self, record: &AuditRecord<'_>);
+
+    /// Resolves once every record given so far is kept (written, or
+    /// committed to the store), for a front end that must not answer a call
+    /// before its record survives the process (a gateway worker killed
+    /// right after answering). A sink that writes in [`record`](Self::record)
+    /// resolves at once, the default.
+    fn settled(&self) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 impl AuditSink for AuditLog {

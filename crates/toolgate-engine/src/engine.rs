@@ -330,6 +330,14 @@ impl Ended {
 }
 
 impl ExecutionEngine {
+    /// Resolves once the audit records of every call so far are kept
+    /// ([`AuditSink::settled`]).
+    pub async fn audit_settled(&self) {
+        for sink in &self.audit {
+            sink.settled().await;
+        }
+    }
+
     /// The registry the engine serves.
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry

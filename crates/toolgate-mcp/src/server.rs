@@ -523,6 +523,11 @@ impl ServerHandler for McpServer {
             };
             (run.result, false)
         };
+        if stateless.is_some() {
+            // A worker behind a load balancer may be killed right after
+            // answering: the call's audit record is kept first.
+            engine.audit_settled().await;
+        }
         let content = if result.success {
             vec![ContentBlock::text(result.output)]
         } else {

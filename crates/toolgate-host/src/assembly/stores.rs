@@ -268,6 +268,17 @@ impl AuditSink for StoreAudit {
             effects: effects_value(record),
         });
     }
+
+    fn settled(&self) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            if let Err(error) = self.writer.flush().await {
+                tracing::error!(
+                    "the audit could not be written to the store: {}",
+                    toolgate_core::error_chain(&error)
+                );
+            }
+        })
+    }
 }
 
 /// toolgate's store as the [`PlanBook`](toolgate_core::PlanBook) of
