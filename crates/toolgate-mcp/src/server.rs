@@ -508,20 +508,21 @@ impl ServerHandler for McpServer {
             Some(served) => &served.scope,
             None => self.scope(&context.peer),
         };
-        let (result, retry) = if let (Some(ledger), Some(key)) = (&self.ledger, key) {
-            let once = ledger.execute(engine, call, &key, scope).instrument(span);
-            let once = match stateless {
-                Some(_) => once.await,
-                None => CLIENT.scope(context.peer.clone(), once).await,
-            };
-            (once.result, once.retryable)
-        } else {
-            let run = engine.execute_in(call, scope).instrument(span);
-            let run = match stateless {
-                Some(_) => run.await,
-                None => CLIENT.scope(context.peer.clone(), run).await,
-            };
-            (run.result, false)
+        let ledger = self.ledger.as_ref().zip(key);
+        let run = async {
+            match &ledger {
+                Some((ledger, key)) => {
+                    let once = ledger.execute(engine, call, key, scope).await;
+                    (once.result, once.retryable)
+                }
+                None => (engine.execute_in(call, scope).await.result, false),
+            }
+        }
+        .instrument(span);
+        // Elicitation asks the client of this connection, when it has one.
+        let (result, retry) = match stateless {
+            Some(_) => run.await,
+            None => CLIENT.scope(context.peer.clone(), run).await,
         };
         if stateless.is_some() {
             // A worker behind a load balancer may be killed right after
