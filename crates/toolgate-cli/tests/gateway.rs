@@ -33,6 +33,9 @@
     reason = "test code: a failed unwrap is a failed test; the figures of the run go to stderr"
 )]
 
+#[path = "common/pg.rs"]
+mod pg;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -42,6 +45,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use pg::{connect, new_database};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -94,16 +98,6 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn server_url() -> String {
-    std::env::var("TOOLGATE_TEST_PG_URL").unwrap_or_else(|_| {
-        panic!(
-            "TOOLGATE_TEST_PG_URL is not set: the gateway test needs a PostgreSQL server. \
-             Start a throw-away one with `export TOOLGATE_TEST_PG_URL=$(.ci/pg.sh start)` \
-             (needs Debian's postgresql package) or run .ci/run"
-        )
-    })
-}
-
 fn check_haproxy() {
     let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
         .chain([PathBuf::from("/usr/sbin")])
@@ -113,29 +107,6 @@ fn check_haproxy() {
         "haproxy is not installed: the gateway test runs the workers behind it. \
          Install Debian's haproxy (apt-get install haproxy) or run .ci/run"
     );
-}
-
-async fn connect_db(url: &str) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("cannot connect to {url} ({e}); `.ci/pg.sh start` starts one"));
-    tokio::spawn(connection);
-    client
-}
-
-/// A new database on the test server; its URL.
-async fn new_database(name: &str) -> String {
-    let server = server_url();
-    let admin = connect_db(&server).await;
-    for sql in [
-        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-        format!("CREATE DATABASE {name}"),
-    ] {
-        admin.batch_execute(&sql).await.unwrap();
-    }
-    let (base, _) = server.split_once('?').unwrap_or((server.as_str(), ""));
-    let (root, _) = base.rsplit_once('/').unwrap();
-    format!("{root}/{name}")
 }
 
 fn free_port() -> u16 {
@@ -960,7 +931,7 @@ async fn three_workers_behind_haproxy_survive_a_killed_worker() {
     }
 
     // The audit: one executed row per line written, none for the rest.
-    let client = connect_db(&setup.db_url).await;
+    let client = connect(&setup.db_url).await;
     let rows = client
         .query(
             "SELECT args_sha256, COUNT(*) FROM audit \
@@ -1043,11 +1014,7 @@ async fn three_workers_behind_haproxy_survive_a_killed_worker() {
     );
 
     drop(client);
-    let admin = connect_db(&server_url()).await;
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
-        .await
-        .unwrap();
+    pg::drop_database(&db).await;
 }
 
 /// Every process's stderr tail, for a failure message.

@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod common;
+#[path = "common/pg.rs"]
+mod pg;
 
 use common::{Ws, answer, server};
 
@@ -281,55 +283,22 @@ async fn an_approval_asked_on_one_worker_is_answered_on_another_sqlite() {
     asked_on_one_worker_answered_on_another(&ws, &[]).await;
 }
 
-/// The server's URL, or a failure that says how to start one.
-fn pg_server() -> String {
-    std::env::var("TOOLGATE_TEST_PG_URL").unwrap_or_else(|_| {
-        panic!(
-            "TOOLGATE_TEST_PG_URL is not set: the PostgreSQL store tests need a server. \
-             Start a throw-away one with `export TOOLGATE_TEST_PG_URL=$(.ci/pg.sh start)` \
-             (needs Debian's postgresql package) or run .ci/run"
-        )
-    })
-}
-
-/// Runs `sql` on the test server's own database.
-async fn admin(sql: &str) {
-    let server = pg_server();
-    let (client, connection) = tokio_postgres::connect(&server, tokio_postgres::NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("cannot connect to {server} ({e}); `.ci/pg.sh start`"));
-    let driver = tokio::spawn(connection);
-    client.batch_execute(sql).await.unwrap();
-    drop(client);
-    drop(driver.await);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_asked_on_one_worker_is_answered_on_another_postgres() {
     let db = format!("toolgate_shared_{}", std::process::id());
-    admin(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
-    admin(&format!("CREATE DATABASE {db}")).await;
-    let pg = pg_server();
-    let (base, _) = pg.split_once('?').unwrap_or((pg.as_str(), ""));
-    let (root, _) = base.rsplit_once('/').unwrap();
-    let url = format!("{root}/{db}");
+    let url = pg::new_database(&db).await;
 
     let model = server(vec![answer("unused")]).await;
     let ws = postgres_ws(&model, &url).await;
     ws.set_mode("confirm-sensitive");
     asked_on_one_worker_answered_on_another(&ws, &[]).await;
-    admin(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
+    pg::drop_database(&db).await;
 }
 
-/// A new database on the test server: its name and URL.
+/// A new database on the test server, named after `name` and this
+/// process; its URL.
 async fn new_database(name: &str) -> String {
-    let db = format!("{name}_{}", std::process::id());
-    admin(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
-    admin(&format!("CREATE DATABASE {db}")).await;
-    let pg = pg_server();
-    let (base, _) = pg.split_once('?').unwrap_or((pg.as_str(), ""));
-    let (root, _) = base.rsplit_once('/').unwrap();
-    format!("{root}/{db}")
+    pg::new_database(&format!("{name}_{}", std::process::id())).await
 }
 
 /// A yolo workspace whose store is the database at `url`, migrated.
@@ -519,5 +488,5 @@ async fn keyed_calls_run_once_across_workers_postgres() {
     ws.set_mode("confirm-sensitive");
     a_waiting_call_of_a_killed_worker_is_taken_over(&ws, &[]).await;
     let db = url.rsplit('/').next().unwrap().to_owned();
-    admin(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
+    pg::drop_database(&db).await;
 }

@@ -18,43 +18,11 @@ use std::path::Path;
 use serde_json::Value;
 
 mod common;
+#[path = "common/pg.rs"]
+mod pg;
 
 use common::{Ws, answer, server, text, tool_call};
-
-/// The server's URL, or a failure that says how to start one.
-fn server_url() -> String {
-    std::env::var("TOOLGATE_TEST_PG_URL").unwrap_or_else(|_| {
-        panic!(
-            "TOOLGATE_TEST_PG_URL is not set: the PostgreSQL store tests need a server. \
-             Start a throw-away one with `export TOOLGATE_TEST_PG_URL=$(.ci/pg.sh start)` \
-             (needs Debian's postgresql package) or run .ci/run"
-        )
-    })
-}
-
-/// A client of `url`, its connection driven in the background.
-async fn connect(url: &str) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("cannot connect to {url} ({e}); `.ci/pg.sh start` starts one"));
-    tokio::spawn(connection);
-    client
-}
-
-/// A new database on the test server; its URL.
-async fn new_database(name: &str) -> String {
-    let server = server_url();
-    let admin = connect(&server).await;
-    for sql in [
-        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-        format!("CREATE DATABASE {name}"),
-    ] {
-        admin.batch_execute(&sql).await.unwrap();
-    }
-    let (base, _) = server.split_once('?').unwrap_or((server.as_str(), ""));
-    let (root, _) = base.rsplit_once('/').unwrap();
-    format!("{root}/{name}")
-}
+use pg::{connect, new_database};
 
 /// Every file named `name` under `dir`.
 fn find(dir: &Path, name: &str) -> Vec<std::path::PathBuf> {
@@ -174,11 +142,7 @@ async fn migrate_then_run_and_resume_keep_the_session_in_postgres() {
     assert!(!se.contains("hunter2"), "{se}");
 
     drop(client);
-    let admin = connect(&server_url()).await;
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
-        .await
-        .unwrap();
+    pg::drop_database(&db).await;
 }
 
 /// One HTTP/1.1 request to 127.0.0.1:`port`; the whole answer as text.
@@ -275,9 +239,5 @@ async fn the_audit_names_the_mcp_client_in_postgres() {
     assert_eq!(clients, [Some("ci-runner".to_owned())]);
 
     drop(client);
-    let admin = connect(&server_url()).await;
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
-        .await
-        .unwrap();
+    pg::drop_database(&db).await;
 }
