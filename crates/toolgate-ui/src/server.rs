@@ -1,12 +1,15 @@
-//! The HTTP server: routes, runs, pages' data (API.md describes the
-//! wire).
+//! The HTTP server: the server's life, its routes, the page's state and
+//! events, and the errors it answers (API.md describes the wire). The
+//! endpoints live beside it: `answers` (approvals and rules), `runs`,
+//! `sessions` (with checkpoints and rewind) and `inspect` (MCP, sandbox,
+//! audit, dynamic tools).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -16,24 +19,26 @@ use futures_util::{Stream, StreamExt as _};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
-use toolgate_engine::Approver;
-use toolgate_host::{
-    AgentPermission, ErrorKind, Host, HostError, RunControls, RunRequest, UserRules,
-};
-use toolgate_mcp::ServerState;
-use toolgate_store::{AuditFilter, SessionSummary};
+use toolgate_host::{AgentPermission, ErrorKind, Host, HostError, UserRules};
 
-use crate::approvals::{Approvals, Binding, UiApprover};
+use crate::approvals::{Approvals, UiApprover};
 use crate::assets;
 use crate::auth::{self, AuthGuard};
 use crate::describe::Describer;
 use crate::hub::Hub;
+
+use inspect::{audit, dynamic, mcp, review_dynamic, sandbox};
+use runs::{start_run, stop_run};
+use sessions::{checkpoints, rewind, session, sessions};
 
 use answers::{
     add_rule, answer_many, answer_one, answer_plan, approvals, remove_rule, rules, rules_error,
 };
 
 mod answers;
+mod inspect;
+mod runs;
+mod sessions;
 
 /// How often the open pages are told about other processes' approvals
 /// (see `Approvals::watch_store`).
@@ -464,255 +469,6 @@ async fn set_permission(
     })))
 }
 
-#[derive(Deserialize)]
-struct StartRun {
-    task: String,
-    #[serde(default)]
-    agent: Option<String>,
-    #[serde(default)]
-    session: Option<String>,
-}
-
-async fn start_run(
-    State(app): State<Arc<App>>,
-    Json(body): Json<StartRun>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
-    if app.approver_only {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "this page serves the approvals of a run started elsewhere; it cannot start runs",
-        )
-        .hint("start `toolgate ui` to chat with agents"));
-    }
-    let task = body.task.trim().to_owned();
-    if task.is_empty() {
-        return Err(ApiError::new(StatusCode::BAD_REQUEST, "the task is empty")
-            .hint("type what the agent should do"));
-    }
-    let agent = body.agent.unwrap_or_else(|| "build".to_owned());
-    // A resumed session is reserved at once, so two requests (two tabs)
-    // cannot both start it; the reservation goes if the start fails.
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let active = ActiveRun {
-        agent: agent.clone(),
-        task: task.clone(),
-        stop: stop_tx,
-    };
-    let mut reservation = Reservation {
-        app: &app,
-        session: None,
-    };
-    let active = match &body.session {
-        Some(session) => {
-            let mut runs = app.lock_runs();
-            if runs.contains_key(session) {
-                return Err(ApiError::new(
-                    StatusCode::CONFLICT,
-                    format!("session {session} is running"),
-                )
-                .hint("wait for it to finish, or stop it"));
-            }
-            runs.insert(session.clone(), active);
-            reservation.session = Some(session.clone());
-            None
-        }
-        None => Some(active),
-    };
-    let host = app.current_host()?;
-    let mut request = RunRequest::new(task.clone());
-    request.agent = Some(agent.clone());
-    request.session.clone_from(&body.session);
-    // The toggle; `prepare_run` lets the `--mode` flag win.
-    request.mode = host.config().ui.permissions.get(&agent).map(|p| p.mode());
-    let approver = Arc::new(UiApprover::new(
-        Arc::clone(&app.approvals),
-        Some(agent.clone()),
-    ));
-    let prepared = host
-        .prepare_run(request, Some(Arc::clone(&approver) as Arc<dyn Approver>))
-        .await
-        .map_err(ApiError::host)?;
-    let session = prepared.session_id().to_owned();
-    approver.bind(Binding {
-        session: Some(session.clone()),
-    });
-    if let Some(active) = active {
-        app.lock_runs().insert(session.clone(), active);
-    }
-    // The run is registered for good: the task below removes it.
-    reservation.session = None;
-    let mut start = prepared.start_event();
-    start["server"] = json!(prepared.model().base_url);
-    app.hub.emit(&start);
-    let run_app = Arc::clone(&app);
-    let run_session = session.clone();
-    tokio::spawn(async move {
-        let mut controls = RunControls::default();
-        controls.events = Some(run_app.hub.event_sink(&run_session));
-        controls.stop = Some(stop_rx);
-        let report = prepared.run(controls).await;
-        host.flush().await;
-        run_app.approvals.cancel_session(&run_session);
-        run_app.lock_runs().remove(&run_session);
-        run_app
-            .hub
-            .emit(&toolgate_host::done_event(&run_session, &report));
-    });
-    Ok((StatusCode::ACCEPTED, Json(json!({"session": session}))))
-}
-
-/// A session reserved in the runs list while its run starts; dropped
-/// armed (the start failed), it frees the session.
-struct Reservation<'a> {
-    app: &'a App,
-    session: Option<String>,
-}
-
-impl Drop for Reservation<'_> {
-    fn drop(&mut self) {
-        if let Some(session) = self.session.take() {
-            self.app.lock_runs().remove(&session);
-        }
-    }
-}
-
-async fn stop_run(State(app): State<Arc<App>>, Path(session): Path<String>) -> ApiResult {
-    let found = app
-        .lock_runs()
-        .get(&session)
-        .map(|run| run.stop.send(true).is_ok());
-    if found.is_none() {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            format!("session {session} is not running here"),
-        ));
-    }
-    // A call waiting for approval would keep the run from reaching its
-    // summary: it is denied.
-    app.approvals.cancel_session(&session);
-    Ok(Json(json!({"stopping": true})))
-}
-
-fn session_json(summary: &SessionSummary, running: bool) -> Value {
-    let mut value = serde_json::to_value(summary).unwrap_or_default();
-    value["running"] = Value::from(running);
-    value["outcome"] = Value::from(if running {
-        "running"
-    } else {
-        toolgate_host::session_outcome(summary)
-    });
-    value
-}
-
-async fn sessions(State(app): State<Arc<App>>) -> ApiResult {
-    let store = app.host.store().map_err(ApiError::host)?;
-    let mut list = store.list().await.map_err(store_error)?;
-    list.sort_by_key(|s| std::cmp::Reverse(s.updated));
-    let runs = app.lock_runs();
-    let rows: Vec<Value> = list
-        .iter()
-        .map(|s| session_json(s, runs.contains_key(&s.id)))
-        .collect();
-    Ok(Json(Value::Array(rows)))
-}
-
-async fn session(State(app): State<Arc<App>>, Path(id): Path<String>) -> ApiResult {
-    let store = app.host.store().map_err(ApiError::host)?;
-    let summary = store.get(&id).await.map_err(store_error)?;
-    let messages = store.messages(&id).await.map_err(store_error)?;
-    let calls = store.tool_calls(&id).await.map_err(store_error)?;
-    let running = app.lock_runs().contains_key(&id);
-    Ok(Json(json!({
-        "session": session_json(&summary, running),
-        "transcript": crate::transcript::transcript(&messages, &calls),
-    })))
-}
-
-/// A session's steps with the files each changed.
-async fn checkpoints(State(app): State<Arc<App>>, Path(id): Path<String>) -> ApiResult {
-    let list = app.host.checkpoints(&id).await.map_err(rewind_error)?;
-    Ok(Json(json!({ "session": id, "checkpoints": list })))
-}
-
-/// `POST /api/sessions/{id}/rewind`: what to put back.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RewindBody {
-    /// Before this step; absent: the last step that changed anything.
-    #[serde(default)]
-    to_step: Option<u32>,
-    /// `code` (the default), `conversation` or `both`.
-    #[serde(default)]
-    what: Option<String>,
-    /// Put back files changed since by someone else too.
-    #[serde(default)]
-    force: bool,
-    /// Undo the session's last rewind instead.
-    #[serde(default)]
-    undo: bool,
-}
-
-/// Rewinds a session that is not running here (rules on
-/// `toolgate_host::RewindOptions`); a conflict is reported in the answer,
-/// not as an error.
-async fn rewind(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-    Json(body): Json<RewindBody>,
-) -> ApiResult {
-    if app.lock_runs().contains_key(&id) {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("session {id} is running; stop it before rewinding"),
-        ));
-    }
-    let outcome = if body.undo {
-        app.host.undo_rewind(&id, body.force).await
-    } else {
-        let (code, conversation) = match body.what.as_deref().unwrap_or("code") {
-            "code" => (true, false),
-            "conversation" => (false, true),
-            "both" => (true, true),
-            other => {
-                return Err(ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    format!("`what` is `{other}`; use code, conversation or both"),
-                ));
-            }
-        };
-        let options = toolgate_host::RewindOptions {
-            to_step: body.to_step,
-            code,
-            conversation,
-            force: body.force,
-        };
-        app.host.rewind(&id, options).await
-    }
-    .map_err(rewind_error)?;
-    app.hub
-        .emit(&json!({"type": "session_rewound", "session": id}));
-    Ok(Json(serde_json::to_value(&outcome).unwrap_or_default()))
-}
-
-/// A rewind refused as asked (no such step, nothing to undo) is the
-/// request's fault; a session another process runs is a conflict; an
-/// unknown session is not found.
-fn rewind_error(error: HostError) -> ApiError {
-    match &error {
-        HostError::Rewind(_) => {
-            let hint = error.hint();
-            let mut e = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, error.to_string());
-            e.hint = hint;
-            e
-        }
-        HostError::Store {
-            source: toolgate_store::StoreError::NotFound(_),
-            ..
-        } => ApiError::new(StatusCode::NOT_FOUND, toolgate_core::error_chain(&error)),
-        _ => ApiError::host(error),
-    }
-}
-
 #[expect(clippy::needless_pass_by_value, reason = "a `map_err` argument")]
 fn store_error(error: toolgate_store::StoreError) -> ApiError {
     let status = if matches!(error, toolgate_store::StoreError::NotFound(_)) {
@@ -721,158 +477,4 @@ fn store_error(error: toolgate_store::StoreError) -> ApiError {
         StatusCode::INTERNAL_SERVER_ERROR
     };
     ApiError::new(status, toolgate_core::error_chain(&error))
-}
-
-async fn mcp(State(app): State<Arc<App>>) -> ApiResult {
-    // The configuration as it is now, as a run would read it: a server
-    // added to the file since the start is shown without a restart.
-    let host = app.current_host()?;
-    let statuses = host.mcp_statuses().await.map_err(ApiError::host)?;
-    let rows: Vec<Value> = statuses
-        .iter()
-        .map(|s| {
-            let (state, detail) = match &s.state {
-                ServerState::Connected => ("ready", None),
-                ServerState::Failed(reason) => ("failed", Some(reason.clone())),
-                ServerState::Disabled => ("disabled", None),
-                _ => ("unknown", None),
-            };
-            json!({
-                "name": s.name,
-                "transport": s.transport,
-                "state": state,
-                "detail": detail,
-                "tools": s.tools.iter().map(|(local, _)| local).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    Ok(Json(Value::Array(rows)))
-}
-
-async fn sandbox(State(app): State<Arc<App>>) -> ApiResult {
-    let sandbox = app.host.sandbox().map_err(ApiError::host)?;
-    let status = sandbox.status();
-    let network = sandbox.network_status();
-    let commands = &app.host.config().commands;
-    let missing = status.missing();
-    let checks = vec![
-        json!({"name": "kernel sandbox level", "ok": missing.is_empty(), "detail": status.level_name()}),
-        json!({"name": "Landlock ABI", "ok": status.landlock_abi() > 0, "detail": status.landlock_abi().to_string()}),
-        json!({"name": "read-only outside the workspace", "ok": status.enforces_read_only(), "detail": if status.enforces_read_only() { "enforced by the kernel" } else { "not enforced here: commands that write ask first" }}),
-        json!({"name": "network for commands", "ok": network.problem().is_none(), "detail": network.to_string()}),
-        json!({"name": "commands enabled", "ok": true, "detail": commands.enabled.to_string()}),
-    ];
-    let summary = if missing.is_empty() {
-        format!(
-            "every process toolgate starts runs in the `{}` sandbox",
-            status.level_name()
-        )
-    } else {
-        format!(
-            "sandbox `{}`; missing on this machine: {} (toolgate asks where the kernel cannot enforce)",
-            status.level_name(),
-            missing.join(", ")
-        )
-    };
-    let limits: Vec<Value> = status
-        .limits()
-        .iter()
-        .map(|l| {
-            json!({
-                "name": l.limit().key(),
-                "value": l.value(),
-                "enforced": l.enforced(),
-                "how": l.how(),
-            })
-        })
-        .collect();
-    Ok(Json(json!({
-        "level": status.level_name(),
-        "summary": summary,
-        "missing": missing,
-        "checks": checks,
-        "limits": limits,
-    })))
-}
-
-#[derive(Deserialize)]
-struct AuditQuery {
-    #[serde(default)]
-    decision: Option<String>,
-    #[serde(default)]
-    limit: Option<usize>,
-}
-
-async fn audit(State(app): State<Arc<App>>, Query(query): Query<AuditQuery>) -> ApiResult {
-    let store = app.host.store().map_err(ApiError::host)?;
-    let mut filter = AuditFilter::newest(query.limit.unwrap_or(100).clamp(1, 1000));
-    filter.decision = query.decision.filter(|d| !d.is_empty() && d != "all");
-    let entries = store.recent(&filter).await.map_err(store_error)?;
-    Ok(Json(serde_json::to_value(entries).unwrap_or_default()))
-}
-
-async fn dynamic(State(app): State<Arc<App>>) -> ApiResult {
-    if !app.host.config().tools.dynamic.enabled {
-        return Ok(Json(json!({"enabled": false, "pending": []})));
-    }
-    let store = app.host.store().map_err(ApiError::host)?;
-    let pending = toolgate_host::dynamic::review::pending(store.as_ref())
-        .await
-        .map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                toolgate_core::error_chain(&e),
-            )
-        })?;
-    let rows: Vec<Value> = pending
-        .iter()
-        .map(|record| {
-            let mut row = toolgate_host::dynamic::review::record_json(record);
-            row["kind"] = row["type"].clone();
-            // Control and reordering characters shown as escapes, line by
-            // line, as the terminal review does (a source must not hide
-            // lines).
-            let source: Vec<_> = record
-                .source
-                .lines()
-                .map(toolgate_core::neutralize)
-                .collect();
-            row["source"] = Value::from(source.join("\n"));
-            row
-        })
-        .collect();
-    Ok(Json(json!({"enabled": true, "pending": rows})))
-}
-
-async fn review_dynamic(
-    State(app): State<Arc<App>>,
-    Path((id, action)): Path<(i64, String)>,
-) -> ApiResult {
-    let store = app.host.store().map_err(ApiError::host)?;
-    let config = &app.host.config().tools.dynamic;
-    let failed = |e: toolgate_host::dynamic::DynamicError| {
-        ApiError::new(StatusCode::BAD_REQUEST, toolgate_core::error_chain(&e))
-    };
-    let status = match action.as_str() {
-        "approve" => {
-            toolgate_host::dynamic::review::approve(store.as_ref(), config, id)
-                .await
-                .map_err(failed)?;
-            "approved"
-        }
-        "reject" => {
-            toolgate_host::dynamic::review::reject(store.as_ref(), id)
-                .await
-                .map_err(failed)?;
-            "rejected"
-        }
-        _ => {
-            return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                "use /approve or /reject",
-            ));
-        }
-    };
-    app.hub.emit(&json!({"type": "dynamic_changed"}));
-    Ok(Json(json!({"id": id, "status": status})))
 }
