@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 /// `/`; the literal, or `*` for any; reason).
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
-        "crates/toolgate-policy/src/command/",
+        "crates/toolgate-command/src/",
         "*",
         "the shell parser and command classifier: the words are programs and git's \
          (`echo`, `grep`, `filter.<driver>.process`), not tools",

@@ -9,9 +9,11 @@
 //!   [`RuleMatch`]; [`allow_rule_for`] the one that would allow a call),
 //!   and Claude Code's permission rules read as ours ([`claude_rule`],
 //!   [`claude_mode`]) and ours written back ([`claude_text`]);
-//! - shell commands: a bash parser front-end ([`parse_command`] →
-//!   [`ParsedCommand`]), the blocklist and the `safe`/`dev`/`dangerous`
-//!   classification ([`CommandPolicy`], [`classify`] → [`Verdict`]);
+//! - shell commands, re-exported from `toolgate-command` (the classifier,
+//!   a crate of its own) and `toolgate-shell` (the parser it reads): a bash
+//!   parser front-end ([`parse_command`] → [`ParsedCommand`]), the
+//!   blocklist and the `safe`/`dev`/`dangerous` classification
+//!   ([`CommandPolicy`], [`classify`] → [`Verdict`]);
 //! - the guardrail rules over a call's declared effects: sensitive and
 //!   protected paths ([`PathRules`] → [`PathRefusal`]), the one way a path
 //!   allow rule matches ([`allows_paths`] over [`FileGlobs`]), the edit
@@ -76,12 +78,6 @@
 //! ```
 
 pub use claude::{ClaudeContext, ClaudeTools, Unmappable, claude_mode, claude_rule, claude_text};
-pub use command::{
-    CommandContext, CommandPolicy, CommandPolicyBuilder, CommandPolicyError, MAX_COMMAND_LEN,
-    MAX_NESTING, Operand, OperandKind, Origin, ParseError, ParsedCommand, PipelineSlot,
-    Redirection, RedirectionKind, ShellFeatures, SimpleCommand, Verdict, VerdictKind, Word,
-    classify, command_operands, parse_command,
-};
 pub use confirmation::{ConfirmationMode, ConfirmationPolicy, ModeCall, ModeDecision};
 pub use effects::{
     BrokenRule, CodeRule, CodeRules, EditCount, EditLimits, EditUsage, EffectsPolicyError,
@@ -93,9 +89,14 @@ pub use rules::{
     RuleError, RuleMatch, plain_words,
 };
 pub use suggest::{allow_rule_for, narrow_allow_rule_for, rules_add_line};
+pub use toolgate_command::{
+    CommandContext, CommandPolicy, CommandPolicyBuilder, CommandPolicyError, MAX_COMMAND_LEN,
+    MAX_NESTING, Operand, OperandKind, Origin, ParseError, ParsedCommand, PipelineSlot,
+    Redirection, RedirectionKind, ShellFeatures, SimpleCommand, Verdict, VerdictKind, Word,
+    classify, command_operands, parse_command,
+};
 
 mod claude;
-mod command;
 mod confirmation;
 mod effects;
 mod rules;

@@ -12,8 +12,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use toolgate_core::{Effect, Effects};
 
-use crate::command::{ParsedCommand, Script, SimpleCommand, Word, parse_command};
 use crate::effects::{EffectsPolicyError, FileGlobs};
+use toolgate_command::{ParsedCommand, SimpleCommand, Word, parse_command};
+use toolgate_shell::model::Script;
 
 /// Two path components no glob names literally: a directory read as a tree
 /// is allowed only by a glob that matches this beneath it.

@@ -12,7 +12,7 @@
 //! name), the row is wrong — the line needs more than reading — or the
 //! profile is: either way this test fails and names the row.
 
-#[path = "../../toolgate-policy/tests/common/safe_rows.rs"]
+#[path = "../../toolgate-command/tests/common/safe_rows.rs"]
 mod safe_rows;
 
 use std::path::Path;

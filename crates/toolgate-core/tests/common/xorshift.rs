@@ -1,6 +1,6 @@
 //! xorshift64*: deterministic pseudo-random numbers without a dependency,
 //! for the generated-input tests of several crates (included with
-//! `#[path]`, as `toolgate-policy/tests/common/safe_rows.rs` is).
+//! `#[path]`, as `toolgate-command/tests/common/safe_rows.rs` is).
 
 /// The generator; the field is its state (the seed, nonzero).
 pub(crate) struct Rng(pub(crate) u64);

@@ -5,11 +5,11 @@
 )]
 //! The command classifier against a table of commands, one line per case.
 
-use toolgate_core::CommandClass;
-use toolgate_policy::{
+use toolgate_command::{
     CommandPolicy, CommandPolicyError, Origin, RedirectionKind, VerdictKind, classify,
     parse_command,
 };
+use toolgate_core::CommandClass;
 
 /// Expected outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1560,7 +1560,7 @@ fn parsed_form_exposes_every_operand_and_redirection() {
     assert_eq!(commands.len(), 4);
     let texts: Vec<Vec<&str>> = commands
         .iter()
-        .map(|c| c.argv().iter().map(toolgate_policy::Word::text).collect())
+        .map(|c| c.argv().iter().map(toolgate_command::Word::text).collect())
         .collect();
     assert_eq!(
         texts,
@@ -1598,7 +1598,7 @@ fn wrappers_and_assignments_are_stripped() {
     let assignments: Vec<&str> = cmd
         .assignments()
         .iter()
-        .map(toolgate_policy::Word::text)
+        .map(toolgate_command::Word::text)
         .collect();
     assert_eq!(assignments, ["FOO=1", "BAR=2"]);
     assert_eq!(cmd.text(), "/usr/bin/cat x");
@@ -1650,7 +1650,7 @@ fn heredoc_and_here_string_bodies_are_targets() {
 
 #[test]
 fn limits_make_input_dangerous_not_a_crash() {
-    let long = format!("echo {}", "a".repeat(toolgate_policy::MAX_COMMAND_LEN));
+    let long = format!("echo {}", "a".repeat(toolgate_command::MAX_COMMAND_LEN));
     let verdict = classify(&long);
     assert_eq!(verdict.command_class(), CommandClass::Dangerous);
     assert!(

@@ -57,8 +57,6 @@ pub use toolgate_shell::{
     command_operands, parse_command,
 };
 
-pub(crate) use toolgate_shell::model::Script;
-
 mod blocklist;
 mod classify;
 mod git;
@@ -147,7 +145,7 @@ impl Verdict {
     /// else is refused by the kernel.
     ///
     /// ```
-    /// use toolgate_policy::classify;
+    /// use toolgate_command::classify;
     ///
     /// assert_eq!(classify("timeout 5 git log -3 | head").programs(), ["timeout", "git", "head"]);
     /// assert_eq!(classify("echo hi; cd src && ls").programs(), ["ls"]);
@@ -218,7 +216,7 @@ pub enum CommandPolicyError {
 ///
 /// ```
 /// use toolgate_core::CommandClass;
-/// use toolgate_policy::{VerdictKind, classify};
+/// use toolgate_command::{VerdictKind, classify};
 ///
 /// assert_eq!(classify("git status && ls -la").kind(), VerdictKind::Class(CommandClass::Safe));
 /// assert_eq!(classify("cargo test -p x").kind(), VerdictKind::Class(CommandClass::Dev));
@@ -513,8 +511,8 @@ impl CommandPolicy {
     /// matter. A blocked line stays blocked.
     ///
     /// ```
-    /// use toolgate_policy::classify;
-    /// use toolgate_policy::CommandPolicy;
+    /// use toolgate_command::classify;
+    /// use toolgate_command::CommandPolicy;
     ///
     /// let policy = CommandPolicy::default();
     /// assert_eq!(policy.classify_with_env("ls", &["LANG", "TZ"]).label(), "safe");

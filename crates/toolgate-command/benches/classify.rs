@@ -2,12 +2,12 @@
 //!
 //! Target: at least 100,000 commands per second on one core. Run with:
 //!
-//!     cargo bench -p toolgate-policy --bench classify -- --warm-up-time 1 --measurement-time 3
+//!     cargo bench -p toolgate-command --bench classify -- --warm-up-time 1 --measurement-time 3
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use toolgate_policy::{CommandPolicy, classify, parse_command};
+use toolgate_command::{CommandPolicy, classify, parse_command};
 
 /// What coding agents run, roughly in the proportions they run it: mostly
 /// short reads and builds, some pipelines and compound lines, a few writes,

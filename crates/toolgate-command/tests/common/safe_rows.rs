@@ -10,7 +10,7 @@
 ///
 /// A `safe` line runs without confirmation under the strict kernel profile:
 /// no writes but `/dev/null`, no network, no `execve` but the shell and
-/// [`Verdict::programs`](toolgate_policy::Verdict::programs). So each row
+/// [`Verdict::programs`](toolgate_command::Verdict::programs). So each row
 /// here is also a promise that the line, run for real, needs nothing else:
 /// a differential test runs them under the sandbox and fails if the kernel
 /// had to refuse a write or a program. The exceptions it must allow are in
