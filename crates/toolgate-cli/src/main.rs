@@ -711,7 +711,7 @@ async fn store_migrate(setup: &Setup) -> Result<Exit, CliError> {
              `store.url: postgres://USER@HOST:PORT/DATABASE`",
         ));
     };
-    let done = toolgate_store::PostgresStore::migrate(&options)
+    let done = toolgate_store_postgres::PostgresStore::migrate(&options)
         .await
         .map_err(|source| toolgate_host::HostError::Store {
             path: PathBuf::from(options.display_url()),

@@ -139,8 +139,10 @@ pub trait ApprovalStore: Send + Sync {
 }
 
 /// When a wait of `timeout` from now ends (far off, for a timeout no clock
-/// can add).
-pub(crate) fn deadline_after(timeout: Duration) -> tokio::time::Instant {
+/// can add). Plumbing both backends share (the `PostgreSQL` one is
+/// `toolgate-store-postgres`).
+#[doc(hidden)]
+pub fn deadline_after(timeout: Duration) -> tokio::time::Instant {
     let now = tokio::time::Instant::now();
     now.checked_add(timeout)
         .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 60 * 60))
@@ -262,7 +264,9 @@ pub struct WorkerLease(
 );
 
 impl WorkerLease {
-    pub(crate) fn new(held: impl std::any::Any + Send + Sync) -> Self {
+    /// The lease a backend returns: `held` keeps the worker's liveness
+    /// (a lock, a connection, a task) until it is dropped.
+    pub fn new(held: impl std::any::Any + Send + Sync) -> Self {
         Self(Box::new(held))
     }
 }

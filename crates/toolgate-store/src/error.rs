@@ -137,8 +137,8 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// A database driver's error.
-    pub(crate) fn db(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+    /// A database driver's error (for a backend's own errors).
+    pub fn db(error: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self::Database(Box::new(error))
     }
 

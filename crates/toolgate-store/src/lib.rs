@@ -28,18 +28,19 @@
 //! - [`SqliteStore`]: every trait in one `SQLite` file that several toolgate
 //!   processes can share, with a versioned schema that upgrades the old
 //!   `.toolgate/sessions.db` of `toolgate-agent`.
-//! - `PostgresStore` (cargo feature `postgres`): every trait in one
-//!   `PostgreSQL` database that workers on several machines share, with
-//!   numbered migrations run by `toolgate store migrate` and checked when
-//!   it opens.
+//! - `PostgresStore`, in the crate `toolgate-store-postgres`: every trait
+//!   in one `PostgreSQL` database that workers on several machines share,
+//!   with numbered migrations run by `toolgate store migrate` and checked
+//!   when it opens. A crate of its own, so that a library user who wants
+//!   `SQLite` alone does not compile it.
 //! - [`default_path`] and [`data_dir_from_env`]: where that file lives — in
 //!   the user's data directory, one per workspace, never in the repository.
 //!
 //! The traits are backend-neutral: payloads are JSON values (messages,
 //! effects), errors are [`StoreError`], and no database type appears in a
-//! signature, so another backend (`PostgreSQL`, for workers sharing sessions)
-//! can implement them; `tests/suite` holds both backends to the same
-//! trait-level tests. Further kinds of records (notes, schedules) are
+//! signature, so another crate can implement them (`toolgate-store-postgres`
+//! does); `tests/suite` holds both backends to the same trait-level tests
+//! (the `PostgreSQL` run is that crate's `tests/suite.rs`). Further kinds of records (notes, schedules) are
 //! meant to be further traits beside these, each with its module and its
 //! migration.
 //!
@@ -86,6 +87,8 @@
 //! # }
 //! ```
 
+#[doc(hidden)]
+pub use approvals::deadline_after;
 pub use approvals::{
     APPROVAL_POLL, APPROVALS_CHANNEL, Answer, Answered, ApprovalRecord, ApprovalStatus,
     ApprovalStore, Asked, NewApproval, NewRun, RunClaim, WorkerLease,
@@ -106,10 +109,6 @@ pub use memory::{
 };
 pub use notes::{NewNote, Note, NoteHit, NoteStore, NoteUpdate, query_words};
 pub use paths::{DB_FILE, WORKSPACE_FILE, data_dir_from_env, default_path};
-#[cfg(feature = "postgres")]
-pub use postgres::{
-    DEFAULT_POOL_SIZE, Migrated, PG_SCHEMA_VERSION, PostgresOptions, PostgresStore,
-};
 pub use schedules::{
     AfterRun, Claim, ClaimedJob, JobRecord, NewJob, RUN_ABANDONED, RUN_RUNNING, RunEnd, RunRecord,
     ScheduleStore, Trigger,
@@ -163,17 +162,6 @@ impl Store for SqliteStore {
     }
 }
 
-#[cfg(feature = "postgres")]
-impl Store for PostgresStore {
-    fn location(&self) -> &std::path::Path {
-        std::path::Path::new(self.url())
-    }
-
-    fn audit_writer(&self) -> Result<AuditWriter, StoreError> {
-        PostgresStore::audit_writer(self)
-    }
-}
-
 /// `as_str`, `from_name`, `Display` and `FromStr` for an enum of stored
 /// names (statuses, kinds, scopes).
 macro_rules! names {
@@ -219,8 +207,6 @@ mod error;
 mod memory;
 mod notes;
 mod paths;
-#[cfg(feature = "postgres")]
-mod postgres;
 mod private;
 mod schedules;
 mod session;

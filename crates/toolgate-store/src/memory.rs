@@ -58,9 +58,10 @@ impl MemoryChunk {
     }
 }
 
-/// A change to the memory index, for [`MemoryIndex::apply`].
+/// A change to the memory index, for [`MemoryIndex::apply`]. Exhaustive on
+/// purpose: every backend (`toolgate-store-postgres` is another crate) must
+/// handle every kind of change, and the compiler says so when one is added.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
 pub enum MemoryUpdate {
     /// Replaces every chunk of `source` (creating the source if needed) and
     /// remembers `fingerprint`. Idempotent.

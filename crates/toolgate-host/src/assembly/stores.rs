@@ -4,10 +4,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use toolgate_engine::{AuditRecord, AuditSink};
-use toolgate_store::{
-    AuditEntry, AuditWriter, PostgresOptions, PostgresStore, RUNNING, SessionSummary, SqliteStore,
-    Store,
-};
+use toolgate_store::{AuditEntry, AuditWriter, RUNNING, SessionSummary, SqliteStore, Store};
+use toolgate_store_postgres::{PostgresOptions, PostgresStore};
 
 use crate::assembly::host::Host;
 use crate::error::HostError;

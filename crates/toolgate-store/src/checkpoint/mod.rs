@@ -150,7 +150,7 @@ pub trait CheckpointStore: Send + Sync {
 }
 
 /// The content hashes `state` names.
-pub(crate) fn hash_of(state: &FileState) -> Option<&str> {
+pub fn hash_of(state: &FileState) -> Option<&str> {
     match state {
         FileState::File { hash, .. } => hash.as_deref(),
         _ => None,

@@ -14,7 +14,7 @@ use sha2::{Digest as _, Sha256};
 use tokio_postgres::NoTls;
 
 use super::{Db as _, PostgresStore};
-use crate::{StoreError, WorkerLease};
+use toolgate_store::{StoreError, WorkerLease};
 
 /// The advisory lock key of `worker`: the first 8 bytes of the SHA-256 of
 /// its name.

@@ -8,7 +8,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{GenericClient, Row};
 
 use super::{Db as _, PostgresStore, begin, from_i64, from_json, now_ms, stamp, to_i64, to_json};
-use crate::{
+use toolgate_store::{
     Activity, NewProject, NewTask, Plan, PlanStore, Priority, Project, ProjectKey, ProjectStatus,
     ProjectSummary, ProjectUpdate, StoreError, Task, TaskFilter, TaskStatus, TaskStore, TaskUpdate,
 };
@@ -410,7 +410,10 @@ async fn get_task_locked(client: &impl GenericClient, id: i64) -> Result<Option<
 }
 
 /// A stored name back as its enum.
-fn name<T: FromStr<Err = crate::UnknownName>>(column: &str, value: &str) -> Result<T, StoreError> {
+fn name<T: FromStr<Err = toolgate_store::UnknownName>>(
+    column: &str,
+    value: &str,
+) -> Result<T, StoreError> {
     value.parse().map_err(|_| {
         StoreError::db(std::io::Error::new(
             std::io::ErrorKind::InvalidData,

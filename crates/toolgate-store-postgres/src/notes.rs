@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use tokio_postgres::{GenericClient, Row};
 
 use super::{Db as _, PostgresStore, begin, from_i64, stamp, to_i64};
-use crate::notes::query_words;
-use crate::{NewNote, Note, NoteHit, NoteStore, NoteUpdate, StoreError};
+use toolgate_store::query_words;
+use toolgate_store::{NewNote, Note, NoteHit, NoteStore, NoteUpdate, StoreError};
 
 const NOTE: &str = "SELECT id, title, body, created, updated FROM notes";
 

@@ -1,4 +1,5 @@
-//! The trait-level suite (`tests/suite`) on `PostgreSQL`, and the
+//! The trait-level suite (`toolgate-store/tests/suite`, shared with the
+//! `SQLite` run there) on `PostgreSQL`, and the
 //! `PostgreSQL` store's own rules: migrations, version checks, the URL.
 //!
 //! Needs a server: `TOOLGATE_TEST_PG_URL` (`export
@@ -6,20 +7,22 @@
 //! it the tests fail, saying so. Each test makes a database of its own, so
 //! they run in parallel, and drops it at the end.
 
-#![cfg(feature = "postgres")]
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test code: a failed unwrap is a failed test"
 )]
 
+#[path = "../../toolgate-store/tests/common/mod.rs"]
 mod common;
+#[path = "../../toolgate-store/tests/suite/mod.rs"]
 mod suite;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use toolgate_store::{PG_SCHEMA_VERSION, PostgresOptions, PostgresStore, StoreError};
+use toolgate_store::StoreError;
+use toolgate_store_postgres::{PG_SCHEMA_VERSION, PostgresOptions, PostgresStore};
 
 /// The server's URL, or a failure that says how to start one.
 fn server_url() -> String {

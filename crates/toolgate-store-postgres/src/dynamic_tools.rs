@@ -5,7 +5,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{GenericClient, Row};
 
 use super::{Db as _, PostgresStore, begin, from_i64, from_json, now_ms, to_json};
-use crate::{
+use toolgate_store::{
     Created, DynamicToolKind, DynamicToolRecord, DynamicToolScope, DynamicToolStatus,
     DynamicToolStore, NewDynamicTool, StatusChange, StoreError,
 };

@@ -11,8 +11,8 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{GenericClient, Row};
 
 use super::{Db as _, PostgresStore, begin, from_json, to_json};
-use crate::approvals::deadline_after;
-use crate::{
+use toolgate_store::deadline_after;
+use toolgate_store::{
     APPROVALS_CHANNEL, Answer, Answered, ApprovalRecord, ApprovalStatus, ApprovalStore, Asked,
     NewApproval, NewRun, RunClaim, StoreError, WorkerLease,
 };

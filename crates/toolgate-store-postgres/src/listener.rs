@@ -5,7 +5,7 @@
 //! A pooled connection cannot listen: the pool hands it to other queries
 //! and resets it. So the listener has a connection of its own, driven by
 //! a task that forwards each notification of
-//! [`APPROVALS_CHANNEL`](crate::APPROVALS_CHANNEL) (an approval's id) to
+//! [`APPROVALS_CHANNEL`](toolgate_store::APPROVALS_CHANNEL) (an approval's id) to
 //! the waiters of this process. While it is down, notifications are lost;
 //! the waiters' slow poll covers the gap, and every (re)connection wakes
 //! them all to read again.
@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_postgres::{AsyncMessage, NoTls};
 
-use crate::APPROVALS_CHANNEL;
+use toolgate_store::APPROVALS_CHANNEL;
 
 /// Sent to every waiter when the connection (re)opens: notifications may
 /// have been lost meanwhile, so each reads its approval again.

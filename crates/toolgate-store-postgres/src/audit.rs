@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use tokio_postgres::types::ToSql;
 
 use super::{Db as _, PostgresStore, begin, from_i64, from_json, to_i64, to_json};
-use crate::{AuditEntry, AuditFilter, AuditStore, StoreError};
+use toolgate_store::{AuditEntry, AuditFilter, AuditStore, StoreError};
 
 #[async_trait]
 impl AuditStore for PostgresStore {

@@ -8,8 +8,8 @@ use toolgate_core::PathChange;
 
 use super::sessions::stored_messages;
 use super::{Db as _, PostgresStore, begin, from_i64, from_json, now_ms, to_i64, to_json};
-use crate::StoreError;
-use crate::checkpoint::{
+use toolgate_store::StoreError;
+use toolgate_store::checkpoint::{
     Checkpoint, CheckpointStore, NewCheckpoint, NewRewind, RewindRecord, hash_of,
 };
 

@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use tokio_postgres::{GenericClient, NoTls};
 
-use crate::{AuditWriter, StoreError};
+use toolgate_store::{AuditWriter, StoreError};
 
 mod approvals;
 mod audit;
@@ -25,10 +25,10 @@ mod workers;
 /// version `i`. A migration is never edited once released; a change is a
 /// new file.
 const MIGRATIONS: &[&str] = &[
-    include_str!("postgres/migrations/0001_initial.sql"),
-    include_str!("postgres/migrations/0002_approvals.sql"),
-    include_str!("postgres/migrations/0003_audit_client.sql"),
-    include_str!("postgres/migrations/0004_approval_session.sql"),
+    include_str!("migrations/0001_initial.sql"),
+    include_str!("migrations/0002_approvals.sql"),
+    include_str!("migrations/0003_audit_client.sql"),
+    include_str!("migrations/0004_approval_session.sql"),
 ];
 
 /// The schema version this build of toolgate needs in a `PostgreSQL` store
@@ -159,7 +159,7 @@ pub struct Migrated {
 }
 
 /// A store in a `PostgreSQL` database; implements every store trait, like
-/// [`SqliteStore`](crate::SqliteStore), for processes on several machines
+/// [`SqliteStore`](toolgate_store::SqliteStore), for processes on several machines
 /// sharing one database.
 ///
 /// Cloning is cheap: clones share one pool of connections (deadpool, at
@@ -195,7 +195,7 @@ pub struct Migrated {
 /// 5. Connections are not encrypted (no TLS): reach the database on a
 ///    trusted network or through a local socket.
 /// 6. Every change of an approval notifies the channel
-///    [`APPROVALS_CHANNEL`](crate::APPROVALS_CHANNEL) in its transaction.
+///    [`APPROVALS_CHANNEL`](toolgate_store::APPROVALS_CHANNEL) in its transaction.
 ///    A store that waits for approvals keeps one connection of its own
 ///    (outside the pool, from its first wait) listening there, and opens
 ///    it again when it is lost; waits also read the approval every 2
@@ -444,6 +444,17 @@ fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> Result<String, StoreError> {
 /// A stored JSON value back.
 fn from_json<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, StoreError> {
     serde_json::from_str(s).map_err(StoreError::Json)
+}
+
+/// The store a host holds, whichever the backend.
+impl toolgate_store::Store for PostgresStore {
+    fn location(&self) -> &std::path::Path {
+        std::path::Path::new(self.url())
+    }
+
+    fn audit_writer(&self) -> Result<AuditWriter, StoreError> {
+        PostgresStore::audit_writer(self)
+    }
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ use tokio_postgres::GenericClient;
 use tokio_postgres::types::ToSql;
 
 use super::{Db as _, PostgresStore, begin, from_i64, from_json, now_ms, to_i64};
-use crate::{
+use toolgate_store::{
     MemoryApplied, MemoryChunk, MemoryHit, MemoryIndex, MemoryQuery, MemoryUpdate, SessionChange,
     SessionHistory, SessionMessage, SourceId, StoreError,
 };

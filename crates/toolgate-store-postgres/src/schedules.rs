@@ -4,11 +4,11 @@ use async_trait::async_trait;
 use tokio_postgres::{GenericClient, Row};
 
 use super::{Db as _, PostgresStore, begin, from_i64, from_json, to_i64, to_json};
-use crate::schedules::{RUN_ABANDONED, RUN_RUNNING};
-use crate::{
+use toolgate_store::{
     AfterRun, Claim, ClaimedJob, JobRecord, NewJob, RunEnd, RunRecord, ScheduleStore, StoreError,
     Trigger,
 };
+use toolgate_store::{RUN_ABANDONED, RUN_RUNNING};
 
 /// Runs kept per job (the newest).
 const RUNS_KEPT: i64 = 100;

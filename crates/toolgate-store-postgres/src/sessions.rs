@@ -5,8 +5,8 @@ use serde_json::Value;
 use tokio_postgres::{GenericClient, Row};
 
 use super::{Db as _, PostgresStore, begin, from_i64, from_json, now_ms, stamp, to_i64, to_json};
-use crate::session::RUNNING;
-use crate::{
+use toolgate_store::RUNNING;
+use toolgate_store::{
     NewSession, RunStart, SessionEvent, SessionEventRow, SessionStore, SessionSummary, StepRecord,
     StoreError, ToolCallRow,
 };
