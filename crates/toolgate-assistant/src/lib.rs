@@ -11,6 +11,7 @@
 //! | [`memory::persona`] | `persona` | `update_soul`, `update_identity`, `manage_goals` over the persona files |
 //! | [`cron`] (crate `toolgate-cron`, re-exported) | `cron` | `cron`: jobs on a schedule, and the scheduler that runs them |
 //! | [`phone`] | `phone` | `phone_call` through Twilio, and its contact book |
+//! | [`inspect`] | `self_inspect` | `self_inspect` (seed 003's selfcode): the configuration with secrets redacted, the tools, the health of the sandbox and MCP servers — built by the host's gate, which holds what it reads |
 //!
 //! Each module has the group's `INSTRUCTIONS` (its block of the system
 //! prompt), its configuration section (`tools.<group>` of
@@ -41,6 +42,7 @@
 //! ```
 
 pub mod calc;
+pub mod inspect;
 /// The `cron` group and its scheduler: the `toolgate-cron` crate.
 pub use toolgate_cron as cron;
 pub mod memory;

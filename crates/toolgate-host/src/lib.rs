@@ -72,7 +72,7 @@ pub use config::{
 };
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};
-pub use inspect::SelfInspectGroup;
+pub use toolgate_assistant::inspect::SelfInspectGroup;
 pub use judge::CommandJudgement;
 pub use ledger::CallLedger;
 pub use network::{DomainLists, NETWORK_TOOL, NetworkSetting};
@@ -111,8 +111,7 @@ mod config;
 mod delegation;
 mod doctor;
 mod error;
-pub mod inspect;
-mod judge;
+pub mod judge;
 mod ledger;
 pub mod network;
 mod own_state;

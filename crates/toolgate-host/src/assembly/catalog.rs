@@ -98,7 +98,7 @@ catalog! {
     toolgate_assistant::phone::PhoneGroup => phone: toolgate_assistant::phone::PhoneConfig,
     crate::assembly::skills::SkillsGroup,
     toolgate_dynamic::DynamicGroup => dynamic: toolgate_dynamic::DynamicConfig,
-    crate::inspect::SelfInspectGroup => self_inspect: toolgate_core::OptInSection,
+    toolgate_assistant::inspect::SelfInspectGroup => self_inspect: toolgate_core::OptInSection,
     AgentLoopGroup,
 }
 

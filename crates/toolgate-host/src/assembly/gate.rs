@@ -18,7 +18,7 @@ use toolgate_skills::SkillTool;
 
 use crate::assembly::host::Host;
 use crate::error::HostError;
-use crate::inspect::SelfInspect;
+use toolgate_assistant::inspect::SelfInspect;
 use crate::network::{ApproverConsent, AuditObserver, NetworkSetting};
 use toolgate_dynamic::registry_names;
 
