@@ -50,7 +50,6 @@
 //! # }
 //! ```
 
-pub use approvals::{APPROVAL_TIMEOUT, StoreApprover, StoredView, decided, worker_name};
 pub use assembly::catalog::{
     AgentLoopGroup, GROUPS, ToolsSection, reserved_names, untrusted_tool_keys,
 };
@@ -72,15 +71,17 @@ pub use config::{
 };
 pub use doctor::{Check, CheckState, DoctorOptions};
 pub use error::{ErrorKind, HostError};
-pub use toolgate_assistant::inspect::SelfInspectGroup;
 pub use judge::CommandJudgement;
-pub use ledger::CallLedger;
 pub use network::{DomainLists, NETWORK_TOOL, NetworkSetting};
 pub use own_state::{OwnKind, OwnPath, OwnState};
 pub use prompt::PromptReport;
 pub use rewind::{RewindOptions, RewindOutcome};
 pub use run::{PreparedRun, RequestSize, RunControls, RunRequest, done_event};
 pub use schedule::HostJobRunner;
+pub use toolgate_assistant::inspect::SelfInspectGroup;
+pub use toolgate_gateway::{
+    APPROVAL_TIMEOUT, CallLedger, StoreApprover, StoredView, decided, worker_name,
+};
 
 pub use toolgate_core::ToggleSection;
 pub use toolgate_tools::time::DateTimeSection;
@@ -103,7 +104,6 @@ pub mod cron {
     };
 }
 
-mod approvals;
 mod assembly;
 mod atomic;
 mod claim;
@@ -112,7 +112,6 @@ mod delegation;
 mod doctor;
 mod error;
 pub mod judge;
-mod ledger;
 pub mod network;
 mod own_state;
 mod prompt;

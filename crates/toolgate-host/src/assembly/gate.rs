@@ -18,8 +18,8 @@ use toolgate_skills::SkillTool;
 
 use crate::assembly::host::Host;
 use crate::error::HostError;
-use toolgate_assistant::inspect::SelfInspect;
 use crate::network::{ApproverConsent, AuditObserver, NetworkSetting};
+use toolgate_assistant::inspect::SelfInspect;
 use toolgate_dynamic::registry_names;
 
 /// Builds a [`Gate`] from a [`Host`] ([`Host::gate`]).

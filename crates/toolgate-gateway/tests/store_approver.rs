@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::json;
 use toolgate_core::{Change, Effect, Effects, Sensitivity};
 use toolgate_engine::{Approval, ApprovalRequest, ApprovalView, Approver as _};
-use toolgate_host::{StoreApprover, StoredView};
+use toolgate_gateway::{StoreApprover, StoredView};
 use toolgate_store::{Answer, Answered, ApprovalStatus, SqliteStore, Store};
 
 fn two_workers(dir: &std::path::Path) -> (Arc<dyn Store>, Arc<dyn Store>) {

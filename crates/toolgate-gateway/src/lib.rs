@@ -1,0 +1,24 @@
+//! What lets toolgate workers share one store (`docs/gateway.md`): the
+//! two pieces of the gate that live in the store rather than in a
+//! process, so that any worker behind a load balancer can answer any
+//! request.
+//!
+//! - [`StoreApprover`]: a call that needs a person waits in the store's
+//!   [`ApprovalStore`](toolgate_store::ApprovalStore), with what the person
+//!   is shown ([`StoredView`]); any process sharing the store — a web UI on
+//!   another worker, another worker's approver — answers it, and the
+//!   first answer wins.
+//! - [`CallLedger`]: the store-backed [`Ledger`](toolgate_engine::Ledger)
+//!   that runs a call carrying an idempotency key once among the workers,
+//!   and answers a retry with the first run's result (or a retryable error
+//!   while it runs, or when its worker died).
+//!
+//! Both work on any backend of the store (`SQLite` for processes on one
+//! machine, `PostgreSQL` for workers on several); the host assembles them
+//! when the configuration shares a store.
+
+pub use approvals::{APPROVAL_TIMEOUT, StoreApprover, StoredView, decided, worker_name};
+pub use ledger::CallLedger;
+
+mod approvals;
+mod ledger;
