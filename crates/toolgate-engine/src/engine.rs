@@ -7,15 +7,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use toolgate_core::{
-    ChangeCapture, Effect, Effects, PathChange, RegisteredTool, Registry, SandboxProfile,
-    Sensitivity, ToolCall, ToolContext, ToolResult, TypedTool, Workspace,
+    ChangeCapture, Effects, RegisteredTool, Registry, Sensitivity, ToolCall, ToolContext,
+    ToolResult, TypedTool, Workspace,
 };
 use toolgate_policy::{
     ConfirmationMode, ConfirmationPolicy, ConfirmationRules, ModeCall, ModeDecision, RuleDecision,
-    RuleMatch, allow_rule_for, rules_add_line,
+    RuleMatch,
 };
 
 use crate::approval::{
@@ -27,125 +27,17 @@ use crate::plan_mode::ModeCell;
 use crate::stages::{CallView, Guardrails, PostToolUse, PreToolOutcome, PreToolUse};
 
 pub use builder::EngineBuilder;
+pub use outcome::{Decision, Execution};
+
+use changes::{may_write, report_changes, sync};
+use ended::{Captured, Ended, PartialEnd};
+use refusals::{plan_refusal, unasked};
 
 mod builder;
-
-/// What the gate decided about a call: the step it ended at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Decision {
-    /// Step 1: no such tool.
-    NotFound,
-    /// Step 2: the arguments do not fit the schema (or a hook's rewrite
-    /// does not).
-    InvalidArguments,
-    /// Step 3: a guardrail refused the call.
-    Guardrail,
-    /// Step 4: a `pre_tool_use` hook blocked the call.
-    HookBlocked,
-    /// Step 5: confirmation was needed and nobody could be asked: no
-    /// approver, or the mode `dont-ask`, which never asks.
-    NoApprover,
-    /// Step 5: the person said no.
-    Denied,
-    /// Step 5: the person aborted the whole run.
-    Aborted,
-    /// Step 5: a `deny` rule of `confirmation.rules` refused the call.
-    RuleDenied,
-    /// Step 5: plan mode is on and the call is not read-only, so it was
-    /// refused without asking; the model is told to present its plan.
-    PlanMode,
-    /// Step 5: allowed, but what the call would do changed while the
-    /// person decided (a file it writes was edited meanwhile), so it did
-    /// not run.
-    Changed,
-    /// Step 6: dry-run; nothing was executed.
-    DryRun,
-    /// Step 7: the tool ran (its result may still be a failure).
-    Executed,
-    /// Step 7: the tool ran past its timeout and was stopped.
-    TimedOut,
-    /// The tool (or a stage) panicked; the gate turned it into a failure.
-    Panicked,
-    /// Step 7: the call's idempotency key was claimed by another worker
-    /// (or the ledger could not be asked), so it did not run here; not
-    /// audited ([`ExecutionEngine::execute_claimed`]).
-    RunElsewhere,
-}
-
-impl Decision {
-    /// The `snake_case` name used in audit records and JSON output.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::NotFound => "not_found",
-            Self::InvalidArguments => "invalid_arguments",
-            Self::Guardrail => "guardrail",
-            Self::HookBlocked => "hook_blocked",
-            Self::NoApprover => "no_approver",
-            Self::Denied => "denied",
-            Self::Aborted => "aborted",
-            Self::RuleDenied => "rule_denied",
-            Self::PlanMode => "plan_mode",
-            Self::Changed => "changed",
-            Self::DryRun => "dry_run",
-            Self::Executed => "executed",
-            Self::TimedOut => "timed_out",
-            Self::Panicked => "panicked",
-            Self::RunElsewhere => "run_elsewhere",
-        }
-    }
-}
-
-impl fmt::Display for Decision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A call after it went through the gate.
-#[derive(Debug, Clone)]
-pub struct Execution {
-    /// What the model sees.
-    pub result: ToolResult,
-    /// The step the call ended at.
-    pub decision: Decision,
-    /// Wall time through the gate.
-    pub duration: Duration,
-    /// What the call was declared to do ([`Effects`]); none when it ended
-    /// before they were worked out (unknown tool, invalid arguments).
-    /// Whether they happened is [`decision`](Self::decision) plus
-    /// `result.success`.
-    pub effects: Effects,
-    /// The confirmation rule that decided whether to ask (or refused), as
-    /// `rule N (DECISION TOOL …)`; `None` when no rule matched and the mode
-    /// decided, or the call ended before step 5.
-    pub rule: Option<String>,
-    /// The question put to a person, their answer and how long it took
-    /// them; `None` when nobody was asked.
-    pub approval: Option<ApprovalRecord>,
-    /// What the call changed in the workspace, when the engine captures
-    /// ([`EngineBuilder::capture`]) and the call may write.
-    pub changes: Vec<PathChange>,
-    /// What changed in the workspace since the last capture and before
-    /// this call ran: a background process, a person.
-    pub changed_before: Vec<PathChange>,
-    /// Why the capture failed, when it did: the changes are then unknown.
-    pub capture_error: Option<String>,
-}
-
-impl Execution {
-    /// How long the call took apart from the time a person took to answer.
-    pub fn run_time(&self) -> Duration {
-        let waited = self.approval.as_ref().map_or(Duration::ZERO, |a| a.waited);
-        self.duration.saturating_sub(waited)
-    }
-
-    /// Whether the person aborted the run: the caller should stop (exit 130).
-    pub fn is_aborted(&self) -> bool {
-        self.decision == Decision::Aborted
-    }
-}
+mod changes;
+mod ended;
+mod outcome;
+mod refusals;
 
 /// A description of an engine's steps ([`ExecutionEngine::stages`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -273,59 +165,6 @@ impl fmt::Debug for ExecutionEngine {
             .field("default_timeout", &self.default_timeout)
             .field("audit", &self.audit)
             .finish_non_exhaustive()
-    }
-}
-
-/// Where a call ended inside the pipeline, before auditing.
-struct Ended {
-    result: ToolResult,
-    decision: Decision,
-    args: Value,
-    /// What the call was declared to do; none when it ended before its
-    /// effects were known.
-    effects: Effects,
-    /// The confirmation rule that decided, if one did.
-    rule: Option<String>,
-    /// The question a person was asked, if one was.
-    approval: Option<ApprovalRecord>,
-    /// What the capture saw (step 7).
-    captured: Captured,
-}
-
-/// What the capture around a call saw.
-#[derive(Debug, Default)]
-struct Captured {
-    before: Vec<PathChange>,
-    changes: Vec<PathChange>,
-    error: Option<String>,
-}
-
-impl Ended {
-    fn fail(decision: Decision, args: Value, error: impl Into<String>) -> Self {
-        Self {
-            result: ToolResult::failure(error),
-            decision,
-            args,
-            effects: Effects::none(),
-            rule: None,
-            approval: None,
-            captured: Captured::default(),
-        }
-    }
-
-    fn with_approval(mut self, approval: Option<ApprovalRecord>) -> Self {
-        self.approval = approval;
-        self
-    }
-
-    fn with_effects(mut self, effects: Effects) -> Self {
-        self.effects = effects;
-        self
-    }
-
-    fn with_rule(mut self, rule: Option<String>) -> Self {
-        self.rule = rule;
-        self
     }
 }
 
@@ -920,130 +759,6 @@ impl ExecutionEngine {
     }
 }
 
-/// Whether a call may change the workspace, so that its changes are
-/// captured: anything but reads, network access and commands that run in
-/// the read-only sandbox (which cannot write). An opaque call (an MCP
-/// tool) may.
-fn may_write(effects: &Effects) -> bool {
-    effects.is_opaque()
-        || effects.list().iter().any(|e| match e {
-            Effect::Read { .. } | Effect::Network { .. } => false,
-            Effect::Command { plan, .. } => plan
-                .as_ref()
-                .is_none_or(|p| p.profile != SandboxProfile::ReadOnly),
-            _ => true,
-        })
-}
-
-/// One look of the capture, off the async threads (it walks the tree).
-async fn sync(capture: &Arc<dyn ChangeCapture>) -> Result<Vec<PathChange>, String> {
-    let capture = Arc::clone(capture);
-    match tokio::task::spawn_blocking(move || capture.sync()).await {
-        Ok(Ok(changes)) => Ok(changes),
-        Ok(Err(e)) => Err(toolgate_core::error_chain(&e)),
-        Err(e) => Err(format!("the capture stopped: {e}")),
-    }
-}
-
-/// What a command (or an opaque tool) changed, told in its result: a
-/// `files changed: …` line for the model and `files_changed` in the
-/// metadata, or why it is not known. File tools say what they wrote
-/// themselves.
-fn report_changes(result: &mut ToolResult, effects: &Effects, captured: &Captured) {
-    let runs_commands = effects.is_opaque()
-        || effects
-            .list()
-            .iter()
-            .any(|e| matches!(e, Effect::Command { .. }));
-    if !runs_commands {
-        return;
-    }
-    let line = if let Some(error) = &captured.error {
-        tracing::warn!("the changes of this call are unknown and cannot be undone: {error}");
-        Some(format!(
-            "files changed: unknown (the capture failed: {error}); this call cannot be undone"
-        ))
-    } else {
-        toolgate_core::describe_changes(&captured.changes)
-    };
-    let Some(line) = line else {
-        return;
-    };
-    let listed: Vec<Value> = captured
-        .changes
-        .iter()
-        .map(|c| serde_json::json!({ "path": c.path, "change": c.kind() }))
-        .collect();
-    let text = if result.success {
-        &mut result.output
-    } else {
-        result.error.get_or_insert_with(String::new)
-    };
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str(&line);
-    result
-        .metadata
-        .insert("files_changed".to_owned(), Value::Array(listed));
-}
-
-/// The refusal of a call `dont-ask` will not ask about: what refused it,
-/// and the `toolgate rules add` line that would let such calls run (or
-/// why no single rule can).
-fn unasked(name: &str, effects: &Effects, mode: ConfirmationMode) -> String {
-    let refused = format!(
-        "`{name}` was refused: the mode {mode} never asks, and no rule in \
-         confirmation.rules allows this call"
-    );
-    match allow_rule_for(name, effects) {
-        Some(rule) => {
-            let line = rules_add_line(&rule);
-            format!("{refused}; to allow calls like it: `{line}`")
-        }
-        None => format!(
-            "{refused}, and no single rule can (it does several things, or runs a line \
-             with shell syntax or variables); split it into simpler calls, or run in \
-             another mode (`--mode`)"
-        ),
-    }
-}
-
-/// The refusal of a call plan mode does not run: what refused it, and
-/// what the model should do instead (call `exit_plan_mode` when this gate
-/// offers it, else present the plan to the person, who changes the mode).
-fn plan_refusal(name: &str, effects: &Effects, exit_offered: bool) -> String {
-    let what = if effects.is_opaque() {
-        "toolgate cannot tell what it does and its tool does not declare itself read-only"
-    } else if effects
-        .list()
-        .iter()
-        .any(toolgate_core::Effect::changes_files)
-    {
-        "it changes files"
-    } else {
-        "it is not read-only (a command that is not `safe`, the network, or a tool that changes \
-         something)"
-    };
-    let next = if exit_offered {
-        format!(
-            "call `{}` with your plan; once the person approves it, calls like this one can run",
-            crate::plan_mode::ExitPlanMode::NAME
-        )
-    } else {
-        "present your plan to the person: only they can turn plan mode off here (toolgate's \
-         `--mode` or `confirmation.mode`)"
-            .to_owned()
-    };
-    format!(
-        "`{name}` was refused: plan mode is on, and only read-only calls run ({what}). Explore \
-         with reads, searches and safe commands, then {next}"
-    )
-}
-
-/// A refusal found by a helper step; the caller attaches the arguments.
-struct PartialEnd(Decision, String);
-
 /// The call step 5 may ask about.
 #[derive(Clone, Copy)]
 struct Asked<'a> {
@@ -1060,15 +775,7 @@ struct Asked<'a> {
     key: Option<&'a str>,
 }
 
-impl PartialEnd {
-    fn with_args(self, args: Value) -> Ended {
-        Ended::fail(self.0, args, self.1)
-    }
-}
-
-/// The names of the environment variables a call sets for what it runs: the
-/// keys of an `env` object argument (`run_command`'s). An `allow` command
-/// rule never covers a call that sets any (see [`ConfirmationRules`]).
+/// What a panic carried, as text (a tool that panics fails with it).
 fn panic_message(panic: &(dyn Any + Send)) -> String {
     if let Some(text) = panic.downcast_ref::<&str>() {
         (*text).to_owned()
