@@ -8,33 +8,39 @@
 //! an approver).
 
 use std::fmt::Write as _;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use clap::Parser;
-use toolgate_core::{
-    CommandClass, RegisteredTool, SchemaFormat, Sensitivity, ToolCall, ToolResult,
-};
-use toolgate_engine::{Approver, Decision};
+use toolgate_core::{CommandClass, RegisteredTool, SchemaFormat, Sensitivity};
+use toolgate_engine::Approver;
 use toolgate_host::{
     Gate, GateTools, Host, HostBuilder, HostError, HostPart, Overrides, TrustPolicy, env_vars,
 };
 use toolgate_mcp::ServerState;
 use toolgate_policy::ConfirmationMode;
 
-use crate::approver::PromptApprover;
 use crate::cli::{
-    CallArgs, Cli, Command, ConfigCommand, GlobalArgs, HooksCommand, McpCommand, PromptCommand,
-    ProviderArgs, StoreCommand, ToolsCommand,
+    Cli, Command, ConfigCommand, GlobalArgs, HooksCommand, McpCommand, PromptCommand, ProviderArgs,
+    StoreCommand, ToolsCommand,
 };
 use crate::render::{CliError, Exit};
 use crate::trust_cmd::Ask;
 
+use call_cmd::call;
+use classify_cmd::{absorb_trailing_flags, classify};
+use config_cmd::config_check;
+use store_cmd::{store_migrate, store_recover};
+use tools_cmd::{prompt_show, tools_list, tools_review};
+
 mod approver;
+mod call_cmd;
+mod classify_cmd;
 mod cli;
+mod config_cmd;
 mod doctor_cmd;
 mod hooks_cmd;
 mod init_cmd;
@@ -46,6 +52,8 @@ mod run_cmd;
 mod schedule_cmd;
 mod sessions_cmd;
 mod skills_cmd;
+mod store_cmd;
+mod tools_cmd;
 mod trust_cmd;
 mod ui_cmd;
 
@@ -403,478 +411,6 @@ pub(crate) fn resolve_workspace(dir: Option<&std::path::Path>) -> Result<PathBuf
     Ok(toolgate_host::resolve_workspace(dir)?)
 }
 
-async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError> {
-    let gate = setup.agent_tools().await?;
-    gate.shutdown().await;
-    let registry = &gate.registry;
-    let mut tools = Vec::new();
-    let def = setup
-        .host
-        .agent(agent.unwrap_or("build"))?
-        .with_extra_tools(gate.extra_tool_names());
-    for entry in registry.list() {
-        if def.allows(registry, entry.name()) {
-            tools.push(entry);
-        }
-    }
-    if setup.json {
-        let schemas: Vec<_> = tools
-            .iter()
-            .map(|t| t.spec().export(SchemaFormat::OpenAi))
-            .collect();
-        return out(&json_text(&schemas)?);
-    }
-    if tools.is_empty() {
-        render::note(&format!(
-            "no tools for agent `{}`: its `allowed_tools` and the `tools` section enable none",
-            agent.unwrap_or("build")
-        ));
-        return Ok(Exit::Success);
-    }
-    let mode = setup.host.mode_for(Some(&def))?;
-    let width = tools.iter().map(|t| t.name().len()).max().unwrap_or(0);
-    let mut text = String::new();
-    for tool in &tools {
-        let spec = tool.spec();
-        let _ = writeln!(
-            text,
-            "{:width$}  {:8}  {}",
-            tool.name(),
-            asks(mode, tool),
-            one_line(&spec.description)
-        );
-    }
-    show(&text)?;
-    render::note(asks_legend(mode));
-    Ok(Exit::Success)
-}
-
-/// Whether a tool's calls ask for approval in `mode`. Command tools (their
-/// spec says every call runs a command) ask by the command's class
-/// (`toolgate classify`); the others by their [`Sensitivity`]: read-only
-/// never asks under `confirm-sensitive`, sensitive does. The sensitivity is
-/// the tool's own (for an MCP tool, the one its server's trust gives, not
-/// the server's hints); a tool whose sensitivity depends on its arguments
-/// (`process`: looking does not ask) shows that of a call without them,
-/// the sensitive one. Under `accept-edits` the file-writing tools (their
-/// spec says `writes_files`) ask only outside the workspace; under
-/// `dont-ask` what would ask is refused; under `plan` everything but
-/// read-only tools and safe commands is refused. Rules (`toolgate rules`)
-/// may still allow or ask more.
-fn asks(mode: ConfirmationMode, tool: &RegisteredTool) -> &'static str {
-    let annotations = &tool.spec().annotations;
-    let sensitivity = if annotations.runs_commands {
-        Sensitivity::Command(CommandClass::Dangerous)
-    } else {
-        tool.tool().sensitivity(&serde_json::json!({}))
-    };
-    match (mode, sensitivity) {
-        // Plan mode runs what is read-only by declaration and refuses the
-        // rest, rules or not: a tool that declares itself read-only (an MCP
-        // tool by its trusted server's `readOnlyHint`), and safe commands.
-        (ConfirmationMode::Plan, Sensitivity::ReadOnly) if annotations.read_only() => "never",
-        (ConfirmationMode::Yolo, _)
-        | (
-            ConfirmationMode::ConfirmSensitive
-            | ConfirmationMode::AcceptEdits
-            | ConfirmationMode::DontAsk,
-            Sensitivity::ReadOnly,
-        ) => "never",
-        (
-            ConfirmationMode::ConfirmSensitive
-            | ConfirmationMode::AcceptEdits
-            | ConfirmationMode::DontAsk
-            | ConfirmationMode::Plan,
-            Sensitivity::Command(_),
-        ) => "by class",
-        (ConfirmationMode::AcceptEdits, _) if annotations.writes_files => "outside",
-        (ConfirmationMode::DontAsk | ConfirmationMode::Plan, _) => "refused",
-        (
-            ConfirmationMode::ConfirmAll
-            | ConfirmationMode::ConfirmSensitive
-            | ConfirmationMode::AcceptEdits,
-            _,
-        ) => "asks",
-    }
-}
-
-/// What the middle column of `tools list` means in `mode`.
-fn asks_legend(mode: ConfirmationMode) -> &'static str {
-    match mode {
-        ConfirmationMode::Yolo => {
-            "mode yolo: no call asks for approval (blocked commands and guardrails still apply)"
-        }
-        ConfirmationMode::ConfirmSensitive => {
-            "mode confirm-sensitive: `asks` tools ask before their calls that change something; \
-             `by class` ask unless the command is safe (`toolgate classify CMD`); \
-             rules (`toolgate rules`) may allow or ask more"
-        }
-        ConfirmationMode::ConfirmAll => "mode confirm-all: every call asks for approval",
-        ConfirmationMode::AcceptEdits => {
-            "mode accept-edits: `outside` tools write files inside the workspace unasked and ask \
-             for other calls (outside it, deleting, renaming); `asks` tools ask before their \
-             calls that change something; `by class` ask unless the command is safe \
-             (`toolgate classify CMD`); rules (`toolgate rules`) may allow or ask more"
-        }
-        ConfirmationMode::DontAsk => {
-            "mode dont-ask: nothing asks; `refused` tools are refused unless a rule allows the \
-             call (the refusal names it); `by class` run safe commands and refuse the others; \
-             `toolgate rules add` allows more"
-        }
-        ConfirmationMode::Plan => {
-            "mode plan: only read-only calls run; `refused` tools are refused whatever the rules \
-             say, until the person approves the model's plan (`exit_plan_mode`); `by class` run \
-             safe commands (read-only sandbox) and refuse the others"
-        }
-    }
-}
-
-/// `toolgate tools pending|approve|reject`: the review of dynamic tools.
-async fn tools_review(setup: &Setup, cmd: ToolsCommand) -> Result<Exit, CliError> {
-    use toolgate_host::dynamic::review;
-    let store = setup.host.store()?;
-    let failed = |e: toolgate_host::dynamic::DynamicError| {
-        CliError::new(Exit::Failure, anyhow::Error::new(e))
-    };
-    let text = match cmd {
-        ToolsCommand::Pending => {
-            let pending = review::pending(store.as_ref()).await.map_err(failed)?;
-            review::render_pending(&pending, setup.json)
-        }
-        ToolsCommand::Approve { id } => {
-            let config = &setup.host.config().tools.dynamic;
-            review::render_review(
-                &review::approve(store.as_ref(), config, id)
-                    .await
-                    .map_err(failed)?,
-            )
-        }
-        ToolsCommand::Reject { id } => {
-            review::render_review(&review::reject(store.as_ref(), id).await.map_err(failed)?)
-        }
-        ToolsCommand::List { .. } => String::new(),
-    };
-    show(&text)
-}
-
-/// `toolgate prompt show`: the system prompt on stdout, its size on stderr.
-async fn prompt_show(setup: &Setup, agent: &str) -> Result<Exit, CliError> {
-    let gate = setup.agent_tools().await?;
-    gate.shutdown().await;
-    let def = setup
-        .host
-        .agent(agent)?
-        .with_extra_tools(gate.extra_tool_names());
-    let report = setup.host.prompt_report(&def, &gate.registry)?;
-    if setup.json {
-        return out(&json_text(&report)?);
-    }
-    render::note(&format!(
-        "≈{} tokens of system prompt + ≈{} tokens of tool schemas ({} tools) = ≈{} tokens before the task",
-        report.prompt_tokens,
-        report.tools_tokens,
-        report.tools.len(),
-        report.prompt_tokens + report.tools_tokens
-    ));
-    show_data(&format!("{}\n", report.prompt))
-}
-
-/// The first sentence of a description's first line.
-fn one_line(description: &str) -> &str {
-    toolgate_core::first_sentence(description.lines().next().unwrap_or_default())
-}
-
-async fn call(setup: &Setup, args: CallArgs) -> Result<Exit, CliError> {
-    let from_stdin = args.args.as_deref() == Some("-");
-    let text = match args.args.as_deref() {
-        None => "{}".to_owned(),
-        Some("-") => {
-            let mut text = String::new();
-            io::stdin().read_to_string(&mut text).map_err(|e| {
-                CliError::usage(anyhow!(e).context("could not read the arguments from stdin"))
-            })?;
-            text
-        }
-        Some(text) => text.to_owned(),
-    };
-    let arguments: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(value) => value,
-        Err(error) => {
-            let result = ToolResult::failure(format!(
-                "invalid JSON arguments: {error}; pass a JSON object such as '{{\"path\": \"src/main.rs\"}}'"
-            ));
-            return print_result(setup, &result, Decision::InvalidArguments);
-        }
-    };
-    // Arguments read from stdin leave no terminal to ask on.
-    let interactive = if from_stdin {
-        None
-    } else {
-        PromptApprover::terminal().map(|p| Arc::new(p) as Arc<dyn Approver>)
-    };
-    // Only the tool's own group is built when the catalog has it.
-    let gate = setup
-        .host
-        .gate()
-        .interactive(interactive)
-        .for_tool(args.tool.clone())
-        .build()
-        .await?;
-    let gate = warn_failed_servers_of(gate);
-    let run = gate
-        .engine
-        .execute(ToolCall::new("cli-1", args.tool, arguments))
-        .await;
-    gate.shutdown().await;
-    print_result(setup, &run.result, run.decision)
-}
-
-fn print_result(setup: &Setup, result: &ToolResult, decision: Decision) -> Result<Exit, CliError> {
-    let exit = if decision == Decision::Aborted {
-        Exit::Aborted
-    } else if result.success {
-        Exit::Success
-    } else {
-        Exit::Failure
-    };
-    if setup.json {
-        out(&json_text(result)?)?;
-        return Ok(exit);
-    }
-    if !result.output.is_empty() {
-        let mut text = result.output.clone();
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        show_data(&text)?;
-    }
-    if let Some(error) = &result.error {
-        render::tool_error(error);
-    }
-    Ok(exit)
-}
-
-/// `toolgate store recover`: a damaged store moved aside, at the person's
-/// request, so that the next command starts a new one. A store that opens,
-/// or fails for another reason, is left alone.
-fn store_recover(setup: &Setup) -> Result<Exit, CliError> {
-    if let Some(url) = &setup.host.config().store.url {
-        return Err(CliError::new(
-            Exit::Usage,
-            anyhow!("`toolgate store recover` moves a damaged SQLite file aside; this workspace's store is the PostgreSQL database {url}"),
-        )
-        .with_hint("repair a PostgreSQL database with its own tools (pg_dump, pg_restore)"));
-    }
-    let path = setup.host.store_path()?;
-    let Err(error) = toolgate_store::SqliteStore::open(&path) else {
-        render::note(&format!(
-            "the store {} opens and is not damaged: nothing to recover",
-            path.display()
-        ));
-        return Ok(Exit::Success);
-    };
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    if error.fault(dir) != toolgate_store::Fault::Damaged {
-        return Err(toolgate_host::HostError::Store {
-            path,
-            source: error,
-        }
-        .into());
-    }
-    let aside = toolgate_store::move_aside(&path).map_err(|source| {
-        CliError::from(toolgate_host::HostError::Store {
-            path: path.clone(),
-            source,
-        })
-    })?;
-    render::note(&format!(
-        "moved the damaged store {} to {}; the next command starts a new, empty store",
-        path.display(),
-        aside.display()
-    ));
-    Ok(Exit::Success)
-}
-
-/// `toolgate store migrate`: the `PostgreSQL` store's schema created or
-/// brought up to this toolgate's version (idempotent; several workers
-/// migrating at once run each migration once).
-async fn store_migrate(setup: &Setup) -> Result<Exit, CliError> {
-    let Some(options) = setup.host.postgres_options()? else {
-        return Err(CliError::new(
-            Exit::Usage,
-            anyhow!(
-                "`toolgate store migrate` upgrades a PostgreSQL store, and `store.url` is not set"
-            ),
-        )
-        .with_hint(
-            "the SQLite store upgrades itself when it opens; for PostgreSQL, set \
-             `store.url: postgres://USER@HOST:PORT/DATABASE`",
-        ));
-    };
-    let done = toolgate_store_postgres::PostgresStore::migrate(&options)
-        .await
-        .map_err(|source| toolgate_host::HostError::Store {
-            path: PathBuf::from(options.display_url()),
-            source,
-        })?;
-    let url = options.display_url();
-    if setup.json {
-        let value = serde_json::json!({
-            "store": url,
-            "from": done.from,
-            "to": done.to,
-        });
-        return show_data(&json_text(&value)?);
-    }
-    if done.from == done.to {
-        render::note(&format!(
-            "the store {url} is at schema version {}: nothing to do",
-            done.to
-        ));
-    } else {
-        render::note(&format!(
-            "migrated the store {url} from schema version {} to {}",
-            done.from, done.to
-        ));
-    }
-    Ok(Exit::Success)
-}
-
-/// `toolgate classify`: the verdict on a command line, as `run_command`
-/// would judge it with this configuration.
-/// Global switches written after `classify`'s words (`classify ls -la
-/// --json`) are toolgate's, as after any other command, unless the words
-/// came after `--` (`classify -- ls --json` classifies `ls --json`).
-fn absorb_trailing_flags(words: &mut Vec<String>, global: &mut GlobalArgs) {
-    if std::env::args_os().any(|a| a == "--") {
-        return;
-    }
-    while words.len() > 1 {
-        let Some(last) = words.last() else { break };
-        let flag = match last.as_str() {
-            "--json" => &mut global.json,
-            "--no-json" => &mut global.no_json,
-            "--dry-run" => &mut global.dry_run,
-            "--no-dry-run" => &mut global.no_dry_run,
-            "--allow-commands" => &mut global.allow_commands,
-            "--no-commands" => &mut global.no_commands,
-            "--trust-workspace" => &mut global.trust_workspace,
-            "--no-trust-workspace" => &mut global.no_trust_workspace,
-            _ => break,
-        };
-        *flag = true;
-        words.pop();
-    }
-}
-
-/// The words of `classify` as one command line: a single argument as it
-/// is (`'ls -la'`), several joined with the shell quoting each needs.
-fn command_line(words: &[String]) -> String {
-    if let [one] = words {
-        return one.clone();
-    }
-    let quoted: Vec<String> = words
-        .iter()
-        .map(|w| {
-            let plain = !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
-            if plain {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', r"'\''"))
-            }
-        })
-        .collect();
-    quoted.join(" ")
-}
-
-async fn classify(setup: &Setup, words: &[String]) -> Result<Exit, CliError> {
-    let command = command_line(words);
-    let judged = setup.host.judge_command(&command).await?;
-    let verdict = &judged.verdict;
-    if setup.json {
-        let value = serde_json::json!({
-            "command": command,
-            "class": judged.label(),
-            "reason": judged.guardrail.as_deref().unwrap_or(verdict.reason()),
-            "classifier": verdict,
-            "guardrail": judged.guardrail,
-        });
-        return out(&json_text(&value)?);
-    }
-    let color = render::stdout_color();
-    let label = judged.label();
-    let mut text = render::paint(render::class_style(label), label, color);
-    text.push('\n');
-    out(&text)?;
-    match &judged.guardrail {
-        Some(reason) if !verdict.is_blocked() => render::note(&format!(
-            "run_command would refuse it: guardrail: {reason} (the classifier alone says {}: {})",
-            verdict.label(),
-            verdict.reason()
-        )),
-        _ if !verdict.reason().is_empty() => render::note(verdict.reason()),
-        _ => {}
-    }
-    Ok(Exit::Success)
-}
-
-fn config_check(setup: &Setup) -> Result<Exit, CliError> {
-    let host = &setup.host;
-    let config = host.config();
-    let text = if setup.json {
-        // The configuration's own keys, plus `trust`: how the workspace file
-        // was applied (null without one). Not a configuration key.
-        let mut value =
-            serde_json::to_value(config).map_err(|e| CliError::new(Exit::Failure, anyhow!(e)))?;
-        if let Some(object) = value.as_object_mut() {
-            let trust = host.loaded().project.as_ref().map(|p| {
-                serde_json::json!({
-                    "file": p.file,
-                    "sha256": p.sha256,
-                    "state": p.trust,
-                    "trust_only_keys": p.trust_only_keys,
-                    "ignored": p.ignored(),
-                })
-            });
-            object.insert("trust".to_owned(), trust.into());
-        }
-        json_text(&value)?
-    } else {
-        serde_yaml_ng::to_string(config)
-            .context("could not print the configuration")
-            .map_err(|e| CliError::new(Exit::Failure, e))?
-    };
-    let project = host.loaded().project.as_ref();
-    let sources: Vec<String> = host
-        .loaded()
-        .sources
-        .iter()
-        .enumerate()
-        .map(|(i, source)| match project {
-            // The workspace file is the first file layer when there is one.
-            Some(p) if i == 0 && !p.ignored().is_empty() => {
-                format!("{source} (not trusted: {} ignored)", p.ignored().join(", "))
-            }
-            _ => source.to_string(),
-        })
-        .collect();
-    render::note(&format!(
-        "configuration is valid (workspace {}; layers: defaults{}{})",
-        host.workspace().display(),
-        if sources.is_empty() { "" } else { ", " },
-        sources.join(", ")
-    ));
-    // What the kernel enforces here, for every process toolgate starts.
-    let sandbox = host.sandbox()?;
-    render::note(&format!("sandbox: {}", sandbox.status()));
-    render::note(&format!("limits: {}", sandbox.status().limits_line()));
-    // Where commands may connect (`commands.network`).
-    render::note(&format!("network: {}", sandbox.network_status()));
-    show(&text)
-}
-
 pub(crate) fn json_text(value: &impl serde::Serialize) -> Result<String, CliError> {
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|e| CliError::new(Exit::Failure, anyhow!(e)))?;
@@ -978,12 +514,5 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 8, "read the CLI's sources ({checked} files)");
-    }
-
-    #[test]
-    fn one_line_descriptions() {
-        assert_eq!(one_line("Reads a file. Then more."), "Reads a file.");
-        assert_eq!(one_line("No period\nsecond line"), "No period");
-        assert_eq!(one_line("v1.2 is fine. Rest"), "v1.2 is fine.");
     }
 }
