@@ -7,7 +7,6 @@
 //! 4 authentication error, 5 timeout, 6 blocked: calls refused for lack of
 //! an approver).
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,13 +14,11 @@ use std::sync::Arc;
 
 use anyhow::anyhow;
 use clap::Parser;
-use toolgate_core::{CommandClass, RegisteredTool, SchemaFormat, Sensitivity};
 use toolgate_engine::Approver;
 use toolgate_host::{
     Gate, GateTools, Host, HostBuilder, HostError, HostPart, Overrides, TrustPolicy, env_vars,
 };
 use toolgate_mcp::ServerState;
-use toolgate_policy::ConfirmationMode;
 
 use crate::cli::{
     Cli, Command, ConfigCommand, GlobalArgs, HooksCommand, McpCommand, PromptCommand, ProviderArgs,

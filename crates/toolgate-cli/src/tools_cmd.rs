@@ -2,7 +2,15 @@
 //! agent is offered, whether each one asks in the mode in force, dynamic
 //! tools waiting for review, and the system prompt.
 
-use super::*;
+use std::fmt::Write as _;
+
+use toolgate_core::{CommandClass, RegisteredTool, SchemaFormat, Sensitivity};
+use toolgate_policy::ConfirmationMode;
+
+use super::{Setup, json_text, out, show, show_data};
+use crate::cli::ToolsCommand;
+use crate::render;
+use crate::render::{CliError, Exit};
 
 pub(super) async fn tools_list(setup: &Setup, agent: Option<&str>) -> Result<Exit, CliError> {
     let gate = setup.agent_tools().await?;
