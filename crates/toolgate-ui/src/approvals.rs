@@ -19,23 +19,24 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use toolgate_core::TypedTool as _;
-use toolgate_engine::{
-    Approval, ApprovalRequest, Approver, ExitPlanMode, PLAN_EXITS, PlanAnswer, PlanRequest,
-};
+use toolgate_engine::{ApprovalRequest, ExitPlanMode, PLAN_EXITS, PlanAnswer, PlanRequest};
 use toolgate_host::{StoreApprover, StoredView, UserRules};
 use toolgate_policy::{ConfirmationMode, ConfirmationRule, RuleDecision};
 use toolgate_store::{Answered, ApprovalRecord, ApprovalStatus};
 
 use crate::describe::Describer;
 use crate::hub::Hub;
+
+pub use approver::{Binding, UiApprover};
+
+mod approver;
 
 /// A person's answer on the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -664,169 +665,11 @@ fn answer_name(answer: Answer) -> &'static str {
     }
 }
 
-/// What a run's approvals are tied to once it has started.
-#[derive(Debug, Clone, Default)]
-pub struct Binding {
-    /// The session (none for `mcp serve`).
-    pub session: Option<String>,
-}
-
-/// The approver the gate asks when the web UI answers.
-pub struct UiApprover {
-    approvals: Arc<Approvals>,
-    agent: Option<String>,
-    binding: OnceLock<Binding>,
-}
-
-impl std::fmt::Debug for UiApprover {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UiApprover")
-            .field("agent", &self.agent)
-            .finish_non_exhaustive()
-    }
-}
-
-impl UiApprover {
-    /// An approver for calls of `agent`'s run (none for `mcp serve`).
-    pub fn new(approvals: Arc<Approvals>, agent: Option<String>) -> Self {
-        Self {
-            approvals,
-            agent,
-            binding: OnceLock::new(),
-        }
-    }
-
-    /// Ties later approvals to a session and names MCP tools' servers
-    /// (once; later calls are ignored).
-    pub fn bind(&self, binding: Binding) {
-        let _ = self.binding.set(binding);
-    }
-}
-
-/// Takes a pending call out of the list when its wait is dropped (the run
-/// was aborted).
-struct Abandon<'a> {
-    approvals: &'a Approvals,
-    key: u64,
-}
-
-impl Drop for Abandon<'_> {
-    fn drop(&mut self) {
-        self.approvals.abandon(self.key);
-    }
-}
-
-impl UiApprover {
-    /// Asks through the store too: the card `sN` is answered from this
-    /// page or from any process sharing the store, whichever comes first.
-    async fn approve_shared(
-        &self,
-        shared: &StoreApprover,
-        request: &ApprovalRequest<'_>,
-        record: ApprovalRecord,
-    ) -> Approval {
-        let id = record.id;
-        let (key, rx) = self.approvals.open(
-            request,
-            self.binding.get(),
-            self.agent.as_deref(),
-            Some(&record),
-        );
-        let abandon = Abandon {
-            approvals: &self.approvals,
-            key,
-        };
-        tokio::select! {
-            reply = rx => {
-                let (approval, answer) = match reply {
-                    Ok(Reply::Allow) => (Approval::Allow, Answer::Allow),
-                    Ok(Reply::Session) => (Approval::AllowForSession, Answer::Session),
-                    Ok(Reply::Deny | Reply::Plan(_)) | Err(_) => (Approval::Deny, Answer::Deny),
-                };
-                // Answered here: written already, unless the run was
-                // stopped (then it is denied in the store too).
-                let _ = self.approvals.answer_stored(&format!("s{id}"), id, answer).await;
-                drop(abandon);
-                approval
-            }
-            approval = shared.wait(record) => {
-                let name = match &approval {
-                    Approval::Allow => "allow",
-                    Approval::AllowForSession => "session",
-                    Approval::Deny => "deny",
-                    _ => "cancelled",
-                };
-                self.approvals.drop_card(key, name);
-                drop(abandon);
-                approval
-            }
-        }
-    }
-}
-
-#[async_trait]
-impl Approver for UiApprover {
-    fn kind(&self) -> &'static str {
-        "ui"
-    }
-
-    async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
-        match self.approvals.user_rule(request) {
-            Some(RuleDecision::Allow) => return Approval::Allow,
-            Some(RuleDecision::Deny) => return Approval::Deny,
-            _ => {}
-        }
-        if let Some(shared) = &self.approvals.shared {
-            let session = self.binding.get().and_then(|b| b.session.as_deref());
-            match shared.ask(request, session).await {
-                Ok(record) => return self.approve_shared(shared, request, record).await,
-                Err(error) => tracing::warn!(
-                    "the question could not be recorded in the store, so only this page can \
-                     answer it: {}",
-                    toolgate_core::error_chain(&error)
-                ),
-            }
-        }
-        let (key, rx) =
-            self.approvals
-                .open(request, self.binding.get(), self.agent.as_deref(), None);
-        let _abandon = Abandon {
-            approvals: &self.approvals,
-            key,
-        };
-        match rx.await {
-            Ok(Reply::Allow) => Approval::Allow,
-            Ok(Reply::Session) => Approval::AllowForSession,
-            Ok(Reply::Deny | Reply::Plan(_)) | Err(_) => Approval::Deny,
-        }
-    }
-
-    fn reviews_plans(&self) -> bool {
-        true
-    }
-
-    /// The plan as a card on the page, answered with a mode or "keep
-    /// planning"; a run that stops (the card cancelled) keeps planning.
-    async fn approve_plan(&self, request: &PlanRequest<'_>) -> PlanAnswer {
-        let (key, rx) =
-            self.approvals
-                .open_plan(request, self.binding.get(), self.agent.as_deref());
-        let _abandon = Abandon {
-            approvals: &self.approvals,
-            key,
-        };
-        match rx.await {
-            Ok(Reply::Plan(answer)) => answer,
-            Ok(_) | Err(_) => PlanAnswer::KeepPlanning(String::new()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use toolgate_core::{Change, Effect, Effects, Sensitivity};
-    use toolgate_engine::ApprovalView;
+    use toolgate_engine::{Approval, ApprovalView, Approver as _};
 
     fn approvals(home: &std::path::Path) -> Approvals {
         let describer = Describer::new(home.join("ws"));
