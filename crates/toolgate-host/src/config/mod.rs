@@ -26,7 +26,7 @@
 //! | `trust/` | the keys a workspace file may set before it is trusted (`mod.rs`), what the others would run (`review.rs`), the trust store (`store.rs`) |
 //! | `reference.rs` | every key with its default and trust, as data (the generated `docs/config-keys.md`) |
 //! | `env_vars.rs` | every environment variable toolgate reads |
-//! | `rules_file.rs`, `yaml_edit.rs` | edits of the user's file that keep its comments |
+//! | `rules_file.rs` (over the crate `toolgate-yaml-edit`) | edits of the user's file that keep its comments |
 //!
 //! Sections owned by another crate are that crate's types, used here as
 //! they are: `hooks` and `guardrails` ([`toolgate_engine`]), `mcp`
@@ -72,7 +72,6 @@ mod store;
 pub mod trust;
 mod ui;
 mod workspace;
-pub(crate) mod yaml_edit;
 
 use serde::{Deserialize, Serialize};
 

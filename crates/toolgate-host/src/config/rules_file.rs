@@ -4,7 +4,7 @@
 //!
 //! The user's file is always trusted, so this is where "always allow" lives.
 //! Only those keys are changed. The edit is made on the file's text, so its
-//! comments and layout stay ([`crate::config::yaml_edit`]), when the file is in
+//! comments and layout stay ([`toolgate_yaml_edit`]), when the file is in
 //! block style and the edited text reads back as exactly the intended
 //! value; otherwise the file is rewritten from its value (same content,
 //! comments lost).
@@ -211,7 +211,7 @@ impl UserRules {
         let number = list.len();
         let item = serde_json::to_string(rule).ok();
         self.text = self.text.take().zip(item).and_then(|(text, item)| {
-            crate::config::yaml_edit::append_item(&text, "confirmation", "rules", &item)
+            toolgate_yaml_edit::append_item(&text, "confirmation", "rules", &item)
         });
         Ok(number)
     }
@@ -258,7 +258,7 @@ impl UserRules {
         permissions.insert(Value::from(agent), Value::from(permission.as_str()));
         let value = format!("\"{}\"", permission.as_str());
         self.text = self.text.take().and_then(|text| {
-            crate::config::yaml_edit::set_entry(&text, "ui", "permissions", agent, &value)
+            toolgate_yaml_edit::set_entry(&text, "ui", "permissions", agent, &value)
         });
         Ok(())
     }
@@ -278,7 +278,7 @@ impl UserRules {
         let error = self.shape_error();
         let removed = self.sequence_mut().ok_or(error)?.remove(number - 1);
         self.text = self.text.take().and_then(|text| {
-            crate::config::yaml_edit::remove_item(&text, "confirmation", "rules", number - 1)
+            toolgate_yaml_edit::remove_item(&text, "confirmation", "rules", number - 1)
         });
         Ok(serde_yaml_ng::to_string(&removed)
             .unwrap_or_default()

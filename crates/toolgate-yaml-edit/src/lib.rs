@@ -5,9 +5,12 @@
 //! Each edit returns `None` when the text is not in a shape it edits with
 //! certainty (flow collections, values on the key's line, odd
 //! indentation). A caller must check that the edited text parses to the
-//! value it expects and rewrite the whole file otherwise
-//! ([`UserRules::save`](crate::UserRules::save) does): a wrong edit can
-//! cost the comments, never the content.
+//! value it expects and rewrite the whole file otherwise (toolgate-host's
+//! `UserRules::save` does): a wrong edit can cost the comments, never the
+//! content.
+//!
+//! A crate of its own because it is a text algorithm with no knowledge of
+//! toolgate's configuration, tested (and fuzzable) on its own.
 
 /// One line: its indentation and its text after it.
 struct Line<'a> {
@@ -181,7 +184,7 @@ fn add_key(out: &mut Vec<String>, place: &Place, section: &str, key: &str, child
 
 /// `text` with `item` (one line of flow YAML) appended to the list at
 /// `section.key`, created if missing.
-pub(crate) fn append_item(text: &str, section: &str, key: &str, item: &str) -> Option<String> {
+pub fn append_item(text: &str, section: &str, key: &str, item: &str) -> Option<String> {
     let mut out = owned(text);
     match find(text, section, key)? {
         place @ (Place::NoSection | Place::NoKey { .. }) => {
@@ -212,7 +215,7 @@ pub(crate) fn append_item(text: &str, section: &str, key: &str, item: &str) -> O
 
 /// `text` with item `index` (from 0) of the list at `section.key`
 /// removed; the last item leaves `key: []`.
-pub(crate) fn remove_item(text: &str, section: &str, key: &str, index: usize) -> Option<String> {
+pub fn remove_item(text: &str, section: &str, key: &str, index: usize) -> Option<String> {
     let Place::Key {
         line,
         indent,
@@ -244,13 +247,7 @@ pub(crate) fn remove_item(text: &str, section: &str, key: &str, index: usize) ->
 /// (replacing the entry's line, or added at the mapping's end). `value` is
 /// one line of flow YAML; `name` is written plain when it is a plain word,
 /// else quoted.
-pub(crate) fn set_entry(
-    text: &str,
-    section: &str,
-    key: &str,
-    name: &str,
-    value: &str,
-) -> Option<String> {
+pub fn set_entry(text: &str, section: &str, key: &str, name: &str, value: &str) -> Option<String> {
     let quoted = serde_json::to_string(name).ok()?;
     let plain = !name.is_empty()
         && name
