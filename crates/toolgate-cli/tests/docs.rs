@@ -1,6 +1,10 @@
 //! The generated references in `docs/` match what the code says: the CLI
 //! reference is every subcommand's `--help` as the binary prints it, the
-//! configuration keys reference is `toolgate_host::reference::config_keys`.
+//! configuration keys reference is `toolgate_host::reference::config_keys`,
+//! the crate map is the workspace as `cargo metadata` and the sources say —
+//! and no crate or file outgrows the sizes the map is there to keep
+//! (issue 26: a crate ≤ 10,000 lines, a file ≤ 800 unless it is a data
+//! table).
 //!
 //! `TOOLGATE_UPDATE_DOCS=1 cargo test -p toolgate-cli --test docs` rewrites
 //! them; without it, a difference fails the test (and CI) with that command.
@@ -218,6 +222,248 @@ fn check(name: &str, generated: &str) {
         current.lines().nth(first).unwrap_or("<end of file>"),
         generated.lines().nth(first).unwrap_or("<end of file>"),
     );
+}
+
+/// Source files allowed over [`FILE_LIMIT`]: data tables, read row by row,
+/// which splitting would only scatter (path under `crates/`, and why).
+const DATA_TABLES: &[(&str, &str)] = &[(
+    "toolgate-command/src/specs.rs",
+    "the table of known commands and how each is classified",
+)];
+
+/// Lines of source a crate may hold (test modules not counted).
+const CRATE_LIMIT: usize = 10_000;
+
+/// Lines of source a file may hold (test modules not counted).
+const FILE_LIMIT: usize = 800;
+
+fn crates_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The lines of a source file before its test module: everything up to
+/// the first top-level `#[cfg(test)]`.
+fn source_lines(path: &Path) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .take_while(|line| !line.starts_with("#[cfg(test)]"))
+        .count()
+}
+
+/// Every `.rs` file beneath `dir`, sorted.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// A workspace crate as the map shows it.
+struct Crate {
+    name: String,
+    description: String,
+    /// The workspace crates it depends on (not dev- or build-dependencies).
+    depends_on: Vec<String>,
+    /// Source files under `src/`, as paths under `crates/`, with their lines.
+    files: Vec<(String, usize)>,
+}
+
+impl Crate {
+    fn lines(&self) -> usize {
+        self.files.iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// The workspace's crates, from `cargo metadata` (run by the `cargo` that
+/// runs this test) and their sources.
+fn workspace_crates() -> Vec<Crate> {
+    let Some(cargo) = std::env::var_os("CARGO") else {
+        panic!("CARGO is not set: run this test through `cargo test`");
+    };
+    let output = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(crates_dir())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let packages = metadata["packages"].as_array().unwrap();
+    let members: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    let root = crates_dir().canonicalize().unwrap();
+    let mut crates: Vec<Crate> = packages
+        .iter()
+        .filter_map(|package| {
+            let manifest = PathBuf::from(package["manifest_path"].as_str()?);
+            let dir = manifest.parent()?.canonicalize().ok()?;
+            // Only the crates under `crates/` (not the fuzz crate, not
+            // benches' own packages).
+            let under = dir.strip_prefix(&root).ok()?.to_owned();
+            let mut depends_on: Vec<String> = package["dependencies"]
+                .as_array()?
+                .iter()
+                .filter(|d| d["kind"].is_null())
+                .filter_map(|d| d["name"].as_str())
+                .filter(|name| members.contains(name))
+                .map(str::to_owned)
+                .collect();
+            depends_on.sort();
+            depends_on.dedup();
+            let mut paths = Vec::new();
+            rust_files(&dir.join("src"), &mut paths);
+            let files = paths
+                .iter()
+                .map(|path| {
+                    let shown = Path::new(&under).join(path.strip_prefix(&dir).unwrap());
+                    (shown.display().to_string(), source_lines(path))
+                })
+                .collect();
+            Some(Crate {
+                name: package["name"].as_str()?.to_owned(),
+                description: package["description"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                depends_on,
+                files,
+            })
+        })
+        .collect();
+    crates.sort_by(|a, b| a.name.cmp(&b.name));
+    crates
+}
+
+fn crate_map(crates: &[Crate]) -> String {
+    let mut out = String::from(
+        "# Crates\n\n\
+         The workspace, one row per crate: its lines of source (`src/`, test modules not\n\
+         counted), its largest file, the workspace crates it depends on (`toolgate-` left\n\
+         out), and what it is (its `description`). A crate stays under 10,000 lines and a\n\
+         file under 800 unless it is a data table; `crates/toolgate-cli/tests/docs.rs`\n\
+         checks both.\n\n\
+         Generated from `cargo metadata` and the sources by that test; do not edit by hand.\n\
+         To regenerate:\n\n\
+         ```sh\n",
+    );
+    out.push_str(REGENERATE);
+    out.push_str("\n```\n\n| crate | lines | largest file | depends on | what it is |\n|---|---:|---|---|---|\n");
+    let short = |name: &str| name.strip_prefix("toolgate-").unwrap_or(name).to_owned();
+    for krate in crates {
+        let (largest, lines) = krate
+            .files
+            .iter()
+            .max_by_key(|(_, n)| *n)
+            .cloned()
+            .unwrap_or_default();
+        let largest = largest
+            .split_once("/src/")
+            .map_or(largest.clone(), |(_, f)| f.to_owned());
+        let depends: Vec<String> = krate.depends_on.iter().map(|d| short(d)).collect();
+        writeln!(
+            out,
+            "| `{}` | {} | `{largest}` ({lines}) | {} | {} |",
+            krate.name,
+            krate.lines(),
+            if depends.is_empty() {
+                "—".to_owned()
+            } else {
+                depends.join(", ")
+            },
+            krate.description.replace('|', "\\|"),
+        )
+        .unwrap();
+    }
+    let total: usize = crates.iter().map(Crate::lines).sum();
+    writeln!(out, "\n{} crates, {total} lines of source.", crates.len()).unwrap();
+    out
+}
+
+#[test]
+fn crate_map_matches_the_workspace() {
+    let crates = workspace_crates();
+    // The walk found the workspace, not an empty directory.
+    assert!(
+        crates.iter().any(|c| c.name == "toolgate-cli"),
+        "no toolgate-cli in the map"
+    );
+    assert!(
+        crates.iter().any(|c| c.name == "toolgate-core"),
+        "no toolgate-core in the map"
+    );
+    let cli = crates.iter().find(|c| c.name == "toolgate-cli").unwrap();
+    assert!(
+        cli.depends_on.iter().any(|d| d == "toolgate-host"),
+        "{:?}",
+        cli.depends_on
+    );
+    check("crates.md", &crate_map(&crates));
+}
+
+#[test]
+fn no_crate_or_file_outgrows_the_limits() {
+    let crates = workspace_crates();
+    let mut over = Vec::new();
+    let mut tables_seen = Vec::new();
+    for krate in &crates {
+        if krate.lines() > CRATE_LIMIT {
+            over.push(format!(
+                "crate {}: {} lines (limit {CRATE_LIMIT})",
+                krate.name,
+                krate.lines()
+            ));
+        }
+        for (file, lines) in &krate.files {
+            if DATA_TABLES.iter().any(|(table, _)| table == file) {
+                tables_seen.push(file.as_str());
+            } else if *lines > FILE_LIMIT {
+                over.push(format!("{file}: {lines} lines (limit {FILE_LIMIT})"));
+            }
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "split these along their concerns (pure moves, one idea per commit):\n  {}",
+        over.join("\n  ")
+    );
+    for (table, _) in DATA_TABLES {
+        assert!(
+            tables_seen.contains(table),
+            "{table} is listed as a data table but is not in the workspace: remove it from DATA_TABLES"
+        );
+    }
+}
+
+#[test]
+fn source_lines_stop_at_the_test_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.rs");
+    std::fs::write(
+        &path,
+        "fn a() {}\n\n#[cfg(test)]\nmod tests {\n    fn b() {}\n}\n",
+    )
+    .unwrap();
+    assert_eq!(source_lines(&path), 2);
+    // An indented `#[cfg(test)]` (an item inside a function) is not the
+    // file's test module.
+    std::fs::write(&path, "fn a() {\n    #[cfg(test)]\n    let x = 1;\n}\n").unwrap();
+    assert_eq!(source_lines(&path), 4);
 }
 
 #[test]
