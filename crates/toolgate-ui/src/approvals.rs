@@ -840,7 +840,17 @@ mod tests {
             tokio::task::yield_now().await;
         };
         assert!(id.starts_with('s'), "{id}");
-        let mine = here.pending().await;
+        // This server lists its own question as its card, which it opens
+        // just after recording it in the store (`stored_pending`): wait for
+        // it, not for a race.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mine = loop {
+            let mine = here.pending().await;
+            if !mine.is_empty() || tokio::time::Instant::now() > deadline {
+                break mine;
+            }
+            tokio::task::yield_now().await;
+        };
         let theirs = there.pending().await;
         assert_eq!(mine.len(), 1, "listed once here: {mine:?}");
         assert_eq!(theirs[0]["lines"], mine[0]["lines"]);
