@@ -32,7 +32,7 @@ use toolgate_engine::{
 };
 use toolgate_host::{StoreApprover, StoredView, UserRules};
 use toolgate_policy::{ConfirmationMode, ConfirmationRule, RuleDecision};
-use toolgate_store::{Answered, ApprovalRecord, ApprovalStatus};
+use toolgate_store::{Answered, ApprovalRecord, ApprovalStatus, Store};
 
 use crate::describe::Describer;
 use crate::hub::Hub;
@@ -113,6 +113,10 @@ pub struct Approvals {
     env: Vec<(String, String)>,
     /// The store questions wait in too, when shared (see the module docs).
     shared: Option<StoreApprover>,
+    /// The store whose saved rules apply beside the file's, and where
+    /// "Always allow" saves: only a store that several workers share
+    /// (`store.url`); none on `SQLite`, where the file alone holds rules.
+    saved_rules: Option<Arc<dyn Store>>,
 }
 
 impl std::fmt::Debug for Approvals {
@@ -143,7 +147,21 @@ impl Approvals {
             describer,
             env,
             shared,
+            saved_rules: None,
         }
+    }
+
+    /// Rules saved in `store` apply beside the user's file, and "Always
+    /// allow" saves there (for a store several workers share).
+    #[must_use]
+    pub(crate) fn with_saved_rules(mut self, store: Arc<dyn Store>) -> Self {
+        self.saved_rules = Some(store);
+        self
+    }
+
+    /// The shared store rules are saved in, if any.
+    pub(crate) fn saved_rules(&self) -> Option<&Arc<dyn Store>> {
+        self.saved_rules.as_ref()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Pending>> {
@@ -442,11 +460,41 @@ impl Approvals {
     /// What the user's rules say about a call now, read afresh from their
     /// file: a rule saved with "Always allow" (or `toolgate rules add`)
     /// applies at once to the runs going on, whose gates read the rules
-    /// when they started; a removed one stops applying. `None` when no
-    /// rule decides (or the file cannot be read: then the person is
-    /// asked, as without rules).
-    pub(crate) fn user_rule(&self, request: &ApprovalRequest<'_>) -> Option<RuleDecision> {
-        let rules = UserRules::open_user(&self.env).ok()?.rules().ok()?;
+    /// when they started; a removed one stops applying. With a shared
+    /// store, the rules saved there apply too (read afresh as well, so a
+    /// rule saved from any worker applies at once), with the same
+    /// precedence (a deny wins). `None` when no rule decides, or the file
+    /// or the shared store cannot be read: then the person is asked, as
+    /// without rules.
+    pub(crate) async fn user_rule(&self, request: &ApprovalRequest<'_>) -> Option<RuleDecision> {
+        let mut rules = UserRules::open_user(&self.env).ok()?.rules().ok()?;
+        if let Some(store) = &self.saved_rules {
+            match store.rules().await {
+                Ok(saved) => {
+                    for saved in saved {
+                        match serde_json::from_value::<ConfirmationRule>(saved.rule) {
+                            Ok(rule) => rules.push(rule),
+                            Err(error) => {
+                                tracing::warn!(
+                                    "saved rule {} in the store is not a confirmation rule ({error}); \
+                                     the call is asked: remove it with `toolgate rules remove --store {}`",
+                                    saved.id,
+                                    saved.id
+                                );
+                                return None;
+                            }
+                        }
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(
+                        "the rules saved in the store cannot be read, so the call is asked: {}",
+                        toolgate_core::error_chain(&error)
+                    );
+                    return None;
+                }
+            }
+        }
         if rules.is_empty() {
             return None;
         }
@@ -771,7 +819,7 @@ impl Approver for UiApprover {
     }
 
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
-        match self.approvals.user_rule(request) {
+        match self.approvals.user_rule(request).await {
             Some(RuleDecision::Allow) => return Approval::Allow,
             Some(RuleDecision::Deny) => return Approval::Deny,
             _ => {}
@@ -850,7 +898,7 @@ mod tests {
         let args = json!({"path": "a.txt", "content": "x"});
         let view = ApprovalView::new("write_file", "c1", &args, &effects, Sensitivity::Sensitive);
         let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
-        assert_eq!(approvals.user_rule(&request), None);
+        assert_eq!(approvals.user_rule(&request).await, None);
         let approver = UiApprover::new(Arc::clone(&approvals), Some("build".into()));
         // The page answers "Always allow": the server saves the card's
         // rule, then resolves.
@@ -873,7 +921,10 @@ mod tests {
         assert_eq!(approver.approve(&request).await, Approval::Allow);
         page.await.unwrap();
         // The next call is allowed without a card.
-        assert_eq!(approvals.user_rule(&request), Some(RuleDecision::Allow));
+        assert_eq!(
+            approvals.user_rule(&request).await,
+            Some(RuleDecision::Allow)
+        );
         assert_eq!(approver.approve(&request).await, Approval::Allow);
         assert!(approvals.pending().await.is_empty());
         // Removed from the file (here, as `toolgate rules remove` does):
@@ -881,7 +932,7 @@ mod tests {
         let mut file = UserRules::open_user(&approvals.env).unwrap();
         file.remove(1).unwrap();
         file.save().unwrap();
-        assert_eq!(approvals.user_rule(&request), None);
+        assert_eq!(approvals.user_rule(&request).await, None);
         // A deny rule added meanwhile refuses without a card.
         let mut file = UserRules::open_user(&approvals.env).unwrap();
         file.add(&ConfirmationRule {
