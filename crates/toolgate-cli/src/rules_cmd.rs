@@ -56,7 +56,7 @@ fn shared_store(
     global: &GlobalArgs,
     needed: bool,
 ) -> Result<Option<std::sync::Arc<dyn toolgate_store::Store>>, CliError> {
-    let host = crate::host_builder(global, &ProviderArgs::default(), TrustPolicy::StoreOnly)
+    let host = crate::host_builder(global, &ProviderArgs::default(), trust_of(global))
         .and_then(toolgate_host::HostBuilder::load);
     let host = match host {
         Ok(host) => host,
@@ -67,6 +67,16 @@ fn shared_store(
         return Ok(None);
     }
     Ok(Some(host.store()?))
+}
+
+/// The workspace's settings are trusted as a command that does not ask
+/// would trust them.
+fn trust_of(global: &GlobalArgs) -> TrustPolicy {
+    if global.trust_workspace && !global.no_trust_workspace {
+        TrustPolicy::ThisRun
+    } else {
+        TrustPolicy::StoreOnly
+    }
 }
 
 fn no_store() -> CliError {
@@ -190,12 +200,7 @@ fn list(
 /// not ask would trust them. A configuration that does not load shows
 /// nothing here: every other command reports it.
 fn imported(global: &GlobalArgs) -> Option<toolgate_host::claude::ClaudeImport> {
-    let trust = if global.trust_workspace && !global.no_trust_workspace {
-        TrustPolicy::ThisRun
-    } else {
-        TrustPolicy::StoreOnly
-    };
-    let host = crate::host_builder(global, &ProviderArgs::default(), trust)
+    let host = crate::host_builder(global, &ProviderArgs::default(), trust_of(global))
         .ok()?
         .load()
         .ok()?;
