@@ -612,3 +612,43 @@ async fn always_allow_answered_on_one_worker_applies_on_every_worker_postgres() 
     drop((one, two, three));
     pg::drop_database(&db).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saving_a_rule_in_an_unreachable_store_is_a_clear_error() {
+    let model = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&model);
+    let config = ws.path().join("toolgate.yaml");
+    // Port 1 on the loopback: nothing listens there.
+    let yaml = format!(
+        "{}store:\n  url: postgres://toolgate@127.0.0.1:1/nowhere\n",
+        std::fs::read_to_string(&config).unwrap()
+    );
+    std::fs::write(&config, yaml).unwrap();
+    let added = ws
+        .run(&[
+            "rules",
+            "add",
+            "--tool",
+            "write_file",
+            "--path",
+            "docs/**",
+            "--decision",
+            "allow",
+            "--store",
+        ])
+        .await;
+    assert_ne!(added.status.code(), Some(0));
+    let stderr = common::text(&added.stderr);
+    assert!(
+        stderr.contains("the rules saved in the shared store cannot be reached"),
+        "{stderr}"
+    );
+    // Listing says the same: the store's rules cannot be left out silently.
+    let listed = ws.run(&["rules", "list"]).await;
+    assert_ne!(listed.status.code(), Some(0));
+    assert!(
+        common::text(&listed.stderr).contains("cannot be reached"),
+        "{}",
+        common::text(&listed.stderr)
+    );
+}
