@@ -949,6 +949,74 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn rules_saved_in_a_shared_store_apply_beside_the_files_and_a_deny_wins() {
+        let home = tempfile::tempdir().unwrap();
+        let store: Arc<dyn toolgate_store::Store> =
+            Arc::new(toolgate_store::SqliteStore::open(home.path().join("shared.db")).unwrap());
+        let approvals = Arc::new(approvals(home.path()).with_saved_rules(Arc::clone(&store)));
+        let effects = Effects::known([Effect::write("a.txt", Change::from_texts(None, "x"))]);
+        let args = json!({"path": "a.txt", "content": "x"});
+        let view = ApprovalView::new("write_file", "c1", &args, &effects, Sensitivity::Sensitive);
+        let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
+        assert_eq!(approvals.user_rule(&request).await, None);
+        // Saved in the store (as by another worker): applies at once.
+        let rule = |decision| {
+            serde_json::to_value(ConfirmationRule {
+                tool: "write_file".into(),
+                path: Some("a.txt".into()),
+                decision,
+                ..ConfirmationRule::default()
+            })
+            .unwrap()
+        };
+        let allow = store
+            .add_rule(&toolgate_store::NewRule {
+                rule: rule(RuleDecision::Allow),
+                saved_by: "ui@other".into(),
+                saved: 1,
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            approvals.user_rule(&request).await,
+            Some(RuleDecision::Allow)
+        );
+        // A file allow and a store deny: the deny wins.
+        let mut file = UserRules::open_user(&approvals.env).unwrap();
+        file.add(&ConfirmationRule {
+            tool: "write_file".into(),
+            path: Some("a.txt".into()),
+            decision: RuleDecision::Allow,
+            ..ConfirmationRule::default()
+        })
+        .unwrap();
+        file.save().unwrap();
+        store.remove_rule(allow.id).await.unwrap();
+        store
+            .add_rule(&toolgate_store::NewRule {
+                rule: rule(RuleDecision::Deny),
+                saved_by: "ui@other".into(),
+                saved: 2,
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            approvals.user_rule(&request).await,
+            Some(RuleDecision::Deny)
+        );
+        // A stored value that is no rule: nothing applies, the call is asked.
+        store
+            .add_rule(&toolgate_store::NewRule {
+                rule: json!({"not": "a rule"}),
+                saved_by: "ui@other".into(),
+                saved: 3,
+            })
+            .await
+            .unwrap();
+        assert_eq!(approvals.user_rule(&request).await, None);
+    }
+
+    #[tokio::test]
     async fn a_folded_card_is_not_allowed_unseen() {
         let home = tempfile::tempdir().unwrap();
         let approvals = Arc::new(approvals(home.path()));
