@@ -300,14 +300,17 @@ pub(crate) enum SkillsCommand {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum RulesCommand {
-    /// The rules in your config file, numbered; --json: an array of rules.
+    /// The rules in your config file, numbered, then those saved in a shared store (`store.url`) by id; --json: an array of rules, each with its `source` (`file` or `store`).
     List,
-    /// Add a rule to your config file (~/.config/toolgate/config.yaml).
+    /// Add a rule to your config file (~/.config/toolgate/config.yaml), or with --store to the shared store.
     Add(RulesAddArgs),
-    /// Remove rule N (as `toolgate rules list` numbers it) from your config file.
+    /// Remove rule N (as `toolgate rules list` numbers it) from your config file, or with --store the store's rule of id N.
     Remove {
-        /// The rule's number, from 1.
+        /// The rule's number, from 1 (with --store: its id in the store).
         number: usize,
+        /// Remove a rule saved in the shared store (`store.url`), by the id `toolgate rules list` shows.
+        #[arg(long)]
+        store: bool,
     },
 }
 
@@ -340,6 +343,9 @@ pub(crate) struct RulesAddArgs {
     /// What the rule decides: allow (never ask), ask (ask even in yolo) or deny (refuse).
     #[arg(long, value_parser = decision_parser(), value_name = "DECISION")]
     pub(crate) decision: RuleDecision,
+    /// Save the rule in the shared store (`store.url`), where every worker applies it, instead of your config file.
+    #[arg(long)]
+    pub(crate) store: bool,
 }
 
 /// The rule decisions, each with what it does in `--help`.

@@ -172,7 +172,7 @@ async fn run(mut cli: Cli) -> Result<Exit, CliError> {
     if let Command::Rules(cmd) = &cli.command {
         // It edits the user's file only, and must work when a bad rule
         // keeps the configuration from loading.
-        return rules_cmd::rules(&cli.global, cmd);
+        return rules_cmd::rules(&cli.global, cmd).await;
     }
     let agent_command = matches!(
         cli.command,
@@ -226,7 +226,7 @@ async fn run(mut cli: Cli) -> Result<Exit, CliError> {
         // Returned above, before any configuration was loaded.
         Command::Init(args) => init_cmd::init(&cli.global, &args).await,
         Command::Trust(args) => trust_cmd::trust(&cli.global, &args),
-        Command::Rules(cmd) => rules_cmd::rules(&cli.global, &cmd),
+        Command::Rules(cmd) => rules_cmd::rules(&cli.global, &cmd).await,
         Command::Doctor(args) => doctor_cmd::doctor(&setup, &args).await,
         Command::Prompt(PromptCommand::Show { agent }) => prompt_show(&setup, &agent).await,
         Command::Schedule(cmd) => schedule_cmd::schedule(&setup, cmd).await,

@@ -5,7 +5,10 @@
 //! client. And calls with an idempotency key run once: a retried finished
 //! call gets the stored result, a call waiting for approval on a killed
 //! worker is taken over by the retry, a call running on a killed worker is
-//! answered "may have run". On `SQLite` (one file, two processes) and on
+//! answered "may have run". "Always allow" answered on one worker's page
+//! is saved in the shared store and applies on every worker, until
+//! `toolgate rules remove --store` removes it. On `SQLite` (one file, two
+//! processes) and on
 //! `PostgreSQL`
 //! (`TOOLGATE_TEST_PG_URL`, as `store_postgres.rs` needs; without it that
 //! test fails, saying so).
@@ -489,4 +492,163 @@ async fn keyed_calls_run_once_across_workers_postgres() {
     a_waiting_call_of_a_killed_worker_is_taken_over(&ws, &[]).await;
     let db = url.rsplit('/').next().unwrap().to_owned();
     pg::drop_database(&db).await;
+}
+
+// ---- Rules saved in the shared store apply on every worker. ----
+
+/// A `tools/call` of `write_file`.
+fn write_call(id: u64, content: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "write_file",
+        "arguments": {"path": "ruled.txt", "content": content}}})
+}
+
+/// The first card of `page` for `write_file`, waiting for it.
+async fn card_on(page: &Page) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(card) = page
+            .approvals()
+            .await
+            .into_iter()
+            .find(|c| c["tool"] == "write_file")
+        {
+            return card["id"].as_str().unwrap().to_owned();
+        }
+        assert!(Instant::now() < deadline, "the call was never listed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_allow_answered_on_one_worker_applies_on_every_worker_postgres() {
+    let db = format!("toolgate_rules_{}", std::process::id());
+    let url = pg::new_database(&db).await;
+    let model = server(vec![answer("unused")]).await;
+    let ws = postgres_ws(&model, &url).await;
+    ws.set_mode("confirm-sensitive");
+    let (one, two, three) = (
+        Worker::spawn(&ws, &[]),
+        Worker::spawn(&ws, &[]),
+        Worker::spawn(&ws, &[]),
+    );
+
+    // A call on worker 1 asks; "Always allow" answered on worker 2's page.
+    let client = Client::connect(&one.mcp).await;
+    let call = tokio::spawn(async move { client.post(&write_call(2, "first\n")).await.1 });
+    let page = Page::sign_in(&two.page).await;
+    let id = card_on(&page).await;
+    let (status, body) = page.answer(&id, "always").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["rule"]["source"], "store", "{body}");
+    let reply = tokio::time::timeout(Duration::from_secs(60), call)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+
+    // The same kind of call on worker 3 runs without asking.
+    let client = Client::connect(&three.mcp).await;
+    let reply = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.post(&write_call(3, "second\n")),
+    )
+    .await
+    .expect("worker 3 asked although the rule was saved")
+    .1;
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("ruled.txt")).unwrap(),
+        "second\n"
+    );
+
+    // `toolgate rules list` with the shared config shows it, from the store.
+    let listed = ws.run(&["--json", "rules", "list"]).await;
+    let list: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let stored: Vec<&Value> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["source"] == "store")
+        .collect();
+    assert_eq!(stored.len(), 1, "{list}");
+    // Saved in the store, not in the answering user's file.
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(stored[0]["tool"], "write_file", "{list}");
+    let rule_id = stored[0]["id"].as_i64().unwrap().to_string();
+    let text = ws.run(&["rules", "list"]).await;
+    assert!(
+        common::text(&text.stdout).contains(&format!("store {rule_id}  ")),
+        "{}",
+        common::text(&text.stdout)
+    );
+
+    // Removed, the next call asks again.
+    let removed = ws.run(&["rules", "remove", "--store", &rule_id]).await;
+    assert_eq!(
+        removed.status.code(),
+        Some(0),
+        "{}",
+        common::text(&removed.stderr)
+    );
+    let again = ws.run(&["rules", "remove", "--store", &rule_id]).await;
+    assert_ne!(again.status.code(), Some(0));
+    assert!(common::text(&again.stderr).contains("no saved rule"));
+    let call = tokio::spawn(async move { client.post(&write_call(4, "third\n")).await.1 });
+    let page = Page::sign_in(&three.page).await;
+    let id = card_on(&page).await;
+    assert!(!call.is_finished(), "the call ran without asking");
+    let (status, body) = page.answer(&id, "deny").await;
+    assert_eq!(status, 200, "{body}");
+    let reply = tokio::time::timeout(Duration::from_secs(60), call)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("ruled.txt")).unwrap(),
+        "second\n",
+        "{reply}"
+    );
+    drop((one, two, three));
+    pg::drop_database(&db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saving_a_rule_in_an_unreachable_store_is_a_clear_error() {
+    let model = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&model);
+    let config = ws.path().join("toolgate.yaml");
+    // Port 1 on the loopback: nothing listens there.
+    let yaml = format!(
+        "{}store:\n  url: postgres://toolgate@127.0.0.1:1/nowhere\n",
+        std::fs::read_to_string(&config).unwrap()
+    );
+    std::fs::write(&config, yaml).unwrap();
+    let added = ws
+        .run(&[
+            "rules",
+            "add",
+            "--tool",
+            "write_file",
+            "--path",
+            "docs/**",
+            "--decision",
+            "allow",
+            "--store",
+        ])
+        .await;
+    assert_ne!(added.status.code(), Some(0));
+    let stderr = common::text(&added.stderr);
+    assert!(
+        stderr.contains("the rules saved in the shared store cannot be reached"),
+        "{stderr}"
+    );
+    // Listing says the same: the store's rules cannot be left out silently.
+    let listed = ws.run(&["rules", "list"]).await;
+    assert_ne!(listed.status.code(), Some(0));
+    assert!(
+        common::text(&listed.stderr).contains("cannot be reached"),
+        "{}",
+        common::text(&listed.stderr)
+    );
 }

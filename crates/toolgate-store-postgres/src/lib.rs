@@ -16,6 +16,7 @@ mod dynamic_tools;
 mod listener;
 mod memory;
 mod notes;
+mod rules;
 mod schedules;
 mod sessions;
 mod tasks;
@@ -29,6 +30,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_approvals.sql"),
     include_str!("migrations/0003_audit_client.sql"),
     include_str!("migrations/0004_approval_session.sql"),
+    include_str!("migrations/0005_rules.sql"),
 ];
 
 /// The schema version this build of toolgate needs in a `PostgreSQL` store

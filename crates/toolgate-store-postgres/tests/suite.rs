@@ -218,6 +218,27 @@ async fn two_stores_on_one_database_see_each_other() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saved_rules_are_seen_by_every_store_and_survive_reopening() {
+    use toolgate_store::{NewRule, RuleStore};
+    let (first, db) = open().await;
+    let second = PostgresStore::open(&db.options()).await.unwrap();
+    let saved = first
+        .add_rule(&NewRule {
+            rule: serde_json::json!({"tool": "write_file", "action": "allow"}),
+            saved_by: "ana".into(),
+            saved: 1,
+        })
+        .await
+        .unwrap();
+    assert_eq!(second.rules().await.unwrap(), vec![saved.clone()]);
+    drop((first, second));
+    let reopened = PostgresStore::open(&db.options()).await.unwrap();
+    assert_eq!(reopened.rules().await.unwrap(), vec![saved.clone()]);
+    assert!(reopened.remove_rule(saved.id).await.unwrap());
+    assert!(reopened.rules().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audit_writer_batches_into_the_database_from_its_own_thread() {
     use toolgate_store::{AuditEntry, AuditFilter, AuditStore};
     let (store, _db) = open().await;

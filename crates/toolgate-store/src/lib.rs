@@ -109,6 +109,7 @@ pub use memory::{
 };
 pub use notes::{NewNote, Note, NoteHit, NoteStore, NoteUpdate, query_words};
 pub use paths::{DB_FILE, WORKSPACE_FILE, data_dir_from_env, default_path};
+pub use rules::{NewRule, RuleStore, SavedRule};
 pub use schedules::{
     AfterRun, Claim, ClaimedJob, JobRecord, NewJob, RUN_ABANDONED, RUN_RUNNING, RunEnd, RunRecord,
     ScheduleStore, Trigger,
@@ -141,6 +142,7 @@ pub trait Store:
     + DynamicToolStore
     + CheckpointStore
     + ApprovalStore
+    + RuleStore
     + std::fmt::Debug
 {
     /// Where the store is, for messages: the `SQLite` file, or the
@@ -208,6 +210,7 @@ mod memory;
 mod notes;
 mod paths;
 mod private;
+mod rules;
 mod schedules;
 mod session;
 mod sqlite;

@@ -17,6 +17,7 @@ mod checkpoints;
 mod dynamic_tools;
 mod memory;
 mod notes;
+mod rules;
 mod schedules;
 mod schema;
 mod sessions;

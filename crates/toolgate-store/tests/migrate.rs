@@ -358,10 +358,14 @@ const OLD_AUDIT: &str = "CREATE TABLE audit (id INTEGER PRIMARY KEY, ts TEXT NOT
     error TEXT, effects TEXT NOT NULL)";
 
 /// Undoes what the migrations after 11 did besides dropping the audit
-/// table (13 added the approvals' `for_session`), and says version 11.
+/// table (13 added the approvals' `for_session`, 14 the saved rules), and
+/// says version 11.
 fn back_to_version_11(conn: &Connection) {
-    conn.execute_batch("ALTER TABLE approvals DROP COLUMN for_session; PRAGMA user_version = 11;")
-        .unwrap();
+    conn.execute_batch(
+        "ALTER TABLE approvals DROP COLUMN for_session; DROP TABLE rules; \
+         PRAGMA user_version = 11;",
+    )
+    .unwrap();
 }
 
 /// A current store taken back to version 11, its audit table holding

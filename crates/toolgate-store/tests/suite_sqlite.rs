@@ -23,3 +23,20 @@ async fn open() -> (SqliteStore, tempfile::TempDir) {
 }
 
 suite_tests!(open);
+
+#[tokio::test]
+async fn saved_rules_survive_reopening() {
+    use toolgate_store::{NewRule, RuleStore};
+    let (store, dir) = open().await;
+    let saved = store
+        .add_rule(&NewRule {
+            rule: serde_json::json!({"tool": "write_file", "action": "allow"}),
+            saved_by: "ana".into(),
+            saved: 1,
+        })
+        .await
+        .unwrap();
+    drop(store);
+    let reopened = SqliteStore::open(dir.path().join("toolgate.db")).unwrap();
+    assert_eq!(reopened.rules().await.unwrap(), vec![saved]);
+}

@@ -1412,18 +1412,20 @@ async function sessionsPage() {
 async function rulesPage() {
   const data = await api('GET', '/api/rules');
   const rules = (data && data.rules) || [];
-  const rows = rules.map((r) => h('tr', { testid: 'rule-row', dataset: { number: r.number } },
-    h('td', { className: 'num' }, String(r.number)),
+  const stored = (r) => r.source === 'store';
+  const rows = rules.map((r) => h('tr', { testid: 'rule-row', dataset: stored(r) ? { id: r.id, source: 'store' } : { number: r.number, source: 'file' } },
+    h('td', { className: 'num' }, stored(r) ? `store ${r.id}` : String(r.number)),
     h('td', {}, h('code', {}, r.tool)),
     h('td', {}, r.command ? h('code', {}, r.command) : h('span', { className: 'muted' }, 'any')),
     h('td', {}, r.path ? h('code', {}, r.path) : h('span', { className: 'muted' }, 'any')),
     h('td', {}, h('span', { className: `pill rule-${String(r.decision).replace(/[^a-z]/g, '')}` }, r.decision)),
     h('td', {}, h('button', {
       type: 'button', className: 'danger small-button', testid: 'rule-remove',
-      on: { click: () => act(async () => { await api('DELETE', `/api/rules/${enc(r.number)}`); await showPage('rules'); }) },
+      on: { click: () => act(async () => { await api('DELETE', stored(r) ? `/api/rules/store/${enc(r.id)}` : `/api/rules/${enc(r.number)}`); await showPage('rules'); }) },
     }, 'Remove'))));
   return [
-    pageTitle('Rules', h('span', { className: 'muted small' }, 'confirmation.rules in ', h('code', {}, (data && data.file) || 'your config'))),
+    pageTitle('Rules', h('span', { className: 'muted small' }, 'confirmation.rules in ', h('code', {}, (data && data.file) || 'your config'),
+      data && data.store ? ' · "store N": saved in the shared store, applied by every worker' : '')),
     rows.length
       ? table(['#', 'Tool', 'Command prefix', 'Path glob', 'Decision', ''], rows, 'rules')
       : empty('No rules: every sensitive call asks.'),

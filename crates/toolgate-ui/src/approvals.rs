@@ -29,7 +29,7 @@ use toolgate_core::TypedTool as _;
 use toolgate_engine::{ApprovalRequest, ExitPlanMode, PLAN_EXITS, PlanAnswer, PlanRequest};
 use toolgate_host::{StoreApprover, StoredView, UserRules};
 use toolgate_policy::{ConfirmationMode, ConfirmationRule, RuleDecision};
-use toolgate_store::{Answered, ApprovalRecord, ApprovalStatus};
+use toolgate_store::{Answered, ApprovalRecord, ApprovalStatus, Store};
 
 use crate::describe::Describer;
 use crate::hub::Hub;
@@ -114,6 +114,10 @@ pub struct Approvals {
     env: Vec<(String, String)>,
     /// The store questions wait in too, when shared (see the module docs).
     shared: Option<StoreApprover>,
+    /// The store whose saved rules apply beside the file's, and where
+    /// "Always allow" saves: only a store that several workers share
+    /// (`store.url`); none on `SQLite`, where the file alone holds rules.
+    saved_rules: Option<Arc<dyn Store>>,
 }
 
 impl std::fmt::Debug for Approvals {
@@ -144,7 +148,21 @@ impl Approvals {
             describer,
             env,
             shared,
+            saved_rules: None,
         }
+    }
+
+    /// Rules saved in `store` apply beside the user's file, and "Always
+    /// allow" saves there (for a store several workers share).
+    #[must_use]
+    pub(crate) fn with_saved_rules(mut self, store: Arc<dyn Store>) -> Self {
+        self.saved_rules = Some(store);
+        self
+    }
+
+    /// The shared store rules are saved in, if any.
+    pub(crate) fn saved_rules(&self) -> Option<&Arc<dyn Store>> {
+        self.saved_rules.as_ref()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Pending>> {
@@ -443,11 +461,41 @@ impl Approvals {
     /// What the user's rules say about a call now, read afresh from their
     /// file: a rule saved with "Always allow" (or `toolgate rules add`)
     /// applies at once to the runs going on, whose gates read the rules
-    /// when they started; a removed one stops applying. `None` when no
-    /// rule decides (or the file cannot be read: then the person is
-    /// asked, as without rules).
-    pub(crate) fn user_rule(&self, request: &ApprovalRequest<'_>) -> Option<RuleDecision> {
-        let rules = UserRules::open_user(&self.env).ok()?.rules().ok()?;
+    /// when they started; a removed one stops applying. With a shared
+    /// store, the rules saved there apply too (read afresh as well, so a
+    /// rule saved from any worker applies at once), with the same
+    /// precedence (a deny wins). `None` when no rule decides, or the file
+    /// or the shared store cannot be read: then the person is asked, as
+    /// without rules.
+    pub(crate) async fn user_rule(&self, request: &ApprovalRequest<'_>) -> Option<RuleDecision> {
+        let mut rules = UserRules::open_user(&self.env).ok()?.rules().ok()?;
+        if let Some(store) = &self.saved_rules {
+            match store.rules().await {
+                Ok(saved) => {
+                    for saved in saved {
+                        match serde_json::from_value::<ConfirmationRule>(saved.rule) {
+                            Ok(rule) => rules.push(rule),
+                            Err(error) => {
+                                tracing::warn!(
+                                    "saved rule {} in the store is not a confirmation rule ({error}); \
+                                     the call is asked: remove it with `toolgate rules remove --store {}`",
+                                    saved.id,
+                                    saved.id
+                                );
+                                return None;
+                            }
+                        }
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(
+                        "the rules saved in the store cannot be read, so the call is asked: {}",
+                        toolgate_core::error_chain(&error)
+                    );
+                    return None;
+                }
+            }
+        }
         if rules.is_empty() {
             return None;
         }
@@ -693,7 +741,7 @@ mod tests {
         let args = json!({"path": "a.txt", "content": "x"});
         let view = ApprovalView::new("write_file", "c1", &args, &effects, Sensitivity::Sensitive);
         let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
-        assert_eq!(approvals.user_rule(&request), None);
+        assert_eq!(approvals.user_rule(&request).await, None);
         let approver = UiApprover::new(Arc::clone(&approvals), Some("build".into()));
         // The page answers "Always allow": the server saves the card's
         // rule, then resolves.
@@ -716,7 +764,10 @@ mod tests {
         assert_eq!(approver.approve(&request).await, Approval::Allow);
         page.await.unwrap();
         // The next call is allowed without a card.
-        assert_eq!(approvals.user_rule(&request), Some(RuleDecision::Allow));
+        assert_eq!(
+            approvals.user_rule(&request).await,
+            Some(RuleDecision::Allow)
+        );
         assert_eq!(approver.approve(&request).await, Approval::Allow);
         assert!(approvals.pending().await.is_empty());
         // Removed from the file (here, as `toolgate rules remove` does):
@@ -724,7 +775,7 @@ mod tests {
         let mut file = UserRules::open_user(&approvals.env).unwrap();
         file.remove(1).unwrap();
         file.save().unwrap();
-        assert_eq!(approvals.user_rule(&request), None);
+        assert_eq!(approvals.user_rule(&request).await, None);
         // A deny rule added meanwhile refuses without a card.
         let mut file = UserRules::open_user(&approvals.env).unwrap();
         file.add(&ConfirmationRule {
@@ -738,6 +789,74 @@ mod tests {
         file.save().unwrap();
         assert_eq!(approver.approve(&request).await, Approval::Deny);
         assert!(approvals.pending().await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn rules_saved_in_a_shared_store_apply_beside_the_files_and_a_deny_wins() {
+        let home = tempfile::tempdir().unwrap();
+        let store: Arc<dyn toolgate_store::Store> =
+            Arc::new(toolgate_store::SqliteStore::open(home.path().join("shared.db")).unwrap());
+        let approvals = Arc::new(approvals(home.path()).with_saved_rules(Arc::clone(&store)));
+        let effects = Effects::known([Effect::write("a.txt", Change::from_texts(None, "x"))]);
+        let args = json!({"path": "a.txt", "content": "x"});
+        let view = ApprovalView::new("write_file", "c1", &args, &effects, Sensitivity::Sensitive);
+        let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
+        assert_eq!(approvals.user_rule(&request).await, None);
+        // Saved in the store (as by another worker): applies at once.
+        let rule = |decision| {
+            serde_json::to_value(ConfirmationRule {
+                tool: "write_file".into(),
+                path: Some("a.txt".into()),
+                decision,
+                ..ConfirmationRule::default()
+            })
+            .unwrap()
+        };
+        let allow = store
+            .add_rule(&toolgate_store::NewRule {
+                rule: rule(RuleDecision::Allow),
+                saved_by: "ui@other".into(),
+                saved: 1,
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            approvals.user_rule(&request).await,
+            Some(RuleDecision::Allow)
+        );
+        // A file allow and a store deny: the deny wins.
+        let mut file = UserRules::open_user(&approvals.env).unwrap();
+        file.add(&ConfirmationRule {
+            tool: "write_file".into(),
+            path: Some("a.txt".into()),
+            decision: RuleDecision::Allow,
+            ..ConfirmationRule::default()
+        })
+        .unwrap();
+        file.save().unwrap();
+        store.remove_rule(allow.id).await.unwrap();
+        store
+            .add_rule(&toolgate_store::NewRule {
+                rule: rule(RuleDecision::Deny),
+                saved_by: "ui@other".into(),
+                saved: 2,
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            approvals.user_rule(&request).await,
+            Some(RuleDecision::Deny)
+        );
+        // A stored value that is no rule: nothing applies, the call is asked.
+        store
+            .add_rule(&toolgate_store::NewRule {
+                rule: json!({"not": "a rule"}),
+                saved_by: "ui@other".into(),
+                saved: 3,
+            })
+            .await
+            .unwrap();
+        assert_eq!(approvals.user_rule(&request).await, None);
     }
 
     #[tokio::test]

@@ -32,7 +32,8 @@ use runs::{start_run, stop_run};
 use sessions::{checkpoints, rewind, session, sessions};
 
 use answers::{
-    add_rule, answer_many, answer_one, answer_plan, approvals, remove_rule, rules, rules_error,
+    add_rule, answer_many, answer_one, answer_plan, approvals, remove_rule, remove_stored_rule,
+    rules, rules_error,
 };
 
 mod answers;
@@ -185,13 +186,17 @@ impl UiServer {
                 None
             }
         };
+        let mut approvals = Approvals::new(hub.clone(), describer, host.env().to_vec(), shared);
+        // With a store several workers share (`store.url`), rules saved
+        // there apply on every worker and "Always allow" saves there; on
+        // `SQLite` the user's file alone holds rules.
+        if host.config().store.url.is_some()
+            && let Ok(store) = host.store()
+        {
+            approvals = approvals.with_saved_rules(store);
+        }
         let app = Arc::new(App {
-            approvals: Arc::new(Approvals::new(
-                hub.clone(),
-                describer,
-                host.env().to_vec(),
-                shared,
-            )),
+            approvals: Arc::new(approvals),
             host,
             reload: options.reload,
             hub,
@@ -299,6 +304,10 @@ fn router(app: Arc<App>, guard: Arc<AuthGuard>) -> Router {
         .route("/api/approvals/{id}/plan", post(answer_plan))
         .route("/api/rules", get(rules).post(add_rule))
         .route("/api/rules/{number}", axum::routing::delete(remove_rule))
+        .route(
+            "/api/rules/store/{id}",
+            axum::routing::delete(remove_stored_rule),
+        )
         .route("/api/mcp", get(mcp))
         .route("/api/sandbox", get(sandbox))
         .route("/api/audit", get(audit))

@@ -363,6 +363,14 @@ const MIGRATIONS: &[&str] = &[
     // asking client's session ("allow for the session", answered from any
     // process).
     "ALTER TABLE approvals ADD COLUMN for_session INTEGER NOT NULL DEFAULT 0;",
+    // 14: saved confirmation rules (rules.rs), shared by the processes
+    // sharing the store.
+    "CREATE TABLE rules (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        rule TEXT NOT NULL,
+        saved_by TEXT NOT NULL,
+        saved INTEGER NOT NULL
+     );",
 ];
 
 /// The store version whose migration drops the audit table: every version

@@ -23,7 +23,7 @@ use toolgate_store::{
     SourceId, StatusChange, StoreError, TaskFilter, TaskStatus, TaskUpdate, ToolCallRow, Trigger,
 };
 use toolgate_store::{
-    Answer, Answered, ApprovalStatus, Asked, NewApproval, NewRun, RunClaim, Store,
+    Answer, Answered, ApprovalStatus, Asked, NewApproval, NewRule, NewRun, RunClaim, Store,
 };
 
 /// What a backend implements: every store trait, as the host holds it.
@@ -54,6 +54,7 @@ macro_rules! suite_tests {
             approvals_waits_end_at_a_change,
             keyed_calls_are_claimed_once,
             workers_are_alive_while_they_hold_their_lease,
+            rules_are_added_listed_and_removed,
         );
     };
     (@each $open:path; $($case:ident),+ $(,)?) => {
@@ -1788,4 +1789,47 @@ pub(crate) async fn workers_are_alive_while_they_hold_their_lease(store: Arc<imp
     // And can be taken again by a worker of that name.
     let _again = store.hold_worker("host-1-abc").await.unwrap();
     assert!(store.worker_alive("host-1-abc").await.unwrap());
+}
+
+pub(crate) async fn rules_are_added_listed_and_removed(store: Arc<impl Backend>) {
+    assert!(store.rules().await.unwrap().is_empty());
+    let first = store
+        .add_rule(&NewRule {
+            rule: json!({"tool": "write_file", "action": "allow", "path": "src/**"}),
+            saved_by: "ana".into(),
+            saved: 1_000,
+        })
+        .await
+        .unwrap();
+    let second = store
+        .add_rule(&NewRule {
+            rule: json!({"tool": "run_command", "action": "deny", "command": "rm *"}),
+            saved_by: "client ci-bot".into(),
+            saved: 2_000,
+        })
+        .await
+        .unwrap();
+    assert_ne!(first.id, second.id);
+    // Listed in the order they were added, exactly as given.
+    let listed = store.rules().await.unwrap();
+    assert_eq!(listed, vec![first.clone(), second.clone()]);
+    assert_eq!(listed[0].rule["path"], "src/**");
+    assert_eq!(listed[1].saved_by, "client ci-bot");
+    // Removed by id; a removed (or never given) id reports not found.
+    assert!(store.remove_rule(first.id).await.unwrap());
+    assert!(!store.remove_rule(first.id).await.unwrap());
+    assert!(!store.remove_rule(second.id + 1_000).await.unwrap());
+    assert_eq!(store.rules().await.unwrap(), vec![second.clone()]);
+    // A new rule never takes a removed rule's id.
+    let third = store
+        .add_rule(&NewRule {
+            rule: json!({"tool": "fetch", "action": "allow"}),
+            saved_by: "ana".into(),
+            saved: 3_000,
+        })
+        .await
+        .unwrap();
+    assert!(third.id > second.id);
+    let ids: Vec<i64> = store.rules().await.unwrap().iter().map(|r| r.id).collect();
+    assert_eq!(ids, vec![second.id, third.id]);
 }

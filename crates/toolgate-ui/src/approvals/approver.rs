@@ -121,7 +121,7 @@ impl Approver for UiApprover {
     }
 
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
-        match self.approvals.user_rule(request) {
+        match self.approvals.user_rule(request).await {
             Some(RuleDecision::Allow) => return Approval::Allow,
             Some(RuleDecision::Deny) => return Approval::Deny,
             _ => {}

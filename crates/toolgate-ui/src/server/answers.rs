@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use toolgate_engine::PlanAnswer;
 use toolgate_host::UserRules;
 use toolgate_policy::{ConfirmationMode, ConfirmationRule};
+use toolgate_store::NewRule;
 
 use super::{ApiError, ApiResult, App};
 use crate::approvals::{Answer, ResolveError};
@@ -46,8 +47,8 @@ pub(super) async fn answer_one(
             .map_err(resolve_error)?
             .ok_or(ResolveError::NoRule)
             .map_err(resolve_error)?;
-        let number = save_rule(&app, &rule)?;
-        Some((number, rule))
+        let saved = save_rule(&app, &rule).await?;
+        Some((saved, rule))
     } else {
         None
     };
@@ -58,7 +59,10 @@ pub(super) async fn answer_one(
     Ok(Json(json!({
         "id": id,
         "answer": body.answer,
-        "rule": rule.map(|(number, rule)| json!({"number": number, "rule": rule})),
+        "rule": rule.map(|(mut saved, rule)| {
+            saved["rule"] = serde_json::to_value(rule).unwrap_or_default();
+            saved
+        }),
     })))
 }
 
@@ -156,35 +160,92 @@ pub(super) fn rules_error(error: toolgate_host::RulesFileError) -> ApiError {
     ApiError::new(status, toolgate_core::error_chain(&error)).hint(hint)
 }
 
-fn save_rule(app: &App, rule: &ConfirmationRule) -> Result<usize, ApiError> {
-    let mut file = UserRules::open_user(app.host.env()).map_err(rules_error)?;
-    let number = file.add(rule).map_err(rules_error)?;
-    file.save().map_err(rules_error)?;
+/// Saves `rule`: into the shared store when there is one (every worker
+/// applies it at once), else into the user's file. What was saved where:
+/// `{"source": "store", "id": …}` or `{"source": "file", "number": …}`.
+async fn save_rule(app: &App, rule: &ConfirmationRule) -> Result<Value, ApiError> {
+    let saved = if let Some(store) = app.approvals.saved_rules() {
+        let value = serde_json::to_value(rule)
+            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.to_string()))?;
+        let saved = store
+            .add_rule(&NewRule {
+                rule: value,
+                saved_by: format!("ui@{}", toolgate_host::worker_name()),
+                saved: now_ms(),
+            })
+            .await
+            .map_err(store_error)?;
+        json!({"source": "store", "id": saved.id})
+    } else {
+        let mut file = UserRules::open_user(app.host.env()).map_err(rules_error)?;
+        let number = file.add(rule).map_err(rules_error)?;
+        file.save().map_err(rules_error)?;
+        json!({"source": "file", "number": number})
+    };
     app.hub.emit(&json!({"type": "rules_changed"}));
-    Ok(number)
+    Ok(saved)
 }
 
+/// The shared store could not save, list or remove a rule.
+#[expect(clippy::needless_pass_by_value, reason = "a `map_err` argument")]
+fn store_error(error: toolgate_store::StoreError) -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "the shared store's saved rules cannot be reached: {}",
+            toolgate_core::error_chain(&error)
+        ),
+    )
+    .hint("check that the PostgreSQL server of `store.url` is up (`toolgate store migrate` checks it)")
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The user's file rules (`source: "file"`, by `number`), then, with a
+/// shared store, the rules saved there (`source: "store"`, by `id`).
 pub(super) async fn rules(State(app): State<Arc<App>>) -> ApiResult {
     let file = UserRules::open_user(app.host.env()).map_err(rules_error)?;
     let rules = file.rules().map_err(rules_error)?;
-    let rows: Vec<Value> = rules
+    let mut rows: Vec<Value> = rules
         .iter()
         .enumerate()
         .map(|(i, r)| {
             let mut row = serde_json::to_value(r).unwrap_or_default();
             row["number"] = Value::from(i + 1);
+            row["source"] = Value::from("file");
             row
         })
         .collect();
-    Ok(Json(json!({"file": file.path(), "rules": rows})))
+    if let Some(store) = app.approvals.saved_rules() {
+        for saved in store.rules().await.map_err(store_error)? {
+            let mut row = saved.rule;
+            if !row.is_object() {
+                row = json!({ "rule": row });
+            }
+            row["id"] = Value::from(saved.id);
+            row["source"] = Value::from("store");
+            row["saved_by"] = Value::from(saved.saved_by);
+            row["saved"] = Value::from(saved.saved);
+            rows.push(row);
+        }
+    }
+    Ok(Json(json!({
+        "file": file.path(),
+        "store": app.approvals.saved_rules().is_some(),
+        "rules": rows,
+    })))
 }
 
 pub(super) async fn add_rule(
     State(app): State<Arc<App>>,
     Json(rule): Json<ConfirmationRule>,
 ) -> ApiResult {
-    let number = save_rule(&app, &rule)?;
-    Ok(Json(json!({"number": number})))
+    let saved = save_rule(&app, &rule).await?;
+    Ok(Json(saved))
 }
 
 pub(super) async fn remove_rule(
@@ -196,4 +257,26 @@ pub(super) async fn remove_rule(
     file.save().map_err(rules_error)?;
     app.hub.emit(&json!({"type": "rules_changed"}));
     Ok(Json(json!({"removed": removed})))
+}
+
+/// Removes rule `id` of the shared store.
+pub(super) async fn remove_stored_rule(
+    State(app): State<Arc<App>>,
+    Path(id): Path<i64>,
+) -> ApiResult {
+    let Some(store) = app.approvals.saved_rules() else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "this server keeps no rules in its store (there is no shared `store.url`)",
+        ));
+    };
+    if !store.remove_rule(id).await.map_err(store_error)? {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("the store holds no saved rule {id}"),
+        )
+        .hint("the rules page and `toolgate rules list` show the saved rules and their ids"));
+    }
+    app.hub.emit(&json!({"type": "rules_changed"}));
+    Ok(Json(json!({"removed": id})))
 }

@@ -1,0 +1,58 @@
+//! [`RuleStore`] for [`PostgresStore`]: one statement per change, so every
+//! worker sharing the database reads a rule as soon as it is saved.
+
+use async_trait::async_trait;
+
+use super::{Db as _, PostgresStore, from_json, to_json};
+use toolgate_store::{NewRule, RuleStore, SavedRule, StoreError};
+
+#[async_trait]
+impl RuleStore for PostgresStore {
+    async fn add_rule(&self, rule: &NewRule) -> Result<SavedRule, StoreError> {
+        let text = to_json(&rule.rule)?;
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "INSERT INTO rules (rule, saved_by, saved) VALUES ($1, $2, $3) RETURNING id",
+                &[&text, &rule.saved_by, &rule.saved],
+            )
+            .await
+            .db()?;
+        Ok(SavedRule {
+            id: row.get(0),
+            rule: rule.rule.clone(),
+            saved_by: rule.saved_by.clone(),
+            saved: rule.saved,
+        })
+    }
+
+    async fn rules(&self) -> Result<Vec<SavedRule>, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT id, rule, saved_by, saved FROM rules ORDER BY id",
+                &[],
+            )
+            .await
+            .db()?;
+        rows.iter()
+            .map(|r| {
+                Ok(SavedRule {
+                    id: r.get(0),
+                    rule: from_json(r.get(1))?,
+                    saved_by: r.get(2),
+                    saved: r.get(3),
+                })
+            })
+            .collect()
+    }
+
+    async fn remove_rule(&self, id: i64) -> Result<bool, StoreError> {
+        let client = self.client().await?;
+        let n = client
+            .execute("DELETE FROM rules WHERE id = $1", &[&id])
+            .await
+            .db()?;
+        Ok(n > 0)
+    }
+}

@@ -1,0 +1,56 @@
+//! Saved confirmation rules kept in the store: with a store that several
+//! workers share, a rule saved from any worker ("Always allow" in a UI,
+//! `toolgate rules add --store`) applies on every worker.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::StoreError;
+
+/// A confirmation rule as it is saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewRule {
+    /// The rule, as the configuration writes it (`confirmation.rules`);
+    /// what it means is the caller's, the store keeps it as given.
+    pub rule: Value,
+    /// Who saved it: the person answering in a UI, or the client's name.
+    pub saved_by: String,
+    /// When, in milliseconds since the Unix epoch (the caller's clock).
+    pub saved: i64,
+}
+
+/// A confirmation rule kept in the store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedRule {
+    /// Its id: stable, never given to another rule of the store.
+    pub id: i64,
+    /// The rule, as given.
+    pub rule: Value,
+    /// Who saved it.
+    pub saved_by: String,
+    /// When it was saved (milliseconds since the Unix epoch).
+    pub saved: i64,
+}
+
+/// Where saved confirmation rules are kept.
+///
+/// # Rules
+///
+/// 1. [`rules`](Self::rules) lists them in the order they were added
+///    (by id, which only grows).
+/// 2. [`remove_rule`](Self::remove_rule) of an id that is not there (never
+///    given, or removed already) changes nothing and returns `false`.
+/// 3. A rule is read back exactly as added, by any process sharing the
+///    store, and survives the store being opened again.
+#[async_trait]
+pub trait RuleStore: Send + Sync {
+    /// Saves a rule; returns it with its id.
+    async fn add_rule(&self, rule: &NewRule) -> Result<SavedRule, StoreError>;
+
+    /// Every saved rule, oldest first (rule 1).
+    async fn rules(&self) -> Result<Vec<SavedRule>, StoreError>;
+
+    /// Removes rule `id`; `false` when there is none (rule 2).
+    async fn remove_rule(&self, id: i64) -> Result<bool, StoreError>;
+}
