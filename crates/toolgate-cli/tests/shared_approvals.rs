@@ -199,6 +199,23 @@ impl Page {
         list.as_array().unwrap().clone()
     }
 
+    /// `POST /api/rules`: the page's "add a rule".
+    async fn add_rule(&self, rule: &Value) -> (u16, Value) {
+        let r = self
+            .http
+            .post(format!("{}/api/rules", self.base))
+            .header("cookie", &self.cookie)
+            .header("origin", &self.base)
+            .header("content-type", "application/json")
+            .body(rule.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let body = r.text().await.unwrap();
+        (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+    }
+
     async fn answer(&self, id: &str, answer: &str) -> (u16, Value) {
         let r = self
             .http
@@ -541,6 +558,13 @@ async fn always_allow_answered_on_one_worker_applies_on_every_worker_postgres() 
     let (status, body) = page.answer(&id, "always").await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["rule"]["source"], "store", "{body}");
+    // A rule that does not build (`exact` without a `command`) is refused
+    // before it reaches the store, where it would keep every saved rule
+    // from applying.
+    let (status, body) = page
+        .add_rule(&json!({"tool": "run_command", "exact": true, "decision": "allow"}))
+        .await;
+    assert_eq!(status, 400, "{body}");
     let reply = tokio::time::timeout(Duration::from_secs(60), call)
         .await
         .unwrap()

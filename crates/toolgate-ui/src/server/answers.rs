@@ -165,6 +165,14 @@ pub(super) fn rules_error(error: toolgate_host::RulesFileError) -> ApiError {
 /// `{"source": "store", "id": …}` or `{"source": "file", "number": …}`.
 async fn save_rule(app: &App, rule: &ConfirmationRule) -> Result<Value, ApiError> {
     let saved = if let Some(store) = app.approvals.saved_rules() {
+        // Checked as the file's rules are, before it reaches every worker:
+        // one stored rule that does not build keeps them all from applying.
+        let mut builder = toolgate_host::confirmation_rules_builder();
+        builder.rules(vec![rule.clone()]);
+        builder.build().map_err(|e| {
+            ApiError::new(StatusCode::BAD_REQUEST, toolgate_core::error_chain(&e))
+                .hint("fix the rule; `toolgate rules add --help` shows each key")
+        })?;
         let value = serde_json::to_value(rule)
             .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.to_string()))?;
         let saved = store
