@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 use toolgate_host::{RulesFileError, TrustPolicy, UserRules};
 use toolgate_policy::{Access, ConfirmationRule};
-use toolgate_store::{NewRule, SavedRule};
+use toolgate_store::SavedRule;
 
 use crate::cli::{GlobalArgs, ProviderArgs, RulesAddArgs, RulesCommand};
 use crate::render::{self, CliError, Exit};
@@ -229,21 +229,15 @@ async fn add_stored(
     json: bool,
 ) -> Result<Exit, CliError> {
     let rule = rule_of(args);
-    // Checked as the file's rules are, before it reaches every worker.
-    let mut builder = toolgate_host::confirmation_rules_builder();
-    builder.rules(vec![rule.clone()]);
-    builder
-        .build()
-        .map_err(|e| CliError::new(Exit::Usage, anyhow::Error::new(e)))?;
-    let value = serde_json::to_value(&rule).map_err(|e| CliError::new(Exit::Failure, e.into()))?;
-    let saved = store
-        .add_rule(&NewRule {
-            rule: value,
-            saved_by: format!("cli@{}", toolgate_host::worker_name()),
-            saved: now_ms(),
-        })
+    let saved = toolgate_host::save_rule_in_store(store, &rule, "cli")
         .await
-        .map_err(store_error)?;
+        .map_err(|error| match error {
+            toolgate_host::SaveRuleError::Invalid(e) => {
+                CliError::new(Exit::Usage, anyhow::Error::new(e))
+            }
+            toolgate_host::SaveRuleError::Store(e) => store_error(e),
+            other => CliError::new(Exit::Failure, anyhow::Error::new(other)),
+        })?;
     if json {
         return out(&json_text(
             &json!({"store": true, "added": stored(&saved)}),
@@ -337,12 +331,6 @@ fn stored(saved: &SavedRule) -> Value {
         map.insert("saved".into(), json!(saved.saved));
     }
     value
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// A rule as JSON, with its number first.

@@ -77,6 +77,7 @@ pub use own_state::{OwnKind, OwnPath, OwnState};
 pub use prompt::PromptReport;
 pub use rewind::{RewindOptions, RewindOutcome};
 pub use run::{PreparedRun, RequestSize, RunControls, RunRequest, done_event};
+pub use saved_rules::{SaveRuleError, save_rule_in_store};
 pub use schedule::HostJobRunner;
 pub use toolgate_assistant::inspect::SelfInspectGroup;
 pub use toolgate_gateway::{
@@ -117,6 +118,7 @@ mod own_state;
 mod prompt;
 mod rewind;
 mod run;
+mod saved_rules;
 mod schedule;
 mod secrets;
 

@@ -11,7 +11,6 @@ use serde_json::{Value, json};
 use toolgate_engine::PlanAnswer;
 use toolgate_host::UserRules;
 use toolgate_policy::{ConfirmationMode, ConfirmationRule};
-use toolgate_store::NewRule;
 
 use super::{ApiError, ApiResult, App};
 use crate::approvals::{Answer, ResolveError};
@@ -165,24 +164,9 @@ pub(super) fn rules_error(error: toolgate_host::RulesFileError) -> ApiError {
 /// `{"source": "store", "id": …}` or `{"source": "file", "number": …}`.
 async fn save_rule(app: &App, rule: &ConfirmationRule) -> Result<Value, ApiError> {
     let saved = if let Some(store) = app.approvals.saved_rules() {
-        // Checked as the file's rules are, before it reaches every worker:
-        // one stored rule that does not build keeps them all from applying.
-        let mut builder = toolgate_host::confirmation_rules_builder();
-        builder.rules(vec![rule.clone()]);
-        builder.build().map_err(|e| {
-            ApiError::new(StatusCode::BAD_REQUEST, toolgate_core::error_chain(&e))
-                .hint("fix the rule; `toolgate rules add --help` shows each key")
-        })?;
-        let value = serde_json::to_value(rule)
-            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.to_string()))?;
-        let saved = store
-            .add_rule(&NewRule {
-                rule: value,
-                saved_by: format!("ui@{}", toolgate_host::worker_name()),
-                saved: now_ms(),
-            })
+        let saved = toolgate_host::save_rule_in_store(store.as_ref(), rule, "ui")
             .await
-            .map_err(store_error)?;
+            .map_err(save_error)?;
         json!({"source": "store", "id": saved.id})
     } else {
         let mut file = UserRules::open_user(app.host.env()).map_err(rules_error)?;
@@ -192,6 +176,22 @@ async fn save_rule(app: &App, rule: &ConfirmationRule) -> Result<Value, ApiError
     };
     app.hub.emit(&json!({"type": "rules_changed"}));
     Ok(saved)
+}
+
+/// A rule that was not saved in the shared store: not valid (400), or the
+/// store did not take it (503).
+fn save_error(error: toolgate_host::SaveRuleError) -> ApiError {
+    match error {
+        toolgate_host::SaveRuleError::Invalid(e) => {
+            ApiError::new(StatusCode::BAD_REQUEST, toolgate_core::error_chain(&e))
+                .hint("fix the rule; `toolgate rules add --help` shows each key")
+        }
+        toolgate_host::SaveRuleError::Store(e) => store_error(e),
+        other => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            toolgate_core::error_chain(&other),
+        ),
+    }
 }
 
 /// The shared store could not save, list or remove a rule.
@@ -205,12 +205,6 @@ fn store_error(error: toolgate_store::StoreError) -> ApiError {
         ),
     )
     .hint("check that the PostgreSQL server of `store.url` is up (`toolgate store migrate` checks it)")
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// The user's file rules (`source: "file"`, by `number`), then, with a
