@@ -1429,7 +1429,7 @@ async function rulesPage() {
     rows.length
       ? table(['#', 'Tool', 'Command prefix', 'Path glob', 'Decision', ''], rows, 'rules')
       : empty('No rules: every sensitive call asks.'),
-    ruleForm(),
+    ruleForm(Boolean(data && data.store)),
   ];
 }
 
@@ -1437,8 +1437,11 @@ async function rulesPage() {
 // reloads the table while the person may be typing).
 let ruleFormEl = null;
 
-function ruleForm() {
+// With a shared store, a rule added here is saved there (every worker
+// applies it), not in the person's config file: the heading says which.
+function ruleForm(shared) {
   if (!ruleFormEl) ruleFormEl = buildRuleForm();
+  ruleFormEl.querySelector('h2').textContent = shared ? 'Add a rule to the shared store' : 'Add a rule';
   return ruleFormEl;
 }
 
