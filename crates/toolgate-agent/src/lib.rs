@@ -1,10 +1,10 @@
-//! The agent loop of toolgate: LLM providers, the step loop, sessions and
-//! reports.
+//! The agent loop of toolgate: the step loop, sessions and reports.
 //!
 //! - [`LlmClient`] is the model interface, with [`OpenAiClient`]
 //!   (OpenAI-compatible chat completions) and [`AnthropicClient`]
 //!   (Anthropic Messages), both streaming with tool calls and retrying
-//!   429/5xx/connection errors.
+//!   429/5xx/connection errors; they live in `toolgate-llm` and are
+//!   re-exported here.
 //! - [`AgentDef`] says what an agent may use (`build`, `plan`, `review`,
 //!   custom agents).
 //! - [`AgentRunner`] runs the step loop; every tool call goes through the
@@ -24,7 +24,7 @@
 //!   cut by lines ([`trim_lines`]) and a [`FINISH`] tool; `auto` decides
 //!   from what the server reports ([`ModelFacts`]).
 //! - [`recover_tool_calls`] finds tool calls a model wrote as text.
-//! - [`probe`] tells whether a model server is reachable, which models it
+//! - [`probe()`] tells whether a model server is reachable, which models it
 //!   serves, its context window and whether it calls tools;
 //!   [`detect_local_servers`] asks Ollama, llama.cpp, LM Studio and vLLM at
 //!   their usual local addresses.
@@ -83,14 +83,15 @@ pub use runner::{
     ToolCallRecord, ToolInstructions, ToolRefresh, truncate_head_tail,
 };
 
+use toolgate_llm as llm;
+use toolgate_llm::probe;
+
 mod agent;
 mod bridge;
 mod checks;
 mod context;
 pub mod delegate;
 mod fallback;
-mod llm;
-mod probe;
 mod profile;
 mod prompt;
 mod recover;

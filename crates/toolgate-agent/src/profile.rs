@@ -38,7 +38,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use toolgate_core::{Compact, Registry};
 
-use crate::probe::ServerKind;
+pub use toolgate_llm::FINISH;
+pub use toolgate_llm::probe::ModelFacts;
 
 /// A parameter count at or under which `auto` picks the small profile.
 pub const SMALL_PARAMETERS: u64 = 8_000_000_000;
@@ -53,8 +54,6 @@ pub const SMALL_OUTPUT_CHARS: usize = 4_000;
 /// The most tokens one reply of a small-profile model may take (rule 6).
 pub const SMALL_REPLY_TOKENS: u32 = 1024;
 
-/// The loop's own tool that ends a run with an answer (small profile).
-pub const FINISH: &str = "finish";
 
 /// How much of the runtime an agent's model is given (see the module's
 /// rules).
@@ -68,37 +67,6 @@ pub enum Profile {
     /// Small when the server reports a small model or window (rule 1).
     #[default]
     Auto,
-}
-
-/// What a model server reported about the model a run talks to.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ModelFacts {
-    /// The context window in tokens, when the server said.
-    pub window: Option<u64>,
-    /// The parameter count, when the server said (llama.cpp's
-    /// `/v1/models` `meta.n_params`, Ollama's `general.parameter_count`).
-    pub parameters: Option<u64>,
-    /// The server software, when it could be recognised.
-    pub kind: Option<ServerKind>,
-}
-
-impl ModelFacts {
-    /// Facts of a model with this window and parameter count.
-    pub fn new(window: Option<u64>, parameters: Option<u64>) -> Self {
-        Self {
-            window,
-            parameters,
-            kind: None,
-        }
-    }
-
-    /// These facts, served by `kind`.
-    #[must_use]
-    pub fn served_by(mut self, kind: Option<ServerKind>) -> Self {
-        self.kind = kind;
-        self
-    }
 }
 
 impl Profile {

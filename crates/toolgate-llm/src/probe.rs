@@ -9,7 +9,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::llm::{ApiKey, ModelToolCall};
+use crate::{ApiKey, ModelToolCall};
 
 pub use error::ProbeError;
 pub use local::{LOCAL_SERVERS, LocalServer, detect_local_servers, detect_servers};
@@ -233,7 +233,7 @@ pub struct ServerProbe {
 impl ServerProbe {
     /// What the server reported about the probed model: its context
     /// window and parameter count (for `profile: auto`).
-    pub fn facts(&self) -> crate::profile::ModelFacts {
+    pub fn facts(&self) -> ModelFacts {
         let listed = self.models.as_ref().ok().and_then(|models| {
             models
                 .iter()
@@ -242,7 +242,7 @@ impl ServerProbe {
         });
         let parameters = listed.or(self.parameters);
         let window = self.context_window.as_ref().ok().map(|w| w.tokens);
-        crate::profile::ModelFacts::new(window, parameters).served_by(self.kind)
+        ModelFacts::new(window, parameters).served_by(self.kind)
     }
 
     /// Whether a server answered at the base URL (even with an error).
@@ -296,7 +296,7 @@ const TOOL_CHECK_MAX_TOKENS: u32 = 128;
 ///
 /// ```no_run
 /// # async fn f() {
-/// use toolgate_agent::{ProbeRequest, Provider, probe};
+/// use toolgate_llm::probe::{ProbeRequest, Provider, probe};
 /// let request = ProbeRequest::new(Provider::OpenAi, "http://127.0.0.1:11434/v1").model("llama3.2");
 /// let found = probe(&request).await;
 /// if let Some(Err(reason)) = &found.model {
@@ -423,6 +423,37 @@ fn match_model(configured: &str, models: &[ServedModel]) -> Option<String> {
 pub async fn list_models(request: &ProbeRequest) -> Result<Vec<ServedModel>, ProbeError> {
     let base_url = request.base_url.trim_end_matches('/').to_owned();
     Prober::new(request, &base_url)?.models().await
+}
+
+/// What a model server reported about the model a run talks to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ModelFacts {
+    /// The context window in tokens, when the server said.
+    pub window: Option<u64>,
+    /// The parameter count, when the server said (llama.cpp's
+    /// `/v1/models` `meta.n_params`, Ollama's `general.parameter_count`).
+    pub parameters: Option<u64>,
+    /// The server software, when it could be recognised.
+    pub kind: Option<ServerKind>,
+}
+
+impl ModelFacts {
+    /// Facts of a model with this window and parameter count.
+    pub fn new(window: Option<u64>, parameters: Option<u64>) -> Self {
+        Self {
+            window,
+            parameters,
+            kind: None,
+        }
+    }
+
+    /// These facts, served by `kind`.
+    #[must_use]
+    pub fn served_by(mut self, kind: Option<ServerKind>) -> Self {
+        self.kind = kind;
+        self
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use super::{
     ContextSource, ContextWindow, LOADING_POLL, ProbeRequest, Provider, ServedModel, ServerKind,
     TOOL_CHECK_MAX_TOKENS,
 };
-use crate::llm::ModelToolCall;
+use crate::ModelToolCall;
 
 /// One probe's client, URLs and credentials.
 pub(super) struct Prober<'a> {

@@ -39,7 +39,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value, json};
 
 use super::{Message, ModelToolCall, Role};
-use crate::profile::FINISH;
+use crate::FINISH;
 
 /// The schema every reply must match (rule 2), for the tools in OpenAI
 /// form (`{"type": "function", "function": {name, description,

@@ -1,4 +1,6 @@
-//! The provider-neutral model interface and its two wire formats.
+//! The model clients of toolgate: the provider-neutral model interface,
+//! its two wire formats, and the [`probe`] of model servers. The agent loop
+//! (`toolgate-agent`) drives them and re-exports what its users need.
 //!
 //! [`LlmClient`] is ours so the wire code can be replaced. [`OpenAiClient`]
 //! speaks OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp
@@ -27,6 +29,11 @@ mod http;
 mod openai;
 mod sse;
 mod watch;
+
+pub mod probe;
+
+/// The loop's own tool that ends a run with an answer (small profile).
+pub const FINISH: &str = "finish";
 
 /// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -121,7 +128,7 @@ pub struct LlmRequest {
     pub max_tokens: Option<u32>,
     /// Whether the reply must call a tool that does not end the run: a
     /// constrained reply is then held to the calls of `tools` but
-    /// [`FINISH`](crate::profile::FINISH), with no final answer (see
+    /// [`FINISH`], with no final answer (see
     /// [`reply_schema`]). The runner asks for it while the task names
     /// something the run has not looked at yet. Unconstrained requests
     /// are sent as they are.
@@ -153,9 +160,10 @@ pub struct LlmResponse {
 /// Receives streamed text as it arrives.
 pub type TextSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
 
-/// Errors of a model call.
+/// Errors of a model call. Not `#[non_exhaustive]`: the agent's fallback
+/// judges every kind (`is_provider_failure`), and a new one must be judged
+/// there too.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum LlmError {
     /// The server refused the credentials (401/403).
     #[error("the model server refused the credentials (HTTP {status}); check the API key")]
