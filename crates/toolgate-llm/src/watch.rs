@@ -8,7 +8,9 @@
 //!    block holds at least [`MIN_BLOCK_CHARS`] characters besides
 //!    whitespace (a run of short lines such as `}` or blank lines is not a
 //!    loop). The reply keeps the text up to the end of the block's first
-//!    copy.
+//!    copy. A line ends at a newline, or at a newline written as a JSON
+//!    escape (`\n`): a reply held to a JSON schema writes a file's lines
+//!    inside one string, and a loop there is the same loop.
 //! 2. Tool calls repeat when one call (same tool, same arguments) is
 //!    complete [`REPEATS`] times in the reply.
 //! 3. A reply whose text and call arguments pass `cap` tokens, estimated at
@@ -52,11 +54,11 @@ impl StreamWatch {
     /// (rule 1), the length to cut it to and why.
     pub(crate) fn text(&mut self, text: &str) -> Option<(usize, String)> {
         let mut found = None;
-        while let Some(end) = text.get(self.line_start..).and_then(|t| t.find('\n')) {
+        while let Some((end, width)) = text.get(self.line_start..).and_then(line_end) {
             let end = self.line_start + end;
             let line = text[self.line_start..end].trim_end().to_owned();
-            self.line_start = end + 1;
-            self.lines.push_back((end + 1, line));
+            self.line_start = end + width;
+            self.lines.push_back((end + width, line));
             if self.lines.len() > MAX_BLOCK_LINES * REPEATS {
                 self.lines.pop_front();
             }
@@ -111,6 +113,27 @@ impl StreamWatch {
     }
 }
 
+/// Where the first line of `text` ends (rule 1): its offset and the width
+/// of the line end, a newline (1) or a newline written as a JSON string
+/// escape (2: a backslash not itself escaped, then `n`).
+fn line_end(text: &str) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut backslashes = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'\n' => return Some((i, 1)),
+            b'n' if backslashes % 2 == 1 => return Some((i - 1, 2)),
+            b'\\' => {
+                backslashes += 1;
+                continue;
+            }
+            _ => {}
+        }
+        backslashes = 0;
+    }
+    None
+}
+
 /// Rule 2 on the calls so far, as (name, arguments); `complete`: how
 /// many of them are finished (the last may still be arriving).
 pub(crate) fn repeated_call<'a>(
@@ -135,6 +158,12 @@ mod tests {
     use std::fmt::Write as _;
 
     use super::*;
+
+    /// The start of a reply held to a JSON schema.
+    const JSON_START: &str = "{\"arguments\":{\"content\":\"";
+    /// A function as a JSON string holds it: newlines escaped.
+    const FUNCTION: &str =
+        "def multiply(first, second):\\n    return first * second  # the product\\n";
 
     /// Feeds `text` in pieces of `step` bytes; where it was cut.
     fn feed(text: &str, step: usize) -> Option<(usize, String)> {
@@ -181,6 +210,22 @@ mod tests {
             ),
             // Code with a repeated line here and there.
             (code.repeat(3), None),
+            // A reply held to a JSON schema: a file's lines inside one
+            // string, its newlines escaped. The first line carries the
+            // JSON's start, so the loop found is (return, def) from the
+            // first copy's second line; the cut keeps one copy of it.
+            (
+                format!("{JSON_START}{}", FUNCTION.repeat(6)),
+                Some(JSON_START.len() + FUNCTION.len() + FUNCTION.find("\\n").unwrap() + 2),
+            ),
+            // An escaped backslash before `n` is no line end.
+            (
+                format!(
+                    "{{\"content\":\"{}\"}}",
+                    "C:\\\\new folder and more text that is long enough to count\\\\n".repeat(8)
+                ),
+                None,
+            ),
         ];
         for (text, expected) in cases {
             for step in [1, 7, 1000] {
