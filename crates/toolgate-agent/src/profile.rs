@@ -54,7 +54,6 @@ pub const SMALL_OUTPUT_CHARS: usize = 4_000;
 /// The most tokens one reply of a small-profile model may take (rule 6).
 pub const SMALL_REPLY_TOKENS: u32 = 1024;
 
-
 /// How much of the runtime an agent's model is given (see the module's
 /// rules).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -230,7 +230,19 @@ async fn max_steps_ends_with_one_summary_call_without_tools() {
         .run("loop", Vec::new())
         .await;
     assert_eq!(report.outcome, Outcome::MaxSteps);
-    assert_eq!(report.final_text, "summary: read a.txt twice");
+    // The log's account first (two reads, nothing changed), then the
+    // model's, marked as its own.
+    let (log, model) = report
+        .final_text
+        .split_once("The model's account (not checked against the log):\n")
+        .expect(&report.final_text);
+    assert!(
+        log.starts_with("Stopped: the step budget ran out."),
+        "{log}"
+    );
+    assert!(log.contains("2 made, 2 ran (0 failed)"), "{log}");
+    assert!(log.contains("Files changed: none."), "{log}");
+    assert_eq!(model, "summary: read a.txt twice");
     let reqs = bodies(&server).await;
     assert_eq!(reqs.len(), 3);
     assert!(reqs[1].get("tools").is_some());
@@ -805,7 +817,20 @@ async fn a_spent_cost_budget_warns_at_80_percent_then_ends_with_a_summary() {
         .run("spend", Vec::new())
         .await;
     assert_eq!(report.outcome, Outcome::Budget);
-    assert_eq!(report.final_text, "summary: out of budget");
+    assert!(
+        report
+            .final_text
+            .starts_with("Stopped: the cost budget ran out."),
+        "{}",
+        report.final_text
+    );
+    assert!(
+        report
+            .final_text
+            .ends_with("(not checked against the log):\nsummary: out of budget"),
+        "{}",
+        report.final_text
+    );
     let reqs = bodies(&server).await;
     assert_eq!(reqs.len(), 4, "three steps, then the summary");
     assert!(

@@ -354,3 +354,32 @@ async fn each_result_ends_with_the_next_move_the_task_needs() {
         }
     }
 }
+
+/// A small-profile run the step budget stops is summed up from its log, and
+/// the model is not asked: a small model stopped mid-task claims the change
+/// it never made ("I added a `--verbose` flag", with no file written).
+#[tokio::test]
+async fn a_small_run_out_of_steps_is_summed_up_from_its_log_not_by_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cli.py"), "import argparse\n").unwrap();
+    let read = || tool_calls(&[("r", "read_file", r#"{"path": "cli.py"}"#)]);
+    let run = || tool_calls(&[("l", "list_files", r#"{"path": "."}"#)]);
+    let claim = answer("I added a --verbose flag to cli.py.");
+    let server = server("/v1/chat/completions", vec![read(), run(), claim]).await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(llm, engine(dir.path(), vec![]), small_agent(dir.path()))
+        .max_steps(2)
+        .build()
+        .run("Add a --verbose flag to cli.py.", Vec::new())
+        .await;
+    assert_eq!(report.outcome, Outcome::MaxSteps);
+    let text = &report.final_text;
+    assert!(
+        text.starts_with("Stopped: the step budget ran out."),
+        "{text}"
+    );
+    assert!(text.contains("Files changed: none."), "{text}");
+    assert!(text.contains("2 made, 2 ran (0 failed)"), "{text}");
+    assert!(!text.contains("--verbose"), "the model's claim: {text}");
+    assert_eq!(bodies(&server).await.len(), 2, "no summary request");
+}

@@ -1,6 +1,7 @@
 //! A run from its task to its report, around the step loop: the start,
 //! routing, recording, model calls and the closing summary.
 
+use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -341,6 +342,13 @@ impl AgentRunner {
         })
     }
 
+    /// Ends a run a budget stopped (steps, time, cost, an interrupt). The
+    /// final text is the run's log ([`RunReport::log_summary`]): what
+    /// changed and what ran is the runtime's to say, never the model's (a
+    /// small model stopped mid-task claims the change it did not make). In
+    /// the standard profile the model is then asked, without tools, for
+    /// what is left, and its answer follows the log's, marked as its own;
+    /// the small profile does not ask.
     async fn summarise(&self, messages: &mut Vec<Message>, report: &mut RunReport) {
         let reason = match report.outcome {
             Outcome::Timeout => "the time budget ran out",
@@ -348,29 +356,38 @@ impl AgentRunner {
             Outcome::Interrupted => "the user interrupted the run",
             _ => "the step budget ran out",
         };
+        report.final_text = report.log_summary(reason);
+        if self.agent.is_small() {
+            self.emit(&AgentEvent::Warning {
+                message: format!("stopping: {reason}; the summary is built from the run's log"),
+            });
+            return;
+        }
         self.emit(&AgentEvent::Summary {
             reason: reason.to_owned(),
         });
         messages.push(Message::text(
             Role::User,
             format!(
-                "Stop here: {reason}. Do not call tools. Summarise what you did, what is left, \
+                "Stop here: {reason}. Do not call tools. Say in a few lines what is left to do \
                  and the state the workspace is in."
             ),
         ));
         fit(messages, self.context.input_bytes());
         let call = self.call_model(messages, Asked::default(), 0, false, report);
         let resp = tokio::time::timeout(Duration::from_secs(60), call).await;
-        match resp {
+        let account = match resp {
             Ok(Ok(r)) => {
-                report.final_text.clone_from(&r.content);
-                messages.push(Message::text(Role::Assistant, r.content));
+                messages.push(Message::text(Role::Assistant, r.content.clone()));
+                r.content
             }
-            Ok(Err(e)) => {
-                report.final_text = format!("(no summary: {})", error_chain(&e));
-            }
-            Err(_) => report.final_text = "(no summary: the model did not answer in time)".into(),
-        }
+            Ok(Err(e)) => format!("(none: {})", error_chain(&e)),
+            Err(_) => "(none: the model did not answer in time)".into(),
+        };
+        let _ = write!(
+            report.final_text,
+            "The model's account (not checked against the log):\n{account}"
+        );
     }
 }
 
