@@ -427,7 +427,7 @@ async fn a_repeated_append_runs_once() {
             .collect();
         assert_eq!(got, decisions);
         assert_eq!(
-            std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+            std::fs::read_to_string(dir.path().join("notes.txt")).unwrap_or_default(),
             content,
             "{decisions:?}"
         );
@@ -657,6 +657,23 @@ async fn a_guard_stopped_run_case_table() {
                 "step 3: `grep -q TODO notes.txt`: exit code 0",
             ],
         ),
+        // Looking again and again in turns, with nothing changed between:
+        // a loop too, though no call follows itself.
+        (
+            vec![
+                tool_calls(&[("r1", "read_file", read)]),
+                tool_calls(&[("c1", "run_command", check)]),
+                tool_calls(&[("r2", "read_file", read)]),
+                tool_calls(&[("c2", "run_command", check)]),
+                tool_calls(&[("r3", "read_file", read)]),
+            ],
+            true,
+            Outcome::Repeating,
+            vec![
+                "calls it had already made, with no file changed since, 3 steps in a row",
+                "Files changed: none.",
+            ],
+        ),
     ];
     for (mut replies, gate, outcome, holds) in cases {
         let dir = tempfile::tempdir().unwrap();
@@ -683,8 +700,16 @@ async fn a_guard_stopped_run_case_table() {
             !text.contains("main.py") && !text.contains("12 tests"),
             "{text}"
         );
-        for h in holds {
+        for h in &holds {
             assert!(text.contains(h), "{h:?} not in {text}");
+        }
+        // A call made again since the last change says so, with the step
+        // it was first made.
+        if holds[0].starts_with("calls it had already made") {
+            for (i, c) in report.tool_calls.iter().enumerate().skip(2) {
+                let said = format!("You made this same call at step {}", i % 2 + 1);
+                assert!(c.output.starts_with(&format!("[{said}")), "{}", c.output);
+            }
         }
         // Each append that ran left one line, no more.
         let appends = report
@@ -693,7 +718,7 @@ async fn a_guard_stopped_run_case_table() {
             .filter(|c| c.name == "write_file" && c.decision.executed())
             .count();
         assert_eq!(
-            std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+            std::fs::read_to_string(dir.path().join("notes.txt")).unwrap_or_default(),
             "TODO: one\n".repeat(appends)
         );
     }

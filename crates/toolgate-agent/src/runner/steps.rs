@@ -43,6 +43,7 @@ pub(super) const MAX_HELD_STEPS: u32 = 6;
 
 use crate::recover::recover_tool_calls;
 
+pub(super) use progress::is_cache;
 use progress::{change_pending, finish_answer, missing, next_move, steered};
 
 mod progress;
@@ -283,7 +284,7 @@ impl AgentRunner {
         p.report.steps = step;
         let must_call = p.held < MAX_HELD_STEPS && self.must_look(p);
         p.held += u32::from(must_call);
-        let mut barred: Vec<String> = p.repeats.barred(step).into_iter().collect();
+        let mut barred = p.repeats.barred(step);
         // A run that repeats a look while the change its task asks for is
         // still to make is held to the calls that change something (or
         // finish): looking again has not helped. (A repeated command bars
@@ -654,6 +655,16 @@ impl AgentRunner {
                 format!(
                     "the model made the same call with the same arguments {} steps in a row",
                     p.repeats.count
+                ),
+            ));
+        }
+        if p.repeats.stale >= self.agent.max_repeated_calls.max(2) {
+            return State::Stopped(Stop::Guarded(
+                Outcome::Repeating,
+                format!(
+                    "the model made calls it had already made, with no file changed since, {} \
+                     steps in a row",
+                    p.repeats.stale
                 ),
             ));
         }

@@ -117,6 +117,17 @@ pub(super) struct Repeats {
     /// The last call of a tool that is not read-only that ran and
     /// succeeded: its key, its step and its result.
     change: Option<((String, String), u32, String)>,
+    /// The calls made since a call last changed a file, with their step.
+    since_change: Vec<((String, String), u32)>,
+    /// The tool of the last step's call that repeated one made since the
+    /// last change (not the step before it: that is [`count`](Self::count)),
+    /// and that step.
+    again: Option<(String, u32)>,
+    /// How many steps in a row made a call they had made since the last
+    /// change, in a row or not (a loop of two reads and a command).
+    pub(super) stale: u32,
+    /// The last step counted in [`stale`](Self::stale).
+    stale_at: Option<u32>,
 }
 
 impl Repeats {
@@ -141,23 +152,74 @@ impl Repeats {
             .then(|| (call_key(name, arguments), step, ended.text.clone()));
     }
 
-    /// The tool step `step` may not call when replies are constrained: the
-    /// one whose call the step before made for at least the second time in
-    /// a row (rule 6).
-    pub(super) fn barred(&self, step: u32) -> Option<String> {
-        let (name, _) = self.last.as_ref()?;
-        (self.count >= 2 && self.step + 1 == step).then(|| name.clone())
+    /// A call of step `step` changed a file: what was made before may
+    /// give another result now.
+    pub(super) fn files_changed(&mut self, step: u32) {
+        self.since_change.retain(|(_, s)| *s == step);
+        self.stale = 0;
+        self.stale_at = None;
+    }
+
+    /// The tools step `step` may not call when replies are constrained
+    /// (rule 6): the one whose call the step before made for at least the
+    /// second time in a row, and the one whose call the step before made
+    /// again since the last change.
+    pub(super) fn barred(&self, step: u32) -> Vec<String> {
+        let mut barred = Vec::new();
+        if let Some((name, _)) = &self.last
+            && self.count >= 2
+            && self.step + 1 == step
+        {
+            barred.push(name.clone());
+        }
+        if let Some((name, at)) = &self.again
+            && at + 1 == step
+            && !barred.contains(name)
+        {
+            barred.push(name.clone());
+        }
+        barred
+    }
+
+    /// Counts step `step` as one that repeated a call (once a step).
+    fn stale_step(&mut self, step: u32) {
+        match self.stale_at {
+            Some(at) if at == step => {}
+            Some(at) if at + 1 == step => self.stale += 1,
+            _ => self.stale = 1,
+        }
+        self.stale_at = Some(step);
     }
 
     /// Counts the call; from its second step in a row, the result the model
-    /// sees starts by saying so.
+    /// sees starts by saying so, and so does the result of a call made
+    /// again since the last change.
     pub(super) fn note(&mut self, step: u32, name: &str, arguments: &str, text: String) -> String {
         let key = call_key(name, arguments);
+        let earlier = self
+            .since_change
+            .iter()
+            .find(|(k, s)| *k == key && *s < step)
+            .map(|(_, s)| *s);
+        if !self.since_change.iter().any(|(k, _)| *k == key) {
+            self.since_change.push((key.clone(), step));
+        }
+        if earlier.is_some() {
+            self.again = Some((name.to_owned(), step));
+            self.stale_step(step);
+        }
         if self.last.as_ref() != Some(&key) {
             self.last = Some(key);
             self.step = step;
             self.count = 1;
-            return text;
+            return match earlier {
+                Some(at) => format!(
+                    "[You made this same call at step {at}, and no file has changed since: \
+                     the result is the same. Do not call it again: use what it gave. Next, do \
+                     what the task asks with it: change a file, or give your answer.]\n{text}"
+                ),
+                None => text,
+            };
         }
         if self.step != step {
             self.step = step;
@@ -166,6 +228,7 @@ impl Repeats {
         if self.count < 2 {
             return text;
         }
+        self.stale_step(step);
         format!(
             "[You already called `{name}` with these arguments {} times in a row, and the \
              result is the same as before. Do not call it again: you have what it gives. \
@@ -295,6 +358,16 @@ impl AgentRunner {
                 text.push_str(&more);
             }
             let text = repeats.note(step, &c.name, &c.arguments, text);
+            if e.success
+                && e.decision.executed()
+                && (!e.effects.changed_paths().is_empty()
+                    || captured
+                        .changes
+                        .iter()
+                        .any(|c| !super::steps::is_cache(&c.path)))
+            {
+                repeats.files_changed(step);
+            }
             let record = ToolCallRecord {
                 step,
                 id: c.id.clone(),

@@ -78,7 +78,7 @@ impl AgentRunner {
 /// Whether `path` (workspace-relative, `/`-separated) is in a cache a
 /// tool writes on its own: `__pycache__/`, `.pytest_cache/`, `.cache/`,
 /// a `.pyc` file.
-pub(super) fn is_cache(path: &str) -> bool {
+pub(in crate::runner) fn is_cache(path: &str) -> bool {
     std::path::Path::new(path)
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("pyc"))
