@@ -40,6 +40,13 @@
 //!    does not end, in the small profile, before a call that ran has
 //!    changed something, unless it names a command that must pass (which
 //!    then decides).
+//! 7. A file is **kept** (not to be changed by the run) when the task
+//!    names it after a negation (`without`, `not`, `don't`, `never`,
+//!    `no`) followed within two words by a change word of `KEEP_VERBS`
+//!    (`without changing src/users.py`, `do not edit a.py or b.py`), in
+//!    the same sentence; or names it between `leave` and `unchanged`,
+//!    `untouched`, `alone` or `as is`. A call that declares a write to a
+//!    kept file does not run, in any profile; the model is told why.
 //!
 //! The runner's rules say what happens when they are missing or failing.
 
@@ -58,6 +65,119 @@ pub struct TaskChecks {
     pub must_pass: Vec<MustPass>,
     /// Whether the task asks for a change (rule 6).
     pub change: bool,
+    /// Files the task says not to change (rule 7).
+    pub keep: Vec<String>,
+}
+
+/// The change words that, after a negation, keep the files named next
+/// (rule 7).
+const KEEP_VERBS: &[&str] = &[
+    "alter",
+    "altering",
+    "change",
+    "changing",
+    "edit",
+    "editing",
+    "modify",
+    "modifying",
+    "overwrite",
+    "overwriting",
+    "rewrite",
+    "rewriting",
+    "touch",
+    "touching",
+    "update",
+    "updating",
+    "write",
+    "writing",
+];
+
+/// The words that end `leave FILE …` (rule 7).
+const LEFT_AS: &[&str] = &["unchanged", "untouched", "alone", "as"];
+
+/// One token of a sentence for rule 7.
+struct Token {
+    /// The word, lower-cased, punctuation trimmed (empty for a span in
+    /// backticks).
+    word: String,
+    /// The file it names, when it names one.
+    file: Option<String>,
+    /// Whether a clause ends after it (`,`, `;`, `:`).
+    ends_clause: bool,
+}
+
+/// A sentence's tokens for rule 7.
+fn tokens(pieces: &[Piece], file: &dyn Fn(&str) -> bool) -> Vec<Token> {
+    let mut out = Vec::new();
+    for piece in pieces {
+        match piece {
+            Piece::Code(code) => {
+                let named = (file(code) && !code.starts_with("./")).then(|| code.clone());
+                out.push(Token {
+                    word: String::new(),
+                    file: named,
+                    ends_clause: false,
+                });
+            }
+            Piece::Text(text) => {
+                for raw in text.split_whitespace() {
+                    let word = raw.trim_matches(|c: char| {
+                        !(c.is_alphanumeric() || matches!(c, '_' | '/' | '-' | '.'))
+                    });
+                    let word = word.trim_end_matches('.');
+                    let named = ((word.contains('.') || word.contains('/'))
+                        && !word.contains("://")
+                        && file(word))
+                    .then(|| word.to_owned());
+                    let lower = raw
+                        .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
+                        .to_lowercase();
+                    out.push(Token {
+                        word: lower,
+                        file: named,
+                        ends_clause: raw.ends_with([',', ';', ':']),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The files a sentence says to keep (rule 7). A clause that follows
+/// (after `,`, `;`, `:`, `and`, `but`, `then`) keeps nothing more: a
+/// file wrongly kept would stop the change the task asks for.
+fn kept(pieces: &[Piece], file: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let tokens = tokens(pieces, file);
+    let mut out = Vec::new();
+    let negation = |w: &str| matches!(w, "without" | "not" | "don't" | "dont" | "never" | "no");
+    let mut keeping = false;
+    for (i, t) in tokens.iter().enumerate() {
+        if matches!(t.word.as_str(), "and" | "but" | "then") {
+            keeping = false;
+        }
+        if negation(&t.word)
+            && tokens[i + 1..]
+                .iter()
+                .take(2)
+                .any(|n| KEEP_VERBS.contains(&n.word.as_str()))
+        {
+            keeping = true;
+        }
+        if t.word == "leave" {
+            let rest = &tokens[i + 1..];
+            if let Some(end) = rest.iter().position(|n| LEFT_AS.contains(&n.word.as_str())) {
+                out.extend(rest[..end].iter().filter_map(|n| n.file.clone()));
+            }
+        }
+        if keeping && let Some(name) = &t.file {
+            out.push(name.clone());
+        }
+        if t.ends_clause {
+            keeping = false;
+        }
+    }
+    out
 }
 
 /// The verbs that ask for a change where a clause starts (rule 6).
@@ -255,6 +375,9 @@ impl TaskChecks {
         let file = |name: &str| workspace.is_some_and(|root| is_workspace_file(root, name));
         for sentence in sentences(task) {
             checks.change |= asks_change(&sentence);
+            for name in kept(&sentence, &file) {
+                push(&mut checks.keep, &name);
+            }
             let words = words(&sentence);
             let has = |w: &[&str]| words.iter().any(|x| w.contains(&x.as_str()));
             let negated = has(&["don't", "dont", "not", "never", "without"]);
@@ -308,6 +431,13 @@ impl TaskChecks {
             }
         }
         checks
+    }
+
+    /// The file of `path` (workspace-relative) the task says to keep
+    /// (rule 7), if it is one.
+    pub fn kept(&self, path: &str) -> Option<&str> {
+        let path = path.strip_prefix("./").unwrap_or(path);
+        self.keep.iter().map(String::as_str).find(|k| *k == path)
     }
 
     /// Whether the task names nothing to check and asks for no change.
@@ -527,12 +657,67 @@ mod tests {
     }
 
     #[test]
+    fn kept_files_case_table() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in [
+            "src/users.py",
+            "src/report.py",
+            "a.py",
+            "b.py",
+            "config.yaml",
+        ] {
+            let path = dir.path().join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        // (task, the files it says to keep)
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "Make greeting(3) return \"hello stranger\" without changing src/users.py.",
+                &["src/users.py"],
+            ),
+            (
+                "Fix src/report.py. Do not modify `src/users.py`.",
+                &["src/users.py"],
+            ),
+            (
+                "Fix a.py; don't touch b.py or config.yaml",
+                &["b.py", "config.yaml"],
+            ),
+            ("Never edit config.yaml: fix a.py", &["config.yaml"]),
+            ("Rename x in a.py and leave b.py unchanged.", &["b.py"]),
+            (
+                "Leave src/users.py as is and fix src/report.py.",
+                &["src/users.py"],
+            ),
+            // The files to change are not kept.
+            ("Fix src/report.py without changing how it prints.", &[]),
+            ("Change a.py, not b.py's tests.", &[]),
+            ("Do not change the API, and fix a.py.", &[]),
+            ("Do not change the API and fix a.py.", &[]),
+            ("Without changing the output, refactor a.py.", &[]),
+            ("Fix a.py. It should not print anything.", &[]),
+            ("No need to run tests; edit a.py.", &[]),
+            // A file the workspace does not hold is no file.
+            ("Fix a.py without changing c.py.", &[]),
+        ];
+        for (task, keep) in cases {
+            let checks = TaskChecks::from_task(task, Some(dir.path()), &programs);
+            assert_eq!(checks.keep, *keep, "{task}");
+            for k in *keep {
+                assert_eq!(checks.kept(&format!("./{k}")), Some(*k), "{task}");
+            }
+        }
+    }
+
+    #[test]
     fn what_is_missing_is_read_from_declared_effects() {
         let checks = TaskChecks {
             files: vec!["calc.py".into(), "tests/test_calc.py".into()],
             commands: vec!["python3 tests/test_calc.py".into()],
             must_pass: Vec::new(),
             change: false,
+            keep: Vec::new(),
         };
         let none: Vec<(&Effects, &str, bool)> = Vec::new();
         assert_eq!(

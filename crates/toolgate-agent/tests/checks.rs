@@ -269,3 +269,48 @@ async fn run(case: &Case) -> (RunReport, Vec<Value>) {
     let reqs = bodies(&server).await;
     (report, reqs)
 }
+
+/// A file the task says not to change is not written, in any profile; with
+/// the task checks off it is.
+#[tokio::test]
+async fn a_file_the_task_says_to_keep_is_not_written() {
+    for (small, checks) in [(false, true), (true, true), (false, false)] {
+        let case = Case {
+            name: "kept",
+            task: "Fix value.txt so that `sh check.sh` prints ok, without changing version.txt.",
+            small,
+            checks,
+            replies: vec![
+                read("r1", "value.txt"),
+                read("r2", "version.txt"),
+                write("w1", "version.txt", "2"),
+                write("w2", "value.txt", "2"),
+                if small {
+                    finish("f", "Fixed.")
+                } else {
+                    answer("Fixed.")
+                },
+            ],
+            outcome: Outcome::Completed,
+            final_text: "Fixed.",
+            told: vec![],
+            checked: vec![],
+            nobody_to_ask: false,
+        };
+        let (report, _) = run(&case).await;
+        assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+        let kept = report.tool_calls.iter().find(|c| c.id == "w1").unwrap();
+        if checks {
+            assert_eq!(kept.decision.as_str(), "kept_file", "small: {small}");
+            assert!(
+                kept.output
+                    .contains("the task says not to change `version.txt`"),
+                "{}",
+                kept.output
+            );
+            assert_eq!(report.files_changed, ["value.txt"], "small: {small}");
+        } else {
+            assert!(kept.decision.executed() && kept.success, "{kept:?}");
+        }
+    }
+}

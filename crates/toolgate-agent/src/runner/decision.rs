@@ -39,6 +39,9 @@ pub enum LoopDecision {
     /// Not run: in the small profile, a call that would replace the whole
     /// of an existing file the run has not read (`unread_overwrite`).
     UnreadOverwrite,
+    /// Not run: a call that would change a file the task says not to
+    /// change (`kept_file`, rule 7 of `checks`).
+    KeptFile,
 }
 
 impl LoopDecision {
@@ -53,6 +56,7 @@ impl LoopDecision {
             Self::OverCallLimit => "over_call_limit",
             Self::RepeatedChange => "repeated_change",
             Self::UnreadOverwrite => "unread_overwrite",
+            Self::KeptFile => "kept_file",
         }
     }
 }
@@ -132,6 +136,7 @@ impl<'de> Deserialize<'de> for CallDecision {
             LoopDecision::OverCallLimit,
             LoopDecision::RepeatedChange,
             LoopDecision::UnreadOverwrite,
+            LoopDecision::KeptFile,
         ]
         .into_iter()
         .find(|d| d.as_str() == name)
@@ -198,6 +203,11 @@ mod tests {
                 LoopDecision::UnreadOverwrite.into(),
                 "unread_overwrite",
                 LoopDecision::UnreadOverwrite.into(),
+            ),
+            (
+                LoopDecision::KeptFile.into(),
+                "kept_file",
+                LoopDecision::KeptFile.into(),
             ),
             (
                 LoopDecision::NotRun.into(),

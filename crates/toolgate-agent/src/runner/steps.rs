@@ -622,7 +622,15 @@ impl AgentRunner {
         let before = p.messages.len();
         let recorded = p.report.tool_calls.len();
         let aborted = self
-            .run_tools(step, calls, recovered, p.messages, p.report, &mut p.repeats)
+            .run_tools(
+                step,
+                calls,
+                recovered,
+                p.messages,
+                p.report,
+                &mut p.repeats,
+                &p.checks,
+            )
             .await;
         p.changed |= p.report.tool_calls[recorded..]
             .iter()

@@ -11,7 +11,7 @@ use super::decision::{CallDecision, LoopDecision};
 use super::events::{AgentEvent, ToolCallRecord};
 use super::report::RunReport;
 use super::{AgentRunner, truncate_head_tail};
-use crate::checks::MustPass;
+use crate::checks::{MustPass, TaskChecks};
 use crate::llm::{Message, ModelToolCall, Role};
 use crate::profile::{FINISH, SMALL_OUTPUT_CHARS, trim_lines};
 use crate::recover::TextCall;
@@ -264,6 +264,10 @@ impl AgentRunner {
     /// goes through the gate, concurrently when every call was admitted and
     /// is read-only, in order otherwise (after an abort the rest do not
     /// run). Each call's outcome is recorded, in call order.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the step's calls and what they read and write; a struct of them would only be taken apart here"
+    )]
     pub(super) async fn run_tools(
         &self,
         step: u32,
@@ -272,12 +276,13 @@ impl AgentRunner {
         messages: &mut Vec<Message>,
         report: &mut RunReport,
         repeats: &mut Repeats,
+        checks: &TaskChecks,
     ) -> bool {
         let registry = self.engine.registry().clone();
         // Each call with what the loop made of it, then with how it ended.
         let admitted: Vec<(&ModelToolCall, Result<ToolCall, Ended>)> = calls
             .iter()
-            .map(|c| (c, self.admit(&registry, c, report)))
+            .map(|c| (c, self.admit(&registry, c, report, checks)))
             .collect();
         let concurrent = admitted.iter().all(|(_, a)| {
             a.as_ref().is_ok_and(|c| {
@@ -516,6 +521,7 @@ impl AgentRunner {
         registry: &Registry,
         c: &ModelToolCall,
         report: &RunReport,
+        checks: &TaskChecks,
     ) -> Result<ToolCall, Ended> {
         if c.name == UNREADABLE_CALL {
             let reason = serde_json::from_str::<Value>(&c.arguments)
@@ -583,6 +589,15 @@ impl AgentRunner {
                 ),
             ));
         }
+        if let Some(path) = kept_write(registry, &c.name, &arguments, checks) {
+            return Err(Ended::refused(
+                LoopDecision::KeptFile,
+                &format!(
+                    "the task says not to change `{path}`. Leave it as it is: make the change \
+                     the task asks for in another file."
+                ),
+            ));
+        }
         Ok(ToolCall::new(c.id.clone(), c.name.clone(), arguments))
     }
 
@@ -634,6 +649,24 @@ fn unread_overwrite(
         }
         _ => None,
     })
+}
+
+/// The file the task says to keep (rule 7 of `checks`) that a call
+/// declares a write to, if any.
+fn kept_write(
+    registry: &Registry,
+    name: &str,
+    arguments: &Value,
+    checks: &TaskChecks,
+) -> Option<String> {
+    if checks.keep.is_empty() {
+        return None;
+    }
+    let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
+    effects
+        .changed_paths()
+        .into_iter()
+        .find_map(|p| checks.kept(p).map(str::to_owned))
 }
 
 /// How one call of a step ended, at the gate or before it.
