@@ -47,6 +47,12 @@
 //!    the same sentence; or names it between `leave` and `unchanged`,
 //!    `untouched`, `alone` or `as is`. A call that declares a write to a
 //!    kept file does not run, in any profile; the model is told why.
+//! 8. The task **only adds** when it asks for a change (rule 6) and every
+//!    change verb it has is `add`, `append` or `insert` (`Add a function
+//!    multiply to src/calc.py`). In the small profile, a whole-file write
+//!    of an existing file that drops a line the file holds (compared
+//!    without the white space at its ends; blank lines aside) does not
+//!    run for such a task: the model is shown the lines it dropped.
 //!
 //! The runner's rules say what happens when they are missing or failing.
 
@@ -67,7 +73,12 @@ pub struct TaskChecks {
     pub change: bool,
     /// Files the task says not to change (rule 7).
     pub keep: Vec<String>,
+    /// Whether every change the task asks for adds (rule 8).
+    pub adds_only: bool,
 }
+
+/// The change verbs that only add (rule 8).
+const ADD_VERBS: &[&str] = &["add", "append", "insert"];
 
 /// The change words that, after a negation, keep the files named next
 /// (rule 7).
@@ -183,6 +194,7 @@ fn kept(pieces: &[Piece], file: &dyn Fn(&str) -> bool) -> Vec<String> {
 /// The verbs that ask for a change where a clause starts (rule 6).
 pub(crate) const CHANGE_VERBS: &[&str] = &[
     "add",
+    "append",
     "change",
     "create",
     "delete",
@@ -203,8 +215,9 @@ pub(crate) const CHANGE_VERBS: &[&str] = &[
     "write",
 ];
 
-/// Whether a sentence asks for a change (rule 6).
-fn asks_change(pieces: &[Piece]) -> bool {
+/// The change verbs of a sentence where a clause starts (rule 6): none
+/// when it asks for no change.
+fn change_verbs(pieces: &[Piece]) -> Vec<&'static str> {
     let text: String = pieces
         .iter()
         .map(|p| match p {
@@ -212,21 +225,22 @@ fn asks_change(pieces: &[Piece]) -> bool {
             Piece::Code(_) => " code ",
         })
         .collect();
+    let mut verbs = Vec::new();
     if text.trim_end().ends_with('?') {
-        return false;
+        return verbs;
     }
     let mut starts = true;
     for token in text.split_whitespace() {
         let word = token
             .trim_matches(|c: char| !c.is_alphanumeric())
             .to_lowercase();
-        if starts && CHANGE_VERBS.contains(&word.as_str()) {
-            return true;
+        if starts && let Some(verb) = CHANGE_VERBS.iter().find(|v| **v == word) {
+            verbs.push(*verb);
         }
         starts =
             token.ends_with([',', ';', ':']) || matches!(word.as_str(), "and" | "then" | "please");
     }
-    false
+    verbs
 }
 
 /// A command the task says must pass.
@@ -373,8 +387,9 @@ impl TaskChecks {
     ) -> Self {
         let mut checks = Self::default();
         let file = |name: &str| workspace.is_some_and(|root| is_workspace_file(root, name));
+        let mut verbs = Vec::new();
         for sentence in sentences(task) {
-            checks.change |= asks_change(&sentence);
+            verbs.extend(change_verbs(&sentence));
             for name in kept(&sentence, &file) {
                 push(&mut checks.keep, &name);
             }
@@ -430,6 +445,8 @@ impl TaskChecks {
                 }
             }
         }
+        checks.change = !verbs.is_empty();
+        checks.adds_only = checks.change && verbs.iter().all(|v| ADD_VERBS.contains(v));
         checks
     }
 
@@ -657,6 +674,28 @@ mod tests {
     }
 
     #[test]
+    fn tasks_that_only_add_case_table() {
+        let cases: &[(&str, bool)] = &[
+            ("Add a function multiply(a, b) to src/calc.py.", true),
+            (
+                "Add a --verbose flag to the parser; then insert a test for it.",
+                true,
+            ),
+            ("Append a line to notes.txt.", true),
+            ("Add a flag and fix the parser.", false),
+            ("Add multiply and rename add to plus.", false),
+            ("Fix the bug.", false),
+            ("Rewrite calc.py.", false),
+            ("What would you add to calc.py?", false),
+            ("Explain how to add a user.", false),
+        ];
+        for (task, adds) in cases {
+            let checks = TaskChecks::from_task(task, None, &programs);
+            assert_eq!(checks.adds_only, *adds, "{task}");
+        }
+    }
+
+    #[test]
     fn kept_files_case_table() {
         let dir = tempfile::tempdir().unwrap();
         for f in [
@@ -703,6 +742,7 @@ mod tests {
         ];
         for (task, keep) in cases {
             let checks = TaskChecks::from_task(task, Some(dir.path()), &programs);
+            assert!(!checks.adds_only || task.starts_with("Add"), "{task}");
             assert_eq!(checks.keep, *keep, "{task}");
             for k in *keep {
                 assert_eq!(checks.kept(&format!("./{k}")), Some(*k), "{task}");
@@ -718,6 +758,7 @@ mod tests {
             must_pass: Vec::new(),
             change: false,
             keep: Vec::new(),
+            adds_only: false,
         };
         let none: Vec<(&Effects, &str, bool)> = Vec::new();
         assert_eq!(

@@ -171,26 +171,38 @@ fn validator(body: &Value) -> jsonschema::Validator {
     jsonschema::validator_for(schema).unwrap()
 }
 
-/// Look before answering, enforced: while the file the task names is
-/// unread, a constrained small-profile request offers only the calls that
-/// do not end the run — no `finish`, no final answer — so a model that
-/// would answer from nothing has to look first. Once it has, both are
-/// offered again; a task that names nothing, or task checks turned off,
-/// hold nothing.
+/// Look before answering, enforced: the small profile reads the first
+/// three files a task names before the first step (`look_N` calls); while
+/// a file the task names is still unread, a constrained request offers
+/// only the calls that do not end the run — no `finish`, no final answer —
+/// so a model that would answer from nothing has to look first. Once it
+/// has, both are offered again; a task that names nothing, or task checks
+/// turned off, hold nothing and read nothing.
 #[tokio::test]
 async fn a_reply_is_held_to_tool_calls_until_the_named_file_is_read() {
     const READ: &str = r#"{"tool": "read_file", "arguments": {"path": "src/config.py"}}"#;
     const FINISH: &str = r#"{"tool": "finish", "arguments": {"answer": "8472"}}"#;
-    // (task, task checks on, whether the first request is held)
-    let cases = [
-        ("What port does src/config.py set?", true, true),
-        ("What port does the config set?", true, false),
-        ("What port does src/config.py set?", false, false),
+    // (task, task checks on, whether the first request is held, the files
+    // the runtime read first)
+    let four = "Which of a.txt, b.txt, c.txt and src/config.py sets a port?";
+    let cases: [(&str, bool, bool, &[&str]); 4] = [
+        (
+            "What port does src/config.py set?",
+            true,
+            false,
+            &["src/config.py"],
+        ),
+        (four, true, true, &["a.txt", "b.txt", "c.txt"]),
+        ("What port does the config set?", true, false, &[]),
+        ("What port does src/config.py set?", false, false, &[]),
     ];
-    for (task, checks, held) in cases {
+    for (task, checks, held, looked) in cases {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("src")).unwrap();
         std::fs::write(dir.path().join("src/config.py"), "PORT = 8472\n").unwrap();
+        for f in ["a.txt", "b.txt", "c.txt"] {
+            std::fs::write(dir.path().join(f), "nothing here\n").unwrap();
+        }
         let server = server("/v1/chat/completions", vec![answer(READ), answer(FINISH)]).await;
         let mut s = settings(&server, false);
         s.constrain = true;
@@ -207,6 +219,22 @@ async fn a_reply_is_held_to_tool_calls_until_the_named_file_is_read() {
         assert_eq!(report.final_text, "8472", "{task}");
         let reqs = bodies(&server).await;
         assert_eq!(reqs.len(), 2, "{task}");
+        let read_first: Vec<String> = report
+            .tool_calls
+            .iter()
+            .filter(|c| c.id.starts_with("look_") && c.decision.executed() && c.success)
+            .map(|c| serde_json::from_str::<Value>(&c.arguments).unwrap()["path"].to_string())
+            .collect();
+        let expected: Vec<String> = looked.iter().map(|f| format!("\"{f}\"")).collect();
+        assert_eq!(read_first, expected, "{task}");
+        // What the runtime read is in the first request, as calls and
+        // results.
+        let first_text = reqs[0]["messages"].to_string();
+        assert_eq!(
+            first_text.contains("PORT = 8472"),
+            looked.contains(&"src/config.py"),
+            "{task}"
+        );
         let first = validator(&reqs[0]);
         let answers = [FINISH, FINAL];
         for reply in answers {

@@ -261,7 +261,8 @@ async fn small_profile_case_table() {
 
 /// After a call that ran, the small profile tells the model its next move
 /// at the end of the result: the answer for a question, the change for a
-/// task that asks one (until a file changed), then `finish`.
+/// task that asks one (until a file changed), then `finish`. The first
+/// result is the runtime's own read of the file the task names (`look_0`).
 #[tokio::test]
 async fn each_result_ends_with_the_next_move_the_task_needs() {
     // (task, replies, what the results end with, in order)
@@ -272,7 +273,10 @@ async fn each_result_ends_with_the_next_move_the_task_needs() {
                 tool_calls(&[("r", "read_file", r#"{"path": "version.txt"}"#)]),
                 finish("f", "4.2.1"),
             ],
-            &["call finish with the answer now."],
+            &[
+                "call finish with the answer now.",
+                "call finish with the answer now.",
+            ],
         ),
         (
             "What version does version.txt hold?",
@@ -282,7 +286,11 @@ async fn each_result_ends_with_the_next_move_the_task_needs() {
                 finish("f", "4.2.1"),
             ],
             // A failed call answers no question: no move is suggested.
-            &["", "call finish with the answer now."],
+            &[
+                "call finish with the answer now.",
+                "",
+                "call finish with the answer now.",
+            ],
         ),
         (
             "In version.txt, change the version to 4.3.0.",
@@ -297,8 +305,9 @@ async fn each_result_ends_with_the_next_move_the_task_needs() {
                 finish("f", "4.3.0"),
             ],
             &[
-                // A failed call: the file the task names is still unread.
-                "Next: read `version.txt`, which the task names.",
+                "write the file's whole new content with write_file. Else make the next call.",
+                // A failed call while the change is to make: make it.
+                "write the file's whole new content with write_file. Else make the next call.",
                 "write the file's whole new content with write_file. Else make the next call.",
                 "If the task is done, call finish with a short summary. Else make the next call.",
             ],
@@ -315,6 +324,7 @@ async fn each_result_ends_with_the_next_move_the_task_needs() {
                 finish("f", "4.3.0"),
             ],
             &[
+                "write the file's whole new content with write_file. Else make the next call.",
                 "write the file's whole new content with write_file. Else make the next call.",
                 // The command that must pass is the check to make.
                 "Next: run `cat version.txt`; if it passes, call finish with a short summary.",

@@ -433,7 +433,8 @@ fn llama_reply(content: &str, prompt: u64, processed: u64) -> ResponseTemplate {
 /// What the host decides from a llama.cpp that reports a 1.5B model and a
 /// 16k window: the small profile (`auto`), replies held to a JSON schema
 /// (`llm.constrain: auto`), `cache_prompt`, and the processed tokens in
-/// the report; the run ends by `finish` once the named file was read.
+/// the report; the runtime reads the file the task names before the first
+/// step, and the run ends by `finish` once the change is made.
 #[tokio::test]
 async fn a_small_model_on_llama_cpp_gets_the_small_profile_constrained_replies_and_the_cache() {
     let server = MockServer::start().await;
@@ -457,19 +458,19 @@ async fn a_small_model_on_llama_cpp_gets_the_small_profile_constrained_replies_a
         &server,
         "/v1/chat/completions",
         toolgate_test::model::Script::new(vec![
-            // An answer before reading: refused by the task checks.
+            // An answer before the change: refused by the task checks.
             llama_reply(
-                r#"{"tool": "finish", "arguments": {"answer": "1.0"}}"#,
+                r#"{"tool": "finish", "arguments": {"answer": "done"}}"#,
                 700,
                 700,
             ),
             llama_reply(
-                r#"{"tool": "read_file", "arguments": {"path": "version.txt"}}"#,
+                r#"{"tool": "write_file", "arguments": {"path": "version.txt", "content": "4.3.0\n"}}"#,
                 780,
                 80,
             ),
             llama_reply(
-                r#"{"tool": "finish", "arguments": {"answer": "4.2.1"}}"#,
+                r#"{"tool": "finish", "arguments": {"answer": "4.3.0"}}"#,
                 830,
                 50,
             ),
@@ -479,12 +480,28 @@ async fn a_small_model_on_llama_cpp_gets_the_small_profile_constrained_replies_a
     let ws = Ws::new(&server);
     std::fs::write(ws.path().join("version.txt"), "4.2.1\n").unwrap();
     let out = ws
-        .run(&["--json", "run", "What version does version.txt hold?"])
+        .run(&[
+            "--json",
+            "run",
+            "In version.txt, change the version to 4.3.0.",
+        ])
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let done: Value = serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
     assert_eq!(done["outcome"], "completed", "{done}");
-    assert_eq!(done["final_text"], "4.2.1");
+    assert_eq!(done["final_text"], "4.3.0");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("version.txt")).unwrap(),
+        "4.3.0\n"
+    );
+    // The runtime's own read came first, as a call of the run.
+    let look = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "tool_call")
+        .unwrap();
+    assert_eq!(look["id"], "look_0", "{look}");
+    assert_eq!(look["name"], "read_file", "{look}");
     assert_eq!(done["tokens"]["processed"], 830);
     let bodies = toolgate_test::model::chat_bodies(&server).await;
     assert_eq!(bodies.len(), 3);
@@ -502,9 +519,9 @@ async fn a_small_model_on_llama_cpp_gets_the_small_profile_constrained_replies_a
             .map(str::to_owned)
             .collect()
     };
-    // version.txt unread: the first two replies may only call a tool (a
-    // real server would not have let the model answer "1.0"); once it is
-    // read, `finish` is offered.
+    // The change not made: the first two replies may only call a tool (a
+    // real server would not have let the model answer "done"); once it is
+    // made, `finish` is offered.
     let looking = [
         "list_files",
         "read_file",
@@ -514,6 +531,8 @@ async fn a_small_model_on_llama_cpp_gets_the_small_profile_constrained_replies_a
     ];
     assert_eq!(tools(&bodies[0]), looking);
     assert_eq!(tools(&bodies[2]), [&looking[..], &["finish"]].concat());
+    let first = bodies[0]["messages"].to_string();
+    assert!(first.contains("Result of read_file:\\n4.2.1"), "{first}");
     let system = bodies[0]["messages"][0]["content"].as_str().unwrap();
     assert!(
         system.contains("exactly one tool call per reply"),

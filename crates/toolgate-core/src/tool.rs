@@ -112,7 +112,7 @@ pub enum ToolOrigin {
 /// | idempotent: a second identical call changes nothing more | [`idempotent`](Self::idempotent) | no |
 /// | open world: reaches systems beyond the workspace (the web, a server) | [`open_world`](Self::open_world) | yes |
 ///
-/// The last two are toolgate's own and have no MCP form; `false` means
+/// The last three are toolgate's own and have no MCP form; `false` means
 /// the tool does not declare them:
 ///
 /// - [`writes_files`](Self::writes_files): its calls create or change the
@@ -126,10 +126,16 @@ pub enum ToolOrigin {
 ///   allows the tool without one is refused. A tool only some of whose
 ///   calls run commands (`process` writing to a shell) leaves it `false`:
 ///   the rules still judge those calls by their effects.
+/// - [`reads_files`](Self::reads_files): a call with `{"path": FILE}`
+///   returns the text of that workspace file, and declares that one read
+///   ([`Effect::Read`](crate::Effect::Read)) — the tool the agent loop
+///   uses to read for a small model the files its task names. A listing
+///   or a search of a file declares the same read and does not count.
 ///
-/// A [`TypedTool`] sets the two through its
-/// [`WRITES_FILES`](TypedTool::WRITES_FILES) and
-/// [`RUNS_COMMANDS`](TypedTool::RUNS_COMMANDS) constants.
+/// A [`TypedTool`] sets the three through its
+/// [`WRITES_FILES`](TypedTool::WRITES_FILES),
+/// [`RUNS_COMMANDS`](TypedTool::RUNS_COMMANDS) and
+/// [`READS_FILES`](TypedTool::READS_FILES) constants.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
@@ -156,6 +162,10 @@ pub struct ToolAnnotations {
     /// Every call runs a command line it declares (see the [kinds](Self)).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub runs_commands: bool,
+    /// A call with `{"path": FILE}` returns that file's text (see the
+    /// [kinds](Self)).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reads_files: bool,
 }
 
 impl ToolAnnotations {
@@ -393,6 +403,9 @@ pub trait TypedTool: Send + Sync + 'static {
     /// Whether every call runs a command line it declares
     /// ([`ToolAnnotations::runs_commands`]). By default, `false`.
     const RUNS_COMMANDS: bool = false;
+    /// Whether a call with `{"path": FILE}` returns that file's text
+    /// ([`ToolAnnotations::reads_files`]). By default, `false`.
+    const READS_FILES: bool = false;
     /// See [`Tool::compact`]. By default, `None`.
     const COMPACT: Option<Compact> = None;
 
@@ -453,6 +466,7 @@ impl<T: TypedTool> Tool for T {
         ToolAnnotations {
             writes_files: T::WRITES_FILES,
             runs_commands: T::RUNS_COMMANDS,
+            reads_files: T::READS_FILES,
             ..TypedTool::annotations(self)
         }
     }

@@ -181,6 +181,7 @@ impl TypedTool for ReadFile {
     });
     const DESCRIPTION: &'static str = "Read a text file, whole. For a large file pass `offset` (first line, from 1) and `limit` (how many lines) to get numbered lines.";
     const SENSITIVITY: Sensitivity = Sensitivity::ReadOnly;
+    const READS_FILES: bool = true;
 
     fn annotations(&self) -> ToolAnnotations {
         ToolAnnotations {

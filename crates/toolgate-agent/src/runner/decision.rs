@@ -42,6 +42,10 @@ pub enum LoopDecision {
     /// Not run: a call that would change a file the task says not to
     /// change (`kept_file`, rule 7 of `checks`).
     KeptFile,
+    /// Not run: in the small profile, a whole-file write that drops lines
+    /// of the file for a task that only adds (`dropped_lines`, rule 8 of
+    /// `checks`).
+    DroppedLines,
 }
 
 impl LoopDecision {
@@ -57,6 +61,7 @@ impl LoopDecision {
             Self::RepeatedChange => "repeated_change",
             Self::UnreadOverwrite => "unread_overwrite",
             Self::KeptFile => "kept_file",
+            Self::DroppedLines => "dropped_lines",
         }
     }
 }
@@ -137,6 +142,7 @@ impl<'de> Deserialize<'de> for CallDecision {
             LoopDecision::RepeatedChange,
             LoopDecision::UnreadOverwrite,
             LoopDecision::KeptFile,
+            LoopDecision::DroppedLines,
         ]
         .into_iter()
         .find(|d| d.as_str() == name)
@@ -208,6 +214,11 @@ mod tests {
                 LoopDecision::KeptFile.into(),
                 "kept_file",
                 LoopDecision::KeptFile.into(),
+            ),
+            (
+                LoopDecision::DroppedLines.into(),
+                "dropped_lines",
+                LoopDecision::DroppedLines.into(),
             ),
             (
                 LoopDecision::NotRun.into(),

@@ -70,6 +70,7 @@
 //! `report`; what it plugs in (hooks, gates, recorder) in `lifecycle`; its
 //! configuration in `builder`.
 
+mod admit;
 mod builder;
 mod compress;
 mod decision;

@@ -46,6 +46,7 @@ use crate::recover::recover_tool_calls;
 pub(super) use progress::is_cache;
 use progress::{change_pending, finish_answer, missing, next_move, steered};
 
+mod look;
 mod progress;
 
 /// Where the step loop is.
@@ -184,6 +185,7 @@ impl AgentRunner {
             held: 0,
             changed: false,
         };
+        self.look_first(&mut progress).await;
         let mut state = State::Prepare(1);
         loop {
             state = match self.transition(state, &mut progress).await {

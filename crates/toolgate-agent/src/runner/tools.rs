@@ -13,7 +13,7 @@ use super::report::RunReport;
 use super::{AgentRunner, truncate_head_tail};
 use crate::checks::{MustPass, TaskChecks};
 use crate::llm::{Message, ModelToolCall, Role};
-use crate::profile::{FINISH, SMALL_OUTPUT_CHARS, trim_lines};
+use crate::profile::{SMALL_OUTPUT_CHARS, trim_lines};
 use crate::recover::TextCall;
 
 /// The name given to a recovered call that could not be read, so that its
@@ -425,14 +425,33 @@ impl AgentRunner {
         let tool = self.command_tool(&registry)?;
         let arguments = json!({ "command": must.command });
         let id = format!("check_{step}_{n}");
-        let call = ToolCall::new(id.clone(), tool.name(), arguments.clone());
-        let e = self.through_gate(&registry, call).await;
-        let passed = e.decision.executed()
-            && e.success
+        let (ok, raw, text) = self
+            .own_call(step, id, tool.name(), arguments, report)
+            .await;
+        let passed = ok
             && must
                 .prints
                 .as_ref()
-                .is_none_or(|p| e.text.contains(p.as_str()));
+                .is_none_or(|p| raw.contains(p.as_str()));
+        Some((passed, text))
+    }
+
+    /// A call the runtime makes for the model (a check, a first look),
+    /// through the gate like any other, recorded as a call of step `step`
+    /// with `id`: whether it ran and succeeded, its whole output, and the
+    /// output cut as the small profile cuts it.
+    pub(super) async fn own_call(
+        &self,
+        step: u32,
+        id: String,
+        name: &str,
+        arguments: Value,
+        report: &mut RunReport,
+    ) -> (bool, String, String) {
+        let registry = self.engine.registry().clone();
+        let call = ToolCall::new(id.clone(), name, arguments.clone());
+        let e = self.through_gate(&registry, call).await;
+        let ok = e.decision.executed() && e.success;
         let text = trim_lines(&e.text, self.max_output_chars.min(SMALL_OUTPUT_CHARS));
         let captured = e.captured.map(|c| *c).unwrap_or_default();
         report
@@ -441,7 +460,7 @@ impl AgentRunner {
         let record = ToolCallRecord {
             step,
             id,
-            name: tool.name().to_owned(),
+            name: name.to_owned(),
             arguments: arguments.to_string(),
             decision: e.decision,
             success: e.success,
@@ -457,7 +476,7 @@ impl AgentRunner {
         };
         self.emit(&AgentEvent::ToolCall(record.clone()));
         report.tool_calls.push(record);
-        Some((passed, text))
+        (ok, e.text, text)
     }
 
     /// The agent's tool that runs commands, if it has one.
@@ -512,98 +531,9 @@ impl AgentRunner {
         }
     }
 
-    /// The loop's own checks of a call, before the gate: whether it could
-    /// be read, whether the agent may use the tool, whether its arguments
-    /// are a JSON object. A tool the registry does not have is left to the
-    /// gate, whose first step refuses it (see [`through_gate`](Self::through_gate)).
-    fn admit(
-        &self,
-        registry: &Registry,
-        c: &ModelToolCall,
-        report: &RunReport,
-        checks: &TaskChecks,
-    ) -> Result<ToolCall, Ended> {
-        if c.name == UNREADABLE_CALL {
-            let reason = serde_json::from_str::<Value>(&c.arguments)
-                .ok()
-                .and_then(|v| v["error"].as_str().map(str::to_owned))
-                .unwrap_or_default();
-            return Err(Ended::refused(
-                LoopDecision::UnreadableCall,
-                &format!(
-                    "your tool call could not be read: {reason}. Write one JSON object: \
-                     {{\"name\": \"TOOL\", \"arguments\": {{...}}}}"
-                ),
-            ));
-        }
-        if c.name == FINISH && self.agent.is_small() {
-            return Err(Ended::refused(
-                LoopDecision::MalformedArguments,
-                "call finish with your final answer as a string: {\"answer\": \"...\"}",
-            ));
-        }
-        let known = registry.has(&c.name);
-        if known && !self.agent.allows(registry, &c.name) {
-            return Err(Ended::refused(
-                LoopDecision::NotAllowed,
-                &format!(
-                    "tool `{}` is not available to agent `{}`",
-                    c.name, self.agent.name
-                ),
-            ));
-        }
-        let raw = if c.arguments.trim().is_empty() {
-            "{}"
-        } else {
-            &c.arguments
-        };
-        let arguments = match serde_json::from_str::<Value>(raw) {
-            Ok(v) if v.is_object() => v,
-            // The gate refuses an unknown tool before it reads arguments.
-            _ if !known => Value::Null,
-            Ok(_) => {
-                return Err(Ended::refused(
-                    LoopDecision::MalformedArguments,
-                    "the arguments must be a JSON object",
-                ));
-            }
-            Err(e) => {
-                return Err(Ended::refused(
-                    LoopDecision::MalformedArguments,
-                    &format!(
-                        "the arguments are not valid JSON ({e}); send a JSON object matching \
-                         the tool's schema"
-                    ),
-                ));
-            }
-        };
-        if self.agent.is_small()
-            && let Some(path) = unread_overwrite(registry, &c.name, &arguments, report)
-        {
-            return Err(Ended::refused(
-                LoopDecision::UnreadOverwrite,
-                &format!(
-                    "`{path}` exists and you have not read it yet: writing its whole content \
-                     now would lose what it holds. Read it first, then write its whole new \
-                     content."
-                ),
-            ));
-        }
-        if let Some(path) = kept_write(registry, &c.name, &arguments, checks) {
-            return Err(Ended::refused(
-                LoopDecision::KeptFile,
-                &format!(
-                    "the task says not to change `{path}`. Leave it as it is: make the change \
-                     the task asks for in another file."
-                ),
-            ));
-        }
-        Ok(ToolCall::new(c.id.clone(), c.name.clone(), arguments))
-    }
-
     /// One call through the gate. An unknown tool's error lists the
     /// agent's tools, one line each, for the model's next try.
-    async fn through_gate(&self, registry: &Registry, call: ToolCall) -> Ended {
+    pub(super) async fn through_gate(&self, registry: &Registry, call: ToolCall) -> Ended {
         let name = call.name.clone();
         let execution = self.engine.execute(call).await;
         let mut ended = Ended::from(execution);
@@ -617,60 +547,8 @@ impl AgentRunner {
     }
 }
 
-/// The existing file a call of `name` with `arguments` would replace
-/// whole (a declared write that does not create the file and removes
-/// lines) that no call of the run that ran has read by its exact path or
-/// written: the small profile's model writes whole files, and one it has
-/// not read it writes from nothing.
-fn unread_overwrite(
-    registry: &Registry,
-    name: &str,
-    arguments: &Value,
-    report: &RunReport,
-) -> Option<String> {
-    let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
-    let seen = |file: &str| {
-        report
-            .tool_calls
-            .iter()
-            .filter(|c| c.decision.executed())
-            .flat_map(|c| c.effects.list())
-            .any(|e| match e {
-                toolgate_core::Effect::Read { path, .. }
-                | toolgate_core::Effect::Write { path, .. } => path == file,
-                _ => false,
-            })
-    };
-    effects.list().iter().find_map(|e| match e {
-        toolgate_core::Effect::Write { path, change }
-            if !change.creates && change.lines_removed > 0 && !seen(path) =>
-        {
-            Some(path.clone())
-        }
-        _ => None,
-    })
-}
-
-/// The file the task says to keep (rule 7 of `checks`) that a call
-/// declares a write to, if any.
-fn kept_write(
-    registry: &Registry,
-    name: &str,
-    arguments: &Value,
-    checks: &TaskChecks,
-) -> Option<String> {
-    if checks.keep.is_empty() {
-        return None;
-    }
-    let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
-    effects
-        .changed_paths()
-        .into_iter()
-        .find_map(|p| checks.kept(p).map(str::to_owned))
-}
-
 /// How one call of a step ended, at the gate or before it.
-struct Ended {
+pub(super) struct Ended {
     decision: CallDecision,
     success: bool,
     /// What the model sees, before truncation.
@@ -697,7 +575,7 @@ struct Captured {
 
 impl Ended {
     /// A call the loop refused: the model sees `error: MESSAGE`.
-    fn refused(decision: LoopDecision, message: &str) -> Self {
+    pub(super) fn refused(decision: LoopDecision, message: &str) -> Self {
         Self {
             decision: decision.into(),
             success: false,

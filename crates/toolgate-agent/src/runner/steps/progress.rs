@@ -99,7 +99,8 @@ pub(super) fn next_move(p: &mut Progress<'_>, before: usize) {
     let (unread, _) = missing(p);
     let read_first = unread
         .first()
-        .map(|f| format!("Next: read `{f}`, which the task names."));
+        .map(|f| format!("Next: read `{f}`, which the task names."))
+        .or_else(|| (change_pending(p) && !looked_inside(p)).then(|| NEXT_LOOK.to_owned()));
     let next = if change_pending(p) {
         NEXT_CHANGE
     } else if p.checks.change {
@@ -147,6 +148,30 @@ pub(super) fn next_move(p: &mut Progress<'_>, before: usize) {
     last.content.push('\n');
     last.content.push_str(read_first.as_deref().unwrap_or(next));
 }
+
+/// Whether a call that ran has read a file's content or searched the
+/// files (arguments with a `pattern`): a listing shows names only, and a
+/// model that changes files after a listing writes them from nothing.
+fn looked_inside(p: &Progress<'_>) -> bool {
+    p.report
+        .tool_calls
+        .iter()
+        .filter(|c| c.decision.executed() && c.success)
+        .any(|c| {
+            c.effects
+                .list()
+                .iter()
+                .any(|e| matches!(e, toolgate_core::Effect::Read { tree: false, .. }))
+                || serde_json::from_str::<Value>(&c.arguments)
+                    .is_ok_and(|v| v.get("pattern").is_some())
+        })
+}
+
+/// [`next_move`] while the task asks for a change and the run has only
+/// listed files.
+pub(super) const NEXT_LOOK: &str = "Next: look inside the files the task is about: search \
+    them with search_code, or read one with read_file. Do not write before you have seen what \
+    they hold.";
 
 /// [`next_move`] while the task asks for a change not made yet.
 pub(super) const NEXT_CHANGE: &str = "Next: if you have what you need, make the change the \
