@@ -57,8 +57,8 @@ pub use fallback::{
 };
 pub use llm::{
     AnthropicClient, ApiKey, DEFAULT_TEMPERATURE, HttpSettings, LlmClient, LlmError, LlmRequest,
-    LlmResponse, Message, ModelToolCall, OpenAiClient, Role, TextSink, Usage, decode_constrained,
-    reply_rules, reply_schema,
+    LlmResponse, Message, ModelToolCall, OpenAiClient, REPEAT_PENALTY, Role, TextSink, Usage,
+    decode_constrained, reply_rules, reply_schema,
 };
 pub use probe::{
     ContextSource, ContextWindow, LOCAL_SERVERS, LocalServer, ProbeError, ProbeRequest, Provider,

@@ -379,6 +379,7 @@ impl Router {
             max_tokens: Some(CLASSIFY_MAX_TOKENS),
             must_call: false,
             barred: Vec::new(),
+            penalize_repeats: false,
         }
     }
 

@@ -168,6 +168,7 @@ async fn without_the_setting_no_cache_field_is_sent() {
         max_tokens: None,
         must_call: false,
         barred: Vec::new(),
+        penalize_repeats: false,
     };
     let reply = llm.complete(&request, &|_| {}).await.unwrap();
     assert_eq!(reply.usage.unwrap().processed_tokens, Some(10));
@@ -204,6 +205,7 @@ async fn anthropic_marks_the_system_prompt_for_its_cache_and_counts_cached_token
         max_tokens: None,
         must_call: false,
         barred: Vec::new(),
+        penalize_repeats: false,
     };
     let reply = llm.complete(&request, &|_| {}).await.unwrap();
     let usage = reply.usage.unwrap();

@@ -42,6 +42,7 @@ fn request(tools: bool) -> LlmRequest {
         max_tokens: None,
         must_call: false,
         barred: Vec::new(),
+        penalize_repeats: false,
     }
 }
 

@@ -780,6 +780,7 @@ async fn an_anthropic_stream_that_repeats_itself_is_cut() {
         max_tokens: Some(1000),
         must_call: false,
         barred: Vec::new(),
+        penalize_repeats: false,
     };
     let resp = client.complete(&request, &|_| {}).await.unwrap();
     assert_eq!(resp.content, line);
@@ -789,5 +790,45 @@ async fn an_anthropic_stream_that_repeats_itself_is_cut() {
             .is_some_and(|c| c.contains("repeated the same 1-line block")),
         "{:?}",
         resp.cut
+    );
+}
+
+/// A reply cut off for repeating itself is no answer; the next request
+/// asks the server to penalise repeated tokens, and the one after it no
+/// longer does.
+#[tokio::test]
+async fn the_request_after_a_cut_reply_penalises_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let looping = "Let me write it.\n".to_owned()
+        + &"def multiply(first, second):  return first * second\n".repeat(8);
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            answer(&looping),
+            tool_calls(&[("l", "list_files", r#"{"path": "."}"#)]),
+            answer("done"),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(
+        llm,
+        engine(dir.path(), vec![]),
+        AgentDef::builtin("build").unwrap(),
+    )
+    .build()
+    .run("Write multiply", Vec::new())
+    .await;
+    assert_eq!(report.final_text, "done");
+    let reqs = bodies(&server).await;
+    assert_eq!(reqs.len(), 3);
+    let penalty: Vec<&Value> = reqs.iter().map(|r| &r["frequency_penalty"]).collect();
+    assert_eq!(
+        penalty,
+        [
+            &Value::Null,
+            &json!(toolgate_agent::REPEAT_PENALTY),
+            &Value::Null
+        ]
     );
 }

@@ -45,6 +45,17 @@ async fn run_small(server: &MockServer, dir: &std::path::Path, task: &str) -> Ru
         .await
 }
 
+/// [`run_small`] with the workspace known to the task checks: the files
+/// the task names are read first, and writes are checked against the files.
+async fn run_small_checked(server: &MockServer, dir: &std::path::Path, task: &str) -> RunReport {
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(server, false)));
+    AgentRunner::builder(llm, engine(dir, vec![]), small_agent(dir))
+        .workspace(dir)
+        .build()
+        .run(task, Vec::new())
+        .await
+}
+
 fn finish(id: &str, answer: &str) -> ResponseTemplate {
     let args = serde_json::json!({ "answer": answer }).to_string();
     tool_calls(&[(id, "finish", &args)])
@@ -392,4 +403,111 @@ async fn a_small_run_out_of_steps_is_summed_up_from_its_log_not_by_the_model() {
     assert!(text.contains("2 made, 2 ran (0 failed)"), "{text}");
     assert!(!text.contains("--verbose"), "the model's claim: {text}");
     assert_eq!(bodies(&server).await.len(), 2, "no summary request");
+}
+
+/// (task, replies, the decisions of the calls w1 and w2, what the refusal
+/// of w1 says, the file at the end)
+type WriteCase = (
+    &'static str,
+    Vec<ResponseTemplate>,
+    [&'static str; 2],
+    &'static str,
+    String,
+);
+
+/// The small profile's checks of a whole-file write, by task: one that
+/// drops lines for a task that only adds (`dropped_lines`), one that writes
+/// the file back as it was for a task that asks for a change (`no_change`);
+/// and after a mere listing, the next move is to look inside the files.
+#[tokio::test]
+async fn small_profile_write_checks_case_table() {
+    const CALC: &str = "def add(a, b):\n    return a + b\n";
+    let write = |id: &'static str, content: &str| {
+        let args = serde_json::json!({ "path": "calc.py", "content": content }).to_string();
+        tool_calls(&[(id, "write_file", &args)])
+    };
+    let both = format!("{CALC}\n\ndef multiply(a, b):\n    return a * b\n");
+    // (task, replies, the decisions of the calls w1 and w2, what the
+    // refusal of w1 says, the file at the end)
+    let cases: Vec<WriteCase> = vec![
+        (
+            "Add a function multiply(a, b) to calc.py.",
+            vec![
+                write("w1", "def multiply(a, b):\n    return a * b\n"),
+                write("w2", &both),
+                finish("f", "added"),
+            ],
+            ["dropped_lines", "executed"],
+            "drops 2 line(s) `calc.py` has: `def add(a, b):`, `return a + b`",
+            both.clone(),
+        ),
+        (
+            "Add a function multiply(a, b) to calc.py.",
+            vec![write("w1", &both), write("w2", &both), finish("f", "added")],
+            ["executed", "repeated_change"],
+            "",
+            both.clone(),
+        ),
+        (
+            "In calc.py, make add return a - b.",
+            vec![
+                write("w1", "def add(a,b):\n\n    return a+b"),
+                write("w2", "def add(a, b):\n    return a - b\n"),
+                finish("f", "done"),
+            ],
+            ["no_change", "executed"],
+            "it changes nothing",
+            "def add(a, b):\n    return a - b\n".to_owned(),
+        ),
+    ];
+    for (task, replies, decisions, told, end) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("calc.py"), CALC).unwrap();
+        let server = server("/v1/chat/completions", replies).await;
+        let report = run_small_checked(&server, dir.path(), task).await;
+        assert_eq!(report.outcome, Outcome::Completed, "{task}: {report:?}");
+        for (id, decision) in ["w1", "w2"].iter().zip(decisions) {
+            let call = report.tool_calls.iter().find(|c| c.id == *id).unwrap();
+            assert_eq!(call.decision.as_str(), decision, "{task}: {}", call.output);
+            if *id == "w1" && !told.is_empty() {
+                assert!(call.output.contains(told), "{task}: {}", call.output);
+            }
+        }
+        let now = std::fs::read_to_string(dir.path().join("calc.py")).unwrap();
+        assert_eq!(now, end, "{task}");
+    }
+
+    // A listing shows names only: look inside before writing.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/a.py"), "x = 1  # TODO: two\n").unwrap();
+    let replies = vec![
+        tool_calls(&[("l", "list_files", r#"{"path": "src"}"#)]),
+        tool_calls(&[("s", "search_code", r#"{"pattern": "TODO", "path": "src"}"#)]),
+        finish("f", "listed"),
+    ];
+    let server = server("/v1/chat/completions", replies).await;
+    let task = "Find the TODO comments under src/ and write them to TODO.md.";
+    run_small_checked(&server, dir.path(), task).await;
+    let reqs = bodies(&server).await;
+    let last_result = |body: &Value| {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    assert!(
+        last_result(&reqs[1]).ends_with("what they hold."),
+        "{}",
+        last_result(&reqs[1])
+    );
+    assert!(
+        last_result(&reqs[2]).contains("make the change the task asks for now"),
+        "{}",
+        last_result(&reqs[2])
+    );
 }

@@ -143,6 +143,7 @@ fn request() -> LlmRequest {
         max_tokens: None,
         must_call: false,
         barred: Vec::new(),
+        penalize_repeats: false,
     }
 }
 

@@ -137,7 +137,18 @@ pub struct LlmRequest {
     /// a tool whose last call just repeated itself); they stay in the
     /// prompt. Unconstrained requests are sent as they are.
     pub barred: Vec<String>,
+    /// The reply before this one was cut off for repeating itself (or for
+    /// running to its cap): an OpenAI-compatible request asks the server
+    /// to penalise tokens already written ([`REPEAT_PENALTY`] as
+    /// `frequency_penalty`), so a model that decodes near-greedily does not
+    /// write the same loop again.
+    pub penalize_repeats: bool,
 }
+
+/// The `frequency_penalty` of a request after a reply was cut
+/// ([`LlmRequest::penalize_repeats`]): mild, as the JSON of a call repeats
+/// its own tokens by nature.
+pub const REPEAT_PENALTY: f32 = 0.3;
 
 /// The model's answer.
 #[derive(Debug, Clone, Default)]

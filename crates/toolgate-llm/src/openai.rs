@@ -76,6 +76,9 @@ impl OpenAiClient {
         if let Some(t) = self.settings.temperature {
             body["temperature"] = json!(t);
         }
+        if request.penalize_repeats {
+            body["frequency_penalty"] = json!(super::REPEAT_PENALTY);
+        }
         if self.settings.cache_prompt {
             body["cache_prompt"] = json!(true);
         }

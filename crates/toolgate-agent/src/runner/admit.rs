@@ -92,6 +92,26 @@ impl AgentRunner {
                 ),
             ));
         }
+        // The same write made before and run: the repeat rule answers it.
+        let made_before = || {
+            report.tool_calls.iter().any(|r| {
+                r.name == c.name && r.arguments == c.arguments && r.decision.executed() && r.success
+            })
+        };
+        if self.agent.is_small()
+            && checks.change
+            && !made_before()
+            && let Some(path) =
+                same_content(registry, &c.name, &arguments, self.workspace.as_deref())
+        {
+            return Err(Ended::refused(
+                LoopDecision::NoChange,
+                &format!(
+                    "this content is what `{path}` holds now (only spaces, blank lines or \
+                     quotes differ): it changes nothing. Write the change the task asks for."
+                ),
+            ));
+        }
         if self.agent.is_small()
             && checks.adds_only
             && let Some((path, dropped)) =
@@ -178,6 +198,34 @@ fn kept_write(
         .changed_paths()
         .into_iter()
         .find_map(|p| checks.kept(p).map(str::to_owned))
+}
+
+/// The existing file a call declares a whole new content for that is the
+/// file's content again but for white space and the kind of quotes: a
+/// small model that cannot make a change writes the file back and says it
+/// did.
+fn same_content(
+    registry: &Registry,
+    name: &str,
+    arguments: &Value,
+    workspace: Option<&std::path::Path>,
+) -> Option<String> {
+    let root = workspace?;
+    let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
+    let bare = |text: &str| -> String {
+        text.chars()
+            .filter(|c| !c.is_whitespace())
+            .map(|c| if c == '\'' { '"' } else { c })
+            .collect()
+    };
+    effects.list().iter().find_map(|e| match e {
+        toolgate_core::Effect::Write { path, change } if !change.creates => {
+            let content = change.content.as_deref()?;
+            let before = std::fs::read_to_string(root.join(path)).ok()?;
+            (bare(content) == bare(&before)).then(|| path.clone())
+        }
+        _ => None,
+    })
 }
 
 /// The file a call declares a whole new content for, with the lines of it

@@ -46,6 +46,10 @@ pub enum LoopDecision {
     /// of the file for a task that only adds (`dropped_lines`, rule 8 of
     /// `checks`).
     DroppedLines,
+    /// Not run: in the small profile, for a task that asks for a change, a
+    /// whole-file write of what the file holds but for white space and
+    /// quotes (`no_change`).
+    NoChange,
 }
 
 impl LoopDecision {
@@ -62,6 +66,7 @@ impl LoopDecision {
             Self::UnreadOverwrite => "unread_overwrite",
             Self::KeptFile => "kept_file",
             Self::DroppedLines => "dropped_lines",
+            Self::NoChange => "no_change",
         }
     }
 }
@@ -143,6 +148,7 @@ impl<'de> Deserialize<'de> for CallDecision {
             LoopDecision::UnreadOverwrite,
             LoopDecision::KeptFile,
             LoopDecision::DroppedLines,
+            LoopDecision::NoChange,
         ]
         .into_iter()
         .find(|d| d.as_str() == name)
@@ -219,6 +225,11 @@ mod tests {
                 LoopDecision::DroppedLines.into(),
                 "dropped_lines",
                 LoopDecision::DroppedLines.into(),
+            ),
+            (
+                LoopDecision::NoChange.into(),
+                "no_change",
+                LoopDecision::NoChange.into(),
             ),
             (
                 LoopDecision::NotRun.into(),

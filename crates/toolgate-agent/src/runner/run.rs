@@ -249,6 +249,7 @@ impl AgentRunner {
             }),
             must_call: offer.must_call,
             barred: offer.barred,
+            penalize_repeats: offer.penalize_repeats,
         };
         self.fit_to_window(&mut request.messages, fixed)?;
         let mut retried = false;
@@ -399,4 +400,5 @@ pub(super) struct Asked {
     pub(super) tools: Vec<Value>,
     pub(super) must_call: bool,
     pub(super) barred: Vec<String>,
+    pub(super) penalize_repeats: bool,
 }

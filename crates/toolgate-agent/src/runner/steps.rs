@@ -135,6 +135,9 @@ struct Progress<'a> {
     /// Whether a call of the run changed something (see
     /// [`AgentRunner::changes_something`]).
     changed: bool,
+    /// Why the last reply was cut off, when it was: the next request
+    /// penalises repeats ([`crate::LlmRequest::penalize_repeats`]).
+    cut_before: Option<String>,
 }
 
 impl AgentRunner {
@@ -184,6 +187,7 @@ impl AgentRunner {
             check_refusals: 0,
             held: 0,
             changed: false,
+            cut_before: None,
         };
         self.look_first(&mut progress).await;
         let mut state = State::Prepare(1);
@@ -314,6 +318,7 @@ impl AgentRunner {
             tools: p.offer.schemas.clone(),
             must_call,
             barred,
+            penalize_repeats: p.cut_before.take().is_some(),
         };
         let call = self.call_model(p.messages, asked, step, false, p.report);
         let mut cancel = self.cancel.clone();
@@ -403,6 +408,7 @@ impl AgentRunner {
             resp.content = answer;
         }
         let mut note = dropped_note(&dropped, cap);
+        p.cut_before.clone_from(&resp.cut);
         if let Some(why) = &resp.cut {
             self.emit(&AgentEvent::ReplyCut {
                 step,
