@@ -477,6 +477,31 @@ async fn small_profile_write_checks_case_table() {
         assert_eq!(now, end, "{task}");
     }
 
+    // A file the run has not seen is refused as unread: nothing of what it
+    // holds is shown to the model (a secret it may not read stays unread).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("calc.py"), CALC).unwrap();
+    std::fs::write(dir.path().join("keys.py"), "TOKEN = 'secret-value'\n").unwrap();
+    let replies = vec![
+        tool_calls(&[(
+            "w1",
+            "write_file",
+            r#"{"path": "keys.py", "content": "x = 1\n"}"#,
+        )]),
+        finish("f", "done"),
+    ];
+    let secret = server("/v1/chat/completions", replies).await;
+    let report =
+        run_small_checked(&secret, dir.path(), "Add a function multiply to calc.py.").await;
+    let call = report.tool_calls.iter().find(|c| c.id == "w1").unwrap();
+    assert_eq!(
+        call.decision.as_str(),
+        "unread_overwrite",
+        "{}",
+        call.output
+    );
+    assert!(!call.output.contains("secret-value"), "{}", call.output);
+
     // A listing shows names only: look inside before writing.
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("src")).unwrap();

@@ -92,48 +92,37 @@ impl AgentRunner {
                 ),
             ));
         }
-        // The same write made before and run: the repeat rule answers it.
-        let made_before = || {
-            report.tool_calls.iter().any(|r| {
-                r.name == c.name && r.arguments == c.arguments && r.decision.executed() && r.success
-            })
-        };
         if self.agent.is_small()
             && checks.change
-            && !made_before()
-            && let Some(path) =
-                same_content(registry, &c.name, &arguments, self.workspace.as_deref())
+            && let Some(rewrite) = Rewrite::of(
+                registry,
+                &c.name,
+                &arguments,
+                report,
+                self.workspace.as_deref(),
+            )
         {
-            return Err(Ended::refused(
-                LoopDecision::NoChange,
-                &format!(
-                    "this content is what `{path}` holds now (only spaces, blank lines or \
-                     quotes differ): it changes nothing. Write the change the task asks for."
-                ),
-            ));
-        }
-        if self.agent.is_small()
-            && checks.adds_only
-            && let Some((path, dropped)) =
-                dropped_lines(registry, &c.name, &arguments, self.workspace.as_deref())
-        {
-            let shown: Vec<String> = dropped.iter().take(5).map(|l| format!("`{l}`")).collect();
-            let more = dropped.len().saturating_sub(shown.len());
-            let more = if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            };
-            return Err(Ended::refused(
-                LoopDecision::DroppedLines,
-                &format!(
-                    "the task only asks to add, and this content drops {} line(s) `{path}` has: \
-                     {}{more}. Write the whole file again: every line it has now, unchanged, \
-                     plus what the task adds.",
-                    dropped.len(),
-                    shown.join(", ")
-                ),
-            ));
+            // The same write made before and run: the repeat rule answers it.
+            let made_before = report.tool_calls.iter().any(|r| {
+                r.name == c.name && r.arguments == c.arguments && r.decision.executed() && r.success
+            });
+            if !made_before && rewrite.changes_nothing() {
+                return Err(Ended::refused(
+                    LoopDecision::NoChange,
+                    &format!(
+                        "this content is what `{}` holds now (only spaces, blank lines or \
+                         quotes differ): it changes nothing. Write the change the task asks for.",
+                        rewrite.path
+                    ),
+                ));
+            }
+            let dropped = rewrite.dropped();
+            if checks.adds_only && !dropped.is_empty() {
+                return Err(Ended::refused(
+                    LoopDecision::DroppedLines,
+                    &lost_lines_note(&rewrite.path, &dropped),
+                ));
+            }
         }
         if let Some(path) = kept_write(registry, &c.name, &arguments, checks) {
             return Err(Ended::refused(
@@ -160,26 +149,45 @@ fn unread_overwrite(
     report: &RunReport,
 ) -> Option<String> {
     let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
-    let seen = |file: &str| {
-        report
-            .tool_calls
-            .iter()
-            .filter(|c| c.decision.executed())
-            .flat_map(|c| c.effects.list())
-            .any(|e| match e {
-                toolgate_core::Effect::Read { path, .. }
-                | toolgate_core::Effect::Write { path, .. } => path == file,
-                _ => false,
-            })
-    };
     effects.list().iter().find_map(|e| match e {
         toolgate_core::Effect::Write { path, change }
-            if !change.creates && change.lines_removed > 0 && !seen(path) =>
+            if !change.creates && change.lines_removed > 0 && !seen(report, path) =>
         {
             Some(path.clone())
         }
         _ => None,
     })
+}
+
+/// What a model is told when its new content drops lines of a file for a
+/// task that only adds: the first five lines, and how many more.
+fn lost_lines_note(path: &str, dropped: &[String]) -> String {
+    let shown: Vec<String> = dropped.iter().take(5).map(|l| format!("`{l}`")).collect();
+    let more = match dropped.len() - shown.len() {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!(
+        "the task only asks to add, and this content drops {} line(s) `{path}` has: {}{more}. \
+         Write the whole file again: every line it has now, unchanged, plus what the task adds.",
+        dropped.len(),
+        shown.join(", ")
+    )
+}
+
+/// Whether a call of the run that ran has read `file` by its exact path
+/// or written it.
+fn seen(report: &RunReport, file: &str) -> bool {
+    report
+        .tool_calls
+        .iter()
+        .filter(|c| c.decision.executed())
+        .flat_map(|c| c.effects.list())
+        .any(|e| match e {
+            toolgate_core::Effect::Read { path, .. }
+            | toolgate_core::Effect::Write { path, .. } => path == file,
+            _ => false,
+        })
 }
 
 /// The file the task says to keep (rule 7 of `checks`) that a call
@@ -200,58 +208,63 @@ fn kept_write(
         .find_map(|p| checks.kept(p).map(str::to_owned))
 }
 
-/// The existing file a call declares a whole new content for that is the
-/// file's content again but for white space and the kind of quotes: a
-/// small model that cannot make a change writes the file back and says it
-/// did.
-fn same_content(
-    registry: &Registry,
-    name: &str,
-    arguments: &Value,
-    workspace: Option<&std::path::Path>,
-) -> Option<String> {
-    let root = workspace?;
-    let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
-    let bare = |text: &str| -> String {
-        text.chars()
-            .filter(|c| !c.is_whitespace())
-            .map(|c| if c == '\'' { '"' } else { c })
-            .collect()
-    };
-    effects.list().iter().find_map(|e| match e {
-        toolgate_core::Effect::Write { path, change } if !change.creates => {
-            let content = change.content.as_deref()?;
-            let before = std::fs::read_to_string(root.join(path)).ok()?;
-            (bare(content) == bare(&before)).then(|| path.clone())
-        }
-        _ => None,
-    })
+/// A whole new content a call declares for an existing file the run has
+/// already seen (read or written by a call that ran), with what the file
+/// holds now. Only a seen file: what a refusal shows of it (the lines it
+/// would lose) the model has had already, so no check here tells it more
+/// of a file than the gate let it read.
+struct Rewrite {
+    path: String,
+    before: String,
+    content: String,
 }
 
-/// The file a call declares a whole new content for, with the lines of it
-/// that the content drops (rule 8 of `checks`: compared without the white
-/// space at their ends, blank lines aside), when it drops any.
-fn dropped_lines(
-    registry: &Registry,
-    name: &str,
-    arguments: &Value,
-    workspace: Option<&std::path::Path>,
-) -> Option<(String, Vec<String>)> {
-    let root = workspace?;
-    let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
-    effects.list().iter().find_map(|e| match e {
-        toolgate_core::Effect::Write { path, change } if !change.creates => {
-            let content = change.content.as_deref()?;
-            let before = std::fs::read_to_string(root.join(path)).ok()?;
-            let kept: std::collections::HashSet<&str> = content.lines().map(str::trim).collect();
-            let dropped: Vec<String> = before
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !kept.contains(l))
-                .map(str::to_owned)
-                .collect();
-            (!dropped.is_empty()).then(|| (path.clone(), dropped))
-        }
-        _ => None,
-    })
+impl Rewrite {
+    fn of(
+        registry: &Registry,
+        name: &str,
+        arguments: &Value,
+        report: &RunReport,
+        workspace: Option<&std::path::Path>,
+    ) -> Option<Self> {
+        let root = workspace?;
+        let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
+        effects.list().iter().find_map(|e| match e {
+            toolgate_core::Effect::Write { path, change }
+                if !change.creates && seen(report, path) =>
+            {
+                Some(Self {
+                    path: path.clone(),
+                    before: std::fs::read_to_string(root.join(path)).ok()?,
+                    content: change.content.clone()?,
+                })
+            }
+            _ => None,
+        })
+    }
+
+    /// Whether the new content is the file again but for white space and
+    /// the kind of quotes: a small model that cannot make a change writes
+    /// the file back and says it did.
+    fn changes_nothing(&self) -> bool {
+        let bare = |text: &str| -> String {
+            text.chars()
+                .filter(|c| !c.is_whitespace())
+                .map(|c| if c == '\'' { '"' } else { c })
+                .collect()
+        };
+        bare(&self.content) == bare(&self.before)
+    }
+
+    /// The lines of the file the new content drops (rule 8 of `checks`:
+    /// compared without the white space at their ends, blank lines aside).
+    fn dropped(&self) -> Vec<String> {
+        let kept: std::collections::HashSet<&str> = self.content.lines().map(str::trim).collect();
+        self.before
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !kept.contains(l))
+            .map(str::to_owned)
+            .collect()
+    }
 }
