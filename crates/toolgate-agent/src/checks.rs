@@ -53,6 +53,14 @@
 //!    of an existing file that drops a line the file holds (compared
 //!    without the white space at its ends; blank lines aside) does not
 //!    run for such a task: the model is shown the lines it dropped.
+//! 9. A file **to create** is a word of a sentence that asks for a change
+//!    (rule 6), in backticks or bare, that is a relative path ending in a
+//!    file extension of `FILE_EXTENSIONS` (`TODO.md`, `src/new.py`; not
+//!    `example.com` or `4.3.0`), that is no file of the workspace yet,
+//!    whose directory is one, and that follows `to`, `into`, `create`,
+//!    `file`, `named`, `called` or `as` within three words (`write them
+//!    to a new file TODO.md`, `create hello.py`, `rename a.py to b.py`). The
+//!    run does not end before each exists.
 //!
 //! The runner's rules say what happens when they are missing or failing.
 
@@ -75,6 +83,70 @@ pub struct TaskChecks {
     pub keep: Vec<String>,
     /// Whether every change the task asks for adds (rule 8).
     pub adds_only: bool,
+    /// Files the task asks to create (rule 9).
+    pub creates: Vec<String>,
+}
+
+/// The file extensions a file to create ends in (rule 9): source, text,
+/// data and configuration files, no top-level domain.
+const FILE_EXTENSIONS: &[&str] = &[
+    "c", "cc", "cfg", "conf", "cpp", "cs", "css", "csv", "env", "go", "h", "hpp", "html", "ini",
+    "java", "js", "json", "jsx", "kt", "lock", "log", "lua", "md", "php", "pl", "py", "rb", "rs",
+    "rst", "sh", "sql", "swift", "toml", "ts", "tsx", "txt", "xml", "yaml", "yml",
+];
+
+/// The words before a file to create (rule 9).
+const CREATE_CUES: &[&str] = &["to", "into", "create", "file", "named", "called", "as"];
+
+/// The files to create a sentence that asks for a change names (rule 9),
+/// under `root`.
+fn to_create(pieces: &[Piece], root: &Path) -> Vec<String> {
+    let mut words: Vec<(String, String)> = Vec::new();
+    for piece in pieces {
+        match piece {
+            Piece::Code(code) => words.push((String::new(), code.clone())),
+            Piece::Text(text) => {
+                for raw in text.split_whitespace() {
+                    let kept = raw
+                        .trim_matches(|c: char| {
+                            !(c.is_alphanumeric() || matches!(c, '_' | '/' | '-' | '.'))
+                        })
+                        .trim_end_matches('.');
+                    words.push((
+                        raw.trim_matches(|c: char| !c.is_alphanumeric())
+                            .to_lowercase(),
+                        kept.to_owned(),
+                    ));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, (_, name)) in words.iter().enumerate() {
+        let cued = words[i.saturating_sub(3)..i]
+            .iter()
+            .any(|(w, _)| CREATE_CUES.contains(&w.as_str()));
+        if cued && is_new_file(root, name) && !out.contains(name) {
+            out.push(name.clone());
+        }
+    }
+    out
+}
+
+/// Whether `name` is a file the workspace at `root` could get (rule 9).
+fn is_new_file(root: &Path, name: &str) -> bool {
+    let path = Path::new(name);
+    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    !stem.is_empty()
+        && FILE_EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
+        && !path.is_absolute()
+        && !name.contains("..")
+        && !name.contains("://")
+        && !root.join(name).exists()
+        && path
+            .parent()
+            .is_some_and(|dir| dir.as_os_str().is_empty() || root.join(dir).is_dir())
 }
 
 /// The change verbs that only add (rule 8).
@@ -210,6 +282,7 @@ pub(crate) const CHANGE_VERBS: &[&str] = &[
     "rename",
     "replace",
     "rewrite",
+    "save",
     "set",
     "update",
     "write",
@@ -389,7 +462,13 @@ impl TaskChecks {
         let file = |name: &str| workspace.is_some_and(|root| is_workspace_file(root, name));
         let mut verbs = Vec::new();
         for sentence in sentences(task) {
-            verbs.extend(change_verbs(&sentence));
+            let asked = change_verbs(&sentence);
+            if let (false, Some(root)) = (asked.is_empty(), workspace) {
+                for name in to_create(&sentence, root) {
+                    push(&mut checks.creates, &name);
+                }
+            }
+            verbs.extend(asked);
             for name in kept(&sentence, &file) {
                 push(&mut checks.keep, &name);
             }
@@ -459,7 +538,16 @@ impl TaskChecks {
 
     /// Whether the task names nothing to check and asks for no change.
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty() && self.commands.is_empty() && !self.change
+        self.files.is_empty() && self.commands.is_empty() && !self.change && self.creates.is_empty()
+    }
+
+    /// The files to create (rule 9) that are not under `root` yet.
+    pub fn not_created(&self, root: &Path) -> Vec<&str> {
+        self.creates
+            .iter()
+            .filter(|f| !root.join(f).is_file())
+            .map(String::as_str)
+            .collect()
     }
 
     /// What has not been looked at or run yet (rule 5), given the declared
@@ -674,6 +762,47 @@ mod tests {
     }
 
     #[test]
+    fn files_to_create_case_table() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["src/calc.py", "a.py", "docs/guide.md"] {
+            let path = dir.path().join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "Find every TODO comment under src/ and write them to a new file TODO.md, one line per TODO.",
+                &["TODO.md"],
+            ),
+            ("Create hello.py that prints hi.", &["hello.py"]),
+            ("Rename a.py to b.py.", &["b.py"]),
+            (
+                "Move the helpers into `src/helpers.py`.",
+                &["src/helpers.py"],
+            ),
+            ("Save the report as docs/report.md", &["docs/report.md"]),
+            // Files that exist, or could not be made here, or no file.
+            ("Write the notes to docs/guide.md.", &[]),
+            ("Write the result to /tmp/out.txt.", &[]),
+            ("Write it to lib/new.py.", &[]),
+            ("Change the URL to example.com.", &[]),
+            ("Bump the version to 4.3.0.", &[]),
+            ("Point the link to https://example.com/a.md.", &[]),
+            // A question asks for nothing to be created.
+            ("Would you write them to TODO.md?", &[]),
+            ("Explain how hello.py would print hi.", &[]),
+        ];
+        for (task, creates) in cases {
+            let checks = TaskChecks::from_task(task, Some(dir.path()), &programs);
+            assert_eq!(checks.creates, *creates, "{task}");
+            assert_eq!(checks.not_created(dir.path()), *creates, "{task}");
+        }
+        let checks = TaskChecks::from_task("Create hello.py.", Some(dir.path()), &programs);
+        std::fs::write(dir.path().join("hello.py"), "print('hi')\n").unwrap();
+        assert!(checks.not_created(dir.path()).is_empty());
+    }
+
+    #[test]
     fn tasks_that_only_add_case_table() {
         let cases: &[(&str, bool)] = &[
             ("Add a function multiply(a, b) to src/calc.py.", true),
@@ -759,6 +888,7 @@ mod tests {
             change: false,
             keep: Vec::new(),
             adds_only: false,
+            creates: Vec::new(),
         };
         let none: Vec<(&Effects, &str, bool)> = Vec::new();
         assert_eq!(

@@ -314,3 +314,43 @@ async fn a_file_the_task_says_to_keep_is_not_written() {
         }
     }
 }
+
+/// A file the task asks to create must exist before the run ends: an
+/// answer claiming it is refused with what is missing, in every profile.
+#[tokio::test]
+async fn a_file_the_task_asks_to_create_must_exist_before_the_answer() {
+    for small in [false, true] {
+        let done = |id: &str, text: &str| {
+            if small {
+                finish(id, text)
+            } else {
+                answer(text)
+            }
+        };
+        let case = Case {
+            name: "creates",
+            task: "Read value.txt and write its number to a new file copy.txt.",
+            small,
+            checks: true,
+            replies: vec![
+                read("r", "value.txt"),
+                done("f1", "I wrote copy.txt."),
+                write("w", "copy.txt", "1"),
+                done("f2", "copy.txt holds 1."),
+            ],
+            outcome: Outcome::Completed,
+            final_text: "copy.txt holds 1.",
+            told: vec![],
+            checked: vec![],
+            nobody_to_ask: false,
+        };
+        let (report, reqs) = run(&case).await;
+        assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+        assert_eq!(report.final_text, "copy.txt holds 1.");
+        let told = reqs[2]["messages"].to_string();
+        assert!(
+            told.contains("the task asks for `copy.txt`, and it does not exist"),
+            "small: {small}: {told}"
+        );
+    }
+}

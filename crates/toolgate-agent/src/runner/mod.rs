@@ -47,7 +47,9 @@
 //! 8. Task checks (`agents.*.task_checks`, on by default; what a task
 //!    names is [`crate::TaskChecks`]): an answer does not end the run
 //!    while a file the task names has not been read or a command it names
-//!    not run by a call that ran; then each command the task says must
+//!    not run by a call that ran, nor while a file it asks to create
+//!    (rule 9 of `crate::checks`) does not exist; then each command the
+//!    task says must
 //!    pass is run through the gate (recorded as a call of the step) and
 //!    must succeed and print what the task says; in the small profile, a
 //!    task that asks for a change (rule 6 of `crate::checks`) must have

@@ -538,6 +538,23 @@ impl AgentRunner {
             );
             return Some(self.refuse(step, p, reason, told).await);
         }
+        let absent: Vec<String> = self
+            .workspace
+            .as_deref()
+            .map(|root| p.checks.not_created(root))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|f| format!("`{f}`"))
+            .collect();
+        if !absent.is_empty() {
+            let absent = absent.join(", ");
+            let reason = format!("the task asks for {absent}, which does not exist");
+            let told = format!(
+                "Not done yet: the task asks for {absent}, and it does not exist. Create it \
+                 with your tools, then answer."
+            );
+            return Some(self.refuse(step, p, reason, told).await);
+        }
         // A command that must pass says more than whether a file changed.
         if change_pending(p) && p.checks.must_pass.is_empty() {
             let reason = "the task asks for a change, and no file has changed".to_owned();
