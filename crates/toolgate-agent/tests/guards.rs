@@ -832,3 +832,40 @@ async fn the_request_after_a_cut_reply_penalises_repeats() {
         ]
     );
 }
+
+/// Replies cut off again and again end the run as repeating, summed up
+/// from the log: each costs a whole reply, and the next one loops too.
+#[tokio::test]
+async fn replies_cut_three_times_in_a_row_end_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let looping = "Let me write it.\n".to_owned()
+        + &"def multiply(first, second):  return first * second\n".repeat(8);
+    let server = server(
+        "/v1/chat/completions",
+        vec![
+            answer(&looping),
+            answer(&looping),
+            answer(&looping),
+            answer("never"),
+        ],
+    )
+    .await;
+    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
+    let report = AgentRunner::builder(
+        llm,
+        engine(dir.path(), vec![]),
+        AgentDef::builtin("build").unwrap(),
+    )
+    .build()
+    .run("Write multiply", Vec::new())
+    .await;
+    assert_eq!(report.outcome, Outcome::Repeating, "{}", report.final_text);
+    assert!(
+        report
+            .final_text
+            .starts_with("Stopped: the model's replies were cut off 3 times in a row"),
+        "{}",
+        report.final_text
+    );
+    assert_eq!(bodies(&server).await.len(), 3);
+}

@@ -138,6 +138,8 @@ struct Progress<'a> {
     /// Why the last reply was cut off, when it was: the next request
     /// penalises repeats ([`crate::LlmRequest::penalize_repeats`]).
     cut_before: Option<String>,
+    /// How many replies in a row were cut off without a call.
+    cuts_in_a_row: u32,
 }
 
 impl AgentRunner {
@@ -188,6 +190,7 @@ impl AgentRunner {
             held: 0,
             changed: false,
             cut_before: None,
+            cuts_in_a_row: 0,
         };
         self.look_first(&mut progress).await;
         let mut state = State::Prepare(1);
@@ -444,6 +447,9 @@ impl AgentRunner {
             tool_calls: readable,
             tool_call_id: None,
         });
+        if resp.cut.is_none() || !resp.tool_calls.is_empty() {
+            p.cuts_in_a_row = 0;
+        }
         if p.finish.is_some() {
             p.report.final_text.clone_from(&resp.content);
             return State::Finishing(step);
@@ -458,8 +464,22 @@ impl AgentRunner {
             };
         }
         if let Some(note) = note {
-            // A reply cut short is no answer: the model is told and goes on.
+            // A reply cut short is no answer: the model is told and goes
+            // on, unless its replies keep being cut (each one costs a
+            // whole reply's tokens, and the next is as likely to loop).
+            p.cuts_in_a_row += u32::from(resp.cut.is_some());
             p.messages.push(Message::text(Role::User, note));
+            if p.cuts_in_a_row >= self.agent.max_repeated_calls.max(2) {
+                self.record(step, p.messages, p.report, p.journal).await;
+                return State::Stopped(Stop::Guarded(
+                    Outcome::Repeating,
+                    format!(
+                        "the model's replies were cut off {} times in a row, the last because {}",
+                        p.cuts_in_a_row,
+                        resp.cut.as_deref().unwrap_or("it was cut")
+                    ),
+                ));
+            }
             return self.next_step(step, p).await;
         }
         if resp.content.trim().is_empty() && !p.nudged {
