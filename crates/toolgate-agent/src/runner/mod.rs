@@ -16,8 +16,11 @@
 //!    the gate, and the model is shown the agent's tools. Either way the
 //!    model sees a tool error. Results are appended as `tool` messages in
 //!    call order, with the model's ids.
-//! 4. At `max_steps`, the timeout, or a graceful interrupt, one last call is
-//!    made without tools so the model can summarise.
+//! 4. At `max_steps`, the timeout, the cost budget or a graceful interrupt,
+//!    the run is summed up from its log (files changed, commands and how
+//!    they ended, calls that did not run); in the standard profile one last
+//!    call without tools then asks the model what is left, and its answer
+//!    follows the log's, marked as unchecked.
 //! 5. Guards on one reply: identical calls of a reply (same tool, same
 //!    canonical JSON arguments) run once, and at most
 //!    `max_calls_per_step` of them run ([`LoopDecision::Duplicate`],
