@@ -54,7 +54,10 @@ for line in open(sys.argv[1]):
         continue
     if e.get("type") == "done":
         done = e
-open(sys.argv[2], "w").write(done.get("final_text", "") + "\n")
+# Only a run that ended on its answer has one: a guard's summary built
+# from the log ("6 made, 2 ran") is no answer to "how many".
+answer = done.get("final_text", "") if done.get("outcome") == "completed" else ""
+open(sys.argv[2], "w").write(answer + "\n")
 t = done.get("tokens", {})
 open(sys.argv[3], "w").write(f"{t.get('input', '?')} {t.get('processed') or '?'} {done.get('outcome', '?')}\n")
 PY
