@@ -427,6 +427,8 @@ async fn small_profile_write_checks_case_table() {
         tool_calls(&[(id, "write_file", &args)])
     };
     let both = format!("{CALC}\n\ndef multiply(a, b):\n    return a * b\n");
+    // The same, written with other spacing: no line of the file is lost.
+    let respaced = "def multiply(a, b):\n    return a * b\n\ndef add(a,b):\n  return a+b\n";
     // (task, replies, the decisions of the calls w1 and w2, what the
     // refusal of w1 says, the file at the end)
     let cases: Vec<WriteCase> = vec![
@@ -439,6 +441,17 @@ async fn small_profile_write_checks_case_table() {
             ],
             ["dropped_lines", "executed"],
             "drops 2 line(s) `calc.py` has: `def add(a, b):`, `return a + b`",
+            both.clone(),
+        ),
+        (
+            "Add a function multiply(a, b) to calc.py.",
+            vec![
+                write("w1", respaced),
+                write("w2", &both),
+                finish("f", "added"),
+            ],
+            ["executed", "executed"],
+            "",
             both.clone(),
         ),
         (

@@ -159,6 +159,15 @@ fn unread_overwrite(
     })
 }
 
+/// `text` without white space, its single quotes made double: what two
+/// writings of the same code share (a small model rewrites `"` as `'`).
+fn bare(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if c == '\'' { '"' } else { c })
+        .collect()
+}
+
 /// What a model is told when its new content drops lines of a file for a
 /// task that only adds: the first five lines, and how many more.
 fn lost_lines_note(path: &str, dropped: &[String]) -> String {
@@ -247,23 +256,18 @@ impl Rewrite {
     /// the kind of quotes: a small model that cannot make a change writes
     /// the file back and says it did.
     fn changes_nothing(&self) -> bool {
-        let bare = |text: &str| -> String {
-            text.chars()
-                .filter(|c| !c.is_whitespace())
-                .map(|c| if c == '\'' { '"' } else { c })
-                .collect()
-        };
         bare(&self.content) == bare(&self.before)
     }
 
-    /// The lines of the file the new content drops (rule 8 of `checks`:
-    /// compared without the white space at their ends, blank lines aside).
+    /// The lines of the file the new content drops (rule 8 of `checks`):
+    /// compared as [`bare`] text, so a line written again with other
+    /// spacing or quotes is kept; blank lines aside.
     fn dropped(&self) -> Vec<String> {
-        let kept: std::collections::HashSet<&str> = self.content.lines().map(str::trim).collect();
+        let kept: std::collections::HashSet<String> = self.content.lines().map(bare).collect();
         self.before
             .lines()
             .map(str::trim)
-            .filter(|l| !l.is_empty() && !kept.contains(l))
+            .filter(|l| !l.is_empty() && !kept.contains(&bare(l)))
             .map(str::to_owned)
             .collect()
     }
