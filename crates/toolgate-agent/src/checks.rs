@@ -61,6 +61,15 @@
 //!    `file`, `named`, `called` or `as` within three words (`write them
 //!    to a new file TODO.md`, `create hello.py`, `rename a.py to b.py`). The
 //!    run does not end before each exists.
+//! 10. A **rename** is a sentence whose change verb is `rename`, naming
+//!     `OLD` and then `NEW` after `to`, both identifiers (letters, digits,
+//!     `_`; in backticks or bare; `Rename the function get_user to
+//!     fetch_user`), with the scope the sentence names after `in`, `under`,
+//!     `across` or `throughout` when that is a directory or file of the
+//!     workspace, else the whole workspace. The run does not end while
+//!     `OLD` is still a whole word in a text file of the scope (hidden files
+//!     and directories, `node_modules`, `target`, caches and files over
+//!     1 MiB aside); the model is told where.
 //!
 //! The runner's rules say what happens when they are missing or failing.
 
@@ -85,6 +94,99 @@ pub struct TaskChecks {
     pub adds_only: bool,
     /// Files the task asks to create (rule 9).
     pub creates: Vec<String>,
+    /// Names the task renames (rule 10).
+    pub renames: Vec<Rename>,
+}
+
+/// A name a task renames (rule 10).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rename {
+    /// The name to replace.
+    pub from: String,
+    /// The name to put in its place.
+    pub to: String,
+    /// Where, relative to the workspace: empty for all of it.
+    pub scope: String,
+}
+
+/// A file that still holds a renamed name (rule 10): its path in the
+/// workspace, and the numbers of the lines that hold it.
+pub type Leftover = (String, Vec<usize>);
+
+/// The most files [`TaskChecks::leftovers`] reads.
+const MAX_SCANNED: usize = 2_000;
+
+/// Whether `word` is an identifier (rule 10).
+fn is_identifier(word: &str) -> bool {
+    word.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && word.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// The rename a sentence asks for (rule 10), under `root`.
+fn rename(pieces: &[Piece], root: &Path) -> Option<Rename> {
+    let mut words: Vec<(String, String)> = Vec::new();
+    for piece in pieces {
+        match piece {
+            Piece::Code(code) => words.push((String::new(), code.clone())),
+            Piece::Text(text) => {
+                for raw in text.split_whitespace() {
+                    let kept = raw.trim_matches(|c: char| {
+                        !(c.is_alphanumeric() || matches!(c, '_' | '/' | '.' | '-'))
+                    });
+                    let kept = kept.trim_end_matches('.');
+                    words.push((
+                        raw.trim_matches(|c: char| !c.is_alphanumeric())
+                            .to_lowercase(),
+                        kept.to_owned(),
+                    ));
+                }
+            }
+        }
+    }
+    let at = words.iter().position(|(w, _)| w == "rename")?;
+    let to = at + words[at..].iter().position(|(w, _)| w == "to")?;
+    let from = words[at + 1..to]
+        .iter()
+        .rev()
+        .map(|(_, k)| k)
+        .find(|k| is_identifier(k))?;
+    let new = words
+        .get(to + 1)
+        .map(|(_, k)| k)
+        .filter(|k| is_identifier(k))?;
+    if from == new {
+        return None;
+    }
+    let scope = words
+        .windows(2)
+        .skip(to + 1)
+        .find(|w| matches!(w[0].0.as_str(), "in" | "under" | "across" | "throughout"))
+        .map(|w| w[1].1.trim_end_matches('/').to_owned())
+        .filter(|d| !d.is_empty() && !d.contains("..") && root.join(d).exists())
+        .unwrap_or_default();
+    Some(Rename {
+        from: from.clone(),
+        to: new.clone(),
+        scope,
+    })
+}
+
+/// Whether `name` names a directory or file the scan skips (rule 10).
+fn skipped(name: &str) -> bool {
+    name.starts_with('.')
+        || matches!(name, "node_modules" | "target" | "__pycache__")
+        || name.ends_with("_cache")
+}
+
+/// Whether `text` holds `word` as a whole word.
+fn has_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(i, _)| {
+        !text[..i].chars().next_back().is_some_and(ident)
+            && !text[i + word.len()..].chars().next().is_some_and(ident)
+    })
 }
 
 /// The file extensions a file to create ends in (rule 9): source, text,
@@ -525,6 +627,16 @@ impl TaskChecks {
             }
         }
         checks.change = !verbs.is_empty();
+        if let Some(root) = workspace {
+            for sentence in sentences(task) {
+                if change_verbs(&sentence).contains(&"rename")
+                    && let Some(r) = rename(&sentence, root)
+                    && !checks.renames.contains(&r)
+                {
+                    checks.renames.push(r);
+                }
+            }
+        }
         checks.adds_only = checks.change && verbs.iter().all(|v| ADD_VERBS.contains(v));
         checks
     }
@@ -538,7 +650,61 @@ impl TaskChecks {
 
     /// Whether the task names nothing to check and asks for no change.
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty() && self.commands.is_empty() && !self.change && self.creates.is_empty()
+        self.files.is_empty()
+            && self.commands.is_empty()
+            && !self.change
+            && self.creates.is_empty()
+            && self.renames.is_empty()
+    }
+
+    /// Where the names the task renames (rule 10) are still found under
+    /// `root`: per rename, the files (workspace-relative) and the numbers
+    /// of their lines that hold the old name.
+    pub fn leftovers(&self, root: &Path) -> Vec<(&Rename, Vec<Leftover>)> {
+        self.renames
+            .iter()
+            .filter_map(|r| {
+                let mut found = Vec::new();
+                let mut scanned = 0;
+                let mut stack = vec![root.join(&r.scope)];
+                while let Some(path) = stack.pop() {
+                    if scanned >= MAX_SCANNED {
+                        break;
+                    }
+                    if path.is_dir() {
+                        let Ok(entries) = std::fs::read_dir(&path) else {
+                            continue;
+                        };
+                        let mut children: Vec<_> = entries
+                            .filter_map(Result::ok)
+                            .filter(|e| !skipped(&e.file_name().to_string_lossy()))
+                            .map(|e| e.path())
+                            .collect();
+                        children.sort();
+                        children.reverse();
+                        stack.extend(children);
+                        continue;
+                    }
+                    scanned += 1;
+                    let small = std::fs::metadata(&path).is_ok_and(|m| m.len() <= 1 << 20);
+                    let Some(text) = small.then(|| std::fs::read_to_string(&path).ok()).flatten()
+                    else {
+                        continue;
+                    };
+                    let lines: Vec<usize> = text
+                        .lines()
+                        .enumerate()
+                        .filter(|(_, l)| has_word(l, &r.from))
+                        .map(|(n, _)| n + 1)
+                        .collect();
+                    if !lines.is_empty() {
+                        let shown = path.strip_prefix(root).unwrap_or(&path);
+                        found.push((shown.to_string_lossy().into_owned(), lines));
+                    }
+                }
+                (!found.is_empty()).then_some((r, found))
+            })
+            .collect()
     }
 
     /// The files to create (rule 9) that are not under `root` yet.
@@ -761,6 +927,71 @@ mod tests {
         assert!(!TaskChecks::from_task("Fix the bug.", None, &programs).is_empty());
     }
 
+    /// (task, the rename as (from, to, scope), where the old name is left)
+    type RenameRow = (
+        &'static str,
+        Option<(&'static str, &'static str, &'static str)>,
+        &'static [(&'static str, &'static [usize])],
+    );
+
+    #[test]
+    fn renames_case_table() {
+        let dir = tempfile::tempdir().unwrap();
+        for (f, text) in [
+            ("src/users.py", "def get_user(i):\n    return i\n"),
+            (
+                "src/report.py",
+                "from users import get_user\n\nx = get_user(1)\n",
+            ),
+            ("src/other.py", "get_users = 1\nmy_get_user = 2\n"),
+            ("docs/a.md", "get_user is documented here\n"),
+            (".git/config", "get_user\n"),
+        ] {
+            let path = dir.path().join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let cases: &[RenameRow] = &[
+            (
+                "Rename the function get_user to fetch_user everywhere in src/ (its definition and every call and import).",
+                Some(("get_user", "fetch_user", "src")),
+                &[("src/report.py", &[1, 3]), ("src/users.py", &[1])],
+            ),
+            (
+                "Rename `get_user` to `fetch_user`.",
+                Some(("get_user", "fetch_user", "")),
+                &[
+                    ("docs/a.md", &[1]),
+                    ("src/report.py", &[1, 3]),
+                    ("src/users.py", &[1]),
+                ],
+            ),
+            ("Rename a.py to b.py.", None, &[]),
+            ("Rename get_user to get_user.", None, &[]),
+            ("Rename it.", None, &[]),
+            ("Why would you rename get_user to fetch_user?", None, &[]),
+            (
+                "Rename the function nowhere_used to used in lib/.",
+                Some(("nowhere_used", "used", "")),
+                &[],
+            ),
+        ];
+        for (task, expected, left) in cases {
+            let checks = TaskChecks::from_task(task, Some(dir.path()), &programs);
+            let got = checks
+                .renames
+                .first()
+                .map(|r| (r.from.as_str(), r.to.as_str(), r.scope.as_str()));
+            assert_eq!(got, *expected, "{task}");
+            let found = checks.leftovers(dir.path());
+            let found: Vec<(&str, &[usize])> = found
+                .first()
+                .map(|(_, f)| f.iter().map(|(p, l)| (p.as_str(), l.as_slice())).collect())
+                .unwrap_or_default();
+            assert_eq!(found, *left, "{task}");
+        }
+    }
+
     #[test]
     fn files_to_create_case_table() {
         let dir = tempfile::tempdir().unwrap();
@@ -889,6 +1120,7 @@ mod tests {
             keep: Vec::new(),
             adds_only: false,
             creates: Vec::new(),
+            renames: Vec::new(),
         };
         let none: Vec<(&Effects, &str, bool)> = Vec::new();
         assert_eq!(

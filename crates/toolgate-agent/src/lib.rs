@@ -45,7 +45,7 @@ pub use agent::{
     DEFAULT_MAX_STEPS,
 };
 pub use bridge::GuardrailGates;
-pub use checks::{MustPass, TaskChecks, on_path};
+pub use checks::{Leftover, MustPass, Rename, TaskChecks, on_path};
 pub use context::{
     BYTES_PER_TOKEN_X2, ContextBudget, DEFAULT_CONTEXT_WINDOW, ENVELOPE_BYTES,
     WIRE_BYTES_PER_TOKEN, exceeds_context, fit, fit_wire, message_bytes, messages_bytes,

@@ -242,15 +242,20 @@ async fn run(case: &Case) -> (RunReport, Vec<Value>) {
     std::fs::write(dir.path().join("version.txt"), "4.2.1\n").unwrap();
     std::fs::write(dir.path().join("value.txt"), "1").unwrap();
     std::fs::write(dir.path().join("check.sh"), CHECK).unwrap();
+    run_in(case, dir.path()).await
+}
+
+/// [`run`] in the workspace `dir`.
+async fn run_in(case: &Case, dir: &std::path::Path) -> (RunReport, Vec<Value>) {
     let server = server("/v1/chat/completions", case.replies.clone()).await;
     let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
-    let shell: Arc<dyn toolgate_core::Tool> = Arc::new(Shell(dir.path().to_owned()));
+    let shell: Arc<dyn toolgate_core::Tool> = Arc::new(Shell(dir.to_owned()));
     let mut agent = AgentDef::builtin("build").unwrap();
     agent.task_checks = case.checks;
     if case.small {
         agent.profile = Profile::Small;
     }
-    let mut engine = engine(dir.path(), vec![shell]);
+    let mut engine = engine(dir, vec![shell]);
     if case.nobody_to_ask {
         engine = Arc::new(
             toolgate_engine::ExecutionEngine::builder(Arc::clone(engine.registry()))
@@ -261,7 +266,7 @@ async fn run(case: &Case) -> (RunReport, Vec<Value>) {
         );
     }
     let report = AgentRunner::builder(llm, engine, agent)
-        .workspace(dir.path())
+        .workspace(dir)
         .max_steps(10)
         .build()
         .run(case.task, Vec::new())
@@ -353,4 +358,45 @@ async fn a_file_the_task_asks_to_create_must_exist_before_the_answer() {
             "small: {small}: {told}"
         );
     }
+}
+
+/// A rename is not done while the old name is still in the scope the task
+/// names: the model is told where, and finishes once it is gone.
+#[tokio::test]
+async fn a_rename_is_not_done_while_the_old_name_is_left() {
+    let case = Case {
+        name: "rename",
+        task: "Rename get_value to fetch_value in lib/.",
+        small: true,
+        checks: true,
+        replies: vec![
+            read("r1", "lib/a.py"),
+            write("w1", "lib/a.py", "def fetch_value():\n    return 1\n"),
+            finish("f1", "Renamed."),
+            read("r2", "lib/b.py"),
+            write("w2", "lib/b.py", "from a import fetch_value\n"),
+            finish("f2", "Renamed in both."),
+        ],
+        outcome: Outcome::Completed,
+        final_text: "Renamed in both.",
+        told: vec![],
+        checked: vec![],
+        nobody_to_ask: false,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("lib")).unwrap();
+    std::fs::write(
+        dir.path().join("lib/a.py"),
+        "def get_value():\n    return 1\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("lib/b.py"), "from a import get_value\n").unwrap();
+    let (report, reqs) = run_in(&case, dir.path()).await;
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    assert_eq!(report.final_text, "Renamed in both.");
+    let told = reqs[3]["messages"].to_string();
+    assert!(
+        told.contains("`get_value` is still in `lib/b.py` (line 1)"),
+        "{told}"
+    );
 }
