@@ -126,44 +126,26 @@ fn is_identifier(word: &str) -> bool {
 
 /// The rename a sentence asks for (rule 10), under `root`.
 fn rename(pieces: &[Piece], root: &Path) -> Option<Rename> {
-    let mut words: Vec<(String, String)> = Vec::new();
-    for piece in pieces {
-        match piece {
-            Piece::Code(code) => words.push((String::new(), code.clone())),
-            Piece::Text(text) => {
-                for raw in text.split_whitespace() {
-                    let kept = raw.trim_matches(|c: char| {
-                        !(c.is_alphanumeric() || matches!(c, '_' | '/' | '.' | '-'))
-                    });
-                    let kept = kept.trim_end_matches('.');
-                    words.push((
-                        raw.trim_matches(|c: char| !c.is_alphanumeric())
-                            .to_lowercase(),
-                        kept.to_owned(),
-                    ));
-                }
-            }
-        }
-    }
-    let at = words.iter().position(|(w, _)| w == "rename")?;
-    let to = at + words[at..].iter().position(|(w, _)| w == "to")?;
+    let words = tokens(pieces);
+    let at = words.iter().position(|t| t.word == "rename")?;
+    let to = at + words[at..].iter().position(|t| t.word == "to")?;
     let from = words[at + 1..to]
         .iter()
         .rev()
-        .map(|(_, k)| k)
-        .find(|k| is_identifier(k))?;
+        .map(|t| &t.name)
+        .find(|n| is_identifier(n))?;
     let new = words
         .get(to + 1)
-        .map(|(_, k)| k)
-        .filter(|k| is_identifier(k))?;
+        .map(|t| &t.name)
+        .filter(|n| is_identifier(n))?;
     if from == new {
         return None;
     }
     let scope = words
         .windows(2)
         .skip(to + 1)
-        .find(|w| matches!(w[0].0.as_str(), "in" | "under" | "across" | "throughout"))
-        .map(|w| w[1].1.trim_end_matches('/').to_owned())
+        .find(|w| matches!(w[0].word.as_str(), "in" | "under" | "across" | "throughout"))
+        .map(|w| w[1].name.trim_end_matches('/').to_owned())
         .filter(|d| !d.is_empty() && !d.contains("..") && root.join(d).exists())
         .unwrap_or_default();
     Some(Rename {
@@ -203,33 +185,14 @@ const CREATE_CUES: &[&str] = &["to", "into", "create", "file", "named", "called"
 /// The files to create a sentence that asks for a change names (rule 9),
 /// under `root`.
 fn to_create(pieces: &[Piece], root: &Path) -> Vec<String> {
-    let mut words: Vec<(String, String)> = Vec::new();
-    for piece in pieces {
-        match piece {
-            Piece::Code(code) => words.push((String::new(), code.clone())),
-            Piece::Text(text) => {
-                for raw in text.split_whitespace() {
-                    let kept = raw
-                        .trim_matches(|c: char| {
-                            !(c.is_alphanumeric() || matches!(c, '_' | '/' | '-' | '.'))
-                        })
-                        .trim_end_matches('.');
-                    words.push((
-                        raw.trim_matches(|c: char| !c.is_alphanumeric())
-                            .to_lowercase(),
-                        kept.to_owned(),
-                    ));
-                }
-            }
-        }
-    }
+    let words = tokens(pieces);
     let mut out = Vec::new();
-    for (i, (_, name)) in words.iter().enumerate() {
+    for (i, t) in words.iter().enumerate() {
         let cued = words[i.saturating_sub(3)..i]
             .iter()
-            .any(|(w, _)| CREATE_CUES.contains(&w.as_str()));
-        if cued && is_new_file(root, name) && !out.contains(name) {
-            out.push(name.clone());
+            .any(|w| CREATE_CUES.contains(&w.word.as_str()));
+        if cued && is_new_file(root, &t.name) && !out.contains(&t.name) {
+            out.push(t.name.clone());
         }
     }
     out
@@ -280,46 +243,53 @@ const KEEP_VERBS: &[&str] = &[
 /// The words that end `leave FILE …` (rule 7).
 const LEFT_AS: &[&str] = &["unchanged", "untouched", "alone", "as"];
 
-/// One token of a sentence for rule 7.
+/// One word of a sentence, for rules 7, 9 and 10.
 struct Token {
     /// The word, lower-cased, punctuation trimmed (empty for a span in
     /// backticks).
     word: String,
-    /// The file it names, when it names one.
-    file: Option<String>,
+    /// The word as written, without the punctuation around it that no
+    /// path or name holds (a span in backticks: its text).
+    name: String,
     /// Whether a clause ends after it (`,`, `;`, `:`).
     ends_clause: bool,
 }
 
-/// A sentence's tokens for rule 7.
-fn tokens(pieces: &[Piece], file: &dyn Fn(&str) -> bool) -> Vec<Token> {
+impl Token {
+    /// The workspace file it names, if it names one (rule 1).
+    fn file(&self, file: &dyn Fn(&str) -> bool) -> Option<&str> {
+        let name = self.name.as_str();
+        let named = if self.word.is_empty() {
+            !name.starts_with("./")
+        } else {
+            (name.contains('.') || name.contains('/')) && !name.contains("://")
+        };
+        (named && file(name)).then_some(name)
+    }
+}
+
+/// A sentence's words.
+fn tokens(pieces: &[Piece]) -> Vec<Token> {
     let mut out = Vec::new();
     for piece in pieces {
         match piece {
-            Piece::Code(code) => {
-                let named = (file(code) && !code.starts_with("./")).then(|| code.clone());
-                out.push(Token {
-                    word: String::new(),
-                    file: named,
-                    ends_clause: false,
-                });
-            }
+            Piece::Code(code) => out.push(Token {
+                word: String::new(),
+                name: code.clone(),
+                ends_clause: false,
+            }),
             Piece::Text(text) => {
                 for raw in text.split_whitespace() {
-                    let word = raw.trim_matches(|c: char| {
-                        !(c.is_alphanumeric() || matches!(c, '_' | '/' | '-' | '.'))
-                    });
-                    let word = word.trim_end_matches('.');
-                    let named = ((word.contains('.') || word.contains('/'))
-                        && !word.contains("://")
-                        && file(word))
-                    .then(|| word.to_owned());
-                    let lower = raw
-                        .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
-                        .to_lowercase();
+                    let name = raw
+                        .trim_matches(|c: char| {
+                            !(c.is_alphanumeric() || matches!(c, '_' | '/' | '-' | '.'))
+                        })
+                        .trim_end_matches('.');
                     out.push(Token {
-                        word: lower,
-                        file: named,
+                        word: raw
+                            .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
+                            .to_lowercase(),
+                        name: name.to_owned(),
                         ends_clause: raw.ends_with([',', ';', ':']),
                     });
                 }
@@ -333,7 +303,7 @@ fn tokens(pieces: &[Piece], file: &dyn Fn(&str) -> bool) -> Vec<Token> {
 /// (after `,`, `;`, `:`, `and`, `but`, `then`) keeps nothing more: a
 /// file wrongly kept would stop the change the task asks for.
 fn kept(pieces: &[Piece], file: &dyn Fn(&str) -> bool) -> Vec<String> {
-    let tokens = tokens(pieces, file);
+    let tokens = tokens(pieces);
     let mut out = Vec::new();
     let negation = |w: &str| matches!(w, "without" | "not" | "don't" | "dont" | "never" | "no");
     let mut keeping = false;
@@ -352,11 +322,15 @@ fn kept(pieces: &[Piece], file: &dyn Fn(&str) -> bool) -> Vec<String> {
         if t.word == "leave" {
             let rest = &tokens[i + 1..];
             if let Some(end) = rest.iter().position(|n| LEFT_AS.contains(&n.word.as_str())) {
-                out.extend(rest[..end].iter().filter_map(|n| n.file.clone()));
+                out.extend(
+                    rest[..end]
+                        .iter()
+                        .filter_map(|n| n.file(file).map(str::to_owned)),
+                );
             }
         }
-        if keeping && let Some(name) = &t.file {
-            out.push(name.clone());
+        if keeping && let Some(name) = t.file(file) {
+            out.push(name.to_owned());
         }
         if t.ends_clause {
             keeping = false;
@@ -789,24 +763,30 @@ mod tests {
         &'static [(&'static str, Option<&'static str>)],
     );
 
+    /// A workspace holding `files`, each with the text `x`.
+    fn workspace_with(files: &[&str]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for f in files {
+            let path = dir.path().join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        dir
+    }
+
     fn programs(p: &str) -> bool {
         matches!(p, "python3" | "cargo" | "make" | "grep" | "rm" | "pytest")
     }
 
     #[test]
     fn task_texts_case_table() {
-        let dir = tempfile::tempdir().unwrap();
-        for f in [
+        let dir = workspace_with(&[
             "version.txt",
             "calc.py",
             "tests/test_calc.py",
             "run.sh",
             "src/app.py",
-        ] {
-            let path = dir.path().join(f);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "x").unwrap();
-        }
+        ]);
         let cases: &[Row] = &[
             (
                 "What version does version.txt hold?",
@@ -994,12 +974,7 @@ mod tests {
 
     #[test]
     fn files_to_create_case_table() {
-        let dir = tempfile::tempdir().unwrap();
-        for f in ["src/calc.py", "a.py", "docs/guide.md"] {
-            let path = dir.path().join(f);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "x").unwrap();
-        }
+        let dir = workspace_with(&["src/calc.py", "a.py", "docs/guide.md"]);
         let cases: &[(&str, &[&str])] = &[
             (
                 "Find every TODO comment under src/ and write them to a new file TODO.md, one line per TODO.",
@@ -1057,18 +1032,13 @@ mod tests {
 
     #[test]
     fn kept_files_case_table() {
-        let dir = tempfile::tempdir().unwrap();
-        for f in [
+        let dir = workspace_with(&[
             "src/users.py",
             "src/report.py",
             "a.py",
             "b.py",
             "config.yaml",
-        ] {
-            let path = dir.path().join(f);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "x").unwrap();
-        }
+        ]);
         // (task, the files it says to keep)
         let cases: &[(&str, &[&str])] = &[
             (
