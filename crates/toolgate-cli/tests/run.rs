@@ -239,7 +239,9 @@ async fn run_fires_the_configured_lifecycle_hooks_and_feeds_a_failing_quality_ga
     ));
     std::fs::write(ws.path().join("toolgate.yaml"), config).unwrap();
 
-    let out = ws.run(&["run", "Create done.txt", "--json"]).await;
+    // A task that names no file to create: the quality gate, not the task
+    // checks, is what finds done.txt missing.
+    let out = ws.run(&["run", "Finish the job", "--json"]).await;
     let (so, se) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "stdout: {so}\nstderr: {se}");
     let lines: Vec<Value> = so
