@@ -793,14 +793,20 @@ async fn an_anthropic_stream_that_repeats_itself_is_cut() {
     );
 }
 
+/// A reply that writes one line of code over and over: the stream watch
+/// cuts it at its first copy.
+fn looping_reply() -> String {
+    "Let me write it.\n".to_owned()
+        + &"def multiply(first, second):  return first * second\n".repeat(8)
+}
+
 /// A reply cut off for repeating itself is no answer; the next request
 /// asks the server to penalise repeated tokens, and the one after it no
 /// longer does.
 #[tokio::test]
 async fn the_request_after_a_cut_reply_penalises_repeats() {
     let dir = tempfile::tempdir().unwrap();
-    let looping = "Let me write it.\n".to_owned()
-        + &"def multiply(first, second):  return first * second\n".repeat(8);
+    let looping = looping_reply();
     let server = server(
         "/v1/chat/completions",
         vec![
@@ -810,15 +816,7 @@ async fn the_request_after_a_cut_reply_penalises_repeats() {
         ],
     )
     .await;
-    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
-    let report = AgentRunner::builder(
-        llm,
-        engine(dir.path(), vec![]),
-        AgentDef::builtin("build").unwrap(),
-    )
-    .build()
-    .run("Write multiply", Vec::new())
-    .await;
+    let report = run(&server, dir.path(), false, None).await;
     assert_eq!(report.final_text, "done");
     let reqs = bodies(&server).await;
     assert_eq!(reqs.len(), 3);
@@ -838,8 +836,7 @@ async fn the_request_after_a_cut_reply_penalises_repeats() {
 #[tokio::test]
 async fn replies_cut_three_times_in_a_row_end_the_run() {
     let dir = tempfile::tempdir().unwrap();
-    let looping = "Let me write it.\n".to_owned()
-        + &"def multiply(first, second):  return first * second\n".repeat(8);
+    let looping = looping_reply();
     let server = server(
         "/v1/chat/completions",
         vec![
@@ -850,15 +847,7 @@ async fn replies_cut_three_times_in_a_row_end_the_run() {
         ],
     )
     .await;
-    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(settings(&server, false)));
-    let report = AgentRunner::builder(
-        llm,
-        engine(dir.path(), vec![]),
-        AgentDef::builtin("build").unwrap(),
-    )
-    .build()
-    .run("Write multiply", Vec::new())
-    .await;
+    let report = run(&server, dir.path(), false, None).await;
     assert_eq!(report.outcome, Outcome::Repeating, "{}", report.final_text);
     assert!(
         report
