@@ -4,7 +4,7 @@
 //! keeps, lines a task that only adds would lose).
 
 use serde_json::Value;
-use toolgate_core::{Registry, ToolCall};
+use toolgate_core::{Effects, Registry, ToolCall};
 
 use super::AgentRunner;
 use super::decision::LoopDecision;
@@ -80,8 +80,14 @@ impl AgentRunner {
                 ));
             }
         };
+        // What the call declares, worked out once for the checks on writes
+        // below (the small profile's, and the files the task keeps).
+        let declared = (self.agent.is_small() || !checks.keep.is_empty())
+            .then(|| registry.get(&c.name).ok()?.tool().effects(&arguments).ok())
+            .flatten()
+            .unwrap_or_else(Effects::none);
         if self.agent.is_small()
-            && let Some(path) = unread_overwrite(registry, &c.name, &arguments, report)
+            && let Some(path) = unread_overwrite(&declared, report)
         {
             return Err(Ended::refused(
                 LoopDecision::UnreadOverwrite,
@@ -94,13 +100,7 @@ impl AgentRunner {
         }
         if self.agent.is_small()
             && checks.change
-            && let Some(rewrite) = Rewrite::of(
-                registry,
-                &c.name,
-                &arguments,
-                report,
-                self.workspace.as_deref(),
-            )
+            && let Some(rewrite) = Rewrite::of(&declared, report, self.workspace.as_deref())
         {
             // The same write made before and run: the repeat rule answers it.
             let made_before = report.tool_calls.iter().any(|r| {
@@ -124,7 +124,7 @@ impl AgentRunner {
                 ));
             }
         }
-        if let Some(path) = kept_write(registry, &c.name, &arguments, checks) {
+        if let Some(path) = kept_write(&declared, checks) {
             return Err(Ended::refused(
                 LoopDecision::KeptFile,
                 &format!(
@@ -137,18 +137,12 @@ impl AgentRunner {
     }
 }
 
-/// The existing file a call of `name` with `arguments` would replace
-/// whole (a declared write that does not create the file and removes
-/// lines) that no call of the run that ran has read by its exact path or
+/// The existing file a call that declares `effects` would replace whole
+/// (a declared write that does not create the file and removes lines)
+/// that no call of the run that ran has read by its exact path or
 /// written: the small profile's model writes whole files, and one it has
 /// not read it writes from nothing.
-fn unread_overwrite(
-    registry: &Registry,
-    name: &str,
-    arguments: &Value,
-    report: &RunReport,
-) -> Option<String> {
-    let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
+fn unread_overwrite(effects: &Effects, report: &RunReport) -> Option<String> {
     effects.list().iter().find_map(|e| match e {
         toolgate_core::Effect::Write { path, change }
             if !change.creates && change.lines_removed > 0 && !seen(report, path) =>
@@ -200,17 +194,8 @@ fn seen(report: &RunReport, file: &str) -> bool {
 }
 
 /// The file the task says to keep (rule 7 of `checks`) that a call
-/// declares a write to, if any.
-fn kept_write(
-    registry: &Registry,
-    name: &str,
-    arguments: &Value,
-    checks: &TaskChecks,
-) -> Option<String> {
-    if checks.keep.is_empty() {
-        return None;
-    }
-    let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
+/// declaring `effects` writes, if any.
+fn kept_write(effects: &Effects, checks: &TaskChecks) -> Option<String> {
     effects
         .changed_paths()
         .into_iter()
@@ -230,14 +215,11 @@ struct Rewrite {
 
 impl Rewrite {
     fn of(
-        registry: &Registry,
-        name: &str,
-        arguments: &Value,
+        effects: &Effects,
         report: &RunReport,
         workspace: Option<&std::path::Path>,
     ) -> Option<Self> {
         let root = workspace?;
-        let effects = registry.get(name).ok()?.tool().effects(arguments).ok()?;
         effects.list().iter().find_map(|e| match e {
             toolgate_core::Effect::Write { path, change }
                 if !change.creates && seen(report, path) =>

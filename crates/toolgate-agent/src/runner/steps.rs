@@ -43,7 +43,7 @@ pub(super) const MAX_HELD_STEPS: u32 = 6;
 
 use crate::recover::recover_tool_calls;
 
-pub(super) use progress::is_cache;
+pub(super) use progress::changed_files;
 use progress::{change_pending, finish_answer, next_move};
 
 mod look;

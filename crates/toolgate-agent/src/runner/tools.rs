@@ -363,16 +363,6 @@ impl AgentRunner {
                 text.push_str(&more);
             }
             let text = repeats.note(step, &c.name, &c.arguments, text);
-            if e.success
-                && e.decision.executed()
-                && (!e.effects.changed_paths().is_empty()
-                    || captured
-                        .changes
-                        .iter()
-                        .any(|c| !super::steps::is_cache(&c.path)))
-            {
-                repeats.files_changed(step);
-            }
             let record = ToolCallRecord {
                 step,
                 id: c.id.clone(),
@@ -392,6 +382,9 @@ impl AgentRunner {
                 changed_before: captured.changed_before,
                 capture_error: captured.error,
             };
+            if super::steps::changed_files(&record) {
+                repeats.files_changed(step);
+            }
             self.emit(&AgentEvent::ToolCall(record.clone()));
             if let Some(plan) = e.plan {
                 self.emit(&AgentEvent::Plan(*plan));

@@ -69,10 +69,17 @@ impl AgentRunner {
             && !effects
                 .iter()
                 .any(|e| matches!(e, toolgate_core::Effect::Command { .. }));
-        !c.effects.changed_paths().is_empty()
-            || c.files_changed.iter().any(|f| !is_cache(&f.path))
-            || changes_no_file
+        changed_files(c) || changes_no_file
     }
+}
+
+/// Whether a call ran, succeeded and changed a file that is not a cache:
+/// one it declared a write to, or one the gate saw change (a command).
+pub(in crate::runner) fn changed_files(c: &crate::runner::ToolCallRecord) -> bool {
+    c.decision.executed()
+        && c.success
+        && (!c.effects.changed_paths().is_empty()
+            || c.files_changed.iter().any(|f| !is_cache(&f.path)))
 }
 
 /// Whether `path` (workspace-relative, `/`-separated) is in a cache a
