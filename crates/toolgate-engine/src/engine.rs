@@ -15,7 +15,6 @@ use toolgate_core::{
 };
 use toolgate_policy::{
     ConfirmationMode, ConfirmationPolicy, ConfirmationRules, ModeCall, ModeDecision, RuleDecision,
-    RuleMatch,
 };
 
 use crate::approval::{
@@ -28,16 +27,19 @@ use crate::stages::{CallView, Guardrails, PostToolUse, PreToolOutcome, PreToolUs
 
 pub use builder::EngineBuilder;
 pub use outcome::{Decision, Execution};
+pub use rules::{SavedRuleSet, SavedRules};
 
 use changes::{may_write, report_changes, sync};
 use ended::{Captured, Ended, PartialEnd};
 use refusals::{plan_refusal, unasked};
+use rules::RuleHit;
 
 mod builder;
 mod changes;
 mod ended;
 mod outcome;
 mod refusals;
+mod rules;
 
 /// A description of an engine's steps ([`ExecutionEngine::stages`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -57,6 +59,8 @@ pub struct Stages {
     pub approver: String,
     /// Step 5: the confirmation rules, in order.
     pub rules: Vec<String>,
+    /// Step 5: where saved rules are read from at each call, if anywhere.
+    pub saved_rules: Option<String>,
     /// Step 6.
     pub dry_run: bool,
     /// Step 7: the timeout of tools that set none, in milliseconds.
@@ -83,10 +87,12 @@ pub struct Stages {
 ///    `updatedInput` replaces the arguments, which then go through steps 2
 ///    and 3 again, so a hook cannot smuggle a forbidden call past them.
 /// 5. Confirmation, in the mode read from the engine's [`ModeCell`] for this
-///    call. First the [`ConfirmationRules`] over the call's tool,
-///    declared effects and the variables its commands set: a `deny`
-///    rule refuses the call, dry-run or not ([`Decision::RuleDenied`],
-///    `denied by rule N (…)`). Then, under `plan`, a call that is not
+///    call. First the [`ConfirmationRules`], with the [`SavedRules`] read
+///    for this call if the engine has them (the stronger decision wins;
+///    saved rules that cannot be read count as an `ask` rule), over the
+///    call's tool, declared effects and the variables its commands set: a
+///    `deny` rule refuses the call, dry-run or not
+///    ([`Decision::RuleDenied`], `denied by rule N (…)`). Then, under `plan`, a call that is not
 ///    read-only by its declared effects is refused at once, whatever the
 ///    other rules say and dry-run or not ([`Decision::PlanMode`];
 ///    [`ExitPlanMode`](crate::ExitPlanMode) asks the person to lift it).
@@ -139,6 +145,8 @@ pub struct ExecutionEngine {
     /// ends may change it while the engine runs.
     mode: ModeCell,
     rules: ConfirmationRules,
+    /// Rules saved in a shared store, read at each call.
+    saved_rules: Option<Arc<dyn SavedRules>>,
     approver: Arc<dyn Approver>,
     /// The approvals of [`execute`](Self::execute)'s callers; other
     /// clients bring their own ([`execute_in`](Self::execute_in)).
@@ -227,6 +235,7 @@ impl ExecutionEngine {
             mode: self.mode.get().to_string(),
             approver: self.approver.kind().to_owned(),
             rules: self.rules.rules().map(ToString::to_string).collect(),
+            saved_rules: self.saved_rules.as_ref().map(|s| s.describe()),
             dry_run: self.dry_run,
             default_timeout_ms: u64::try_from(self.default_timeout.as_millis()).unwrap_or(u64::MAX),
             audit: self.audit.iter().map(|a| format!("{a:?}")).collect(),
@@ -372,13 +381,17 @@ impl ExecutionEngine {
         );
 
         // 5. Rules, then confirmation (never in dry-run).
-        let matched = self.rules.evaluate(name, &effects);
+        let saved = match &self.saved_rules {
+            Some(saved) => Some(saved.current().await),
+            None => None,
+        };
+        let matched = rules::decide(&self.rules, saved.as_ref(), name, &effects);
         let rule = matched.map(|m| m.to_string());
         if let Some(m) = matched.filter(|m| m.decision() == RuleDecision::Deny) {
             return Ended::fail(
                 Decision::RuleDenied,
                 args,
-                format!("denied by {m} in confirmation.rules"),
+                format!("denied by {}", m.placed()),
             )
             .with_effects(effects)
             .with_rule(rule);
@@ -590,7 +603,7 @@ impl ExecutionEngine {
             key,
         } = asked;
         let name = entry.name();
-        let ask = match rule.map(RuleMatch::decision) {
+        let ask = match rule.map(RuleHit::decision) {
             Some(RuleDecision::Allow) => false,
             Some(RuleDecision::Ask | RuleDecision::Deny) => true,
             None => match ConfirmationPolicy::new(mode).decide(
@@ -614,15 +627,7 @@ impl ExecutionEngine {
         }
         if let Some(rule) = rule.filter(|_| mode == ConfirmationMode::DontAsk) {
             return Err((
-                PartialEnd(
-                    Decision::NoApprover,
-                    format!(
-                        "`{name}` needs confirmation by {rule} in confirmation.rules, and \
-                         the mode {mode} never asks, so it was refused; an `ask` rule wins \
-                         over `allow` rules: narrow it or remove it (`toolgate rules list`) \
-                         to let such calls run"
-                    ),
-                ),
+                PartialEnd(Decision::NoApprover, rule.refused_unasked(name, mode)),
                 None,
             ));
         }
@@ -681,10 +686,7 @@ impl ExecutionEngine {
             }
             Approval::Unavailable(hint) => {
                 let message = match rule {
-                    Some(rule) => format!(
-                        "`{name}` needs confirmation by {rule} in confirmation.rules, \
-                         and nobody can be asked here"
-                    ),
+                    Some(rule) => rule.nobody_to_ask(name),
                     None => format!("`{name}` needs confirmation under {mode}: {hint}"),
                 };
                 return Err((
@@ -767,7 +769,7 @@ struct Asked<'a> {
     effects: &'a Effects,
     sensitivity: Sensitivity,
     call_id: &'a str,
-    rule: Option<&'a RuleMatch<'a>>,
+    rule: Option<&'a RuleHit<'a>>,
     scope: &'a ApprovalScope,
     /// The mode read for this call.
     mode: ConfirmationMode,

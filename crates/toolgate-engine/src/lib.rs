@@ -56,7 +56,9 @@ pub use approval::{
     Approver, Budget, FileSize, Folded, HeadlessApprover, Hidden, Line, Role, fold,
 };
 pub use audit::{AuditLog, AuditRecord, AuditSink, FileChanged, Transfer};
-pub use engine::{Decision, EngineBuilder, Execution, ExecutionEngine, Stages};
+pub use engine::{
+    Decision, EngineBuilder, Execution, ExecutionEngine, SavedRuleSet, SavedRules, Stages,
+};
 pub use guardrails::{
     CodeRule, GuardrailsConfig, GuardrailsEngine, GuardrailsEngineBuilder, GuardrailsError,
     QualityGate, QualityGateReport, Severity,

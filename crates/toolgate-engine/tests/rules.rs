@@ -1,6 +1,8 @@
 //! `confirmation.rules` through the gate, with the real built-in tools: an
 //! allow rule skips asking in every mode, an ask rule asks in every mode, a
 //! deny rule refuses, and none of them lifts a guardrail or the blocklist.
+//! Rules saved in a shared store apply beside them from the next call on,
+//! and saved rules that cannot be read make every call asked.
 
 #![allow(
     clippy::unwrap_used,
@@ -15,7 +17,7 @@ use tempfile::TempDir;
 use toolgate_core::{Registry, ToolCall, Workspace};
 use toolgate_engine::{
     Approval, ApprovalRequest, Approver, AuditLog, Decision, Execution, ExecutionEngine,
-    GuardrailsConfig, GuardrailsEngine,
+    GuardrailsConfig, GuardrailsEngine, SavedRuleSet, SavedRules,
 };
 use toolgate_policy::{
     ConfirmationMode, ConfirmationPolicy, ConfirmationRule, ConfirmationRules, RuleDecision,
@@ -75,6 +77,17 @@ fn gate(
     answer: Approval,
     dry_run: bool,
 ) -> Gate {
+    gate_saving(mode, rules, answer, dry_run, None)
+}
+
+/// [`gate`], with rules saved outside the configuration.
+fn gate_saving(
+    mode: ConfirmationMode,
+    rules: Vec<ConfirmationRule>,
+    answer: Approval,
+    dry_run: bool,
+    saved: Option<Arc<dyn SavedRules>>,
+) -> Gate {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("ws")).unwrap();
     let root = dir.path().join("ws").canonicalize().unwrap();
@@ -93,7 +106,11 @@ fn gate(
         .build()
         .unwrap();
     let asked = Arc::default();
-    let engine = ExecutionEngine::builder(Arc::new(registry))
+    let mut engine = ExecutionEngine::builder(Arc::new(registry));
+    if let Some(saved) = saved {
+        engine = engine.saved_rules(saved);
+    }
+    let engine = engine
         .guardrails(Arc::new(guardrails))
         .policy(ConfirmationPolicy::new(mode))
         .rules(rules)
@@ -276,4 +293,126 @@ async fn the_stages_list_the_rules() {
         false,
     );
     assert_eq!(gate.engine.stages().rules, ["deny * path `secrets/**`"]);
+}
+
+/// Saved rules a test changes between calls, as another worker would.
+#[derive(Debug)]
+struct Store(Mutex<Result<Vec<(i64, ConfirmationRule)>, String>>);
+
+impl Store {
+    fn set(&self, now: Result<Vec<(i64, ConfirmationRule)>, String>) {
+        *self.0.lock().unwrap() = now;
+    }
+}
+
+#[async_trait]
+impl SavedRules for Store {
+    async fn current(&self) -> Result<Arc<SavedRuleSet>, String> {
+        let saved = self.0.lock().unwrap().clone()?;
+        let (ids, rules): (Vec<i64>, Vec<ConfirmationRule>) = saved.into_iter().unzip();
+        let rules = ConfirmationRules::new(rules).map_err(|e| e.to_string())?;
+        Ok(Arc::new(SavedRuleSet::new(rules, ids).unwrap()))
+    }
+
+    fn describe(&self) -> String {
+        "a test's store".to_owned()
+    }
+}
+
+#[tokio::test]
+async fn rules_saved_in_a_store_apply_from_the_next_call_and_an_unreadable_store_asks() {
+    let store = Arc::new(Store(Mutex::new(Ok(Vec::new()))));
+    let gate = gate_saving(
+        ConfirmSensitive,
+        vec![rule("write_file", None, Some("locked/**"), Deny)],
+        Approval::Deny,
+        false,
+        Some(Arc::clone(&store) as Arc<dyn SavedRules>),
+    );
+    assert_eq!(
+        gate.engine.stages().saved_rules.as_deref(),
+        Some("a test's store")
+    );
+    let write = |path: &str| json!({"path": path, "content": "x"});
+    let run = gate.call("write_file", write("docs/a.md")).await;
+    assert_eq!(run.decision, Decision::Denied, "nothing saved: asked");
+    assert_eq!(gate.asked(), 1);
+
+    // Saved by another worker: the next call runs unasked.
+    store.set(Ok(vec![
+        (7, rule("write_file", None, Some("docs/**"), Allow)),
+        (9, rule("write_file", None, Some("**"), Allow)),
+    ]));
+    let run = gate.call("write_file", write("docs/a.md")).await;
+    assert!(run.result.success, "{:?}", run.result);
+    assert_eq!(gate.asked(), 1);
+    // A saved allow does not lift the configuration's deny.
+    let run = gate.call("write_file", write("locked/a.md")).await;
+    assert_eq!(run.decision, Decision::RuleDenied);
+    assert!(
+        run.result.error.unwrap().ends_with("in confirmation.rules"),
+        "the configuration's rule is named"
+    );
+
+    // A saved deny refuses, named by its store id, in the result and the
+    // audit.
+    store.set(Ok(vec![
+        (7, rule("write_file", None, Some("docs/**"), Allow)),
+        (12, rule("write_file", None, Some("docs/private/**"), Deny)),
+    ]));
+    let run = gate.call("write_file", write("docs/private/a.md")).await;
+    assert_eq!(run.decision, Decision::RuleDenied);
+    assert_eq!(
+        run.result.error.as_deref(),
+        Some(
+            "denied by store rule 12 (deny write_file path `docs/private/**`), saved in the \
+             shared store"
+        )
+    );
+    assert!(!gate.root.join("docs/private/a.md").exists());
+    let audit = std::fs::read_to_string(gate.dir.path().join("audit.jsonl")).unwrap();
+    let record: Value = serde_json::from_str(audit.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        record["rule"],
+        "store rule 12 (deny write_file path `docs/private/**`)"
+    );
+
+    // Unreadable: a saved deny might cover any call, so even a read that
+    // the mode runs unasked is asked, and a saved allow spares nothing.
+    std::fs::write(gate.root.join("r.txt"), "r").unwrap();
+    store.set(Err("connection refused".to_owned()));
+    let run = gate.call("read_file", json!({"path": "r.txt"})).await;
+    assert_eq!(run.decision, Decision::Denied, "{:?}", run.result);
+    let run = gate.call("write_file", write("docs/b.md")).await;
+    assert_eq!(run.decision, Decision::Denied, "{:?}", run.result);
+    assert_eq!(gate.asked(), 3);
+    assert!(!gate.root.join("docs/b.md").exists());
+    // Readable again: as before.
+    store.set(Ok(Vec::new()));
+    let run = gate.call("read_file", json!({"path": "r.txt"})).await;
+    assert!(run.result.success, "{:?}", run.result);
+    assert_eq!(gate.asked(), 3);
+}
+
+#[tokio::test]
+async fn under_dont_ask_an_unreadable_store_refuses_and_says_to_retry() {
+    let store = Arc::new(Store(Mutex::new(Err("timed out".to_owned()))));
+    let gate = gate_saving(
+        ConfirmationMode::DontAsk,
+        vec![rule("read_file", None, Some("**"), Allow)],
+        Approval::Allow,
+        false,
+        Some(store as Arc<dyn SavedRules>),
+    );
+    std::fs::write(gate.root.join("r.txt"), "r").unwrap();
+    let run = gate.call("read_file", json!({"path": "r.txt"})).await;
+    assert_eq!(run.decision, Decision::NoApprover);
+    let error = run.result.error.unwrap();
+    assert!(
+        error.contains("cannot be read now (timed out)")
+            && error.ends_with("retry once the store answers"),
+        "{error}"
+    );
+    assert!(!error.contains("narrow it"), "{error}");
+    assert_eq!(gate.asked(), 0);
 }

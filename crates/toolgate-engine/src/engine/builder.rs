@@ -6,7 +6,7 @@ use std::time::Duration;
 use toolgate_core::{ChangeCapture, Registry, Workspace};
 use toolgate_policy::{ConfirmationPolicy, ConfirmationRules};
 
-use super::ExecutionEngine;
+use super::{ExecutionEngine, SavedRules};
 use crate::approval::{ApprovalScope, Approver, HeadlessApprover};
 use crate::audit::{AuditLog, AuditSink};
 use crate::plan_mode::ModeCell;
@@ -21,6 +21,7 @@ pub struct EngineBuilder {
     policy: ConfirmationPolicy,
     mode: Option<ModeCell>,
     rules: ConfirmationRules,
+    saved_rules: Option<Arc<dyn SavedRules>>,
     approver: Arc<dyn Approver>,
     dry_run: bool,
     default_timeout: Duration,
@@ -43,6 +44,7 @@ impl ExecutionEngine {
             policy: ConfirmationPolicy::default(),
             mode: None,
             rules: ConfirmationRules::default(),
+            saved_rules: None,
             approver: Arc::new(HeadlessApprover::default()),
             dry_run: false,
             default_timeout: Duration::from_secs(120),
@@ -134,6 +136,17 @@ impl EngineBuilder {
         self
     }
 
+    /// Adds rules saved outside the configuration (in a store several
+    /// workers share), read at every call and applied beside
+    /// [`rules`](Self::rules) with the same precedence: `deny` beats `ask`
+    /// beats `allow`, wherever each is kept. When they cannot be read, the
+    /// call is asked as under an `ask` rule. By default, none.
+    #[must_use]
+    pub fn saved_rules(mut self, saved: Arc<dyn SavedRules>) -> Self {
+        self.saved_rules = Some(saved);
+        self
+    }
+
     /// Sets who is asked when a call needs confirmation. By default, a
     /// [`HeadlessApprover`]: nobody, so such calls fail with a hint.
     #[must_use]
@@ -202,6 +215,7 @@ impl EngineBuilder {
                 .mode
                 .unwrap_or_else(|| ModeCell::new(self.policy.mode())),
             rules: self.rules,
+            saved_rules: self.saved_rules,
             approver: self.approver,
             scope: ApprovalScope::new(self.scope),
             dry_run: self.dry_run,
