@@ -1,10 +1,11 @@
-//! [`RuleStore`] for [`PostgresStore`]: one statement per change, so every
-//! worker sharing the database reads a rule as soon as it is saved.
+//! [`RuleStore`] for [`PostgresStore`]: one statement per change, which
+//! notifies [`RULES_CHANNEL`] as it commits, so every worker sharing the
+//! database reads a rule as soon as it is saved.
 
 use async_trait::async_trait;
 
 use super::{Db as _, PostgresStore, from_json, to_json};
-use toolgate_store::{NewRule, RuleStore, SavedRule, StoreError};
+use toolgate_store::{NewRule, RULES_CHANNEL, RuleStore, SavedRule, StoreError};
 
 #[async_trait]
 impl RuleStore for PostgresStore {
@@ -13,8 +14,9 @@ impl RuleStore for PostgresStore {
         let client = self.client().await?;
         let row = client
             .query_one(
-                "INSERT INTO rules (rule, saved_by, saved) VALUES ($1, $2, $3) RETURNING id",
-                &[&text, &rule.saved_by, &rule.saved],
+                "WITH added AS (INSERT INTO rules (rule, saved_by, saved) VALUES ($1, $2, $3) \
+                 RETURNING id) SELECT id, pg_notify($4, id::text)::text FROM added",
+                &[&text, &rule.saved_by, &rule.saved, &RULES_CHANNEL],
             )
             .await
             .db()?;
@@ -50,9 +52,17 @@ impl RuleStore for PostgresStore {
     async fn remove_rule(&self, id: i64) -> Result<bool, StoreError> {
         let client = self.client().await?;
         let n = client
-            .execute("DELETE FROM rules WHERE id = $1", &[&id])
+            .execute(
+                "WITH removed AS (DELETE FROM rules WHERE id = $1 RETURNING id) \
+                 SELECT pg_notify($2, id::text)::text FROM removed",
+                &[&id, &RULES_CHANNEL],
+            )
             .await
             .db()?;
         Ok(n > 0)
+    }
+
+    fn rules_stamp(&self) -> Option<u64> {
+        self.listener.rules_stamp()
     }
 }

@@ -304,7 +304,7 @@ async fn an_answer_through_one_store_wakes_a_wait_on_another_by_notify() {
         let n: i64 = client
             .query_one(
                 "SELECT COUNT(*) FROM pg_stat_activity
-                 WHERE datname = current_database() AND query = 'LISTEN toolgate_approvals'",
+                 WHERE datname = current_database() AND query LIKE 'LISTEN toolgate_approvals%'",
                 &[],
             )
             .await
@@ -330,4 +330,61 @@ async fn an_answer_through_one_store_wakes_a_wait_on_another_by_notify() {
         .unwrap();
     let (_first, record) = waiter.await.unwrap();
     assert_eq!(record.unwrap().status, ApprovalStatus::Approved);
+}
+
+/// `store`'s rules stamp once it moves off `from` (or, with `from`
+/// `None`, once it is `Some`), waiting up to 10 seconds.
+async fn stamp_after(store: &PostgresStore, from: Option<u64>) -> u64 {
+    use toolgate_store::RuleStore;
+    for _ in 0..1_000 {
+        if let Some(now) = store.rules_stamp()
+            && Some(now) != from
+        {
+            return now;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the rules stamp stayed {from:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rules_stamp_moves_when_another_store_changes_the_rules_and_only_then() {
+    use toolgate_store::{ApprovalStore, NewApproval, NewRule, RuleStore};
+    let (first, db) = open().await;
+    let second = PostgresStore::open(&db.options()).await.unwrap();
+    // Listening starts with the first look.
+    let start = stamp_after(&first, None).await;
+
+    let saved = second
+        .add_rule(&NewRule {
+            rule: serde_json::json!({"tool": "write_file", "decision": "allow"}),
+            saved_by: "ana".into(),
+            saved: 1,
+        })
+        .await
+        .unwrap();
+    let added = stamp_after(&first, Some(start)).await;
+
+    // Other notifications on the store (an approval asked) leave it.
+    second
+        .ask_approval(&NewApproval {
+            key: "k-stamp".into(),
+            session_id: None,
+            tool: "write_file".into(),
+            view: serde_json::json!({}),
+            worker: "w1".into(),
+            created: 1,
+            expires: i64::MAX,
+        })
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(first.rules_stamp(), Some(added));
+
+    // A removal moves it; removing what is not there does not.
+    assert!(second.remove_rule(saved.id).await.unwrap());
+    let removed = stamp_after(&first, Some(added)).await;
+    assert!(!second.remove_rule(saved.id).await.unwrap());
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(first.rules_stamp(), Some(removed));
 }

@@ -43,6 +43,13 @@ pub struct SavedRule {
 ///    given, or removed already) changes nothing and returns `false`.
 /// 3. A rule is read back exactly as added, by any process sharing the
 ///    store, and survives the store being opened again.
+/// 4. [`rules_stamp`](Self::rules_stamp) lets a process keep the rules it
+///    read: while it returns the same `Some` value, no process has changed
+///    the rules since (as far as notifications travel: on `PostgreSQL`,
+///    every change notifies [`RULES_CHANNEL`] when it commits). `None`
+///    when the store cannot tell (`SQLite`; `PostgreSQL` until its
+///    listening connection is open, and while it is lost): then read them
+///    again.
 #[async_trait]
 pub trait RuleStore: Send + Sync {
     /// Saves a rule; returns it with its id.
@@ -53,4 +60,14 @@ pub trait RuleStore: Send + Sync {
 
     /// Removes rule `id`; `false` when there is none (rule 2).
     async fn remove_rule(&self, id: i64) -> Result<bool, StoreError>;
+
+    /// A value that changes whenever the saved rules may have changed, or
+    /// `None` when the store cannot tell now (rule 4). Cheap: no query.
+    fn rules_stamp(&self) -> Option<u64> {
+        None
+    }
 }
+
+/// The `PostgreSQL` channel on which every change of the saved rules is
+/// notified, the rule's id as the payload (rule 4).
+pub const RULES_CHANNEL: &str = "toolgate_rules";
