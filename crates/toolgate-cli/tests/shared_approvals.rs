@@ -42,45 +42,65 @@ struct Worker {
 
 impl Worker {
     fn spawn(ws: &Ws, env: &[(&str, &str)]) -> Self {
-        let mut cmd = ws.command(env!("CARGO_BIN_EXE_toolgate"));
-        cmd.args(["mcp", "serve", "--http", "127.0.0.1:0", "--approver", "ui"])
-            .envs(env.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let (tx, lines) = mpsc::channel::<String>();
-        let stderr = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let (mut mcp, mut page) = (None, None);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let mut seen = Vec::new();
-        while mcp.is_none() || page.is_none() {
-            let left = deadline
-                .checked_duration_since(Instant::now())
-                .unwrap_or_else(|| panic!("the worker did not announce itself: {seen:?}"));
-            let line = lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("the worker stopped: {seen:?}"));
-            if let Some(at) = line.find("http://") {
-                let url = line[at..].trim().to_owned();
-                if url.contains("token=") {
-                    page = Some(url);
-                } else if url.ends_with("/mcp") {
-                    mcp = Some(url);
-                }
-            }
-            seen.push(line);
-        }
+        let (child, mcp, page) = start(ws, env, true);
         Self {
             child,
-            mcp: mcp.unwrap(),
+            mcp,
             page: page.unwrap(),
         }
     }
+
+    /// A worker with no approver: what needs confirmation is refused.
+    fn headless(ws: &Ws) -> Self {
+        let (child, mcp, _) = start(ws, &[], false);
+        Self {
+            child,
+            mcp,
+            page: String::new(),
+        }
+    }
+}
+
+/// `toolgate mcp serve --http 127.0.0.1:0` (with `--approver ui` when
+/// `page`): the process, its MCP endpoint, and its page's sign-in URL.
+fn start(ws: &Ws, env: &[(&str, &str)], page: bool) -> (Child, String, Option<String>) {
+    let mut cmd = ws.command(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.args(["mcp", "serve", "--http", "127.0.0.1:0"]);
+    if page {
+        cmd.args(["--approver", "ui"]);
+    }
+    cmd.envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let (tx, lines) = mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let (mut mcp, mut sign_in) = (None, None);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    while mcp.is_none() || (page && sign_in.is_none()) {
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .unwrap_or_else(|| panic!("the worker did not announce itself: {seen:?}"));
+        let line = lines
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("the worker stopped: {seen:?}"));
+        if let Some(at) = line.find("http://") {
+            let url = line[at..].trim().to_owned();
+            if url.contains("token=") {
+                sign_in = Some(url);
+            } else if url.ends_with("/mcp") {
+                mcp = Some(url);
+            }
+        }
+        seen.push(line);
+    }
+    (child, mcp.unwrap(), sign_in)
 }
 
 impl Drop for Worker {
@@ -675,4 +695,138 @@ async fn saving_a_rule_in_an_unreachable_store_is_a_clear_error() {
         "{}",
         common::text(&listed.stderr)
     );
+}
+
+/// A `tools/call` of `read_file`.
+fn read_call(id: u64, path: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "read_file", "arguments": {"path": path}}})
+}
+
+/// Posts `call` until its reply satisfies `done`, for up to 10 seconds (a
+/// rule saved by another process reaches a worker by a notification);
+/// the last reply.
+async fn until(client: &Client, call: &Value, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let reply = client.post(call).await.1;
+        if done(&reply) || Instant::now() > deadline {
+            return reply;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn refused(reply: &Value) -> bool {
+    reply["result"]["isError"] == true
+}
+
+/// `toolgate rules add … --store` in `ws`, as a person would from any
+/// host; the saved rule's id.
+async fn add_store_rule(ws: &Ws, args: &[&str]) -> String {
+    let mut all = vec!["rules", "add"];
+    all.extend_from_slice(args);
+    all.push("--store");
+    let added = ws.run(&all).await;
+    let out = common::text(&added.stdout);
+    assert_eq!(
+        added.status.code(),
+        Some(0),
+        "{out}{}",
+        common::text(&added.stderr)
+    );
+    let listed = ws.run(&["--json", "rules", "list"]).await;
+    let list: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    list.as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["source"] == "store")
+        .map(|r| r["id"].as_i64().unwrap().to_string())
+        .next_back()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_saved_in_the_store_apply_in_every_gate_without_an_approver_postgres() {
+    let db = format!("toolgate_gate_rules_{}", std::process::id());
+    let url = pg::new_database(&db).await;
+    let model = server(vec![answer("unused")]).await;
+    let ws = postgres_ws(&model, &url).await;
+    ws.set_mode("confirm-sensitive");
+    std::fs::write(ws.path().join("secret.txt"), "s3cr3t\n").unwrap();
+    let worker = Worker::headless(&ws);
+    let client = Client::connect(&worker.mcp).await;
+
+    // Nobody to ask: the write is refused, the read runs.
+    let reply = client.post(&write_call(2, "first\n")).await.1;
+    assert!(refused(&reply), "{reply}");
+    assert!(text_of(&reply).contains("needs confirmation"), "{reply}");
+    let reply = client.post(&read_call(3, "secret.txt")).await.1;
+    assert!(text_of(&reply).contains("s3cr3t"), "{reply}");
+
+    // An allow saved from another process: the worker's gate runs the
+    // write without asking anyone.
+    let allow = add_store_rule(
+        &ws,
+        &[
+            "--tool",
+            "write_file",
+            "--path",
+            "ruled.txt",
+            "--decision",
+            "allow",
+        ],
+    )
+    .await;
+    let reply = until(&client, &write_call(4, "second\n"), |r| !refused(r)).await;
+    assert!(!refused(&reply), "the saved allow did not apply: {reply}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("ruled.txt")).unwrap(),
+        "second\n"
+    );
+
+    // A deny saved in the store stops a call no one would have been
+    // asked about, naming the rule.
+    let deny = add_store_rule(
+        &ws,
+        &[
+            "--tool",
+            "read_file",
+            "--path",
+            "secret.txt",
+            "--decision",
+            "deny",
+        ],
+    )
+    .await;
+    let reply = until(&client, &read_call(5, "secret.txt"), refused).await;
+    let text = text_of(&reply);
+    assert!(
+        text.contains(&format!(
+            "denied by store rule {deny} (deny read_file path `secret.txt`)"
+        )),
+        "{reply}"
+    );
+    assert!(!text.contains("s3cr3t"), "{reply}");
+
+    // Removed: the write is refused again, the read runs again.
+    for id in [&allow, &deny] {
+        let removed = ws.run(&["rules", "remove", "--store", id]).await;
+        assert_eq!(
+            removed.status.code(),
+            Some(0),
+            "{}",
+            common::text(&removed.stderr)
+        );
+    }
+    let reply = until(&client, &write_call(6, "third\n"), refused).await;
+    assert!(refused(&reply), "{reply}");
+    let reply = until(&client, &read_call(7, "secret.txt"), |r| !refused(r)).await;
+    assert!(text_of(&reply).contains("s3cr3t"), "{reply}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("ruled.txt")).unwrap(),
+        "second\n"
+    );
+    drop(worker);
+    pg::drop_database(&db).await;
 }

@@ -1,5 +1,5 @@
 //! What lets toolgate workers share one store (`docs/gateway.md`): the
-//! two pieces of the gate that live in the store rather than in a
+//! pieces of the gate that live in the store rather than in a
 //! process, so that any worker behind a load balancer can answer any
 //! request.
 //!
@@ -13,12 +13,18 @@
 //!   and answers a retry with the first run's result (or a retryable error
 //!   while it runs, or when its worker died).
 //!
-//! Both work on any backend of the store (`SQLite` for processes on one
+//! - [`StoreRules`]: the confirmation rules saved in the store, which
+//!   every gate applies beside its configuration's, read again only when
+//!   the store tells of a change.
+//!
+//! All work on any backend of the store (`SQLite` for processes on one
 //! machine, `PostgreSQL` for workers on several); the host assembles them
 //! when the configuration shares a store.
 
 pub use approvals::{APPROVAL_TIMEOUT, StoreApprover, StoredView, decided, worker_name};
 pub use ledger::CallLedger;
+pub use rules::StoreRules;
 
 mod approvals;
 mod ledger;
+mod rules;

@@ -159,6 +159,9 @@ impl Host {
             .dry_run(self.dry_run())
             .default_timeout(Duration::from_secs(self.config().tools.timeout.max(1)))
             .workspace(workspace.clone());
+        if let Some(saved) = self.saved_rules()? {
+            builder = builder.saved_rules(saved);
+        }
         if let Some(file) = self.audit_file()? {
             builder = builder.audit(file);
         }

@@ -114,8 +114,8 @@ pub struct Approvals {
     env: Vec<(String, String)>,
     /// The store questions wait in too, when shared (see the module docs).
     shared: Option<StoreApprover>,
-    /// The store whose saved rules apply beside the file's, and where
-    /// "Always allow" saves: only a store that several workers share
+    /// The store where "Always allow" saves, and whose saved rules the
+    /// rules page lists: only a store that several workers share
     /// (`store.url`); none on `SQLite`, where the file alone holds rules.
     saved_rules: Option<Arc<dyn Store>>,
 }
@@ -152,8 +152,8 @@ impl Approvals {
         }
     }
 
-    /// Rules saved in `store` apply beside the user's file, and "Always
-    /// allow" saves there (for a store several workers share).
+    /// "Always allow" saves in `store`, and the rules page lists its rules
+    /// (for a store several workers share, whose rules every gate applies).
     #[must_use]
     pub(crate) fn with_saved_rules(mut self, store: Arc<dyn Store>) -> Self {
         self.saved_rules = Some(store);
@@ -461,41 +461,12 @@ impl Approvals {
     /// What the user's rules say about a call now, read afresh from their
     /// file: a rule saved with "Always allow" (or `toolgate rules add`)
     /// applies at once to the runs going on, whose gates read the rules
-    /// when they started; a removed one stops applying. With a shared
-    /// store, the rules saved there apply too (read afresh as well, so a
-    /// rule saved from any worker applies at once), with the same
-    /// precedence (a deny wins). `None` when no rule decides, or the file
-    /// or the shared store cannot be read: then the person is asked, as
-    /// without rules.
-    pub(crate) async fn user_rule(&self, request: &ApprovalRequest<'_>) -> Option<RuleDecision> {
-        let mut rules = UserRules::open_user(&self.env).ok()?.rules().ok()?;
-        if let Some(store) = &self.saved_rules {
-            match store.rules().await {
-                Ok(saved) => {
-                    for saved in saved {
-                        match serde_json::from_value::<ConfirmationRule>(saved.rule) {
-                            Ok(rule) => rules.push(rule),
-                            Err(error) => {
-                                tracing::warn!(
-                                    "saved rule {} in the store is not a confirmation rule ({error}); \
-                                     the call is asked: remove it with `toolgate rules remove --store {}`",
-                                    saved.id,
-                                    saved.id
-                                );
-                                return None;
-                            }
-                        }
-                    }
-                }
-                Err(error) => {
-                    tracing::warn!(
-                        "the rules saved in the store cannot be read, so the call is asked: {}",
-                        toolgate_core::error_chain(&error)
-                    );
-                    return None;
-                }
-            }
-        }
+    /// when they started; a removed one stops applying. (The rules saved
+    /// in a shared store need no such help: every gate reads them at each
+    /// call.) `None` when no rule decides, or the file cannot be read:
+    /// then the person is asked, as without rules.
+    pub(crate) fn user_rule(&self, request: &ApprovalRequest<'_>) -> Option<RuleDecision> {
+        let rules = UserRules::open_user(&self.env).ok()?.rules().ok()?;
         if rules.is_empty() {
             return None;
         }
@@ -741,7 +712,7 @@ mod tests {
         let args = json!({"path": "a.txt", "content": "x"});
         let view = ApprovalView::new("write_file", "c1", &args, &effects, Sensitivity::Sensitive);
         let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
-        assert_eq!(approvals.user_rule(&request).await, None);
+        assert_eq!(approvals.user_rule(&request), None);
         let approver = UiApprover::new(Arc::clone(&approvals), Some("build".into()));
         // The page answers "Always allow": the server saves the card's
         // rule, then resolves.
@@ -764,10 +735,7 @@ mod tests {
         assert_eq!(approver.approve(&request).await, Approval::Allow);
         page.await.unwrap();
         // The next call is allowed without a card.
-        assert_eq!(
-            approvals.user_rule(&request).await,
-            Some(RuleDecision::Allow)
-        );
+        assert_eq!(approvals.user_rule(&request), Some(RuleDecision::Allow));
         assert_eq!(approver.approve(&request).await, Approval::Allow);
         assert!(approvals.pending().await.is_empty());
         // Removed from the file (here, as `toolgate rules remove` does):
@@ -775,7 +743,7 @@ mod tests {
         let mut file = UserRules::open_user(&approvals.env).unwrap();
         file.remove(1).unwrap();
         file.save().unwrap();
-        assert_eq!(approvals.user_rule(&request).await, None);
+        assert_eq!(approvals.user_rule(&request), None);
         // A deny rule added meanwhile refuses without a card.
         let mut file = UserRules::open_user(&approvals.env).unwrap();
         file.add(&ConfirmationRule {
@@ -792,39 +760,10 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn rules_saved_in_a_shared_store_apply_beside_the_files_and_a_deny_wins() {
+    async fn a_file_allow_does_not_spare_a_card_an_ask_rule_asked_for() {
         let home = tempfile::tempdir().unwrap();
-        let store: Arc<dyn toolgate_store::Store> =
-            Arc::new(toolgate_store::SqliteStore::open(home.path().join("shared.db")).unwrap());
-        let approvals = Arc::new(approvals(home.path()).with_saved_rules(Arc::clone(&store)));
-        let effects = Effects::known([Effect::write("a.txt", Change::from_texts(None, "x"))]);
-        let args = json!({"path": "a.txt", "content": "x"});
-        let view = ApprovalView::new("write_file", "c1", &args, &effects, Sensitivity::Sensitive);
-        let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
-        assert_eq!(approvals.user_rule(&request).await, None);
-        // Saved in the store (as by another worker): applies at once.
-        let rule = |decision| {
-            serde_json::to_value(ConfirmationRule {
-                tool: "write_file".into(),
-                path: Some("a.txt".into()),
-                decision,
-                ..ConfirmationRule::default()
-            })
-            .unwrap()
-        };
-        let allow = store
-            .add_rule(&toolgate_store::NewRule {
-                rule: rule(RuleDecision::Allow),
-                saved_by: "ui@other".into(),
-                saved: 1,
-            })
-            .await
-            .unwrap();
-        assert_eq!(
-            approvals.user_rule(&request).await,
-            Some(RuleDecision::Allow)
-        );
-        // A file allow and a store deny: the deny wins.
+        let approvals = Arc::new(approvals(home.path()));
+        let approver = UiApprover::new(Arc::clone(&approvals), None);
         let mut file = UserRules::open_user(&approvals.env).unwrap();
         file.add(&ConfirmationRule {
             tool: "write_file".into(),
@@ -834,29 +773,30 @@ mod tests {
         })
         .unwrap();
         file.save().unwrap();
-        store.remove_rule(allow.id).await.unwrap();
-        store
-            .add_rule(&toolgate_store::NewRule {
-                rule: rule(RuleDecision::Deny),
-                saved_by: "ui@other".into(),
-                saved: 2,
+        let effects = Effects::known([Effect::write("a.txt", Change::from_texts(None, "x"))]);
+        let args = json!({"path": "a.txt", "content": "x"});
+        let view = ApprovalView::new("write_file", "c1", &args, &effects, Sensitivity::Sensitive);
+        // Asked by the mode: the file's allow answers.
+        let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
+        assert_eq!(approver.approve(&request).await, Approval::Allow);
+        // Asked by an `ask` rule (here one saved in the shared store): the
+        // card is shown, as an `ask` rule beats an `allow` one.
+        let mut asked = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
+        asked.rule = Some("store rule 3 (ask write_file)");
+        let page = {
+            let approvals = Arc::clone(&approvals);
+            tokio::spawn(async move {
+                let id = loop {
+                    if let Some(id) = first_pending(&approvals).await {
+                        break id;
+                    }
+                    tokio::task::yield_now().await;
+                };
+                approvals.resolve(&id, Answer::Deny, false).await.unwrap();
             })
-            .await
-            .unwrap();
-        assert_eq!(
-            approvals.user_rule(&request).await,
-            Some(RuleDecision::Deny)
-        );
-        // A stored value that is no rule: nothing applies, the call is asked.
-        store
-            .add_rule(&toolgate_store::NewRule {
-                rule: json!({"not": "a rule"}),
-                saved_by: "ui@other".into(),
-                saved: 3,
-            })
-            .await
-            .unwrap();
-        assert_eq!(approvals.user_rule(&request).await, None);
+        };
+        assert_eq!(approver.approve(&asked).await, Approval::Deny);
+        page.await.unwrap();
     }
 
     #[tokio::test]

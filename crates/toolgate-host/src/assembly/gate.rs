@@ -392,6 +392,9 @@ fn assemble(
     if let Some(capture) = host.change_capture() {
         builder = builder.capture(capture);
     }
+    if let Some(saved) = host.saved_rules()? {
+        builder = builder.saved_rules(saved);
+    }
     if let Some(client) = client {
         builder = builder.client(client);
     }

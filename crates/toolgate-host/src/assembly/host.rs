@@ -59,6 +59,8 @@ pub struct Host {
     pub(crate) store: OnceLock<Arc<dyn toolgate_store::Store>>,
     pub(crate) dynamic: OnceLock<Arc<DynamicTools>>,
     pub(crate) store_audit: OnceLock<Arc<crate::assembly::stores::StoreAudit>>,
+    /// [`Host::saved_rules`], one per host: its gates share what was read.
+    pub(crate) saved_rules: OnceLock<Arc<toolgate_gateway::StoreRules>>,
     /// [`Host::change_capture`], one per host: every gate's captures share
     /// its record of the workspace.
     pub(crate) capture: OnceLock<Option<Arc<toolgate_store::WorkspaceTracker>>>,

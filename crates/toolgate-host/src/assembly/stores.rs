@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use toolgate_engine::{AuditRecord, AuditSink};
+use toolgate_engine::{AuditRecord, AuditSink, SavedRules};
 use toolgate_store::{AuditEntry, AuditWriter, RUNNING, SessionSummary, SqliteStore, Store};
 use toolgate_store_postgres::{PostgresOptions, PostgresStore};
 
@@ -176,6 +176,27 @@ impl Host {
                 ))
             })
             .clone()
+    }
+
+    /// The rules saved in the shared store (`store.url`), which every gate
+    /// of this host applies beside `confirmation.rules`; `None` on
+    /// `SQLite`, where the user's file holds saved rules. The store is not
+    /// reached here: a gate that cannot read the rules asks about its calls.
+    pub(crate) fn saved_rules(&self) -> Result<Option<Arc<dyn SavedRules>>, HostError> {
+        if self.config().store.url.is_none() {
+            return Ok(None);
+        }
+        if let Some(rules) = self.saved_rules.get() {
+            return Ok(Some(Arc::clone(rules) as Arc<dyn SavedRules>));
+        }
+        let mut builder = crate::confirmation_rules_builder();
+        if let Some(root) = self.workspace().to_str() {
+            builder.root(root);
+        }
+        let rules = Arc::new(toolgate_gateway::StoreRules::new(self.store()?, builder));
+        Ok(Some(
+            Arc::clone(self.saved_rules.get_or_init(|| rules)) as Arc<dyn SavedRules>
+        ))
     }
 
     /// The gate's audit into the store (`audit.store`), shared by every gate

@@ -121,8 +121,10 @@ impl Approver for UiApprover {
     }
 
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
-        match self.approvals.user_rule(request).await {
-            Some(RuleDecision::Allow) => return Approval::Allow,
+        match self.approvals.user_rule(request) {
+            // An `ask` rule asks every time: an allow in the file does not
+            // spare the card it asked for.
+            Some(RuleDecision::Allow) if request.rule.is_none() => return Approval::Allow,
             Some(RuleDecision::Deny) => return Approval::Deny,
             _ => {}
         }

@@ -191,6 +191,7 @@ impl HostBuilder {
             store: OnceLock::new(),
             dynamic: OnceLock::new(),
             store_audit: OnceLock::new(),
+            saved_rules: OnceLock::new(),
             capture: OnceLock::new(),
             skills: OnceLock::new(),
             group_outlines: OnceLock::new(),
