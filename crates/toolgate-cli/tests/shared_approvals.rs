@@ -830,3 +830,48 @@ async fn rules_saved_in_the_store_apply_in_every_gate_without_an_approver_postgr
     drop(worker);
     pg::drop_database(&db).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_approval_expires_after_the_configured_timeout() {
+    let model = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&model);
+    ws.set_mode("confirm-sensitive");
+    let config = ws.path().join("toolgate.yaml");
+    let yaml = std::fs::read_to_string(&config).unwrap();
+    // Zero is refused when the configuration is read, naming the key.
+    std::fs::write(
+        &config,
+        format!("{yaml}store:\n  approval_timeout_secs: 0\n"),
+    )
+    .unwrap();
+    let listed = ws.run(&["tools", "list"]).await;
+    assert_ne!(listed.status.code(), Some(0));
+    let stderr = common::text(&listed.stderr);
+    assert!(
+        stderr.contains("`store.approval_timeout_secs`: invalid value: integer `0`"),
+        "{stderr}"
+    );
+
+    std::fs::write(
+        &config,
+        format!("{yaml}store:\n  approval_timeout_secs: 1\n"),
+    )
+    .unwrap();
+    let worker = Worker::spawn(&ws, &[]);
+    let client = Client::connect(&worker.mcp).await;
+    let started = Instant::now();
+    let reply = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.post(&write_call(2, "never\n")),
+    )
+    .await
+    .expect("the approval did not expire")
+    .1;
+    assert!(refused(&reply), "{reply}");
+    assert!(
+        text_of(&reply).contains("within 1s, so it expired"),
+        "{reply}"
+    );
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    assert!(!ws.path().join("ruled.txt").exists());
+}

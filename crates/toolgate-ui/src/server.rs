@@ -174,10 +174,11 @@ impl UiServer {
         // Questions wait in the store too, so that every UI sharing it
         // lists and answers them (see `approvals.rs`).
         let shared = match host.store() {
-            Ok(store) => Some(toolgate_host::StoreApprover::new(
-                store,
-                toolgate_host::worker_name(),
-            )),
+            Ok(store) => Some(
+                toolgate_host::StoreApprover::new(store, toolgate_host::worker_name()).timeout(
+                    Duration::from_secs(host.config().store.approval_timeout_secs.get()),
+                ),
+            ),
             Err(error) => {
                 tracing::warn!(
                     "approvals are answered from this page only: the store cannot be opened ({})",

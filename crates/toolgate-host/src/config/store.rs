@@ -1,6 +1,7 @@
 //! `audit:` and `store:` — where calls, sessions and the assistant tools'
 //! data are recorded.
 
+use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -33,7 +34,7 @@ impl Default for AuditSection {
 }
 
 /// `store:`
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StoreSection {
     /// The `SQLite` file. Default: `toolgate.db` in the user's data
@@ -54,9 +55,25 @@ pub struct StoreSection {
     /// e.g. `TOOLGATE_PG_PASSWORD`. Default: none (the server asks for no
     /// password).
     pub password_env: Option<String>,
+    /// How many seconds a call that needs a person's answer in the web UI
+    /// waits for it (in the store, where any worker's page may answer)
+    /// before it expires and is refused. At least 1. Default: 3600.
+    pub approval_timeout_secs: NonZeroU64,
     /// What each step of a session changed in the workspace, kept so that
     /// `toolgate rewind` can put it back.
     pub checkpoints: CheckpointsSection,
+}
+
+impl Default for StoreSection {
+    fn default() -> Self {
+        Self {
+            path: None,
+            url: None,
+            password_env: None,
+            approval_timeout_secs: NonZeroU64::new(3600).unwrap_or(NonZeroU64::MIN),
+            checkpoints: CheckpointsSection::default(),
+        }
+    }
 }
 
 /// `store.checkpoints:` — the contents kept for `toolgate rewind`, in
