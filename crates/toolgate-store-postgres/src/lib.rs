@@ -31,6 +31,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_audit_client.sql"),
     include_str!("migrations/0004_approval_session.sql"),
     include_str!("migrations/0005_rules.sql"),
+    include_str!("migrations/0006_session_allows.sql"),
 ];
 
 /// The schema version this build of toolgate needs in a `PostgreSQL` store

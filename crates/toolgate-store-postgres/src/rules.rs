@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 
 use super::{Db as _, PostgresStore, from_json, to_json};
-use toolgate_store::{NewRule, RULES_CHANNEL, RuleStore, SavedRule, StoreError};
+use toolgate_store::{NewRule, RULES_CHANNEL, RuleStore, SavedRule, SessionAllow, StoreError};
 
 #[async_trait]
 impl RuleStore for PostgresStore {
@@ -64,5 +64,54 @@ impl RuleStore for PostgresStore {
 
     fn rules_stamp(&self) -> Option<u64> {
         self.listener.rules_stamp()
+    }
+    async fn allow_for_session(&self, allow: &SessionAllow) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "DELETE FROM session_allows WHERE expires <= $1",
+                &[&allow.granted],
+            )
+            .await
+            .db()?;
+        client
+            .execute(
+                "INSERT INTO session_allows
+                     (scope, tool, sensitivity, granted_by, granted, expires)
+                 VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (scope, tool, sensitivity) DO UPDATE SET
+                     granted_by = excluded.granted_by, granted = excluded.granted,
+                     expires = GREATEST(session_allows.expires, excluded.expires)",
+                &[
+                    &allow.scope,
+                    &allow.tool,
+                    &allow.sensitivity,
+                    &allow.by,
+                    &allow.granted,
+                    &allow.expires,
+                ],
+            )
+            .await
+            .db()?;
+        Ok(())
+    }
+
+    async fn session_allowed(
+        &self,
+        scope: &str,
+        tool: &str,
+        sensitivity: &str,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT 1 FROM session_allows
+                 WHERE scope = $1 AND tool = $2 AND sensitivity = $3 AND expires > $4",
+                &[&scope, &tool, &sensitivity, &now],
+            )
+            .await
+            .db()?;
+        Ok(row.is_some())
     }
 }

@@ -109,7 +109,7 @@ pub use memory::{
 };
 pub use notes::{NewNote, Note, NoteHit, NoteStore, NoteUpdate, query_words};
 pub use paths::{DB_FILE, WORKSPACE_FILE, data_dir_from_env, default_path};
-pub use rules::{NewRule, RULES_CHANNEL, RuleStore, SavedRule};
+pub use rules::{NewRule, RULES_CHANNEL, RuleStore, SavedRule, SessionAllow};
 pub use schedules::{
     AfterRun, Claim, ClaimedJob, JobRecord, NewJob, RUN_ABANDONED, RUN_RUNNING, RunEnd, RunRecord,
     ScheduleStore, Trigger,

@@ -50,6 +50,9 @@ pub struct SavedRule {
 ///    when the store cannot tell (`SQLite`; `PostgreSQL` until its
 ///    listening connection is open, and while it is lost): then read them
 ///    again.
+/// 5. An "allow for the session" ([`SessionAllow`]) holds for its scope,
+///    tool and sensitivity only, in every process sharing the store, until
+///    it expires; given again, the later expiry is kept.
 #[async_trait]
 pub trait RuleStore: Send + Sync {
     /// Saves a rule; returns it with its id.
@@ -66,6 +69,36 @@ pub trait RuleStore: Send + Sync {
     fn rules_stamp(&self) -> Option<u64> {
         None
     }
+    /// Records `allow` (rule 5).
+    async fn allow_for_session(&self, allow: &SessionAllow) -> Result<(), StoreError>;
+
+    /// Whether `tool` with `sensitivity` is allowed for the session
+    /// `scope` at `now` (rule 5).
+    async fn session_allowed(
+        &self,
+        scope: &str,
+        tool: &str,
+        sensitivity: &str,
+        now: i64,
+    ) -> Result<bool, StoreError>;
+}
+
+/// "Allow for the session", answered for one client's calls of a tool with
+/// one sensitivity, kept in the store so that every worker honours it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionAllow {
+    /// Whose session: a client as the gate names its approval scope.
+    pub scope: String,
+    /// The tool allowed.
+    pub tool: String,
+    /// The sensitivity allowed with it, as the gate writes it.
+    pub sensitivity: String,
+    /// Who answered (`ui@WORKER`).
+    pub by: String,
+    /// When (milliseconds since the Unix epoch).
+    pub granted: i64,
+    /// Until when.
+    pub expires: i64,
 }
 
 /// The `PostgreSQL` channel on which every change of the saved rules is

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use rusqlite::params;
 
 use super::{Db as _, SqliteStore, write_tx};
-use crate::{NewRule, RuleStore, SavedRule, StoreError};
+use crate::{NewRule, RuleStore, SavedRule, SessionAllow, StoreError};
 
 #[async_trait]
 impl RuleStore for SqliteStore {
@@ -67,6 +67,58 @@ impl RuleStore for SqliteStore {
             let n = tx.execute("DELETE FROM rules WHERE id = ?1", [id]).db()?;
             tx.commit().db()?;
             Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn allow_for_session(&self, allow: &SessionAllow) -> Result<(), StoreError> {
+        let allow = allow.clone();
+        self.with_conn(move |conn| {
+            let tx = write_tx(conn)?;
+            tx.execute(
+                "DELETE FROM session_allows WHERE expires <= ?1",
+                [allow.granted],
+            )
+            .db()?;
+            tx.execute(
+                "INSERT INTO session_allows
+                     (scope, tool, sensitivity, granted_by, granted, expires)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (scope, tool, sensitivity) DO UPDATE SET
+                     granted_by = excluded.granted_by, granted = excluded.granted,
+                     expires = MAX(expires, excluded.expires)",
+                params![
+                    allow.scope,
+                    allow.tool,
+                    allow.sensitivity,
+                    allow.by,
+                    allow.granted,
+                    allow.expires
+                ],
+            )
+            .db()?;
+            tx.commit().db()
+        })
+        .await
+    }
+
+    async fn session_allowed(
+        &self,
+        scope: &str,
+        tool: &str,
+        sensitivity: &str,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let (scope, tool, sensitivity) =
+            (scope.to_owned(), tool.to_owned(), sensitivity.to_owned());
+        self.with_conn(move |conn| {
+            let mut st = conn
+                .prepare_cached(
+                    "SELECT 1 FROM session_allows
+                     WHERE scope = ?1 AND tool = ?2 AND sensitivity = ?3 AND expires > ?4",
+                )
+                .db()?;
+            st.exists(params![scope, tool, sensitivity, now]).db()
         })
         .await
     }

@@ -371,6 +371,17 @@ const MIGRATIONS: &[&str] = &[
         saved_by TEXT NOT NULL,
         saved INTEGER NOT NULL
      );",
+    // 15: "allow for the session" answers (rules.rs), honoured by every
+    // process sharing the store until they expire.
+    "CREATE TABLE session_allows (
+        scope TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        sensitivity TEXT NOT NULL,
+        granted_by TEXT NOT NULL,
+        granted INTEGER NOT NULL,
+        expires INTEGER NOT NULL,
+        PRIMARY KEY (scope, tool, sensitivity)
+     );",
 ];
 
 /// The store version whose migration drops the audit table: every version

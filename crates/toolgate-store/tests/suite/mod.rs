@@ -23,7 +23,8 @@ use toolgate_store::{
     SourceId, StatusChange, StoreError, TaskFilter, TaskStatus, TaskUpdate, ToolCallRow, Trigger,
 };
 use toolgate_store::{
-    Answer, Answered, ApprovalStatus, Asked, NewApproval, NewRule, NewRun, RunClaim, Store,
+    Answer, Answered, ApprovalStatus, Asked, NewApproval, NewRule, NewRun, RunClaim, SessionAllow,
+    Store,
 };
 
 /// What a backend implements: every store trait, as the host holds it.
@@ -55,6 +56,7 @@ macro_rules! suite_tests {
             keyed_calls_are_claimed_once,
             workers_are_alive_while_they_hold_their_lease,
             rules_are_added_listed_and_removed,
+            session_allows_hold_for_their_scope_until_they_expire,
         );
     };
     (@each $open:path; $($case:ident),+ $(,)?) => {
@@ -1832,4 +1834,70 @@ pub(crate) async fn rules_are_added_listed_and_removed(store: Arc<impl Backend>)
     assert!(third.id > second.id);
     let ids: Vec<i64> = store.rules().await.unwrap().iter().map(|r| r.id).collect();
     assert_eq!(ids, vec![second.id, third.id]);
+}
+
+pub(crate) async fn session_allows_hold_for_their_scope_until_they_expire(
+    store: Arc<impl Backend>,
+) {
+    let allow = |scope: &str, granted: i64, expires: i64| SessionAllow {
+        scope: scope.into(),
+        tool: "write_file".into(),
+        sensitivity: "\"sensitive\"".into(),
+        by: "ui@w1".into(),
+        granted,
+        expires,
+    };
+    let allowed = |scope: &'static str, tool: &'static str, sensitivity: &'static str, now| {
+        let store = Arc::clone(&store);
+        async move {
+            store
+                .session_allowed(scope, tool, sensitivity, now)
+                .await
+                .unwrap()
+        }
+    };
+    assert!(!allowed("client:ci", "write_file", "\"sensitive\"", 1_000).await);
+    store
+        .allow_for_session(&allow("client:ci", 1_000, 5_000))
+        .await
+        .unwrap();
+    assert!(allowed("client:ci", "write_file", "\"sensitive\"", 4_999).await);
+    // Another scope, tool or sensitivity: not allowed.
+    assert!(!allowed("client:bot", "write_file", "\"sensitive\"", 2_000).await);
+    assert!(!allowed("client:ci", "edit_file", "\"sensitive\"", 2_000).await);
+    assert!(
+        !allowed(
+            "client:ci",
+            "write_file",
+            "{\"command\":\"dangerous\"}",
+            2_000
+        )
+        .await
+    );
+    // Expired at its time.
+    assert!(!allowed("client:ci", "write_file", "\"sensitive\"", 5_000).await);
+    // Given again with an earlier expiry: the later one is kept; with a
+    // later one, it is extended.
+    store
+        .allow_for_session(&allow("client:ci", 2_000, 3_000))
+        .await
+        .unwrap();
+    assert!(allowed("client:ci", "write_file", "\"sensitive\"", 4_000).await);
+    store
+        .allow_for_session(&allow("client:ci", 4_500, 9_000))
+        .await
+        .unwrap();
+    assert!(allowed("client:ci", "write_file", "\"sensitive\"", 8_999).await);
+    // An expired one is dropped when another is given, and can be given
+    // anew.
+    store
+        .allow_for_session(&allow("client:bot", 10_000, 11_000))
+        .await
+        .unwrap();
+    assert!(!allowed("client:ci", "write_file", "\"sensitive\"", 10_000).await);
+    store
+        .allow_for_session(&allow("client:ci", 10_000, 12_000))
+        .await
+        .unwrap();
+    assert!(allowed("client:ci", "write_file", "\"sensitive\"", 11_500).await);
 }
