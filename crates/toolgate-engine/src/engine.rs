@@ -633,7 +633,7 @@ impl ExecutionEngine {
         }
         // An `ask` rule asks every time: a session-wide allow given for the
         // tool does not cover it.
-        if rule.is_none() && scope.allows(name, sensitivity) {
+        if rule.is_none() && scope.allows(name, sensitivity).await {
             return Ok(None);
         }
         let _turn = scope.turn().await;
@@ -711,7 +711,7 @@ impl ExecutionEngine {
             ));
         }
         if allowed == Answered::AllowForSession {
-            scope.allow(name, sensitivity);
+            scope.allow(name, sensitivity).await;
         }
         Ok(record(allowed))
     }

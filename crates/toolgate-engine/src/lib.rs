@@ -53,7 +53,7 @@
 
 pub use approval::{
     Action, Answered, Approval, ApprovalRecord, ApprovalRequest, ApprovalScope, ApprovalView,
-    Approver, Budget, FileSize, Folded, HeadlessApprover, Hidden, Line, Role, fold,
+    Approver, Budget, FileSize, Folded, HeadlessApprover, Hidden, Line, Role, SharedAllows, fold,
 };
 pub use audit::{AuditLog, AuditRecord, AuditSink, FileChanged, Transfer};
 pub use engine::{

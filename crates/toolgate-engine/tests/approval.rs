@@ -1,5 +1,6 @@
 //! Step 5 with real file tools: what a person is shown is what runs, and an
-//! approval belongs to the scope that gave it.
+//! approval belongs to the scope that gave it, on every worker when the
+//! scope's allows are shared.
 
 #![allow(
     clippy::unwrap_used,
@@ -12,9 +13,10 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::json;
 use tokio::sync::Notify;
-use toolgate_core::{Registry, ToolCall, Workspace};
+use toolgate_core::{Registry, Sensitivity, ToolCall, Workspace};
 use toolgate_engine::{
-    Action, Answered, Approval, ApprovalRequest, ApprovalScope, Approver, Decision, ExecutionEngine,
+    Action, Answered, Approval, ApprovalRequest, ApprovalScope, Approver, Decision,
+    ExecutionEngine, SharedAllows,
 };
 use toolgate_tools::{BuiltinOptions, builtin_tools};
 
@@ -197,4 +199,80 @@ async fn an_approval_belongs_to_its_scope_and_holds_up_no_other() {
     ] {
         assert_eq!(f.dir.path().join(file).exists(), exists, "{file}");
     }
+}
+
+/// Allows kept outside the process, as a store shared by workers keeps
+/// them.
+#[derive(Debug, Default)]
+struct Kept(Mutex<Vec<(String, String, Sensitivity)>>);
+
+#[async_trait]
+impl SharedAllows for Kept {
+    async fn allows(&self, scope: &str, tool: &str, sensitivity: Sensitivity) -> bool {
+        self.0
+            .lock()
+            .unwrap()
+            .contains(&(scope.to_owned(), tool.to_owned(), sensitivity))
+    }
+
+    async fn allow(&self, scope: &str, tool: &str, sensitivity: Sensitivity) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((scope.to_owned(), tool.to_owned(), sensitivity));
+    }
+}
+
+/// Allows for the session the first time, then denies.
+#[derive(Default)]
+struct SessionOnce(Mutex<usize>);
+
+#[async_trait]
+impl Approver for SessionOnce {
+    async fn approve(&self, _: &ApprovalRequest<'_>) -> Approval {
+        let mut asked = self.0.lock().unwrap();
+        *asked += 1;
+        if *asked == 1 {
+            Approval::AllowForSession
+        } else {
+            Approval::Deny
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_shared_session_allow_holds_on_another_worker_for_the_same_client_only() {
+    let f = Fixture::new();
+    let kept: Arc<dyn SharedAllows> = Arc::new(Kept::default());
+    // Two workers (two engines, two processes' scopes) sharing the store.
+    let (approver_1, approver_2) = (
+        Arc::new(SessionOnce::default()),
+        Arc::new(SessionOnce::default()),
+    );
+    let worker_1 = f.engine(Arc::clone(&approver_1) as Arc<dyn Approver>);
+    let worker_2 = f.engine(Arc::clone(&approver_2) as Arc<dyn Approver>);
+    let ci_on_1 = ApprovalScope::new("MCP client `ci`").shared("client:ci", Arc::clone(&kept));
+    let ci_on_2 = ApprovalScope::new("MCP client `ci`").shared("client:ci", Arc::clone(&kept));
+    let bot_on_2 = ApprovalScope::new("MCP client `bot`").shared("client:bot", Arc::clone(&kept));
+    let write = |id: &str, path: &str| {
+        ToolCall::new(id, "write_file", json!({"path": path, "content": "x\n"}))
+    };
+    let first = worker_1.execute_in(write("1", "one.txt"), &ci_on_1).await;
+    assert_eq!(first.decision, Decision::Executed);
+    assert_eq!(*approver_1.0.lock().unwrap(), 1);
+    // The same client on the other worker: not asked.
+    let second = worker_2.execute_in(write("2", "two.txt"), &ci_on_2).await;
+    assert_eq!(second.decision, Decision::Executed);
+    assert!(second.approval.is_none());
+    assert_eq!(*approver_2.0.lock().unwrap(), 0);
+    // Another client there: asked (and allowed for its own session).
+    let third = worker_2
+        .execute_in(write("3", "three.txt"), &bot_on_2)
+        .await;
+    assert_eq!(third.decision, Decision::Executed);
+    assert_eq!(*approver_2.0.lock().unwrap(), 1);
+    // A scope that is not shared is not covered by the kept allows.
+    let alone = ApprovalScope::new("MCP client `ci`");
+    let fourth = worker_2.execute_in(write("4", "four.txt"), &alone).await;
+    assert_eq!(fourth.decision, Decision::Denied);
 }

@@ -16,7 +16,7 @@ use toolgate_core::{Effects, Sensitivity};
 use crate::plan_mode::{PlanAnswer, PlanRequest};
 
 pub use render::{Budget, Folded, Hidden, Line, Role, fold};
-pub use scope::ApprovalScope;
+pub use scope::{ApprovalScope, SharedAllows};
 pub(crate) use view::Subject;
 pub use view::{Action, ApprovalView, FileSize};
 
