@@ -74,6 +74,9 @@ pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliErr
                 .sessions(args.sessions && !args.no_sessions)
                 .drain_timeout(std::time::Duration::from_secs(args.drain_timeout))
                 .readiness(Arc::new(StoreReadiness::of(&setup.host)));
+            if let Some(allows) = session_allows(setup) {
+                options = options.session_allows(allows);
+            }
             let built = clients
                 .iter()
                 .map(|client| http_client(&setup.host, &gate, &interactive, client))
@@ -239,6 +242,25 @@ async fn ledger(setup: &Setup) -> Option<Arc<dyn toolgate_engine::Ledger>> {
         Err(error) => {
             render::note(&format!(
                 "warning: calls with an idempotency key run as others (not once among workers): {error}"
+            ));
+            None
+        }
+    }
+}
+
+/// Where the clients' "allow for the session" answers are kept: the store
+/// the workers share; without a store, each worker remembers its own.
+fn session_allows(setup: &Setup) -> Option<Arc<dyn toolgate_engine::SharedAllows>> {
+    match setup.host.store() {
+        Ok(store) => Some(Arc::new(toolgate_host::StoreAllows::new(
+            store,
+            toolgate_host::worker_name(),
+            std::time::Duration::from_secs(setup.host.config().store.session_allow_secs.get()),
+        ))),
+        Err(error) => {
+            render::note(&format!(
+                "warning: \"allow for the session\" holds on this worker only: {}",
+                toolgate_core::error_chain(&error)
             ));
             None
         }

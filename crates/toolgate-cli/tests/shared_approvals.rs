@@ -875,3 +875,54 @@ async fn an_unanswered_approval_expires_after_the_configured_timeout() {
     assert!(started.elapsed() >= Duration::from_secs(1));
     assert!(!ws.path().join("ruled.txt").exists());
 }
+
+/// "Allow for the session" answered for a call on worker 1 (through worker
+/// 2's page) covers the client's next such call on worker 2 too.
+async fn a_session_allow_holds_on_every_worker(ws: &Ws, env: &[(&str, &str)]) {
+    let (one, two) = (Worker::spawn(ws, env), Worker::spawn(ws, env));
+    let client = Client::connect(&one.mcp).await;
+    let call = tokio::spawn(async move { client.post(&write_call(2, "first\n")).await.1 });
+    let page = Page::sign_in(&two.page).await;
+    let id = card_on(&page).await;
+    let (status, body) = page.answer(&id, "session").await;
+    assert_eq!(status, 200, "{body}");
+    let reply = tokio::time::timeout(Duration::from_secs(60), call)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!refused(&reply), "{reply}");
+
+    let client = Client::connect(&two.mcp).await;
+    let reply = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.post(&write_call(3, "second\n")),
+    )
+    .await
+    .expect("worker 2 asked although the client allowed the tool for its session")
+    .1;
+    assert!(!refused(&reply), "{reply}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("ruled.txt")).unwrap(),
+        "second\n"
+    );
+    assert!(page.approvals().await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_allow_holds_on_every_worker_sqlite() {
+    let model = server(vec![answer("unused")]).await;
+    let ws = Ws::new(&model);
+    ws.set_mode("confirm-sensitive");
+    a_session_allow_holds_on_every_worker(&ws, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_allow_holds_on_every_worker_postgres() {
+    let db = format!("toolgate_session_allow_{}", std::process::id());
+    let url = pg::new_database(&db).await;
+    let model = server(vec![answer("unused")]).await;
+    let ws = postgres_ws(&model, &url).await;
+    ws.set_mode("confirm-sensitive");
+    a_session_allow_holds_on_every_worker(&ws, &[]).await;
+    pg::drop_database(&db).await;
+}

@@ -17,14 +17,19 @@
 //!   every gate applies beside its configuration's, read again only when
 //!   the store tells of a change.
 //!
+//! - [`StoreAllows`]: "allow for the session" kept in the store, so that
+//!   a client allowed a tool on one worker is not asked again on another.
+//!
 //! All work on any backend of the store (`SQLite` for processes on one
 //! machine, `PostgreSQL` for workers on several); the host assembles them
 //! when the configuration shares a store.
 
+pub use allows::StoreAllows;
 pub use approvals::{APPROVAL_TIMEOUT, StoreApprover, StoredView, decided, worker_name};
 pub use ledger::CallLedger;
 pub use rules::StoreRules;
 
+mod allows;
 mod approvals;
 mod ledger;
 mod rules;

@@ -17,7 +17,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use tokio::sync::Notify;
-use toolgate_engine::{ApprovalScope, ExecutionEngine};
+use toolgate_engine::{ApprovalScope, ExecutionEngine, SharedAllows};
 
 use crate::error::Error;
 use crate::http_guard::same_bytes;
@@ -116,6 +116,7 @@ pub struct HttpOptions {
     pub(crate) sessions: bool,
     pub(crate) drain_timeout: Duration,
     pub(crate) readiness: Option<Arc<dyn Readiness>>,
+    pub(crate) session_allows: Option<Arc<dyn SharedAllows>>,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -137,6 +138,7 @@ impl Default for HttpOptions {
             sessions: false,
             drain_timeout: Duration::from_secs(30),
             readiness: None,
+            session_allows: None,
         }
     }
 }
@@ -188,6 +190,15 @@ impl HttpOptions {
         self.readiness = Some(readiness);
         self
     }
+
+    /// Where each client's "allow for the session" answers are kept, so
+    /// that they hold on every worker sharing it (keyed by the client's
+    /// name). By default, nowhere: each worker remembers its own.
+    #[must_use]
+    pub fn session_allows(mut self, allows: Arc<dyn SharedAllows>) -> Self {
+        self.session_allows = Some(allows);
+        self
+    }
 }
 
 /// A client as a request resolves to it: what [`McpServer`](crate::McpServer)
@@ -197,7 +208,8 @@ pub(crate) struct Served {
     pub(crate) name: Option<String>,
     pub(crate) engine: Arc<ExecutionEngine>,
     pub(crate) allowed: Option<Arc<Vec<String>>>,
-    /// Its "allow for the session" answers, on this worker.
+    /// Its "allow for the session" answers: on this worker, and in the
+    /// shared store when there is one.
     pub(crate) scope: ApprovalScope,
     limits: Limits,
 }
@@ -267,11 +279,12 @@ impl Gateway {
                     reason,
                 });
             }
+            let scope = ApprovalScope::new(format!(
+                "MCP client `{}`",
+                toolgate_core::neutralize_line(&client.name)
+            ));
             let served = Served {
-                scope: ApprovalScope::new(format!(
-                    "MCP client `{}`",
-                    toolgate_core::neutralize_line(&client.name)
-                )),
+                scope: shared(scope, &client.name, options.session_allows.as_ref()),
                 engine: client.engine.unwrap_or_else(|| Arc::clone(engine)),
                 allowed: client.allowed.map(Arc::new).or_else(|| allowed.cloned()),
                 limits: Limits::new(client.rate_per_minute, client.max_concurrent),
@@ -283,7 +296,11 @@ impl Gateway {
             name: None,
             engine: Arc::clone(engine),
             allowed: allowed.cloned(),
-            scope: ApprovalScope::new("the MCP clients over HTTP"),
+            scope: shared(
+                ApprovalScope::new("the MCP clients over HTTP"),
+                "",
+                options.session_allows.as_ref(),
+            ),
             limits: Limits::new(None, None),
         };
         Ok(Self {
@@ -573,6 +590,19 @@ impl Bucket {
                 (1.0 - self.tokens) / self.per_second,
             ))
         }
+    }
+}
+
+/// `scope`, keeping its allows in `allows` under the client's name (`""`
+/// for the anonymous client), when there are shared allows.
+fn shared(
+    scope: ApprovalScope,
+    client: &str,
+    allows: Option<&Arc<dyn SharedAllows>>,
+) -> ApprovalScope {
+    match allows {
+        Some(allows) => scope.shared(format!("mcp-http-client:{client}"), Arc::clone(allows)),
+        None => scope,
     }
 }
 

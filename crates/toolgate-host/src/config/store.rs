@@ -59,6 +59,11 @@ pub struct StoreSection {
     /// waits for it (in the store, where any worker's page may answer)
     /// before it expires and is refused. At least 1. Default: 3600.
     pub approval_timeout_secs: NonZeroU64,
+    /// How many seconds an "allow for the session" answered for a client
+    /// of `toolgate mcp serve --http` holds, on every worker sharing the
+    /// store (stateless clients have no session that ends). At least 1.
+    /// Default: 28800 (eight hours).
+    pub session_allow_secs: NonZeroU64,
     /// What each step of a session changed in the workspace, kept so that
     /// `toolgate rewind` can put it back.
     pub checkpoints: CheckpointsSection,
@@ -71,6 +76,7 @@ impl Default for StoreSection {
             url: None,
             password_env: None,
             approval_timeout_secs: NonZeroU64::new(3600).unwrap_or(NonZeroU64::MIN),
+            session_allow_secs: NonZeroU64::new(8 * 3600).unwrap_or(NonZeroU64::MIN),
             checkpoints: CheckpointsSection::default(),
         }
     }
