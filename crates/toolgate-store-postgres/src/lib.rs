@@ -13,6 +13,7 @@ mod approvals;
 mod audit;
 mod checkpoints;
 mod dynamic_tools;
+mod limits;
 mod listener;
 mod memory;
 mod notes;
@@ -32,6 +33,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_approval_session.sql"),
     include_str!("migrations/0005_rules.sql"),
     include_str!("migrations/0006_session_allows.sql"),
+    include_str!("migrations/0007_client_buckets.sql"),
 ];
 
 /// The schema version this build of toolgate needs in a `PostgreSQL` store

@@ -103,6 +103,7 @@ pub use dynamic_tools::{
     DynamicToolStore, NewDynamicTool, StatusChange,
 };
 pub use error::{BackendError, Fault, StoreError};
+pub use limits::{Budget, LimitStore};
 pub use memory::{
     MemoryApplied, MemoryChunk, MemoryHit, MemoryIndex, MemoryQuery, MemoryUpdate, SessionChange,
     SessionHistory, SessionMessage, SourceId,
@@ -143,6 +144,7 @@ pub trait Store:
     + CheckpointStore
     + ApprovalStore
     + RuleStore
+    + LimitStore
     + std::fmt::Debug
 {
     /// Where the store is, for messages: the `SQLite` file, or the
@@ -206,6 +208,7 @@ mod audit;
 pub mod checkpoint;
 mod dynamic_tools;
 mod error;
+mod limits;
 mod memory;
 mod notes;
 mod paths;

@@ -15,6 +15,7 @@ mod approvals;
 mod audit;
 mod checkpoints;
 mod dynamic_tools;
+mod limits;
 mod memory;
 mod notes;
 mod rules;

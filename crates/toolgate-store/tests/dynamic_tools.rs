@@ -402,11 +402,12 @@ async fn a_version_7_store_gains_the_table_and_keeps_its_data() {
     // Back to version 7: migration 8 is this table's (9 the session
     // events', 10 the checkpoints', 11 the approvals', 12 moved the audit
     // table out of the store, 14 the saved rules', 15 the session
-    // allows').
+    // allows', 16 the clients' buckets).
     let conn = rusqlite_connection(&path);
     conn.execute_batch(
         "DROP TABLE dynamic_tools; DROP TABLE session_events; DROP TABLE checkpoints;
          DROP TABLE rewinds; DROP TABLE approvals; DROP TABLE rules; DROP TABLE session_allows;
+         DROP TABLE client_buckets;
          CREATE TABLE audit (id INTEGER PRIMARY KEY, ts TEXT NOT NULL, call_id TEXT NOT NULL,
             session_id TEXT, tool TEXT NOT NULL, args_sha256 TEXT NOT NULL,
             decision TEXT NOT NULL, success INTEGER NOT NULL, duration_us INTEGER NOT NULL,

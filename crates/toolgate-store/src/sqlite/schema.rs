@@ -382,6 +382,13 @@ const MIGRATIONS: &[&str] = &[
         expires INTEGER NOT NULL,
         PRIMARY KEY (scope, tool, sensitivity)
      );",
+    // 16: each client's request budget (`rate_per_minute`, limits.rs),
+    // shared by the processes sharing the store.
+    "CREATE TABLE client_buckets (
+        client TEXT PRIMARY KEY,
+        tokens REAL NOT NULL,
+        at INTEGER NOT NULL
+     );",
 ];
 
 /// The store version whose migration drops the audit table: every version

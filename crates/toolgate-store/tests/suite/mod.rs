@@ -23,8 +23,8 @@ use toolgate_store::{
     SourceId, StatusChange, StoreError, TaskFilter, TaskStatus, TaskUpdate, ToolCallRow, Trigger,
 };
 use toolgate_store::{
-    Answer, Answered, ApprovalStatus, Asked, NewApproval, NewRule, NewRun, RunClaim, SessionAllow,
-    Store,
+    Answer, Answered, ApprovalStatus, Asked, Budget, NewApproval, NewRule, NewRun, RunClaim,
+    SessionAllow, Store,
 };
 
 /// What a backend implements: every store trait, as the host holds it.
@@ -57,6 +57,7 @@ macro_rules! suite_tests {
             workers_are_alive_while_they_hold_their_lease,
             rules_are_added_listed_and_removed,
             session_allows_hold_for_their_scope_until_they_expire,
+            request_budgets_are_taken_once_by_concurrent_takers,
         );
     };
     (@each $open:path; $($case:ident),+ $(,)?) => {
@@ -1900,4 +1901,72 @@ pub(crate) async fn session_allows_hold_for_their_scope_until_they_expire(
         .await
         .unwrap();
     assert!(allowed("client:ci", "write_file", "\"sensitive\"", 11_500).await);
+}
+
+pub(crate) async fn request_budgets_are_taken_once_by_concurrent_takers(store: Arc<impl Backend>) {
+    // Six a minute: six at once, then one every 10 seconds.
+    let budget = Budget::per_minute(6);
+    let now = 1_000_000;
+    let takes: Vec<_> = (0..10)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move { store.take_request("ci", budget, now).await.unwrap() })
+        })
+        .collect();
+    let mut granted = 0;
+    let mut waits = Vec::new();
+    for take in takes {
+        match take.await.unwrap() {
+            None => granted += 1,
+            Some(wait) => waits.push(wait),
+        }
+    }
+    assert_eq!(granted, 6, "of 10 takes at once on a bucket of 6");
+    // Empty: the next one is 10 s away.
+    assert!(
+        waits.iter().all(|w| (9_990..=10_000).contains(w)),
+        "{waits:?}"
+    );
+    // Another key has its own bucket.
+    assert_eq!(store.take_request("bot", budget, now).await.unwrap(), None);
+    // Half the wait later: still none; after the wait: one, and only one.
+    let wait = store.take_request("ci", budget, now + 5_000).await.unwrap();
+    assert!(
+        wait.is_some_and(|w| (4_990..=5_000).contains(&w)),
+        "{wait:?}"
+    );
+    assert_eq!(
+        store
+            .take_request("ci", budget, now + 10_000)
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(
+        store
+            .take_request("ci", budget, now + 10_000)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // A clock behind the last take counts as no time, not as a refund.
+    assert!(
+        store
+            .take_request("ci", budget, now)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // A minute later, full again (not more).
+    let later = now + 10_000 + 600_000;
+    for _ in 0..6 {
+        assert_eq!(store.take_request("ci", budget, later).await.unwrap(), None);
+    }
+    assert!(
+        store
+            .take_request("ci", budget, later)
+            .await
+            .unwrap()
+            .is_some()
+    );
 }
