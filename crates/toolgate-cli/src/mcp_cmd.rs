@@ -77,6 +77,13 @@ pub(crate) async fn serve(setup: &Setup, args: ServeArgs) -> Result<Exit, CliErr
             if let Some(allows) = session_allows(setup) {
                 options = options.session_allows(allows);
             }
+            // With a store several hosts share, a client's rate holds
+            // across all of them; each worker keeps its own bucket else.
+            if setup.host.config().store.url.is_some()
+                && let Ok(store) = setup.host.store()
+            {
+                options = options.shared_rate(Arc::new(toolgate_host::StoreRate::new(store)));
+            }
             let built = clients
                 .iter()
                 .map(|client| http_client(&setup.host, &gate, &interactive, client))

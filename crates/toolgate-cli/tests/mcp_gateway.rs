@@ -1,7 +1,9 @@
 //! `toolgate mcp serve --http` as a gateway worker, as whole processes:
 //! stateless (any worker answers any request of a client), clients told
 //! apart by their tokens (tools, mode, audit, limits), `/healthz` and
-//! `/readyz`, the drain on SIGTERM and JSON logs.
+//! `/readyz`, the drain on SIGTERM and JSON logs. With a store on
+//! `PostgreSQL` (`TOOLGATE_TEST_PG_URL`), a client's rate holds across the
+//! workers.
 //!
 //! The Python SDK peer is installed by `.ci/run` into `.ci/venv` (or the
 //! `.ci` directory named by `TOOLGATE_MCP_PEERS`). A missing peer fails the
@@ -22,6 +24,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+#[path = "common/pg.rs"]
+mod pg;
 
 fn peers() -> PathBuf {
     std::env::var_os("TOOLGATE_MCP_PEERS").map_or_else(
@@ -612,4 +617,35 @@ fn clients_sharing_a_token_are_refused_at_start() {
         stderr.contains("MCP client `bot`") && stderr.contains("another client's"),
         "{stderr}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_rate_holds_across_workers_sharing_a_postgres_store() {
+    let db = format!("toolgate_rate_{}", std::process::id());
+    let url = pg::new_database(&db).await;
+    let ws = Ws::new();
+    ws.config(&format!("{CLIENTS}store:\n  url: {url}\n"));
+    let migrated = ws.cmd(&["store", "migrate"]).output().unwrap();
+    assert!(migrated.status.success(), "{migrated:?}");
+    let (one, two) = (
+        Worker::start(&ws, &[], TOKENS),
+        Worker::start(&ws, &[], TOKENS),
+    );
+    let slow = Some("slow-token-0123456789");
+    let read = call("read_file", &json!({"path": "hello.txt"}));
+    // Two a minute for the client, wherever its requests land: one on
+    // each worker, then both refuse.
+    assert!(!outcome(&mcp(one.port, slow, &read, "")).1);
+    assert!(!outcome(&mcp(two.port, slow, &read, "")).1);
+    for worker in [&one, &two] {
+        let limited = mcp(worker.port, slow, &read, "");
+        assert_eq!(limited.status, 429, "{limited:?}");
+        let wait: u64 = limited.header("retry-after").unwrap().parse().unwrap();
+        assert!((1..=30).contains(&wait), "{limited:?}");
+    }
+    // Another client has its own budget.
+    let bot = Some("bot-token-0123456789");
+    assert!(!outcome(&mcp(two.port, bot, &read, "")).1);
+    drop((one, two));
+    pg::drop_database(&db).await;
 }

@@ -20,6 +20,9 @@
 //! - [`StoreAllows`]: "allow for the session" kept in the store, so that
 //!   a client allowed a tool on one worker is not asked again on another.
 //!
+//! - [`StoreRate`]: each client's `rate_per_minute`, taken from one budget
+//!   in the store by every worker.
+//!
 //! All work on any backend of the store (`SQLite` for processes on one
 //! machine, `PostgreSQL` for workers on several); the host assembles them
 //! when the configuration shares a store.
@@ -27,9 +30,11 @@
 pub use allows::StoreAllows;
 pub use approvals::{APPROVAL_TIMEOUT, StoreApprover, StoredView, decided, worker_name};
 pub use ledger::CallLedger;
+pub use rate::StoreRate;
 pub use rules::StoreRules;
 
 mod allows;
 mod approvals;
 mod ledger;
+mod rate;
 mod rules;

@@ -117,6 +117,17 @@ pub struct HttpOptions {
     pub(crate) drain_timeout: Duration,
     pub(crate) readiness: Option<Arc<dyn Readiness>>,
     pub(crate) session_allows: Option<Arc<dyn SharedAllows>>,
+    pub(crate) shared_rate: Option<Arc<dyn SharedRate>>,
+}
+
+/// Where the clients' `rate_per_minute` budgets are kept, so that a
+/// client's limit holds across every worker that takes from it.
+#[async_trait::async_trait]
+pub trait SharedRate: Send + Sync {
+    /// Takes one request of `client`, whose limit is `per_minute`: `None`
+    /// when taken, else how long until one is left; `Err` (what went
+    /// wrong) when the budget cannot be reached.
+    async fn take(&self, client: &str, per_minute: u32) -> Result<Option<Duration>, String>;
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -139,6 +150,7 @@ impl Default for HttpOptions {
             drain_timeout: Duration::from_secs(30),
             readiness: None,
             session_allows: None,
+            shared_rate: None,
         }
     }
 }
@@ -197,6 +209,15 @@ impl HttpOptions {
     #[must_use]
     pub fn session_allows(mut self, allows: Arc<dyn SharedAllows>) -> Self {
         self.session_allows = Some(allows);
+        self
+    }
+
+    /// Where the clients' `rate_per_minute` budgets are taken from, so
+    /// that each client's limit holds across every worker sharing it. By
+    /// default, each worker keeps its own bucket per client.
+    #[must_use]
+    pub fn shared_rate(mut self, rate: Arc<dyn SharedRate>) -> Self {
+        self.shared_rate = Some(rate);
         self
     }
 }
@@ -287,7 +308,8 @@ impl Gateway {
                 scope: shared(scope, &client.name, options.session_allows.as_ref()),
                 engine: client.engine.unwrap_or_else(|| Arc::clone(engine)),
                 allowed: client.allowed.map(Arc::new).or_else(|| allowed.cloned()),
-                limits: Limits::new(client.rate_per_minute, client.max_concurrent),
+                limits: Limits::new(client.rate_per_minute, client.max_concurrent)
+                    .shared(options.shared_rate.clone()),
                 name: Some(client.name),
             };
             named.push((client.token.into_bytes(), Arc::new(served)));
@@ -370,7 +392,11 @@ pub(crate) async fn admit(gateway: Arc<Gateway>, mut request: Request, next: Nex
     let Some(served) = gateway.identify(request.headers()) else {
         return (StatusCode::UNAUTHORIZED, "missing or wrong bearer token\n").into_response();
     };
-    let client_slot = match served.limits.admit(Instant::now()) {
+    let client_slot = match served
+        .limits
+        .admit(served.name.as_deref().unwrap_or_default(), Instant::now())
+        .await
+    {
         Ok(slot) => slot,
         Err(Limited::Rate(wait)) => {
             tracing::info!(client = served.name.as_deref(), "rate limited");
@@ -382,6 +408,13 @@ pub(crate) async fn admit(gateway: Arc<Gateway>, mut request: Request, next: Nex
                 Duration::from_secs(1),
                 "too many requests of this client in flight; retry later\n",
             );
+        }
+        Err(Limited::Unknown(error)) => {
+            tracing::warn!(
+                client = served.name.as_deref(),
+                "the client's request budget cannot be read, so the request is refused: {error}"
+            );
+            return unavailable("this client's request budget cannot be read now; retry\n");
         }
     };
     request.extensions_mut().insert(served);
@@ -513,11 +546,16 @@ enum Limited {
     /// The bucket is empty for this long.
     Rate(Duration),
     Concurrency,
+    /// The shared budget could not be read.
+    Unknown(String),
 }
 
-/// One client's limits on this worker.
+/// One client's limits: its concurrency on this worker, its rate here or
+/// in the shared budget.
 struct Limits {
     bucket: Option<Mutex<Bucket>>,
+    rate: Option<u32>,
+    shared: Option<Arc<dyn SharedRate>>,
     max_concurrent: Option<usize>,
     in_flight: Arc<AtomicUsize>,
 }
@@ -527,14 +565,23 @@ impl Limits {
         Self {
             bucket: rate_per_minute
                 .map(|rate| Mutex::new(Bucket::per_minute(rate, Instant::now()))),
+            rate: rate_per_minute,
+            shared: None,
             max_concurrent: max_concurrent.map(|m| usize::try_from(m).unwrap_or(usize::MAX)),
             in_flight: Arc::new(AtomicUsize::new(0)),
         }
     }
 
-    /// A slot for one request, or why there is none. The concurrency is
-    /// looked at first, so a refused request takes nothing from the bucket.
-    fn admit(&self, now: Instant) -> Result<Option<InFlight>, Limited> {
+    /// Takes the rate from `shared` instead of this worker's bucket.
+    fn shared(mut self, shared: Option<Arc<dyn SharedRate>>) -> Self {
+        self.shared = shared;
+        self
+    }
+
+    /// A slot for one request of `client`, or why there is none. The
+    /// concurrency is looked at first, so a refused request takes nothing
+    /// from the bucket.
+    async fn admit(&self, client: &str, now: Instant) -> Result<Option<InFlight>, Limited> {
         let slot = match self.max_concurrent {
             None => None,
             Some(max) => {
@@ -548,7 +595,13 @@ impl Limits {
                 })
             }
         };
-        if let Some(bucket) = &self.bucket {
+        if let (Some(shared), Some(rate)) = (&self.shared, self.rate) {
+            match shared.take(client, rate).await {
+                Ok(None) => {}
+                Ok(Some(wait)) => return Err(Limited::Rate(wait)),
+                Err(error) => return Err(Limited::Unknown(error)),
+            }
+        } else if let Some(bucket) = &self.bucket {
             let mut bucket = bucket.lock().unwrap_or_else(PoisonError::into_inner);
             bucket.take(now).map_err(Limited::Rate)?;
         }
@@ -640,28 +693,80 @@ mod tests {
         }
     }
 
-    #[test]
-    fn concurrency_slots_are_given_back_when_dropped() {
+    #[tokio::test]
+    async fn concurrency_slots_are_given_back_when_dropped() {
         let limits = Limits::new(None, Some(2));
         let now = Instant::now();
-        let first = limits.admit(now).unwrap();
-        let second = limits.admit(now).unwrap();
-        assert!(matches!(limits.admit(now), Err(Limited::Concurrency)));
+        let first = limits.admit("c", now).await.unwrap();
+        let second = limits.admit("c", now).await.unwrap();
+        assert!(matches!(
+            limits.admit("c", now).await,
+            Err(Limited::Concurrency)
+        ));
         drop(first);
-        let third = limits.admit(now).unwrap();
-        assert!(matches!(limits.admit(now), Err(Limited::Concurrency)));
+        let third = limits.admit("c", now).await.unwrap();
+        assert!(matches!(
+            limits.admit("c", now).await,
+            Err(Limited::Concurrency)
+        ));
         drop((second, third));
         assert_eq!(limits.in_flight.load(Ordering::SeqCst), 0);
     }
 
-    #[test]
-    fn a_refused_request_takes_nothing_from_the_bucket() {
+    #[tokio::test]
+    async fn a_refused_request_takes_nothing_from_the_bucket() {
         let limits = Limits::new(Some(1), Some(1));
         let now = Instant::now();
-        let held = limits.admit(now).unwrap();
-        assert!(matches!(limits.admit(now), Err(Limited::Concurrency)));
+        let held = limits.admit("c", now).await.unwrap();
+        assert!(matches!(
+            limits.admit("c", now).await,
+            Err(Limited::Concurrency)
+        ));
         drop(held);
-        assert!(matches!(limits.admit(now), Err(Limited::Rate(_))));
+        assert!(matches!(
+            limits.admit("c", now).await,
+            Err(Limited::Rate(_))
+        ));
+    }
+
+    /// A shared budget that refuses with a set answer, counting takes.
+    struct Budget(Result<Option<Duration>, String>, AtomicUsize);
+
+    #[async_trait::async_trait]
+    impl SharedRate for Budget {
+        async fn take(&self, client: &str, per_minute: u32) -> Result<Option<Duration>, String> {
+            assert_eq!((client, per_minute), ("ci", 5));
+            self.1.fetch_add(1, Ordering::SeqCst);
+            self.0.clone()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_shared_budget_replaces_the_workers_bucket() {
+        let now = Instant::now();
+        for (answer, want) in [
+            (Ok(None), "admitted"),
+            (Ok(Some(Duration::from_secs(7))), "rate 7s"),
+            (Err("connection refused".to_owned()), "unknown"),
+        ] {
+            let budget = Arc::new(Budget(answer, AtomicUsize::new(0)));
+            let limits = Limits::new(Some(5), Some(1))
+                .shared(Some(Arc::clone(&budget) as Arc<dyn SharedRate>));
+            // Taken from the shared budget every time, never from a bucket
+            // here (which would refuse the sixth).
+            for _ in 0..6 {
+                let got = match limits.admit("ci", now).await {
+                    Ok(_) => "admitted".to_owned(),
+                    Err(Limited::Rate(wait)) => format!("rate {}s", wait.as_secs()),
+                    Err(Limited::Unknown(_)) => "unknown".to_owned(),
+                    Err(Limited::Concurrency) => "concurrency".to_owned(),
+                };
+                assert_eq!(got, want);
+            }
+            assert_eq!(budget.1.load(Ordering::SeqCst), 6);
+            // A refusal gave its concurrency slot back.
+            assert_eq!(limits.in_flight.load(Ordering::SeqCst), 0);
+        }
     }
 
     #[tokio::test]

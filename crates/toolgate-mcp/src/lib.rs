@@ -41,7 +41,7 @@ pub use add_server::{AddServerTool, ServerRecorder};
 pub use client::{McpManager, ServerState, ServerStatus};
 pub use config::{McpConfig, McpHttpClientConfig, McpHttpConfig, McpServerConfig};
 pub use error::Error;
-pub use gateway::{HttpClient, HttpOptions, Readiness};
+pub use gateway::{HttpClient, HttpOptions, Readiness, SharedRate};
 pub use once::retryable;
 pub use server::{ElicitationApprover, McpServer};
 
