@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use sha2::{Digest as _, Sha256};
 use toolgate_core::{ToolCall, ToolResult};
 use toolgate_engine::{ApprovalScope, ExecutionEngine, Ledger, Once, RunClaim};
 use toolgate_store::{
@@ -46,6 +47,11 @@ const LONGEST_RUN_WAIT: Duration = Duration::from_secs(15 * 60);
 /// 5. A key `denied` or `expired` is refused again, unrun.
 /// 6. A store that cannot be read or written answers with a retryable
 ///    error.
+/// 7. A key is its client's and names one call: it is kept with the name
+///    of the client the engine serves (none for the anonymous client) and
+///    a digest of the call's tool and arguments, so the same key from
+///    another client, or with another tool or other arguments, is another
+///    call — never answered with this one's result.
 pub struct CallLedger {
     store: Arc<dyn Store>,
     worker: String,
@@ -80,19 +86,20 @@ impl CallLedger {
         &self.worker
     }
 
-    /// What a call keyed `key` gets before the gate: `None` to run it
-    /// (rule 1, 3), or its answer (rules 2, 4, 5, 6).
-    async fn look(&self, key: &str) -> Option<Once> {
+    /// What a call kept under `kept` (the client's `key`, rule 7) gets
+    /// before the gate: `None` to run it (rule 1, 3), or its answer (rules
+    /// 2, 4, 5, 6).
+    async fn look(&self, kept: &str, key: &str) -> Option<Once> {
         let deadline = tokio::time::Instant::now() + LONGEST_RUN_WAIT;
         loop {
-            let record = match self.store.approval_by_key(key).await {
+            let record = match self.store.approval_by_key(kept).await {
                 Ok(None) => return None,
                 Ok(Some(record)) => record,
                 Err(error) => return Some(unreachable(&error)),
             };
             match record.status {
                 ApprovalStatus::Pending | ApprovalStatus::Approved => return None,
-                ApprovalStatus::Done => return Some(stored(&record)),
+                ApprovalStatus::Done => return Some(stored(&record, key)),
                 ApprovalStatus::Denied => {
                     return Some(Once::done(ToolResult::failure(format!(
                         "this call (idempotency key `{key}`) was denied when it was asked \
@@ -133,8 +140,19 @@ impl CallLedger {
     }
 }
 
+/// The key under which the call `key` of `client` is kept (rule 7).
+fn kept_key(client: Option<&str>, call: &ToolCall, key: &str) -> String {
+    let mut digest = Sha256::new();
+    digest.update(call.name.as_bytes());
+    digest.update([0]);
+    digest.update(call.arguments.to_string().as_bytes());
+    let digest = digest.finalize();
+    let call = u64::from_be_bytes(digest[..8].try_into().unwrap_or_default());
+    format!("{}\u{1f}{call:016x}\u{1f}{key}", client.unwrap_or_default())
+}
+
 /// The stored result of a finished call.
-fn stored(record: &ApprovalRecord) -> Once {
+fn stored(record: &ApprovalRecord, key: &str) -> Once {
     match record
         .result
         .clone()
@@ -142,8 +160,7 @@ fn stored(record: &ApprovalRecord) -> Once {
     {
         Some(result) => Once::done(result),
         None => Once::done(ToolResult::failure(format!(
-            "this call (idempotency key `{}`) ran, but its result could not be read back",
-            record.key
+            "this call (idempotency key `{key}`) ran, but its result could not be read back"
         ))),
     }
 }
@@ -180,7 +197,10 @@ enum Found {
 
 struct Claim<'a> {
     ledger: &'a CallLedger,
+    /// The key kept in the store (rule 7).
     key: &'a str,
+    /// The client's key, as messages name it.
+    shown: &'a str,
     found: Mutex<Found>,
 }
 
@@ -225,13 +245,13 @@ impl RunClaim for Claim<'_> {
                 Once::retry(format!(
                     "this call (idempotency key `{}`) waits for a person's answer (approval \
                      {}); retry it with the same key to wait for that answer",
-                    self.key, record.id
+                    self.shown, record.id
                 ))
             }
             Ok(Claimed::NotApproved(record)) => Once::done(ToolResult::failure(format!(
                 "this call (idempotency key `{}`) was refused when it was asked (approval {}, \
                  {}); it was not run",
-                self.key, record.id, record.status
+                self.shown, record.id, record.status
             ))),
             Ok(_) => Once::retry("the ledger answered in a way this toolgate does not know"),
             Err(error) => unreachable(&error),
@@ -251,12 +271,14 @@ impl Ledger for CallLedger {
         key: &str,
         scope: &ApprovalScope,
     ) -> Once {
-        if let Some(answer) = self.look(key).await {
+        let kept = kept_key(engine.client(), &call, key);
+        if let Some(answer) = self.look(&kept, key).await {
             return answer;
         }
         let claim = Claim {
             ledger: self,
-            key,
+            key: &kept,
+            shown: key,
             found: Mutex::new(Found::NotAsked),
         };
         let run = engine.execute_claimed(call, scope, &claim).await;
@@ -282,7 +304,7 @@ impl Ledger for CallLedger {
                 }
                 Once::done(run.result)
             }
-            Found::Elsewhere => self.look(key).await.unwrap_or_else(|| {
+            Found::Elsewhere => self.look(&kept, key).await.unwrap_or_else(|| {
                 Once::retry("the call was claimed elsewhere and is not finished; retry it")
             }),
             Found::Refused(answer) => answer,
