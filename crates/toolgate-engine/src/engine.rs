@@ -272,6 +272,15 @@ impl ExecutionEngine {
         self.run(call, scope, Some(claim)).await
     }
 
+    /// Audits `call`, which a worker that died was running, as
+    /// [`Decision::Interrupted`] with `error`, and waits until it is kept
+    /// (for the ledger that takes over a dead worker's call).
+    pub async fn audit_interrupted(&self, call: &ToolCall, error: &str) {
+        let ended = Ended::fail(Decision::Interrupted, call.arguments.clone(), error);
+        self.audit(&call.id, &call.name, &ended, Duration::ZERO);
+        self.audit_settled().await;
+    }
+
     async fn run(
         &self,
         call: ToolCall,

@@ -51,6 +51,11 @@ pub enum Decision {
     /// (or the ledger could not be asked), so it did not run here; not
     /// audited ([`ExecutionEngine::execute_claimed`](super::ExecutionEngine::execute_claimed)).
     RunElsewhere,
+    /// The worker that ran a keyed call died before its audit entry was
+    /// kept; written by the worker that took the call over
+    /// ([`ExecutionEngine::audit_interrupted`](super::ExecutionEngine::audit_interrupted)).
+    /// The call may have run, in part or whole.
+    Interrupted,
 }
 
 impl Decision {
@@ -72,6 +77,7 @@ impl Decision {
             Self::TimedOut => "timed_out",
             Self::Panicked => "panicked",
             Self::RunElsewhere => "run_elsewhere",
+            Self::Interrupted => "interrupted",
         }
     }
 }
