@@ -219,6 +219,20 @@ impl Page {
         list.as_array().unwrap().clone()
     }
 
+    /// `GET /api/audit`: the newest entries of the store's audit.
+    async fn audit(&self) -> Vec<Value> {
+        let r = self
+            .http
+            .get(format!("{}/api/audit", self.base))
+            .header("cookie", &self.cookie)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+        let list: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+        list.as_array().unwrap().clone()
+    }
+
     /// `POST /api/rules`: the page's "add a rule".
     async fn add_rule(&self, rule: &Value) -> (u16, Value) {
         let r = self
@@ -489,6 +503,38 @@ async fn a_call_running_on_a_killed_worker_may_have_run(ws: &Ws, env: &[(&str, &
         reply["result"]["_meta"]["io.toolgate/retryable"].is_null(),
         "not to be retried: {reply}"
     );
+    // The audit holds one entry for the call that may have run: worker 1
+    // died before keeping one, so worker 2, which settled the call, wrote
+    // it `interrupted` under worker 1's call id. A second retry gets the
+    // same answer and writes nothing more.
+    let again = Client::connect(&two.mcp)
+        .await
+        .post(&keyed_command(3, "killed-1", "touch started && sleep 120"))
+        .await
+        .1;
+    assert_eq!(text_of(&again), text_of(&reply));
+    let page = Page::sign_in(&two.page).await;
+    let audit = page.audit().await;
+    let interrupted: Vec<&Value> = audit
+        .iter()
+        .filter(|e| e["decision"] == "interrupted")
+        .collect();
+    assert_eq!(interrupted.len(), 1, "{audit:#?}");
+    let entry = interrupted[0];
+    assert_eq!(entry["tool"], "run_command");
+    assert!(
+        entry["error"].as_str().unwrap().contains("may have run"),
+        "{entry}"
+    );
+    assert!(
+        entry["call_id"].as_str().unwrap().starts_with("mcp-"),
+        "{entry}"
+    );
+    let of_the_call = audit
+        .iter()
+        .filter(|e| e["args_sha256"] == entry["args_sha256"])
+        .count();
+    assert_eq!(of_the_call, 1, "{audit:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,8 @@ use sha2::{Digest as _, Sha256};
 use toolgate_core::{ToolCall, ToolResult};
 use toolgate_engine::{ApprovalScope, ExecutionEngine, Ledger, Once, RunClaim};
 use toolgate_store::{
-    ApprovalRecord, ApprovalStatus, NewRun, RunClaim as Claimed, Store, StoreError, WorkerLease,
+    ApprovalRecord, ApprovalStatus, AuditFilter, NewRun, RunClaim as Claimed, Store, StoreError,
+    WorkerLease,
 };
 
 use crate::approvals::now_ms;
@@ -43,7 +44,7 @@ const LONGEST_RUN_WAIT: Duration = Duration::from_secs(15 * 60);
 ///    result (rule 4).
 /// 4. A key `running` on a live worker waits for the result; on a worker
 ///    that is gone, it is answered with an error saying the call may have
-///    run and must be checked; it is never run again.
+///    run and must be checked (kept as its result); it is never run again.
 /// 5. A key `denied` or `expired` is refused again, unrun.
 /// 6. A store that cannot be read or written answers with a retryable
 ///    error.
@@ -52,6 +53,9 @@ const LONGEST_RUN_WAIT: Duration = Duration::from_secs(15 * 60);
 ///    a digest of the call's tool and arguments, so the same key from
 ///    another client, or with another tool or other arguments, is another
 ///    call — never answered with this one's result.
+/// 8. The audit holds one entry per call that may have run: a call whose
+///    worker died before its entry was kept is audited `interrupted`, under
+///    the dead worker's call id, by the worker that settles it (rule 4).
 pub struct CallLedger {
     store: Arc<dyn Store>,
     worker: String,
@@ -86,10 +90,11 @@ impl CallLedger {
         &self.worker
     }
 
-    /// What a call kept under `kept` (the client's `key`, rule 7) gets
+    /// What a call kept under `kept` (the client's key, rule 7) gets
     /// before the gate: `None` to run it (rule 1, 3), or its answer (rules
     /// 2, 4, 5, 6).
-    async fn look(&self, kept: &str, key: &str) -> Option<Once> {
+    async fn look(&self, kept: &str, asked: &Asked<'_>) -> Option<Once> {
+        let key = asked.key;
         let deadline = tokio::time::Instant::now() + LONGEST_RUN_WAIT;
         loop {
             let record = match self.store.approval_by_key(kept).await {
@@ -124,7 +129,7 @@ impl CallLedger {
                             )));
                         }
                         Ok(true) => {}
-                        Ok(false) => return Some(may_have_run(key, &runner)),
+                        Ok(false) => return Some(self.interrupted(&record, &runner, asked).await),
                         Err(error) => return Some(unreachable(&error)),
                     }
                     if let Err(error) = self
@@ -137,6 +142,65 @@ impl CallLedger {
                 }
             }
         }
+    }
+}
+
+/// A keyed call as the client made it.
+struct Asked<'a> {
+    engine: &'a ExecutionEngine,
+    call: &'a ToolCall,
+    /// The client's key.
+    key: &'a str,
+}
+
+impl CallLedger {
+    /// The answer to a retry of `record`, which was running on `runner`,
+    /// now gone (rule 4). The first worker to find it so settles it (its
+    /// stored result becomes this answer) and, unless the runner's audit
+    /// entry was kept before it died, audits it as interrupted (rule 8).
+    async fn interrupted(&self, record: &ApprovalRecord, runner: &str, asked: &Asked<'_>) -> Once {
+        let answer = may_have_run(asked.key, runner);
+        let result = serde_json::to_value(&answer.result).unwrap_or_default();
+        match self
+            .store
+            .finish_approved_run(record.id, runner, &result, now_ms())
+            .await
+        {
+            Ok(true) => {}
+            // Settled by another worker meanwhile (who audits it), or
+            // not to be read: the answer stands.
+            Ok(false) => return answer,
+            Err(error) => {
+                tracing::warn!(
+                    "call `{}` of the stopped worker {runner} could not be settled: {}",
+                    asked.key,
+                    toolgate_core::error_chain(&error)
+                );
+                return answer;
+            }
+        }
+        let Some(call_id) = &record.call_id else {
+            return answer;
+        };
+        match self
+            .store
+            .recent(&AuditFilter::newest(1).call_id(call_id.clone()))
+            .await
+        {
+            Ok(kept) if kept.is_empty() => {
+                let mut call = asked.call.clone();
+                call.id.clone_from(call_id);
+                let error = answer.result.error.clone().unwrap_or_default();
+                asked.engine.audit_interrupted(&call, &error).await;
+            }
+            Ok(_) => {}
+            Err(error) => tracing::warn!(
+                "the audit of call {call_id} of the stopped worker {runner} cannot be read, so \
+                 it is not audited as interrupted: {}",
+                toolgate_core::error_chain(&error)
+            ),
+        }
+        answer
     }
 }
 
@@ -201,6 +265,8 @@ struct Claim<'a> {
     key: &'a str,
     /// The client's key, as messages name it.
     shown: &'a str,
+    /// The id this worker's gate gives the call.
+    call_id: String,
     found: Mutex<Found>,
 }
 
@@ -230,6 +296,7 @@ impl RunClaim for Claim<'_> {
                 tool: tool.to_owned(),
                 worker: self.ledger.worker.clone(),
                 at: now_ms(),
+                call_id: Some(self.call_id.clone()),
             })
             .await;
         let refused = match claimed {
@@ -272,16 +339,22 @@ impl Ledger for CallLedger {
         scope: &ApprovalScope,
     ) -> Once {
         let kept = kept_key(engine.client(), &call, key);
-        if let Some(answer) = self.look(&kept, key).await {
+        let asked = Asked {
+            engine,
+            call: &call,
+            key,
+        };
+        if let Some(answer) = self.look(&kept, &asked).await {
             return answer;
         }
         let claim = Claim {
             ledger: self,
             key: &kept,
             shown: key,
+            call_id: call.id.clone(),
             found: Mutex::new(Found::NotAsked),
         };
-        let run = engine.execute_claimed(call, scope, &claim).await;
+        let run = engine.execute_claimed(call.clone(), scope, &claim).await;
         match claim.take() {
             Found::NotAsked => Once::done(run.result),
             Found::Ran(id) => {
@@ -304,7 +377,7 @@ impl Ledger for CallLedger {
                 }
                 Once::done(run.result)
             }
-            Found::Elsewhere => self.look(&kept, key).await.unwrap_or_else(|| {
+            Found::Elsewhere => self.look(&kept, &asked).await.unwrap_or_else(|| {
                 Once::retry("the call was claimed elsewhere and is not finished; retry it")
             }),
             Found::Refused(answer) => answer,

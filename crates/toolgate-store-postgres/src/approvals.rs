@@ -18,7 +18,7 @@ use toolgate_store::{
 };
 
 const COLUMNS: &str = "id, key, session_id, tool, view, worker, created, expires, status,
-    answered_by, answered, runner, result, for_session";
+    answered_by, answered, runner, result, for_session, call_id";
 
 /// How often a wait reads the approval again although no notification
 /// came: the safety net for a notification lost while the `LISTEN`
@@ -58,6 +58,7 @@ fn decode(r: &Row) -> Result<ApprovalRecord, StoreError> {
         answered_by: r.get(9),
         for_session: r.get(13),
         answered: r.get(10),
+        call_id: r.get(14),
         runner: r.get(11),
         result: r
             .get::<_, Option<&str>>(12)
@@ -306,13 +307,21 @@ impl ApprovalStore for PostgresStore {
             &tx,
             &format!(
                 "INSERT INTO approvals (key, session_id, tool, view, worker, created, expires,
-                    status, runner)
-                 VALUES ($1, $2, $3, 'null', $4, $5, $5, 'running', $4)
-                 ON CONFLICT (key) DO UPDATE SET status = 'running', runner = EXCLUDED.runner
+                    status, runner, call_id)
+                 VALUES ($1, $2, $3, 'null', $4, $5, $5, 'running', $4, $6)
+                 ON CONFLICT (key) DO UPDATE SET status = 'running', runner = EXCLUDED.runner,
+                     call_id = EXCLUDED.call_id
                  WHERE approvals.status = 'approved'
                  RETURNING {COLUMNS}"
             ),
-            &[&run.key, &run.session_id, &run.tool, &run.worker, &run.at],
+            &[
+                &run.key,
+                &run.session_id,
+                &run.tool,
+                &run.worker,
+                &run.at,
+                &run.call_id,
+            ],
         )
         .await?;
         if let Some(record) = claimed {

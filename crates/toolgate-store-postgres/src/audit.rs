@@ -61,8 +61,13 @@ impl AuditStore for PostgresStore {
 
     async fn recent(&self, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
         let limit = to_i64(filter.limit);
-        let args: [&(dyn ToSql + Sync); 4] =
-            [&filter.decision, &filter.session_id, &filter.tool, &limit];
+        let args: [&(dyn ToSql + Sync); 5] = [
+            &filter.decision,
+            &filter.session_id,
+            &filter.tool,
+            &limit,
+            &filter.call_id,
+        ];
         let client = self.client().await?;
         let rows = client
             .query(
@@ -72,6 +77,7 @@ impl AuditStore for PostgresStore {
                  WHERE ($1::TEXT IS NULL OR decision = $1)
                    AND ($2::TEXT IS NULL OR session_id = $2)
                    AND ($3::TEXT IS NULL OR tool = $3)
+                   AND ($5::TEXT IS NULL OR call_id = $5)
                  ORDER BY id DESC LIMIT $4",
                 &args,
             )

@@ -34,6 +34,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_rules.sql"),
     include_str!("migrations/0006_session_allows.sql"),
     include_str!("migrations/0007_client_buckets.sql"),
+    include_str!("migrations/0008_run_call_id.sql"),
 ];
 
 /// The schema version this build of toolgate needs in a `PostgreSQL` store

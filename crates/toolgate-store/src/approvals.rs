@@ -228,6 +228,8 @@ pub struct ApprovalRecord {
     pub answered: Option<i64>,
     /// The worker that claimed the call to run it.
     pub runner: Option<String>,
+    /// The id the runner's gate gave the call, once claimed.
+    pub call_id: Option<String>,
     /// The call's result, once done.
     pub result: Option<Value>,
 }
@@ -255,6 +257,8 @@ pub struct NewRun {
     pub worker: String,
     /// When.
     pub at: i64,
+    /// The id the worker's gate gives the call (its audit entry's).
+    pub call_id: Option<String>,
 }
 
 /// A worker's hold on its liveness in the store

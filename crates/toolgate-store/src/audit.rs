@@ -78,6 +78,8 @@ pub struct AuditFilter {
     pub session_id: Option<String>,
     /// Only calls of this tool.
     pub tool: Option<String>,
+    /// Only the entry of this call id.
+    pub call_id: Option<String>,
 }
 
 impl Default for AuditFilter {
@@ -87,6 +89,7 @@ impl Default for AuditFilter {
             decision: None,
             session_id: None,
             tool: None,
+            call_id: None,
         }
     }
 }
@@ -118,6 +121,13 @@ impl AuditFilter {
     #[must_use]
     pub fn tool(mut self, tool: impl Into<String>) -> Self {
         self.tool = Some(tool.into());
+        self
+    }
+
+    /// Only the entry of this call id.
+    #[must_use]
+    pub fn call_id(mut self, call_id: impl Into<String>) -> Self {
+        self.call_id = Some(call_id.into());
         self
     }
 }

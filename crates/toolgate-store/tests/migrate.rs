@@ -359,13 +359,13 @@ const OLD_AUDIT: &str = "CREATE TABLE audit (id INTEGER PRIMARY KEY, ts TEXT NOT
 
 /// Undoes what the migrations after 11 did besides dropping the audit
 /// table (13 added the approvals' `for_session`, 14 the saved rules, 15
-/// the session allows, 16 the clients' buckets), and
+/// the session allows, 16 the clients' buckets, 17 the runs' call ids), and
 /// says version 11.
 fn back_to_version_11(conn: &Connection) {
     conn.execute_batch(
         "ALTER TABLE approvals DROP COLUMN for_session; DROP TABLE rules; \
          DROP TABLE session_allows; DROP TABLE client_buckets; \
-         PRAGMA user_version = 11;",
+         ALTER TABLE approvals DROP COLUMN call_id; PRAGMA user_version = 11;",
     )
     .unwrap();
 }

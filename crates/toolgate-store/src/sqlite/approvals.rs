@@ -11,7 +11,7 @@ use crate::{
 };
 
 const COLUMNS: &str = "id, key, session_id, tool, view, worker, created, expires, status,
-    answered_by, answered, runner, result, for_session";
+    answered_by, answered, runner, result, for_session, call_id";
 
 /// A row, its JSON and status still text.
 struct Raw {
@@ -36,6 +36,7 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
             answered_by: r.get(9)?,
             for_session: r.get(13)?,
             answered: r.get(10)?,
+            call_id: r.get(14)?,
             runner: r.get(11)?,
             result: None,
         },
@@ -272,9 +273,16 @@ impl ApprovalStore for SqliteStore {
                 None => {
                     tx.execute(
                         "INSERT INTO approvals (key, session_id, tool, view, worker, created,
-                            expires, status, runner)
-                         VALUES (?1, ?2, ?3, 'null', ?4, ?5, ?5, 'running', ?4)",
-                        params![run.key, run.session_id, run.tool, run.worker, run.at],
+                            expires, status, runner, call_id)
+                         VALUES (?1, ?2, ?3, 'null', ?4, ?5, ?5, 'running', ?4, ?6)",
+                        params![
+                            run.key,
+                            run.session_id,
+                            run.tool,
+                            run.worker,
+                            run.at,
+                            run.call_id
+                        ],
                     )
                     .db()?;
                     tx.last_insert_rowid()
@@ -282,8 +290,9 @@ impl ApprovalStore for SqliteStore {
                 Some(record) => match record.status {
                     ApprovalStatus::Approved => {
                         tx.execute(
-                            "UPDATE approvals SET status = 'running', runner = ?2 WHERE id = ?1",
-                            params![record.id, run.worker],
+                            "UPDATE approvals SET status = 'running', runner = ?2, call_id = ?3
+                             WHERE id = ?1",
+                            params![record.id, run.worker, run.call_id],
                         )
                         .db()?;
                         record.id

@@ -70,6 +70,7 @@ impl AuditStore for SqliteStore {
             ("decision", &filter.decision),
             ("session_id", &filter.session_id),
             ("tool", &filter.tool),
+            ("call_id", &filter.call_id),
         ] {
             if let Some(value) = value {
                 args.push(SqlValue::Text(value.clone()));

@@ -389,6 +389,9 @@ const MIGRATIONS: &[&str] = &[
         tokens REAL NOT NULL,
         at INTEGER NOT NULL
      );",
+    // 17: the id a runner's gate gave a keyed call, so that a retry after
+    // the runner died can find (or write) its audit entry.
+    "ALTER TABLE approvals ADD COLUMN call_id TEXT;",
 ];
 
 /// The store version whose migration drops the audit table: every version

@@ -405,6 +405,11 @@ pub(crate) async fn audit_append_and_query(store: Arc<impl Backend>) {
         .await
         .unwrap();
     assert!(none.is_empty());
+    let one = store
+        .recent(&AuditFilter::newest(10).call_id(want[0].call_id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(one, vec![want[0].clone()]);
 }
 
 fn replace(kind: &str, name: &str, fingerprint: &str, texts: &[&str]) -> MemoryUpdate {
@@ -1703,6 +1708,7 @@ fn run(key: &str, worker: &str) -> NewRun {
         tool: "run_command".into(),
         worker: worker.into(),
         at: 1_000,
+        call_id: Some(format!("mcp-{worker}-1")),
     }
 }
 
@@ -1728,6 +1734,11 @@ pub(crate) async fn keyed_calls_are_claimed_once(store: Arc<impl Backend>) {
     let record = won.remove(0);
     assert_eq!(record.status, ApprovalStatus::Running);
     assert_eq!(record.runner.as_deref(), Some(record.worker.as_str()));
+    assert_eq!(
+        record.call_id,
+        Some(format!("mcp-{}-1", record.worker)),
+        "the runner's call id is kept"
+    );
     assert!(
         store.pending_approvals(0).await.unwrap().is_empty(),
         "a claimed call is no question"
