@@ -14,7 +14,9 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use toolgate_engine::{Approval, ApprovalRequest, ApprovalView, Approver};
 use toolgate_policy::ConfirmationRule;
-use toolgate_store::{ApprovalRecord, ApprovalStatus, Asked, NewApproval, Store, StoreError};
+use toolgate_store::{
+    ApprovalRecord, ApprovalStatus, Asked, NewApproval, Store, StoreError, WorkerLease,
+};
 
 /// How long a question waits for its answer by default before it expires
 /// and the call is refused.
@@ -81,10 +83,16 @@ impl StoredView {
 ///    until then.
 /// 4. A store that cannot be written when asking leaves nobody to ask:
 ///    the call is refused, naming the store's error.
+/// 5. From its first question on, the approver holds its worker alive in
+///    the store ([`presence`](crate::presence)), so that a page listing
+///    the question can tell when the worker waiting for it is gone.
 pub struct StoreApprover {
     store: Arc<dyn Store>,
     worker: String,
     timeout: Duration,
+    /// Held from the first question on, so that other workers listing it
+    /// can tell whether this one still waits for the answer (rule 5).
+    presence: tokio::sync::OnceCell<Arc<WorkerLease>>,
 }
 
 /// Questions asked by this process, numbering their keys (rule 1).
@@ -106,6 +114,7 @@ impl StoreApprover {
             store,
             worker: worker.into(),
             timeout: APPROVAL_TIMEOUT,
+            presence: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -133,6 +142,17 @@ impl StoreApprover {
         request: &ApprovalRequest<'_>,
         session: Option<&str>,
     ) -> Result<ApprovalRecord, StoreError> {
+        if let Err(error) = self
+            .presence
+            .get_or_try_init(|| crate::presence(&self.store, &self.worker))
+            .await
+        {
+            tracing::warn!(
+                "this worker cannot show itself alive in the store, so other pages may take \
+                 its questions for a stopped worker's: {}",
+                toolgate_core::error_chain(&error)
+            );
+        }
         let n = ASKED.fetch_add(1, Ordering::Relaxed) + 1;
         let view = serde_json::to_value(StoredView::of(request)).map_err(StoreError::Json)?;
         let created = now_ms();
@@ -267,6 +287,16 @@ fn expired(record: &ApprovalRecord) -> Approval {
         record.id,
         waited.as_secs()
     ))
+}
+
+/// Whether `record` was asked by a call without an idempotency key (its
+/// key is the one [`StoreApprover::ask`] made up): once its worker is
+/// gone, no retry can find it, so nobody waits for its answer.
+pub fn asked_without_key(record: &ApprovalRecord) -> bool {
+    record
+        .key
+        .strip_prefix(record.worker.as_str())
+        .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// A name for this process among the workers sharing a store: the host

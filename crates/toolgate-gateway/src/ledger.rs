@@ -59,7 +59,7 @@ const LONGEST_RUN_WAIT: Duration = Duration::from_secs(15 * 60);
 pub struct CallLedger {
     store: Arc<dyn Store>,
     worker: String,
-    _lease: WorkerLease,
+    _lease: Arc<WorkerLease>,
 }
 
 impl std::fmt::Debug for CallLedger {
@@ -77,7 +77,7 @@ impl CallLedger {
         worker: impl Into<String>,
     ) -> Result<Self, StoreError> {
         let worker = worker.into();
-        let lease = store.hold_worker(&worker).await?;
+        let lease = crate::presence(&store, &worker).await?;
         Ok(Self {
             store,
             worker,

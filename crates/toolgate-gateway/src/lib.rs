@@ -28,13 +28,17 @@
 //! when the configuration shares a store.
 
 pub use allows::StoreAllows;
-pub use approvals::{APPROVAL_TIMEOUT, StoreApprover, StoredView, decided, worker_name};
+pub use approvals::{
+    APPROVAL_TIMEOUT, StoreApprover, StoredView, asked_without_key, decided, worker_name,
+};
 pub use ledger::CallLedger;
+pub use presence::presence;
 pub use rate::StoreRate;
 pub use rules::StoreRules;
 
 mod allows;
 mod approvals;
 mod ledger;
+mod presence;
 mod rate;
 mod rules;
