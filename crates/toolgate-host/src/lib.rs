@@ -81,8 +81,8 @@ pub use saved_rules::{SaveRuleError, save_rule_in_store};
 pub use schedule::HostJobRunner;
 pub use toolgate_assistant::inspect::SelfInspectGroup;
 pub use toolgate_gateway::{
-    APPROVAL_TIMEOUT, CallLedger, StoreAllows, StoreApprover, StoreRate, StoredView, decided,
-    worker_name,
+    APPROVAL_TIMEOUT, CallLedger, StoreAllows, StoreApprover, StoreRate, StoredView,
+    asked_without_key, decided, worker_name,
 };
 
 pub use toolgate_core::ToggleSection;

@@ -1066,6 +1066,9 @@ function approvalCard(entry) {
     h('span', { className: 'spacer' }),
     approvalSource(a)),
   h('p', { className: 'why', testid: 'why' }, a.why || ''),
+  a.worker_gone ? h('p', { className: 'note warn', testid: 'worker-gone' },
+    `The worker that asked (${a.worker}) has stopped. The client retries such a call with the same key, `
+    + 'and your answer is what the retry gets: answer as for the call itself.') : null,
   lines,
   fold,
   actions,

@@ -187,9 +187,9 @@ impl Approvals {
                 pending.values().filter_map(|p| p.stored).collect(),
             )
         };
-        for record in self.stored_pending().await {
+        for (record, gone) in self.stored_pending().await {
             if !mine.contains(&record.id)
-                && let Some(card) = stored_card(&record)
+                && let Some(card) = stored_card(&record, gone)
             {
                 cards.push(card);
             }
@@ -199,17 +199,41 @@ impl Approvals {
 
     /// The shared store's pending approvals other processes asked (none
     /// without a store; a store that cannot be read lists none, with a
-    /// warning). This process's own are its cards: one stored but not
-    /// yet listed here is about to be, with what only this process knows
-    /// (the agent).
-    async fn stored_pending(&self) -> Vec<ApprovalRecord> {
+    /// warning), each with whether its worker is gone. This process's own
+    /// are its cards: one stored but not yet listed here is about to be,
+    /// with what only this process knows (the agent). A question of a
+    /// worker that is gone is left out when its call had no idempotency
+    /// key (no retry can find it: nobody waits for the answer); with one,
+    /// it is listed, marked, as the answer serves the client's retry.
+    async fn stored_pending(&self) -> Vec<(ApprovalRecord, bool)> {
         let Some(shared) = &self.shared else {
             return Vec::new();
         };
         match shared.store().pending_approvals(store_now()).await {
-            Ok(mut list) => {
-                list.retain(|r| r.worker != shared.worker());
-                list
+            Ok(list) => {
+                let mut alive: BTreeMap<String, bool> = BTreeMap::new();
+                let mut listed = Vec::new();
+                for record in list {
+                    if record.worker == shared.worker() {
+                        continue;
+                    }
+                    let live = if let Some(live) = alive.get(&record.worker) {
+                        *live
+                    } else {
+                        // Unknown counts as alive: listed as before.
+                        let live = shared
+                            .store()
+                            .worker_alive(&record.worker)
+                            .await
+                            .unwrap_or(true);
+                        alive.insert(record.worker.clone(), live);
+                        live
+                    };
+                    if live || !toolgate_host::asked_without_key(&record) {
+                        listed.push((record, !live));
+                    }
+                }
+                listed
             }
             Err(error) => {
                 tracing::warn!(
@@ -236,7 +260,7 @@ impl Approvals {
         if record.status != ApprovalStatus::Pending {
             return Err(ResolveError::AlreadyAnswered(id.to_owned()));
         }
-        stored_card(&record)
+        stored_card(&record, false)
             .map(Arc::new)
             .ok_or_else(|| ResolveError::NotPending(id.to_owned()))
     }
@@ -617,24 +641,24 @@ impl Approvals {
                 continue;
             }
             let mine: Vec<i64> = self.lock().values().filter_map(|p| p.stored).collect();
-            let now: Vec<ApprovalRecord> = self
+            let now: Vec<(ApprovalRecord, bool)> = self
                 .stored_pending()
                 .await
                 .into_iter()
-                .filter(|r| !mine.contains(&r.id))
+                .filter(|(r, _)| !mine.contains(&r.id))
                 .collect();
-            for record in &now {
+            for (record, gone) in &now {
                 if known.contains_key(&record.id) {
                     continue;
                 }
-                if let Some(mut card) = stored_card(record) {
+                if let Some(mut card) = stored_card(record, *gone) {
                     card["type"] = Value::from("approval");
                     self.hub.emit(&card);
                 }
                 known.insert(record.id, record.session_id.clone());
             }
             known.retain(|id, session| {
-                let still = now.iter().any(|r| r.id == *id);
+                let still = now.iter().any(|(r, _)| r.id == *id);
                 if !still {
                     self.hub.emit(&json!({
                         "type": "approval_resolved",
@@ -650,9 +674,10 @@ impl Approvals {
 }
 
 /// The card of an approval another process asked, as the page shows its
-/// own ([`crate::describe`]), from the view kept in the store; `None` when
-/// the store holds no view this toolgate can read.
-fn stored_card(record: &ApprovalRecord) -> Option<Value> {
+/// own ([`crate::describe`]), from the view kept in the store, with
+/// whether the worker waiting for it is gone; `None` when the store holds
+/// no view this toolgate can read.
+fn stored_card(record: &ApprovalRecord, worker_gone: bool) -> Option<Value> {
     let stored = StoredView::read(record)?;
     let mut card = crate::describe::describe_view(&stored.view, stored.always.as_ref());
     if let Some(object) = card.as_object_mut() {
@@ -661,6 +686,7 @@ fn stored_card(record: &ApprovalRecord) -> Option<Value> {
         object.insert("agent".into(), Value::Null);
         object.insert("created".into(), Value::from(record.created));
         object.insert("worker".into(), Value::from(record.worker.clone()));
+        object.insert("worker_gone".into(), Value::Bool(worker_gone));
     }
     Some(card)
 }
@@ -878,6 +904,49 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stopped_workers_questions_are_listed_only_when_a_retry_can_find_them() {
+        let home = tempfile::tempdir().unwrap();
+        let there = shared(home.path(), "worker-2");
+        let store: Arc<dyn Store> =
+            Arc::new(toolgate_store::SqliteStore::open(home.path().join("toolgate.db")).unwrap());
+        let effects = Effects::known([Effect::write("a.txt", Change::from_texts(None, "x"))]);
+        let args = json!({"path": "a.txt", "content": "x"});
+        let view = ApprovalView::new("write_file", "c1", &args, &effects, Sensitivity::Sensitive);
+        let ask = |approver: StoreApprover, key: Option<&'static str>| {
+            let (view, args, effects) = (view.clone(), args.clone(), effects.clone());
+            async move {
+                let mut request =
+                    ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
+                request.idempotency_key = key;
+                approver.ask(&request, None).await.unwrap();
+                approver
+            }
+        };
+        // A worker that still waits, and one that stopped after asking a
+        // call without a key and one with a key.
+        let live = ask(StoreApprover::new(Arc::clone(&store), "worker-live"), None).await;
+        let gone = ask(StoreApprover::new(Arc::clone(&store), "worker-gone"), None).await;
+        let gone = ask(gone, Some("retry-me")).await;
+        drop(gone);
+        let listed = there.pending().await;
+        let shown: Vec<(&str, bool)> = listed
+            .iter()
+            .map(|c| {
+                (
+                    c["worker"].as_str().unwrap(),
+                    c["worker_gone"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [("worker-live", false), ("worker-gone", true)],
+            "{listed:#?}"
+        );
+        drop(live);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_question_asked_here_is_answered_from_another_server_once() {
         let home = tempfile::tempdir().unwrap();
         let here = shared(home.path(), "worker-1");
@@ -915,6 +984,7 @@ mod tests {
         assert_eq!(theirs[0]["lines"], mine[0]["lines"]);
         assert_eq!(theirs[0]["always"], mine[0]["always"]);
         assert_eq!(theirs[0]["worker"], "worker-1");
+        assert_eq!(theirs[0]["worker_gone"], false, "worker 1 waits for it");
         assert_eq!(
             there.rule_of(&id).await.unwrap().unwrap().path.as_deref(),
             Some("a.txt")
