@@ -329,24 +329,38 @@ async fn asked_on_one_worker_answered_on_another(ws: &Ws, env: &[(&str, &str)]) 
     assert!(mine.approvals().await.is_empty());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_approval_asked_on_one_worker_is_answered_on_another_sqlite() {
+/// `scenario` on a `confirm-sensitive` workspace whose store is the
+/// `SQLite` file.
+async fn on_sqlite(scenario: impl AsyncFnOnce(&Ws)) {
     let model = server(vec![answer("unused")]).await;
     let ws = Ws::new(&model);
     ws.set_mode("confirm-sensitive");
-    asked_on_one_worker_answered_on_another(&ws, &[]).await;
+    scenario(&ws).await;
+}
+
+/// `scenario` on a `confirm-sensitive` workspace whose store is a new
+/// `PostgreSQL` database named after `db`, dropped after.
+async fn on_postgres(db: &str, scenario: impl AsyncFnOnce(&Ws)) {
+    let db = format!("{db}_{}", std::process::id());
+    let url = pg::new_database(&db).await;
+    let model = server(vec![answer("unused")]).await;
+    let ws = postgres_ws(&model, &url).await;
+    ws.set_mode("confirm-sensitive");
+    scenario(&ws).await;
+    pg::drop_database(&db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_asked_on_one_worker_is_answered_on_another_sqlite() {
+    on_sqlite(async |ws| asked_on_one_worker_answered_on_another(ws, &[]).await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_asked_on_one_worker_is_answered_on_another_postgres() {
-    let db = format!("toolgate_shared_{}", std::process::id());
-    let url = pg::new_database(&db).await;
-
-    let model = server(vec![answer("unused")]).await;
-    let ws = postgres_ws(&model, &url).await;
-    ws.set_mode("confirm-sensitive");
-    asked_on_one_worker_answered_on_another(&ws, &[]).await;
-    pg::drop_database(&db).await;
+    on_postgres("toolgate_shared", async |ws| {
+        asked_on_one_worker_answered_on_another(ws, &[]).await;
+    })
+    .await;
 }
 
 /// A new database on the test server, named after `name` and this
@@ -924,8 +938,8 @@ async fn an_unanswered_approval_expires_after_the_configured_timeout() {
 
 /// "Allow for the session" answered for a call on worker 1 (through worker
 /// 2's page) covers the client's next such call on worker 2 too.
-async fn a_session_allow_holds_on_every_worker(ws: &Ws, env: &[(&str, &str)]) {
-    let (one, two) = (Worker::spawn(ws, env), Worker::spawn(ws, env));
+async fn a_session_allow_holds_on_every_worker(ws: &Ws) {
+    let (one, two) = (Worker::spawn(ws, &[]), Worker::spawn(ws, &[]));
     let client = Client::connect(&one.mcp).await;
     let call = tokio::spawn(async move { client.post(&write_call(2, "first\n")).await.1 });
     let page = Page::sign_in(&two.page).await;
@@ -956,19 +970,13 @@ async fn a_session_allow_holds_on_every_worker(ws: &Ws, env: &[(&str, &str)]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_allow_holds_on_every_worker_sqlite() {
-    let model = server(vec![answer("unused")]).await;
-    let ws = Ws::new(&model);
-    ws.set_mode("confirm-sensitive");
-    a_session_allow_holds_on_every_worker(&ws, &[]).await;
+    on_sqlite(async |ws| a_session_allow_holds_on_every_worker(ws).await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_allow_holds_on_every_worker_postgres() {
-    let db = format!("toolgate_session_allow_{}", std::process::id());
-    let url = pg::new_database(&db).await;
-    let model = server(vec![answer("unused")]).await;
-    let ws = postgres_ws(&model, &url).await;
-    ws.set_mode("confirm-sensitive");
-    a_session_allow_holds_on_every_worker(&ws, &[]).await;
-    pg::drop_database(&db).await;
+    on_postgres("toolgate_session_allow", async |ws| {
+        a_session_allow_holds_on_every_worker(ws).await;
+    })
+    .await;
 }

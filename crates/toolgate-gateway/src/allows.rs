@@ -2,12 +2,14 @@
 //! allowed a tool on one worker is not asked again on another.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use toolgate_core::Sensitivity;
 use toolgate_engine::SharedAllows;
 use toolgate_store::{SessionAllow, Store};
+
+use crate::approvals::now_ms;
 
 /// The allows of a store several workers share.
 ///
@@ -48,12 +50,6 @@ impl std::fmt::Debug for StoreAllows {
 /// `{"command":"dev"}`).
 fn kept(sensitivity: Sensitivity) -> String {
     serde_json::to_string(&sensitivity).unwrap_or_default()
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 #[async_trait]

@@ -2,7 +2,7 @@
 //! client spread over N workers gets its limit, not N times it.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use toolgate_mcp::SharedRate;
@@ -24,9 +24,7 @@ impl StoreRate {
 #[async_trait]
 impl SharedRate for StoreRate {
     async fn take(&self, client: &str, per_minute: u32) -> Result<Option<Duration>, String> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let now = crate::approvals::now_ms();
         let wait = self
             .store
             .take_request(
