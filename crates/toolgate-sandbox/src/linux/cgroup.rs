@@ -112,7 +112,6 @@ struct Hierarchy {
 pub(crate) struct Root {
     hierarchies: Vec<Hierarchy>,
     found: Found,
-    next: AtomicU64,
     /// Empty cgroups of finished trees, kept for the next ones.
     spares: Mutex<Vec<Set>>,
 }
@@ -162,6 +161,9 @@ pub(crate) struct Counters {
 
 static SHARED: Mutex<Option<(Weak<Root>, Option<Found>)>> = Mutex::new(None);
 
+/// The number of the next set of cgroups this process makes.
+static NEXT_SET: AtomicU64 = AtomicU64::new(1);
+
 /// toolgate's cgroups (made on first use, kept while a sandbox uses them),
 /// and what is available. `None` when no controller can be used.
 pub(crate) fn root() -> (Option<Arc<Root>>, Found) {
@@ -184,7 +186,6 @@ pub(crate) fn root() -> (Option<Arc<Root>>, Found) {
     let root = Arc::new(Root {
         hierarchies,
         found: found.clone(),
-        next: AtomicU64::new(1),
         spares: Mutex::new(Vec::new()),
     });
     *shared = Some((Arc::downgrade(&root), None));
@@ -432,7 +433,10 @@ impl Root {
                 (group.refused, group.killed) = group.counts();
             }
         } else {
-            let n = self.next.fetch_add(1, Ordering::Relaxed);
+            // Numbered for the process, not the root: a root being dropped
+            // removes its spare sets by name while the next root, made
+            // meanwhile over the same `toolgate-PID`, makes its own.
+            let n = NEXT_SET.fetch_add(1, Ordering::Relaxed);
             for h in &self.hierarchies {
                 let dir = h.base.join(n.to_string());
                 fs::create_dir(&dir)?;
@@ -533,6 +537,16 @@ impl Drop for Root {
             for group in set.groups {
                 let _ = fs::remove_dir(&group.dir);
             }
+        }
+        // Under the lock `root` makes a new root with: once this one's
+        // last user is gone, another thread may already have made the next
+        // one over the same `toolgate-PID` directories, which must stay.
+        let shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+        if shared
+            .as_ref()
+            .is_some_and(|(weak, _)| weak.strong_count() > 0)
+        {
+            return;
         }
         for h in &self.hierarchies {
             // Fails while toolgate lives in it (it moved itself there):
