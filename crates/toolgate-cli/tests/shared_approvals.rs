@@ -206,24 +206,21 @@ impl Page {
         Self { base, cookie, http }
     }
 
+    /// `GET /api/approvals`: the cards waiting for an answer.
     async fn approvals(&self) -> Vec<Value> {
-        let r = self
-            .http
-            .get(format!("{}/api/approvals", self.base))
-            .header("cookie", &self.cookie)
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success());
-        let list: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
-        list.as_array().unwrap().clone()
+        self.list("approvals").await
     }
 
     /// `GET /api/audit`: the newest entries of the store's audit.
     async fn audit(&self) -> Vec<Value> {
+        self.list("audit").await
+    }
+
+    /// The JSON array `GET /api/WHAT` answers.
+    async fn list(&self, what: &str) -> Vec<Value> {
         let r = self
             .http
-            .get(format!("{}/api/audit", self.base))
+            .get(format!("{}/api/{what}", self.base))
             .header("cookie", &self.cookie)
             .send()
             .await
