@@ -730,6 +730,16 @@ mod tests {
             .and_then(|p| p["id"].as_str().map(str::to_owned))
     }
 
+    /// The id of the first card, once there is one.
+    async fn next_card(approvals: &Approvals) -> String {
+        loop {
+            if let Some(id) = first_pending(approvals).await {
+                return id;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+
     #[tokio::test]
     async fn a_saved_rule_applies_at_once_and_a_removed_one_stops() {
         let home = tempfile::tempdir().unwrap();
@@ -745,12 +755,7 @@ mod tests {
         let page = {
             let approvals = Arc::clone(&approvals);
             tokio::spawn(async move {
-                let id = loop {
-                    if let Some(id) = first_pending(&approvals).await {
-                        break id;
-                    }
-                    tokio::task::yield_now().await;
-                };
+                let id = next_card(&approvals).await;
                 let rule = approvals.rule_of(&id).await.unwrap().unwrap();
                 let mut file = UserRules::open_user(&approvals.env).unwrap();
                 file.add(&rule).unwrap();
@@ -812,12 +817,7 @@ mod tests {
         let page = {
             let approvals = Arc::clone(&approvals);
             tokio::spawn(async move {
-                let id = loop {
-                    if let Some(id) = first_pending(&approvals).await {
-                        break id;
-                    }
-                    tokio::task::yield_now().await;
-                };
+                let id = next_card(&approvals).await;
                 approvals.resolve(&id, Answer::Deny, false).await.unwrap();
             })
         };
@@ -838,12 +838,7 @@ mod tests {
         let page = {
             let approvals = Arc::clone(&approvals);
             tokio::spawn(async move {
-                let id = loop {
-                    if let Some(id) = first_pending(&approvals).await {
-                        break id;
-                    }
-                    tokio::task::yield_now().await;
-                };
+                let id = next_card(&approvals).await;
                 let card = approvals.pending().await[0].clone();
                 assert!(
                     card["folded"]["hidden"]["bytes"].as_u64().unwrap() > 9_000,
@@ -961,12 +956,7 @@ mod tests {
             approver.approve(&request).await
         });
         // The other server lists it, with the card this one shows.
-        let id = loop {
-            if let Some(id) = first_pending(&there).await {
-                break id;
-            }
-            tokio::task::yield_now().await;
-        };
+        let id = next_card(&there).await;
         assert!(id.starts_with('s'), "{id}");
         // This server lists its own question as its card, which it opens
         // just after recording it in the store (`stored_pending`): wait for
@@ -1020,12 +1010,7 @@ mod tests {
             let request = ApprovalRequest::new(&view, &args, &effects, Sensitivity::Sensitive);
             approver.approve(&request).await
         });
-        let id = loop {
-            if let Some(id) = first_pending(&here).await {
-                break id;
-            }
-            tokio::task::yield_now().await;
-        };
+        let id = next_card(&here).await;
         here.resolve(&id, Answer::Deny, false).await.unwrap();
         assert_eq!(asking.await.unwrap(), Approval::Deny);
         assert!(matches!(
